@@ -1,0 +1,1 @@
+//! Causal Past Logic (CPL.md): guards over what an agent can causally know.

@@ -1,0 +1,91 @@
+//! A history: the log of operation records in log order, with the names they use.
+//!
+//! Log order is `write_time` ascending (SPEC §2). `preds` point at earlier indices.
+//! [`History::validate`] checks the structural well-formedness that every detector assumes;
+//! it says nothing about anomalies.
+
+use crate::names::Names;
+use crate::record::OpRecord;
+
+/// A structural defect of a history, with the 0-based record index.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    #[error("record {index}: write_time {write_time} is before the previous record's {previous}")]
+    WriteTimeOrder { index: usize, write_time: u64, previous: u64 },
+    #[error("record {index}: read_time {read_time} is after write_time {write_time}")]
+    ReadAfterWrite { index: usize, read_time: u64, write_time: u64 },
+    #[error("record {index}: pred {pred} is not an earlier record")]
+    PredNotEarlier { index: usize, pred: u32 },
+    #[error("record {index}: {field} is not sorted and duplicate-free")]
+    UnsortedSet { index: usize, field: &'static str },
+}
+
+/// A sequence of records in log order, and the names they use.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct History {
+    pub records: Vec<OpRecord>,
+    pub names: Names,
+}
+
+impl History {
+    /// A history over the given names.
+    pub fn new(names: Names) -> Self {
+        Self { records: Vec::new(), names }
+    }
+
+    /// A history with synthetic names and the given records.
+    pub fn from_records(records: Vec<OpRecord>) -> Self {
+        Self { records, names: Names::new() }
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether there are no records.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Checks ordering of write times, read ≤ write, preds earlier, sets sorted.
+    pub fn validate(&self) -> Result<(), HistoryError> {
+        let mut previous = 0;
+        for (index, r) in self.records.iter().enumerate() {
+            if r.write_time < previous {
+                return Err(HistoryError::WriteTimeOrder {
+                    index,
+                    write_time: r.write_time,
+                    previous,
+                });
+            }
+            previous = r.write_time;
+            if r.read_time > r.write_time {
+                return Err(HistoryError::ReadAfterWrite {
+                    index,
+                    read_time: r.read_time,
+                    write_time: r.write_time,
+                });
+            }
+            for &p in &r.preds {
+                if p as usize >= index {
+                    return Err(HistoryError::PredNotEarlier { index, pred: p });
+                }
+            }
+            for (field, ok) in [
+                ("read_set", strictly_sorted(&r.read_set)),
+                ("write_set", strictly_sorted(&r.write_set)),
+                ("preds", strictly_sorted(&r.preds)),
+            ] {
+                if !ok {
+                    return Err(HistoryError::UnsortedSet { index, field });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn strictly_sorted<T: Ord>(v: &[T]) -> bool {
+    v.windows(2).all(|w| w[0] < w[1])
+}

@@ -1,0 +1,18 @@
+//! `agentsim-models`: the formal core of agentsim.
+//!
+//! Operation records and histories (SPEC §2), the anomaly detectors in spec and fast form
+//! (SPEC §3), the lattice (SPEC §4), the runtimes (SPEC §5) and Causal Past Logic (CPL.md).
+//! Everything here is deterministic and free of I/O except the explicit JSON Lines readers.
+
+pub mod cpl;
+pub mod detect;
+pub mod history;
+pub mod lattice;
+pub mod names;
+pub mod record;
+pub mod runtime;
+
+pub use detect::{Anomaly, Report};
+pub use history::{History, HistoryError};
+pub use names::{Agent, Cell, Names, Tool, Value};
+pub use record::{OpRecord, Registry, ToolEntry, ValueMap};

@@ -1,0 +1,180 @@
+//! Runtimes (SPEC §5): deterministic state machines between agents and the store.
+//!
+//! A runtime owns the store (log, memory, registry) and decides, as data, what happens to
+//! each request: [`BeginOutcome`] (begun with a snapshot, or dropped), [`CommitOutcome`]
+//! (committed, or aborted with what to compensate), the set of records a retraction aborts,
+//! and the [`Externalization`] rule for tool effects. The caller (the simulator or the
+//! exhaustive checker) acts on the decision, so both drive the very same code.
+//!
+//! Each agent has at most one operation in flight, as in the model's `inflight[a]`; requests
+//! name the agent. Every runtime emits [`OpRecord`]s into its log so that the detectors
+//! classify what it did. A passing run of a runtime says its assertions held on that run;
+//! the claims about which anomalies it prevents are checked by the property tests and by
+//! the exhaustive checker, not by this trait.
+
+pub mod store;
+pub mod vanilla;
+
+pub use store::{Pending, Store};
+pub use vanilla::Vanilla;
+
+use crate::names::{Agent, Cell, Tool, Value};
+use crate::record::{OpRecord, Registry, ValueMap};
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// A request to begin an operation: read `read_set` (and the registry), planning `planned_tool`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BeginRequest {
+    pub agent: Agent,
+    /// Cells to read, sorted and unique.
+    pub read_set: Vec<Cell>,
+    pub planned_tool: Option<Tool>,
+}
+
+/// What a begun operation saw.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Snapshot {
+    /// `len(log)` at the read.
+    pub read_time: u64,
+    /// The values read (a total map; only `read_set` entries are meaningful).
+    pub read_values: ValueMap,
+    /// The registry seen.
+    pub registry: Registry,
+    /// Provenance (extension 2): log indices this op depends on, sorted; empty without it.
+    pub preds: Vec<u32>,
+}
+
+/// Why an operation was dropped before generation (no tokens spent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// A read cell is locked by another agent's operation.
+    LockConflict { cell: Cell, holder: Agent },
+}
+
+/// The decision on a [`BeginRequest`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BeginOutcome {
+    Begun(Snapshot),
+    Dropped(DropReason),
+}
+
+/// A request to commit the in-flight operation of `agent`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CommitRequest {
+    pub agent: Agent,
+    /// Written cells in **issue order** (each write is an external effect, extension 5).
+    pub issue: Vec<Cell>,
+    /// The written values, a total map (the paper's model leaves it free outside the write
+    /// set; canonical writes make it NULL there).
+    pub write_values: ValueMap,
+    /// The order in which the effects completed in the outside world, as indices into
+    /// `issue`; a permutation of `0..issue.len()`. Runtimes turn it into `co` through their
+    /// [`Externalization`] rule.
+    pub completion: Vec<usize>,
+}
+
+/// Why an operation was aborted at commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AbortReason {
+    /// A read cell has a committed version newer than the read time.
+    StaleRead { cell: Cell, writer: usize },
+    /// A predecessor is aborted or retracted.
+    DeadPred { pred: usize },
+    /// A write cell outside the read set is locked by another operation.
+    LockConflict { cell: Cell, holder: Agent },
+    /// The planned tool left the registry or changed its signature.
+    ToolChanged { tool: Tool },
+}
+
+/// The decision on a [`CommitRequest`]. Either way a record is appended to the log.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CommitOutcome {
+    Committed {
+        index: usize,
+        write_time: u64,
+    },
+    Aborted {
+        index: usize,
+        reason: AbortReason,
+        /// Completed effects to undo, in the order to undo them (reverse issue order).
+        compensate: Vec<(Cell, Value)>,
+    },
+}
+
+/// A change to the tool registry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegistryChange {
+    Remove(Tool),
+    ChangeSignature(Tool),
+    Add(Tool),
+}
+
+/// When a completed tool effect may be made visible to the outside world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Externalization {
+    /// As soon as it completes (`co` = completion order).
+    Immediate,
+    /// Effect k only after effects 0..k−1 (`co` = `io`): the commit-order sequencer.
+    Sequenced,
+}
+
+impl Externalization {
+    /// The externalization order (indices into issue order) for a completion order.
+    pub fn order(self, completion: &[usize]) -> Vec<usize> {
+        match self {
+            Externalization::Immediate => completion.to_vec(),
+            Externalization::Sequenced => (0..completion.len()).collect(),
+        }
+    }
+
+    /// When each effect becomes visible, given when each completed (indexed by issue order).
+    pub fn visible_at(self, completed_at: &[u64]) -> Vec<u64> {
+        match self {
+            Externalization::Immediate => completed_at.to_vec(),
+            Externalization::Sequenced => {
+                let mut out = Vec::with_capacity(completed_at.len());
+                let mut gate = 0;
+                for &t in completed_at {
+                    gate = gate.max(t);
+                    out.push(gate);
+                }
+                out
+            }
+        }
+    }
+}
+
+/// A prevention mechanism. Small on purpose, like stateright's `Model`: every decision is
+/// returned as data, every state is a value (so the checker can hash and compare it).
+pub trait Runtime: Clone + Debug + Hash + Eq + Send + Sync + 'static {
+    /// The CLI name (`vanilla`, `ssi`, …).
+    fn name(&self) -> &'static str;
+
+    /// Begins an operation for an agent with nothing in flight.
+    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome;
+
+    /// Commits (or aborts) the agent's in-flight operation; appends its record.
+    fn commit(&mut self, req: &CommitRequest) -> CommitOutcome;
+
+    /// The agent gives up its in-flight operation (no record; locks released).
+    fn abandon(&mut self, agent: Agent);
+
+    /// A supervisor retracts committed record `index`; returns every index this aborts,
+    /// sorted (the record itself first among them if it was live).
+    fn retract(&mut self, index: usize) -> Vec<usize>;
+
+    /// Applies a registry change.
+    fn change_registry(&mut self, change: RegistryChange);
+
+    /// The effect externalization rule.
+    fn externalization(&self) -> Externalization;
+
+    /// The store this runtime keeps (log, memory, registry, in-flight operations).
+    fn store(&self) -> &Store;
+
+    /// The emitted records, in log order.
+    fn log(&self) -> &[OpRecord] {
+        &self.store().log
+    }
+}

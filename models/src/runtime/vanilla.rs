@@ -1,0 +1,110 @@
+//! `vanilla` (L0): no control; every operation begins and commits, last writer wins.
+//! Both deployed failure modes (deer-flow, LangGraph across supersteps) live here.
+
+use super::{
+    BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Externalization, RegistryChange,
+    Runtime, Store,
+};
+use crate::names::Agent;
+use crate::record::Registry;
+
+/// The uncontrolled runtime.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Vanilla {
+    store: Store,
+}
+
+impl Vanilla {
+    /// A vanilla runtime over an initial registry.
+    pub fn new(registry: Registry) -> Self {
+        Self { store: Store::new(registry) }
+    }
+}
+
+impl Runtime for Vanilla {
+    fn name(&self) -> &'static str {
+        "vanilla"
+    }
+
+    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
+        let snapshot = self.store.read();
+        self.store.start(req, snapshot.clone());
+        BeginOutcome::Begun(snapshot)
+    }
+
+    fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {
+        let co = self.externalization().order(&req.completion);
+        let registry = self.store.registry.clone();
+        let index = self.store.append(req, &co, registry, false);
+        CommitOutcome::Committed { index, write_time: self.store.log[index].write_time }
+    }
+
+    fn abandon(&mut self, agent: Agent) {
+        self.store.inflight.remove(&agent);
+    }
+
+    fn retract(&mut self, index: usize) -> Vec<usize> {
+        match self.store.log.get_mut(index) {
+            Some(r) if !r.aborted => {
+                r.aborted = true;
+                vec![index]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn change_registry(&mut self, change: RegistryChange) {
+        match change {
+            RegistryChange::Remove(t) => {
+                self.store.registry.remove(t);
+            }
+            RegistryChange::ChangeSignature(t) => {
+                self.store.registry.change_signature(t);
+            }
+            RegistryChange::Add(t) => {
+                if !self.store.registry.contains(t) {
+                    self.store.registry.insert(crate::record::ToolEntry { tool: t, version: 0 });
+                }
+            }
+        }
+    }
+
+    fn externalization(&self) -> Externalization {
+        Externalization::Immediate
+    }
+
+    fn store(&self) -> &Store {
+        &self.store
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::spec;
+    use crate::history::History;
+    use crate::names::{Cell, Value};
+    use crate::record::ValueMap;
+    use crate::runtime::BeginOutcome;
+
+    /// Edit-review under vanilla: the reviewer reads `doc`, the editor rewrites it while the
+    /// reviewer generates, the reviewer commits: A1.
+    #[test]
+    fn edit_review_is_stale() {
+        let (editor, reviewer, doc, review) = (Agent(0), Agent(1), Cell(0), Cell(1));
+        let mut rt = Vanilla::new(Registry::all(0));
+        let read = |a, c| BeginRequest { agent: a, read_set: vec![c], planned_tool: None };
+        let write = |a, c, v| CommitRequest {
+            agent: a,
+            issue: vec![c],
+            write_values: ValueMap::from_pairs([(c, Value(v))]),
+            completion: vec![0],
+        };
+        assert!(matches!(rt.begin(&read(reviewer, doc)), BeginOutcome::Begun(_)));
+        assert!(matches!(rt.begin(&read(editor, doc)), BeginOutcome::Begun(_)));
+        rt.commit(&write(editor, doc, 1));
+        rt.commit(&write(reviewer, review, 2));
+        let h = History::from_records(rt.log().to_vec());
+        assert_eq!(spec::a1(&h.records).len(), 1);
+    }
+}
