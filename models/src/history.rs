@@ -11,9 +11,17 @@ use crate::record::OpRecord;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HistoryError {
     #[error("record {index}: write_time {write_time} is before the previous record's {previous}")]
-    WriteTimeOrder { index: usize, write_time: u64, previous: u64 },
+    WriteTimeOrder {
+        index: usize,
+        write_time: u64,
+        previous: u64,
+    },
     #[error("record {index}: read_time {read_time} is after write_time {write_time}")]
-    ReadAfterWrite { index: usize, read_time: u64, write_time: u64 },
+    ReadAfterWrite {
+        index: usize,
+        read_time: u64,
+        write_time: u64,
+    },
     #[error("record {index}: pred {pred} is not an earlier record")]
     PredNotEarlier { index: usize, pred: u32 },
     #[error("record {index}: {field} is not sorted and duplicate-free")]
@@ -30,12 +38,18 @@ pub struct History {
 impl History {
     /// A history over the given names.
     pub fn new(names: Names) -> Self {
-        Self { records: Vec::new(), names }
+        Self {
+            records: Vec::new(),
+            names,
+        }
     }
 
     /// A history with synthetic names and the given records.
     pub fn from_records(records: Vec<OpRecord>) -> Self {
-        Self { records, names: Names::new() }
+        Self {
+            records,
+            names: Names::new(),
+        }
     }
 
     /// Number of records.

@@ -24,7 +24,10 @@ impl Point {
 
     /// The members, in lattice order.
     pub fn members(self) -> Vec<Anomaly> {
-        Anomaly::ALL.into_iter().filter(|&a| self.contains(a)).collect()
+        Anomaly::ALL
+            .into_iter()
+            .filter(|&a| self.contains(a))
+            .collect()
     }
 
     /// Number of members.
@@ -50,7 +53,10 @@ impl Point {
 }
 
 fn bit(a: Anomaly) -> u8 {
-    1 << Anomaly::ALL.iter().position(|&x| x == a).expect("anomaly in ALL")
+    1 << Anomaly::ALL
+        .iter()
+        .position(|&x| x == a)
+        .expect("anomaly in ALL")
 }
 
 /// The order in which the named chain adds exclusions.
@@ -112,7 +118,10 @@ pub fn named_chain() -> Vec<Point> {
 /// The highest level Lk a history satisfies, given the set of anomalies it exhibits:
 /// the largest k such that it exhibits none of the first k anomalies of the named chain.
 pub fn level(exhibited: Point) -> u8 {
-    NAMED_ORDER.iter().take_while(|&&a| !exhibited.contains(a)).count() as u8
+    NAMED_ORDER
+        .iter()
+        .take_while(|&&a| !exhibited.contains(a))
+        .count() as u8
 }
 
 #[cfg(test)]

@@ -156,20 +156,30 @@ impl Names {
     }
 
     pub fn agent_name(&self, a: Agent) -> String {
-        self.agents.name(a.0).map_or_else(|| a.to_string(), str::to_owned)
+        self.agents
+            .name(a.0)
+            .map_or_else(|| a.to_string(), str::to_owned)
     }
     pub fn cell_name(&self, c: Cell) -> String {
-        self.cells.name(c.0).map_or_else(|| c.to_string(), str::to_owned)
+        self.cells
+            .name(c.0)
+            .map_or_else(|| c.to_string(), str::to_owned)
     }
     pub fn tool_name(&self, t: Tool) -> String {
-        self.tools.name(t.0).map_or_else(|| t.to_string(), str::to_owned)
+        self.tools
+            .name(t.0)
+            .map_or_else(|| t.to_string(), str::to_owned)
     }
     /// The value's name, or `None` for NULL.
     pub fn value_name(&self, v: Value) -> Option<String> {
         if v.is_null() {
             return None;
         }
-        Some(self.values.name(v.0 - 1).map_or_else(|| v.to_string(), str::to_owned))
+        Some(
+            self.values
+                .name(v.0 - 1)
+                .map_or_else(|| v.to_string(), str::to_owned),
+        )
     }
     /// The value's name, `NULL` for NULL (for human-readable output).
     pub fn value_display(&self, v: Value) -> String {

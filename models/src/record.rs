@@ -70,7 +70,14 @@ impl Registry {
 
     /// Every tool `0..n` at version 0 (the model's `registry = Tools` at Init).
     pub fn all(n: u32) -> Self {
-        Self((0..n).map(|t| ToolEntry { tool: Tool(t), version: 0 }).collect())
+        Self(
+            (0..n)
+                .map(|t| ToolEntry {
+                    tool: Tool(t),
+                    version: 0,
+                })
+                .collect(),
+        )
     }
 
     /// Builds a registry from entries; a later entry for the same tool wins.
@@ -84,7 +91,10 @@ impl Registry {
 
     /// The entry of `t`, if present.
     pub fn get(&self, t: Tool) -> Option<ToolEntry> {
-        self.0.binary_search_by_key(&t, |e| e.tool).ok().map(|i| self.0[i])
+        self.0
+            .binary_search_by_key(&t, |e| e.tool)
+            .ok()
+            .map(|i| self.0[i])
     }
 
     /// Whether `t` is present (at any version).

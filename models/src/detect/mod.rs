@@ -50,7 +50,9 @@ impl Anomaly {
 
     /// Parses a short name.
     pub fn parse(s: &str) -> Option<Anomaly> {
-        Anomaly::ALL.into_iter().find(|a| a.name().eq_ignore_ascii_case(s))
+        Anomaly::ALL
+            .into_iter()
+            .find(|a| a.name().eq_ignore_ascii_case(s))
     }
 }
 

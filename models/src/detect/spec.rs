@@ -40,7 +40,11 @@ pub fn a1(r: &[OpRecord]) -> Vec<A1Witness> {
                     && rj.write_time < ri.write_time
                     && ri.read_values.get(c) != rj.write_values.get(c)
                 {
-                    out.push(A1Witness { reader: i, writer: j, cell: c });
+                    out.push(A1Witness {
+                        reader: i,
+                        writer: j,
+                        cell: c,
+                    });
                 }
             }
         }
@@ -58,7 +62,9 @@ pub fn a2(r: &[OpRecord]) -> Vec<A2Witness> {
             continue;
         }
         let Some(t) = ri.planned_tool else { continue };
-        let Some(seen) = ri.read_registry.get(t) else { continue };
+        let Some(seen) = ri.read_registry.get(t) else {
+            continue;
+        };
         let reason = match ri.write_registry.get(t) {
             None => A2Reason::Removed,
             Some(now) if now.version != seen.version => A2Reason::VersionChanged {
@@ -67,7 +73,11 @@ pub fn a2(r: &[OpRecord]) -> Vec<A2Witness> {
             },
             Some(_) => continue,
         };
-        out.push(A2Witness { record: i, tool: t, reason });
+        out.push(A2Witness {
+            record: i,
+            tool: t,
+            reason,
+        });
     }
     out
 }
@@ -81,7 +91,10 @@ pub fn a3(r: &[OpRecord]) -> Vec<A3Witness> {
         }
         for &p in &rj.preds {
             if r.get(p as usize).is_some_and(|rp| rp.aborted) {
-                out.push(A3Witness { record: j, pred: p as usize });
+                out.push(A3Witness {
+                    record: j,
+                    pred: p as usize,
+                });
             }
         }
     }
@@ -108,7 +121,11 @@ pub fn a3_residue(r: &[OpRecord]) -> Vec<A3ResidueWitness> {
                     && rk.write_time <= rj.read_time
             });
             if !produced {
-                out.push(A3ResidueWitness { record: j, cell: c, value: v });
+                out.push(A3ResidueWitness {
+                    record: j,
+                    cell: c,
+                    value: v,
+                });
             }
         }
     }
@@ -156,7 +173,10 @@ pub fn l1_struct(r: &[OpRecord]) -> Vec<L1StructViolation> {
         for &c in &rj.read_set {
             let mut latest: Option<usize> = None;
             for (k, rk) in r.iter().enumerate() {
-                if k != j && !rk.aborted && rk.write_set.contains(&c) && rk.write_time <= rj.read_time
+                if k != j
+                    && !rk.aborted
+                    && rk.write_set.contains(&c)
+                    && rk.write_time <= rj.read_time
                 {
                     // Log order breaks ties between equal write times: the later record wins.
                     if latest.is_none_or(|l| r[l].write_time <= rk.write_time) {
@@ -167,7 +187,13 @@ pub fn l1_struct(r: &[OpRecord]) -> Vec<L1StructViolation> {
             let expected = latest.map_or(Value::NULL, |k| r[k].write_values.get(c));
             let read = rj.read_values.get(c);
             if read != expected {
-                out.push(L1StructViolation { record: j, cell: c, read, expected, writer: latest });
+                out.push(L1StructViolation {
+                    record: j,
+                    cell: c,
+                    read,
+                    expected,
+                    writer: latest,
+                });
             }
         }
     }
@@ -181,7 +207,12 @@ mod tests {
     use crate::record::ValueMap;
 
     fn rec(agent: u32, rt: u64, wt: u64) -> OpRecord {
-        OpRecord { agent: Agent(agent), read_time: rt, write_time: wt, ..OpRecord::default() }
+        OpRecord {
+            agent: Agent(agent),
+            read_time: rt,
+            write_time: wt,
+            ..OpRecord::default()
+        }
     }
 
     /// SPEC §3: both agents read NULL at 0, a1 writes v1 at 1, a2 commits at 2.
@@ -196,7 +227,14 @@ mod tests {
         let h = History::from_records(vec![r1, r2]);
         let rep = detect(&h);
         assert!(rep.l1_struct_holds());
-        assert_eq!(rep.a1, vec![A1Witness { reader: 1, writer: 0, cell: Cell(0) }]);
+        assert_eq!(
+            rep.a1,
+            vec![A1Witness {
+                reader: 1,
+                writer: 0,
+                cell: Cell(0)
+            }]
+        );
     }
 
     #[test]

@@ -26,7 +26,12 @@ pub struct Store {
 impl Store {
     /// The model's Init: empty log, all-NULL memory, the given registry.
     pub fn new(registry: Registry) -> Self {
-        Self { log: Vec::new(), memory: ValueMap::new(), registry, inflight: BTreeMap::new() }
+        Self {
+            log: Vec::new(),
+            memory: ValueMap::new(),
+            registry,
+            inflight: BTreeMap::new(),
+        }
     }
 
     /// The logical clock, `len(log)`.
@@ -61,8 +66,17 @@ impl Store {
 
     /// Records the agent's in-flight operation.
     pub fn start(&mut self, req: &BeginRequest, snapshot: Snapshot) {
-        assert!(!self.inflight.contains_key(&req.agent), "agent already has an op in flight");
-        self.inflight.insert(req.agent, Pending { request: req.clone(), snapshot });
+        assert!(
+            !self.inflight.contains_key(&req.agent),
+            "agent already has an op in flight"
+        );
+        self.inflight.insert(
+            req.agent,
+            Pending {
+                request: req.clone(),
+                snapshot,
+            },
+        );
     }
 
     /// Appends the record of the agent's in-flight operation and, unless `aborted`, applies
@@ -75,14 +89,29 @@ impl Store {
         write_registry: Registry,
         aborted: bool,
     ) -> usize {
-        let pending = self.inflight.remove(&req.agent).expect("commit without an op in flight");
-        assert_eq!(co.len(), req.issue.len(), "co must order every issued effect");
-        let io: Vec<_> = req.issue.iter().map(|&c| (c, req.write_values.get(c))).collect();
+        let pending = self
+            .inflight
+            .remove(&req.agent)
+            .expect("commit without an op in flight");
+        assert_eq!(
+            co.len(),
+            req.issue.len(),
+            "co must order every issued effect"
+        );
+        let io: Vec<_> = req
+            .issue
+            .iter()
+            .map(|&c| (c, req.write_values.get(c)))
+            .collect();
         let co: Vec<_> = co.iter().map(|&k| io[k]).collect();
         let mut write_set = req.issue.clone();
         write_set.sort_unstable();
         write_set.dedup();
-        assert_eq!(write_set.len(), req.issue.len(), "a cell is issued at most once");
+        assert_eq!(
+            write_set.len(),
+            req.issue.len(),
+            "a cell is issued at most once"
+        );
         if !aborted {
             for &c in &write_set {
                 self.memory.set(c, req.write_values.get(c));

@@ -17,7 +17,9 @@ pub struct Vanilla {
 impl Vanilla {
     /// A vanilla runtime over an initial registry.
     pub fn new(registry: Registry) -> Self {
-        Self { store: Store::new(registry) }
+        Self {
+            store: Store::new(registry),
+        }
     }
 }
 
@@ -36,7 +38,10 @@ impl Runtime for Vanilla {
         let co = self.externalization().order(&req.completion);
         let registry = self.store.registry.clone();
         let index = self.store.append(req, &co, registry, false);
-        CommitOutcome::Committed { index, write_time: self.store.log[index].write_time }
+        CommitOutcome::Committed {
+            index,
+            write_time: self.store.log[index].write_time,
+        }
     }
 
     fn abandon(&mut self, agent: Agent) {
@@ -63,7 +68,10 @@ impl Runtime for Vanilla {
             }
             RegistryChange::Add(t) => {
                 if !self.store.registry.contains(t) {
-                    self.store.registry.insert(crate::record::ToolEntry { tool: t, version: 0 });
+                    self.store.registry.insert(crate::record::ToolEntry {
+                        tool: t,
+                        version: 0,
+                    });
                 }
             }
         }
@@ -93,15 +101,25 @@ mod tests {
     fn edit_review_is_stale() {
         let (editor, reviewer, doc, review) = (Agent(0), Agent(1), Cell(0), Cell(1));
         let mut rt = Vanilla::new(Registry::all(0));
-        let read = |a, c| BeginRequest { agent: a, read_set: vec![c], planned_tool: None };
+        let read = |a, c| BeginRequest {
+            agent: a,
+            read_set: vec![c],
+            planned_tool: None,
+        };
         let write = |a, c, v| CommitRequest {
             agent: a,
             issue: vec![c],
             write_values: ValueMap::from_pairs([(c, Value(v))]),
             completion: vec![0],
         };
-        assert!(matches!(rt.begin(&read(reviewer, doc)), BeginOutcome::Begun(_)));
-        assert!(matches!(rt.begin(&read(editor, doc)), BeginOutcome::Begun(_)));
+        assert!(matches!(
+            rt.begin(&read(reviewer, doc)),
+            BeginOutcome::Begun(_)
+        ));
+        assert!(matches!(
+            rt.begin(&read(editor, doc)),
+            BeginOutcome::Begun(_)
+        ));
         rt.commit(&write(editor, doc, 1));
         rt.commit(&write(reviewer, review, 2));
         let h = History::from_records(rt.log().to_vec());

@@ -48,7 +48,9 @@ fn json() -> String {
 }
 
 fn is_named_edge(a: Point, b: Point) -> bool {
-    lattice::named_chain().windows(2).any(|w| w[0] == a && w[1] == b)
+    lattice::named_chain()
+        .windows(2)
+        .any(|w| w[0] == a && w[1] == b)
 }
 
 fn dot() -> String {
@@ -64,7 +66,11 @@ fn dot() -> String {
         writeln!(s, "  p{} [label=\"{label}\"{style}];", p.0).expect("string");
     }
     for (a, b) in lattice::cover_edges() {
-        let style = if is_named_edge(a, b) { "penwidth=3" } else { "color=gray70" };
+        let style = if is_named_edge(a, b) {
+            "penwidth=3"
+        } else {
+            "color=gray70"
+        };
         writeln!(s, "  p{} -> p{} [{style}];", a.0, b.0).expect("string");
     }
     s.push_str("}\n");
@@ -76,13 +82,22 @@ fn text() -> String {
     let edges = lattice::cover_edges();
     let chains = lattice::maximal_chains();
     let mut s = String::new();
-    writeln!(s, "points ({}), as sets of excluded anomalies:", points.len()).expect("string");
+    writeln!(
+        s,
+        "points ({}), as sets of excluded anomalies:",
+        points.len()
+    )
+    .expect("string");
     for p in &points {
         writeln!(s, "  {}", p.label()).expect("string");
     }
     writeln!(s, "cover edges ({}):", edges.len()).expect("string");
     for (a, b) in &edges {
-        let mark = if is_named_edge(*a, *b) { "  (named chain)" } else { "" };
+        let mark = if is_named_edge(*a, *b) {
+            "  (named chain)"
+        } else {
+            ""
+        };
         writeln!(s, "  {} < {}{mark}", a.label(), b.label()).expect("string");
     }
     writeln!(s, "maximal chains ({}):", chains.len()).expect("string");
