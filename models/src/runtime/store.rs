@@ -224,3 +224,66 @@ impl Store {
         self.memory.get(c)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::Tool;
+
+    fn write(s: &mut Store, a: u32, c: u32, v: u32) -> usize {
+        s.start(&BeginRequest::new(Agent(a), vec![], None), Snapshot::empty());
+        let req = CommitRequest::new(Agent(a), &[(Cell(c), Value(v))]);
+        s.append(&req, &[0], Registry::new(), false)
+    }
+
+    impl Snapshot {
+        fn empty() -> Self {
+            Snapshot {
+                read_time: 0,
+                read_values: ValueMap::new(),
+                registry: Registry::new(),
+                preds: Vec::new(),
+            }
+        }
+    }
+
+    #[test]
+    fn observed_values_replace_memory_in_the_snapshot() {
+        let mut s = Store::new(Registry::all(1));
+        write(&mut s, 0, 0, 1);
+        let mut req = BeginRequest::new(Agent(1), vec![Cell(0)], Some(Tool(0)));
+        assert_eq!(s.read(&req).read_values.get(Cell(0)), Value(1));
+        req.observed = Some(ValueMap::from_pairs([(Cell(0), Value(2))]));
+        let snap = s.read(&req);
+        assert_eq!(snap.read_values.get(Cell(0)), Value(2));
+        assert_eq!(snap.read_time, 1);
+        assert!(snap.preds.is_empty(), "provenance is off by default");
+    }
+
+    #[test]
+    fn provenance_skips_aborted_writers_and_restore_follows_it() {
+        let mut s = Store::with_options(Registry::new(), Options { provenance: true });
+        write(&mut s, 0, 0, 1);
+        write(&mut s, 0, 0, 2);
+        let req = BeginRequest::new(Agent(1), vec![Cell(0)], None);
+        assert_eq!(s.read(&req).preds, [1]);
+        assert!(s.retract_one(1));
+        assert!(!s.retract_one(1));
+        assert_eq!(s.read(&req).preds, [0]);
+        assert_eq!(s.value(Cell(0)), Value(2), "retraction alone keeps memory");
+        s.restore(&[Cell(0)]);
+        assert_eq!(s.value(Cell(0)), Value(1));
+    }
+
+    #[test]
+    fn aborted_append_leaves_memory_alone() {
+        let mut s = Store::new(Registry::new());
+        s.start(&BeginRequest::new(Agent(0), vec![], None), Snapshot::empty());
+        let req = CommitRequest::new(Agent(0), &[(Cell(0), Value(1)), (Cell(1), Value(2))]);
+        let i = s.append(&req, &[1, 0], Registry::new(), true);
+        assert!(s.log[i].aborted);
+        assert_eq!(s.memory, ValueMap::new());
+        assert_eq!(s.log[i].co, [(Cell(1), Value(2)), (Cell(0), Value(1))]);
+        assert!(s.inflight.is_empty());
+    }
+}
