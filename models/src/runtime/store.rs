@@ -231,7 +231,10 @@ mod tests {
     use crate::names::Tool;
 
     fn write(s: &mut Store, a: u32, c: u32, v: u32) -> usize {
-        s.start(&BeginRequest::new(Agent(a), vec![], None), Snapshot::empty());
+        s.start(
+            &BeginRequest::new(Agent(a), vec![], None),
+            Snapshot::empty(),
+        );
         let req = CommitRequest::new(Agent(a), &[(Cell(c), Value(v))]);
         s.append(&req, &[0], Registry::new(), false)
     }
@@ -278,7 +281,10 @@ mod tests {
     #[test]
     fn aborted_append_leaves_memory_alone() {
         let mut s = Store::new(Registry::new());
-        s.start(&BeginRequest::new(Agent(0), vec![], None), Snapshot::empty());
+        s.start(
+            &BeginRequest::new(Agent(0), vec![], None),
+            Snapshot::empty(),
+        );
         let req = CommitRequest::new(Agent(0), &[(Cell(0), Value(1)), (Cell(1), Value(2))]);
         let i = s.append(&req, &[1, 0], Registry::new(), true);
         assert!(s.log[i].aborted);
