@@ -17,7 +17,8 @@ pub struct Pending {
     pub snapshot: Snapshot,
 }
 
-/// Log, memory, registry and in-flight operations.
+/// Log, memory, registry and in-flight operations. Change the log only through these methods:
+/// a per-cell writer index is derived from it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Store {
     pub log: Vec<OpRecord>,
@@ -27,6 +28,10 @@ pub struct Store {
     pub inflight: BTreeMap<Agent, Pending>,
     /// Whether reads record provenance `preds` (extension 2).
     pub provenance: bool,
+    /// For each cell, the log indices of the records that committed a write to it, in log
+    /// order (retracted ones included; filter on `aborted`). Derived from `log`; it keeps
+    /// provenance and rollback from scanning the whole log.
+    writers: BTreeMap<Cell, Vec<usize>>,
 }
 
 impl Store {
@@ -43,6 +48,7 @@ impl Store {
             registry,
             inflight: BTreeMap::new(),
             provenance: opts.provenance,
+            writers: BTreeMap::new(),
         }
     }
 
@@ -71,7 +77,7 @@ impl Store {
     pub fn provenance(&self, req: &BeginRequest) -> Vec<u32> {
         let mut preds = Vec::new();
         for &c in &req.read_set {
-            if let Some(k) = self.log.iter().rposition(|r| !r.aborted && r.writes(c)) {
+            if let Some(k) = self.latest_live_writer(c) {
                 preds.push(k as u32);
                 preds.extend_from_slice(&self.log[k].preds);
             }
@@ -79,6 +85,23 @@ impl Store {
         preds.sort_unstable();
         preds.dedup();
         preds
+    }
+
+    /// The latest record that wrote `c` and is not aborted, if any.
+    pub fn latest_live_writer(&self, c: Cell) -> Option<usize> {
+        let writers = self.writers.get(&c)?;
+        let k = writers
+            .iter()
+            .rev()
+            .copied()
+            .find(|&k| !self.log[k].aborted);
+        if let Some(k) = k {
+            assert!(
+                self.log[k].writes(c),
+                "writer index out of step with the log"
+            );
+        }
+        k
     }
 
     /// Records the agent's in-flight operation.
@@ -146,12 +169,13 @@ impl Store {
             req.issue.len(),
             "a cell is issued at most once"
         );
+        let write_time = self.clock() + 1;
         if !aborted {
             for &c in &write_set {
                 self.memory.set(c, req.write_values.get(c));
+                self.writers.entry(c).or_default().push(self.log.len());
             }
         }
-        let write_time = self.clock() + 1;
         assert!(pending.snapshot.read_time < write_time);
         self.log.push(OpRecord {
             agent: req.agent,
@@ -190,11 +214,8 @@ impl Store {
     pub fn restore(&mut self, cells: &[Cell]) {
         for &c in cells {
             let v = self
-                .log
-                .iter()
-                .rev()
-                .find(|r| !r.aborted && r.writes(c))
-                .map_or(Value::NULL, |r| r.write_values.get(c));
+                .latest_live_writer(c)
+                .map_or(Value::NULL, |k| self.log[k].write_values.get(c));
             self.memory.set(c, v);
         }
     }
