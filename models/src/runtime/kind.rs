@@ -54,7 +54,8 @@ impl RuntimeKind {
             .ok_or_else(|| {
                 let names: Vec<_> = RuntimeKind::ALL.iter().map(|k| k.name()).collect();
                 format!(
-                    "unknown runtime `{s}`; valid runtimes: {} (and `registry` = registry-validate)",
+                    "unknown runtime `{s}`; valid runtimes: {} \
+                     (and `registry` = registry-validate)",
                     names.join(", ")
                 )
             })
