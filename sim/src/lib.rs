@@ -7,4 +7,5 @@
 pub mod cmd;
 pub mod figures;
 pub mod output;
+pub mod reproduce;
 pub mod tables;
