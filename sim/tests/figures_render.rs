@@ -246,3 +246,35 @@ fn empty_data_renders_without_panicking() {
     };
     assert!(states::render(&c).ends_with("</svg>\n"));
 }
+
+#[test]
+fn every_figure_has_a_table_of_the_same_numbers() {
+    use agentsim::tables::Cell;
+    let m = matrix().table();
+    assert_eq!(m.rows.len(), 9 * 4);
+    assert_eq!(
+        m.rows[0],
+        vec![
+            Cell::text("vanilla"),
+            Cell::text("A1"),
+            Cell::text("admitted"),
+            Cell::Int(3),
+            Cell::Empty
+        ]
+    );
+    assert_eq!(m.rows[1][2], Cell::text("prevented"));
+    assert_eq!(m.rows[1][4], Cell::Int(12_345));
+    let t = twins().table();
+    assert_eq!(t.rows.len(), 6);
+    let csv = t.to_csv();
+    assert!(csv.contains("A1,2 agents,registry-validate,14,50,0.2800,0.1747,0.4167,"));
+    assert!(csv.contains(",0,50,0.0000,0.0000,0.0713\n"), "{csv}");
+    assert_eq!(workloads().table().rows.len(), 9);
+    let s = sweep().table();
+    assert_eq!(s.rows.len(), 5 * 6 * 4);
+    assert_eq!(s.rows[3][2], Cell::text("makespan_ms"));
+    let c = states().table();
+    assert_eq!(c.rows.len(), 15);
+    assert_eq!(c.rows[0][2], Cell::Int(360));
+    assert_eq!(states().table().to_json(), c.to_json());
+}

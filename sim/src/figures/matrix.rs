@@ -7,6 +7,7 @@
 //! does not prove the verdicts (the checker's tests do).
 
 use super::style::{self, Area, DrawResult, BAD, BODY_PX, GOOD, INK, NONE, SMALL_PX, UNSURE};
+use crate::tables::{Cell, Table};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
@@ -50,6 +51,44 @@ pub struct MatrixData {
     pub anomalies: Vec<String>,
     /// Rows, in the order to draw them (top first).
     pub rows: Vec<MatrixRow>,
+}
+
+impl MatrixData {
+    /// The same verdicts as a long table: one row per (runtime, anomaly).
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(
+            format!("Runtime x anomaly, exhaustive checker ({})", self.bounds),
+            &["runtime", "anomaly", "verdict", "witness_len", "states"],
+        );
+        for row in &self.rows {
+            for (j, a) in self.anomalies.iter().enumerate() {
+                let cell = row.cells.get(j).copied().unwrap_or(MatrixCell::NotRun);
+                let (verdict, witness, states) = match cell {
+                    MatrixCell::Admitted { witness_len } => {
+                        ("admitted", Cell::Int(i64::from(witness_len)), Cell::Empty)
+                    }
+                    MatrixCell::Prevented { states } => ("prevented", Cell::Empty, count(states)),
+                    MatrixCell::Inconclusive { states } => {
+                        ("inconclusive", Cell::Empty, count(states))
+                    }
+                    MatrixCell::NotRun => ("not run", Cell::Empty, Cell::Empty),
+                };
+                let (r, a, v) = (row.runtime.clone(), a.clone(), verdict);
+                t.push(vec![
+                    Cell::Text(r),
+                    Cell::Text(a),
+                    Cell::text(v),
+                    witness,
+                    states,
+                ]);
+            }
+        }
+        t
+    }
+}
+
+fn count(n: u64) -> Cell {
+    Cell::Int(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
 const CELL_W: i32 = 150;

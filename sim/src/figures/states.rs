@@ -7,6 +7,7 @@
 //! determinism, not the counts (the checker's pinned-count tests do).
 
 use super::style::{self, DrawResult, BODY_PX, INK, SMALL_PX};
+use crate::tables::{Cell, Table};
 use plotters::prelude::*;
 
 /// One finished run: the bound and the distinct states the checker found.
@@ -34,6 +35,26 @@ pub struct StateCountData {
     pub bound_desc: String,
     /// One series per configuration.
     pub series: Vec<StateSeries>,
+}
+
+impl StateCountData {
+    /// One row per (configuration, bound) with the distinct-state count.
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(
+            format!("Checker distinct states vs bound ({})", self.bound_desc),
+            &["config", "bound", "states"],
+        );
+        for s in &self.series {
+            for p in &s.points {
+                t.push(vec![
+                    Cell::text(s.config.clone()),
+                    Cell::Int(i64::from(p.bound)),
+                    Cell::Int(i64::try_from(p.states).unwrap_or(i64::MAX)),
+                ]);
+            }
+        }
+        t
+    }
 }
 
 const WIDTH: u32 = 900;

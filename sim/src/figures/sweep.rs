@@ -6,6 +6,7 @@
 //! than drawn at a made-up value. A pass proves layout and determinism, not the sweep's numbers.
 
 use super::style::{self, Area, DrawResult, Estimate, BODY_PX, INK, SMALL_PX};
+use crate::tables::{Cell, Table};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
@@ -42,8 +43,35 @@ pub struct SweepData {
     pub series: Vec<SweepSeries>,
 }
 
+impl SweepData {
+    /// Long format: one row per (runtime, contention, metric) with mean and interval.
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(
+            format!("Contention sweep ({})", self.x_desc),
+            &["runtime", "contention", "metric", "mean", "lo", "hi"],
+        );
+        for s in &self.series {
+            for p in &s.points {
+                for m in &METRICS {
+                    let e = (m.get)(p);
+                    t.push(vec![
+                        Cell::text(s.runtime.clone()),
+                        Cell::float(p.contention, 3),
+                        Cell::text(m.key),
+                        Cell::float(e.mean, 4),
+                        Cell::float(e.lo, 4),
+                        Cell::float(e.hi, 4),
+                    ]);
+                }
+            }
+        }
+        t
+    }
+}
+
 /// A panel: its caption, how to read its metric and whether it is a fraction.
 struct Metric {
+    key: &'static str,
     caption: &'static str,
     get: fn(&SweepPoint) -> Estimate,
     percent: bool,
@@ -51,21 +79,25 @@ struct Metric {
 
 const METRICS: [Metric; 4] = [
     Metric {
+        key: "anomaly_rate",
         caption: "anomaly rate",
         get: |p| p.anomaly_rate,
         percent: true,
     },
     Metric {
+        key: "abort_rate",
         caption: "abort / drop rate",
         get: |p| p.abort_rate,
         percent: true,
     },
     Metric {
+        key: "token_overhead",
         caption: "token overhead vs vanilla",
         get: |p| p.token_overhead,
         percent: true,
     },
     Metric {
+        key: "makespan_ms",
         caption: "makespan (virtual ms)",
         get: |p| p.makespan_ms,
         percent: false,

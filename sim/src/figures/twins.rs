@@ -8,6 +8,7 @@
 
 use super::bars::{self, Bar, BarPanel, BarRow};
 use super::style::{self, Count, Estimate, SMALL_PX, WITH, WITHOUT};
+use crate::tables::{Cell, Table};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
@@ -31,6 +32,53 @@ pub struct TwinGroup {
 pub struct TwinsData {
     /// Twins.
     pub groups: Vec<TwinGroup>,
+}
+
+impl TwinsData {
+    /// The counts and their Wilson intervals, one row per twin.
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(
+            "Twins: runs exhibiting the anomaly without and with the mechanism",
+            &[
+                "anomaly",
+                "size",
+                "mechanism",
+                "without_k",
+                "without_n",
+                "without_rate",
+                "without_lo95",
+                "without_hi95",
+                "with_k",
+                "with_n",
+                "with_rate",
+                "with_lo95",
+                "with_hi95",
+            ],
+        );
+        for g in &self.groups {
+            let mut row = vec![
+                Cell::text(g.anomaly.clone()),
+                Cell::text(g.size.clone()),
+                Cell::text(g.mechanism.clone()),
+            ];
+            row.extend(count_cells(g.without));
+            row.extend(count_cells(g.with));
+            t.push(row);
+        }
+        t
+    }
+}
+
+/// `k`, `n`, rate and its 95 % Wilson interval as table cells (4 decimals).
+pub fn count_cells(c: Count) -> Vec<Cell> {
+    let e = c.wilson95().unwrap_or(Estimate::MISSING);
+    vec![
+        Cell::Int(i64::try_from(c.k).unwrap_or(i64::MAX)),
+        Cell::Int(i64::try_from(c.n).unwrap_or(i64::MAX)),
+        Cell::float(e.mean, 4),
+        Cell::float(e.lo, 4),
+        Cell::float(e.hi, 4),
+    ]
 }
 
 const WIDTH: u32 = 1000;

@@ -7,6 +7,8 @@
 
 use super::bars::{self, Bar, BarPanel, BarRow};
 use super::style::{self, Count, Estimate};
+use super::twins::count_cells;
+use crate::tables::{Cell, Table};
 
 /// One runtime's results on the workload.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -26,6 +28,37 @@ pub struct WorkloadData {
     pub workload: String,
     /// One row per runtime, top to bottom.
     pub rows: Vec<WorkloadRow>,
+}
+
+impl WorkloadData {
+    /// One row per runtime: A1 counts with Wilson interval, token overhead with its interval.
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(
+            format!(
+                "Workload {}: A1 rate and token overhead per runtime",
+                self.workload
+            ),
+            &[
+                "runtime",
+                "a1_k",
+                "a1_n",
+                "a1_rate",
+                "a1_lo95",
+                "a1_hi95",
+                "token_overhead",
+                "token_overhead_lo",
+                "token_overhead_hi",
+            ],
+        );
+        for r in &self.rows {
+            let mut row = vec![Cell::text(r.runtime.clone())];
+            row.extend(count_cells(r.a1));
+            let o = r.token_overhead;
+            row.extend([o.mean, o.lo, o.hi].map(|x| Cell::float(x, 4)));
+            t.push(row);
+        }
+        t
+    }
 }
 
 const WIDTH: u32 = 1100;
