@@ -89,7 +89,7 @@ pub fn draw(root: &Area, area: &Area, panel: &BarPanel) -> DrawResult {
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(0)
-        .x_labels(6)
+        .x_labels(8)
         .x_label_formatter(fmt)
         .x_desc(panel.x_desc)
         .label_style((style::FONT, SMALL_PX))
@@ -176,4 +176,49 @@ pub fn label_width(rows: &[BarRow]) -> u32 {
         .max()
         .unwrap_or(0);
     (w + 24) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(values: &[Estimate]) -> BarRow {
+        BarRow {
+            label: "r".into(),
+            sublabel: String::new(),
+            bars: values
+                .iter()
+                .map(|&value| Bar {
+                    value,
+                    color: INK,
+                    note: String::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn range_covers_intervals_and_zero_and_skips_missing() {
+        let e = |mean, lo, hi| Estimate { mean, lo, hi };
+        let rows = [
+            row(&[e(0.5, 0.4, 0.9), Estimate::MISSING]),
+            row(&[e(-0.1, -0.2, 0.0)]),
+        ];
+        let (lo, hi) = x_range(&rows, false);
+        assert!(lo < -0.2 && lo > -0.25, "{lo}");
+        assert!(hi > 0.9 + 0.25 && hi < 0.9 + 0.35, "{hi}");
+        assert_eq!(x_range(&rows, true), (-0.02, 1.22));
+        assert_eq!(x_range(&[], false), (-0.02, 1.28));
+    }
+
+    #[test]
+    fn label_column_fits_the_longest_label() {
+        let mut r = row(&[]);
+        r.label = "causal-no-cascade".into();
+        let w = label_width(&[r]);
+        assert_eq!(
+            w as i32,
+            style::text_width(BODY_PX, "causal-no-cascade") + 24
+        );
+    }
 }

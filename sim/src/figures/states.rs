@@ -155,3 +155,36 @@ fn draw(root: &style::Area, data: &StateCountData) -> DrawResult {
         .draw()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(points: &[(u32, u64)]) -> StateCountData {
+        StateCountData {
+            bound_desc: "b".into(),
+            series: vec![StateSeries {
+                config: "c".into(),
+                points: points
+                    .iter()
+                    .map(|&(bound, states)| StatePoint { bound, states })
+                    .collect(),
+            }],
+        }
+    }
+
+    #[test]
+    fn y_range_is_whole_decades_around_the_counts() {
+        assert_eq!(y_range(&data(&[(1, 360), (5, 2_400_000)])), (100.0, 1e7));
+        assert_eq!(y_range(&data(&[(1, 1000)])), (1000.0, 1e4));
+        assert_eq!(y_range(&data(&[(1, 0)])), (1.0, 10.0));
+        assert_eq!(y_range(&data(&[])), (1.0, 10.0));
+    }
+
+    #[test]
+    fn x_range_spans_the_bounds() {
+        assert_eq!(x_range(&data(&[(2, 9), (5, 9)])), (2, 5));
+        assert_eq!(x_range(&data(&[(3, 9)])), (3, 4));
+        assert_eq!(x_range(&data(&[])), (0, 1));
+    }
+}

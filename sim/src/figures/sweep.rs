@@ -136,7 +136,12 @@ fn ranges(data: &SweepData, metric: &Metric) -> ((f64, f64), (f64, f64)) {
     let x1 = all.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
     let y0 = all.iter().map(|p| p.1.lo).fold(0.0, f64::min);
     let y1 = all.iter().map(|p| p.1.hi).fold(0.0, f64::max);
-    let (x0, x1) = if x0 < x1 { (x0, x1) } else { (0.0, 1.0) };
+    let (x0, x1) = match (x0 < x1, x0 == x1) {
+        (true, _) => (x0, x1),
+        // One contention level: centre it rather than draw a zero-width axis.
+        (false, true) => (x0 - 0.5, x0 + 0.5),
+        (false, false) => (0.0, 1.0),
+    };
     let y1 = if y1 > y0 { y1 } else { y0 + 1.0 };
     ((x0, x1), (y0, y1 + 0.06 * (y1 - y0)))
 }
@@ -204,4 +209,48 @@ fn legend(area: &Area, data: &SweepData) -> DrawResult {
     let y = 70 + 26 * data.series.len() as i32 + 10;
     let note = "bands: intervals as reported";
     style::label(area, note, (16, y), &font)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(x: f64, rate: Estimate) -> SweepPoint {
+        SweepPoint {
+            contention: x,
+            anomaly_rate: rate,
+            abort_rate: Estimate::MISSING,
+            token_overhead: rate,
+            makespan_ms: rate,
+        }
+    }
+
+    #[test]
+    fn invalid_points_are_left_out_not_invented() {
+        let ok = Estimate {
+            mean: 0.5,
+            lo: 0.25,
+            hi: 0.75,
+        };
+        let backwards = Estimate {
+            mean: 0.5,
+            lo: 0.75,
+            hi: 0.25,
+        };
+        let s = SweepSeries {
+            runtime: "si".into(),
+            points: vec![point(1.0, ok), point(2.0, backwards), point(f64::NAN, ok)],
+        };
+        assert_eq!(valid(&s, &METRICS[0]), vec![(1.0, ok)]);
+        assert!(valid(&s, &METRICS[1]).is_empty());
+        let data = SweepData {
+            x_desc: "x".into(),
+            series: vec![s],
+        };
+        // One usable x value: centred in a unit-wide axis rather than a zero-width one.
+        let ((x0, x1), (y0, y1)) = ranges(&data, &METRICS[0]);
+        assert_eq!((x0, x1), (0.5, 1.5));
+        assert_eq!(y0, 0.0);
+        assert!((y1 - 0.75 * 1.06).abs() < 1e-12);
+    }
 }
