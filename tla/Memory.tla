@@ -166,20 +166,61 @@ Finish(a, ws, wv, io, co, ab, wreg, wver) ==
     /\ inflight' = [inflight EXCEPT ![a] = EmptyRec]
 
 -----------------------------------------------------------------------------
-(* The vanilla runtime (L0): paper-faithful when the extensions are off.   *)
+(* Store queries the runtimes validate with.                              *)
 
-StartRead(a) ==
+\* A cell a read has a live committed version newer than a's read time.
+StaleRead(a) ==
+    \E c \in inflight[a].read_set : \E k \in 1..Len(log) :
+        /\ ~log[k].aborted
+        /\ c \in log[k].write_set
+        /\ log[k].write_time > inflight[a].read_time
+
+\* One of a's preds has been aborted or retracted.
+DeadPred(a) == \E p \in inflight[a].preds : log[p].aborted
+
+-----------------------------------------------------------------------------
+(* Generic actions; a runtime instantiates them.                          *)
+
+\* StartRead, admitted by the runtime for read set rs (a refused begin is a
+\* drop: no transition, no tokens spent).
+StartWith(a, Admit(_)) ==
     /\ CanStart(a)
     /\ \E rs \in SUBSET Cells, pt \in registry \cup {NULL}, rv \in ReadChoices :
-          Begin(a, rs, pt, rv)
+          /\ Admit(rs)
+          /\ Begin(a, rs, pt, rv)
     /\ UNCHANGED <<log, registry, version, memory>>
 
-CompleteWrite(a) ==
+\* CompleteWrite: the agent picks ws (if Allow(ws)), wv and the issue order io;
+\* the world picks the completion order cmp; the runtime externalizes
+\* (Sequenced: co = io, else co = cmp), decides Abort(ws), and resolves the
+\* planned tool against the live registry or (Pin) the read-time snapshot.
+CommitWith(a, Allow(_), Abort(_), Sequenced, Pin) ==
     /\ CanFinish(a)
-    /\ \E ws \in SUBSET Cells : \E wv \in WriteChoices(ws) :
-       \E io \in Orders(ws, wv), co \in Orders(ws, wv) :
-          Finish(a, ws, wv, io, co, FALSE, registry, version)
+    /\ \E ws \in SUBSET Cells : Allow(ws) /\ \E wv \in WriteChoices(ws) :
+       \E io \in Orders(ws, wv), cmp \in Orders(ws, wv) :
+          Finish(a, ws, wv, io, IF Sequenced THEN io ELSE cmp, Abort(ws),
+                 IF Pin THEN inflight[a].read_registry ELSE registry,
+                 IF Pin THEN inflight[a].read_versions ELSE version)
     /\ UNCHANGED <<registry, version>>
+
+\* Ext. 3: a supervisor withdraws live record i; memory keeps its values (a
+\* withdrawn plan's effects are not undone).  With Cascade every live record
+\* whose preds contain i is aborted too (preds are transitively closed, so
+\* one pass reaches every dependant).
+RetractWith(i, Cascade) ==
+    /\ Retraction
+    /\ ~log[i].aborted
+    /\ log' = [k \in 1..Len(log) |->
+                 IF k = i \/ (Cascade /\ i \in log[k].preds)
+                 THEN [log[k] EXCEPT !.aborted = TRUE] ELSE log[k]]
+    /\ UNCHANGED <<inflight, registry, version, memory>>
+
+-----------------------------------------------------------------------------
+(* The vanilla runtime (L0): paper-faithful when the extensions are off.   *)
+
+StartRead(a) == StartWith(a, LAMBDA rs : TRUE)
+
+CompleteWrite(a) == CommitWith(a, LAMBDA ws : TRUE, LAMBDA ws : FALSE, FALSE, FALSE)
 
 RemoveTool(t) ==
     /\ t \in registry
@@ -193,18 +234,16 @@ ChangeSignature(t) ==
     /\ version' = [version EXCEPT ![t] = @ + 1]
     /\ UNCHANGED <<log, inflight, registry, memory>>
 
-\* Ext. 3: a supervisor withdraws committed record i (vanilla: no cascade;
-\* memory keeps the value, as a withdrawn plan's effects are not undone).
-Retract(i) ==
-    /\ Retraction
-    /\ ~log[i].aborted
-    /\ log' = [log EXCEPT ![i].aborted = TRUE]
-    /\ UNCHANGED <<inflight, registry, version, memory>>
+Retract(i) == RetractWith(i, FALSE)
+
+\* The environment: registry changes and supervisors' retractions.
+Env(Cascade) ==
+    \/ \E t \in Tools : RemoveTool(t) \/ ChangeSignature(t)
+    \/ \E i \in 1..Len(log) : RetractWith(i, Cascade)
 
 Next ==
     \/ \E a \in Agents : StartRead(a) \/ CompleteWrite(a)
-    \/ \E t \in Tools : RemoveTool(t) \/ ChangeSignature(t)
-    \/ \E i \in 1..Len(log) : Retract(i)
+    \/ Env(FALSE)
 
 Spec == Init /\ [][Next]_vars
 

@@ -1,9 +1,13 @@
 //! The single store of SPEC §1: the log (whose length is the logical clock), the memory, the
 //! registry, and each agent's in-flight operation. Runtimes wrap it and add their control.
+//!
+//! The store itself decides nothing: it reads, appends and flags records as it is told. What
+//! it guarantees is structural (one op in flight per agent, `co` a permutation of `io`, write
+//! times strictly increasing); whether the resulting log is anomalous is the detectors' job.
 
-use super::{BeginRequest, CommitRequest, Snapshot};
-use crate::names::{Agent, Value};
-use crate::record::{OpRecord, Registry, ValueMap};
+use super::{BeginRequest, CommitRequest, Options, RegistryChange, Snapshot};
+use crate::names::{Agent, Cell, Value};
+use crate::record::{OpRecord, Registry, ToolEntry, ValueMap};
 use std::collections::BTreeMap;
 
 /// An operation between its read and its commit.
@@ -21,16 +25,24 @@ pub struct Store {
     pub registry: Registry,
     /// In-flight operations by agent (at most one each).
     pub inflight: BTreeMap<Agent, Pending>,
+    /// Whether reads record provenance `preds` (extension 2).
+    pub provenance: bool,
 }
 
 impl Store {
-    /// The model's Init: empty log, all-NULL memory, the given registry.
+    /// The model's Init: empty log, all-NULL memory, the given registry, no provenance.
     pub fn new(registry: Registry) -> Self {
+        Self::with_options(registry, Options::default())
+    }
+
+    /// Init with options (provenance on or off).
+    pub fn with_options(registry: Registry, opts: Options) -> Self {
         Self {
             log: Vec::new(),
             memory: ValueMap::new(),
             registry,
             inflight: BTreeMap::new(),
+            provenance: opts.provenance,
         }
     }
 
@@ -39,13 +51,18 @@ impl Store {
         self.log.len() as u64
     }
 
-    /// A snapshot of the current memory and registry at `read_time = len(log)`, no preds.
-    pub fn read(&self) -> Snapshot {
+    /// What `req` reads now: `read_time = len(log)`, the memory (or the values the caller
+    /// observed under skew), the registry, and the provenance if it is on.
+    pub fn read(&self, req: &BeginRequest) -> Snapshot {
         Snapshot {
             read_time: self.clock(),
-            read_values: self.memory.clone(),
+            read_values: req.observed.clone().unwrap_or_else(|| self.memory.clone()),
             registry: self.registry.clone(),
-            preds: Vec::new(),
+            preds: if self.provenance {
+                self.provenance(req)
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -70,6 +87,10 @@ impl Store {
             !self.inflight.contains_key(&req.agent),
             "agent already has an op in flight"
         );
+        assert!(
+            req.read_set.windows(2).all(|w| w[0] < w[1]),
+            "read_set must be sorted and unique"
+        );
         self.inflight.insert(
             req.agent,
             Pending {
@@ -77,6 +98,19 @@ impl Store {
                 snapshot,
             },
         );
+    }
+
+    /// The agent's in-flight operation. Panics if there is none: committing an op that was
+    /// never begun (or was dropped) is a driver bug, not an input error.
+    pub fn pending(&self, agent: Agent) -> &Pending {
+        self.inflight
+            .get(&agent)
+            .expect("commit without an op in flight")
+    }
+
+    /// Forgets the agent's in-flight operation, if any (no record).
+    pub fn abandon(&mut self, agent: Agent) -> Option<Pending> {
+        self.inflight.remove(&agent)
     }
 
     /// Appends the record of the agent's in-flight operation and, unless `aborted`, applies
@@ -138,8 +172,55 @@ impl Store {
         self.log.len() - 1
     }
 
+    /// `Retract(i)` of SPEC §1 extension 3: flags a live record aborted. Returns whether it
+    /// was live (an unknown or already aborted index changes nothing).
+    pub fn retract_one(&mut self, index: usize) -> bool {
+        match self.log.get_mut(index) {
+            Some(r) if !r.aborted => {
+                r.aborted = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Resets each cell's memory to its latest live (non-aborted) writer's value, NULL if
+    /// none: the rollback that runtimes with abort semantics apply after a retraction so that
+    /// memory agrees with provenance (which ignores aborted writers).
+    pub fn restore(&mut self, cells: &[Cell]) {
+        for &c in cells {
+            let v = self
+                .log
+                .iter()
+                .rev()
+                .find(|r| !r.aborted && r.writes(c))
+                .map_or(Value::NULL, |r| r.write_values.get(c));
+            self.memory.set(c, v);
+        }
+    }
+
+    /// Applies a registry change to the live registry.
+    pub fn change_registry(&mut self, change: RegistryChange) {
+        match change {
+            RegistryChange::Remove(t) => {
+                self.registry.remove(t);
+            }
+            RegistryChange::ChangeSignature(t) => {
+                self.registry.change_signature(t);
+            }
+            RegistryChange::Add(t) => {
+                if !self.registry.contains(t) {
+                    self.registry.insert(ToolEntry {
+                        tool: t,
+                        version: 0,
+                    });
+                }
+            }
+        }
+    }
+
     /// The current value of the memory at `c`.
-    pub fn value(&self, c: crate::names::Cell) -> Value {
+    pub fn value(&self, c: Cell) -> Value {
         self.memory.get(c)
     }
 }
