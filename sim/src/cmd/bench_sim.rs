@@ -96,7 +96,8 @@ fn engine_only(sc: &Scenario, rt: RuntimeChoice, trials: u64) -> Result<(u64, u6
             trace: false,
             record: false,
         };
-        let run = run_trial(rt.build(sc.registry()), setup).map_err(|e| anyhow!("{e}"))?;
+        let run =
+            run_trial(rt.build(sc.registry(), sc.provenance), setup).map_err(|e| anyhow!("{e}"))?;
         ops += run.records.len() as u64 + run.counters.drops;
         events += run.counters.events;
     }

@@ -122,7 +122,11 @@ fn run_range(cfg: &RunConfig<'_>, lo: u64, hi: u64) -> Result<Vec<TrialResult>, 
             trace: false,
             record: cfg.record,
         };
-        let run = run_trial(cfg.runtime.build(cfg.scenario.registry()), setup)?;
+        let run = run_trial(
+            cfg.runtime
+                .build(cfg.scenario.registry(), cfg.scenario.provenance),
+            setup,
+        )?;
         let history = History::from_records(run.records.clone());
         let report = detect(&history);
         let metrics = TrialMetrics::new(k, &run, &report);
@@ -181,7 +185,7 @@ pub fn run_one(
         trace: true,
         record: false,
     };
-    let run = run_trial(runtime.build(sc.registry()), setup)?;
+    let run = run_trial(runtime.build(sc.registry(), sc.provenance), setup)?;
     let history = History {
         records: run.records.clone(),
         names: sc.names.clone(),

@@ -1,48 +1,45 @@
-//! Which runtime a trial runs under: the name a scenario or `--runtime` gives, resolved to a
-//! constructor of the one runtime type the engine drives.
+//! Which runtime a trial runs under: the name a scenario or `--runtime` gives
+//! ([`RuntimeKind`], SPEC §5), resolved to the one runtime type the engine drives
+//! ([`AnyRuntime`], enum dispatch over every runtime).
 //!
 //! The engine is generic over `agentsim_models::runtime::Runtime`; this file is the single
-//! place that fixes the concrete type ([`SimRuntime`]) and the accepted names, so that adding
-//! runtimes changes nothing else in the simulator.
+//! place that fixes the concrete type ([`SimRuntime`]) and how it is built, so adding a
+//! runtime to the models changes nothing else in the simulator.
 
 use agentsim_models::record::Registry;
-use agentsim_models::runtime::Vanilla;
+use agentsim_models::runtime::{AnyRuntime, Options, RuntimeKind};
 
 /// The runtime type the engine is instantiated with.
-pub type SimRuntime = Vanilla;
+pub type SimRuntime = AnyRuntime;
 
 /// A validated runtime name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RuntimeChoice {
-    name: &'static str,
+    kind: RuntimeKind,
 }
 
-/// The names this build can construct.
-pub const AVAILABLE: [&str; 1] = ["vanilla"];
-
 impl RuntimeChoice {
-    /// Parses a runtime name; the error lists the valid names.
+    /// Parses a runtime name (`vanilla`, `pessimistic`, `si`, `ssi`, `causal`,
+    /// `causal-no-cascade`, `saga`, `registry-validate` (or `registry`), `registry-pin`);
+    /// the error lists the valid names.
     pub fn parse(s: &str) -> Result<RuntimeChoice, String> {
-        AVAILABLE
-            .iter()
-            .find(|&&n| n == s)
-            .map(|&name| RuntimeChoice { name })
-            .ok_or_else(|| {
-                format!(
-                    "unknown runtime `{s}`; valid runtimes: {}",
-                    AVAILABLE.join(", ")
-                )
-            })
+        RuntimeKind::parse(s).map(|kind| RuntimeChoice { kind })
+    }
+
+    /// The runtime kind.
+    pub fn kind(&self) -> RuntimeKind {
+        self.kind
     }
 
     /// The CLI name.
     pub fn name(&self) -> &'static str {
-        self.name
+        self.kind.name()
     }
 
-    /// A fresh runtime over the initial registry.
-    pub fn build(&self, registry: Registry) -> SimRuntime {
-        Vanilla::new(registry)
+    /// A fresh runtime over the initial registry; `provenance` records preds at each read
+    /// (forced on by `causal` and above).
+    pub fn build(&self, registry: Registry, provenance: bool) -> SimRuntime {
+        AnyRuntime::new(self.kind, registry, Options { provenance })
     }
 }
 
@@ -52,11 +49,14 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_errors_list_the_valid_ones() {
-        assert_eq!(
-            RuntimeChoice::parse("vanilla").map(|r| r.name()),
-            Ok("vanilla")
-        );
+        for kind in RuntimeKind::ALL {
+            let c = RuntimeChoice::parse(kind.name()).unwrap();
+            assert_eq!(c.kind(), kind);
+        }
         let err = RuntimeChoice::parse("nope").unwrap_err();
-        assert!(err.contains("vanilla"), "{err}");
+        assert!(
+            err.contains("vanilla") && err.contains("registry-pin"),
+            "{err}"
+        );
     }
 }

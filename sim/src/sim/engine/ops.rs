@@ -25,11 +25,7 @@ impl<R: Runtime> Engine<'_, R> {
     ) -> Option<usize> {
         assert!(self.agents[a].op.is_none(), "read with an operation open");
         let agent = Agent(a as u32);
-        let req = BeginRequest {
-            agent,
-            read_set: cells,
-            planned_tool: tool,
-        };
+        let req = BeginRequest::new(agent, cells, tool);
         match self.rt.begin(&req) {
             BeginOutcome::Begun(snapshot) => {
                 let read: Vec<_> = req

@@ -32,6 +32,9 @@ pub struct Scenario {
     /// The file it was loaded from (as given; used in replay lines).
     pub file: PathBuf,
     pub runtime: RuntimeChoice,
+    /// Record provenance preds at every read (extension 2) even below `causal`, so that A3
+    /// (preds form) is observable under weaker runtimes.
+    pub provenance: bool,
     pub trials: u64,
     pub seed: u64,
     /// Agents (copies expanded), cells, tools; values are interned from a recording if any.

@@ -19,6 +19,8 @@ pub struct RawScenario {
     pub description: Option<String>,
     pub runtime: Spanned<String>,
     #[serde(default)]
+    pub provenance: Option<bool>,
+    #[serde(default)]
     pub trials: Option<Spanned<u64>>,
     #[serde(default)]
     pub seed: Option<u64>,

@@ -64,6 +64,7 @@ impl Resolver<'_> {
             name: raw.name.into_inner(),
             file: path.to_path_buf(),
             runtime,
+            provenance: raw.provenance.unwrap_or(false),
             trials,
             seed: raw.seed.unwrap_or(0),
             cell_count: self.names.cells.len() as u32,
