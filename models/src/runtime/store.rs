@@ -155,6 +155,12 @@ impl Store {
             req.issue.len(),
             "co must order every issued effect"
         );
+        let mut seen = vec![false; co.len()];
+        for &k in co {
+            assert!(k < seen.len(), "co names an effect that was not issued");
+            assert!(!seen[k], "co names an effect twice");
+            seen[k] = true;
+        }
         let io: Vec<_> = req
             .issue
             .iter()
@@ -312,5 +318,17 @@ mod tests {
         assert_eq!(s.memory, ValueMap::new());
         assert_eq!(s.log[i].co, [(Cell(1), Value(2)), (Cell(0), Value(1))]);
         assert!(s.inflight.is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "twice")]
+    fn co_must_be_a_permutation() {
+        let mut s = Store::new(Registry::new());
+        s.start(
+            &BeginRequest::new(Agent(0), vec![], None),
+            Snapshot::empty(),
+        );
+        let req = CommitRequest::new(Agent(0), &[(Cell(0), Value(1)), (Cell(1), Value(2))]);
+        s.append(&req, &[0, 0], Registry::new(), false);
     }
 }
