@@ -230,9 +230,9 @@ pub trait Runtime: Clone + Debug + Hash + Eq + Send + Sync + 'static {
 
     /// A supervisor retracts committed record `index`; returns every index this aborts,
     /// sorted (the record itself first among them if it was live; empty if it was already
-    /// aborted or does not exist). Below `causal` only the record is flagged and memory keeps
-    /// its writes; `causal` and above cascade (unless `causal-no-cascade`) and roll memory
-    /// back; there, in-flight ops that read from an aborted record abort when they commit.
+    /// aborted or does not exist). Memory keeps the retracted writes (SPEC §1). `causal` and
+    /// above cascade (unless `causal-no-cascade`), and there in-flight ops that read from an
+    /// aborted record abort when they commit.
     fn retract(&mut self, index: usize) -> Vec<usize>;
 
     /// Applies a registry change.

@@ -30,7 +30,7 @@ pub struct Store {
     pub provenance: bool,
     /// For each cell, the log indices of the records that committed a write to it, in log
     /// order (retracted ones included; filter on `aborted`). Derived from `log`; it keeps
-    /// provenance and rollback from scanning the whole log.
+    /// provenance from scanning the whole log.
     writers: BTreeMap<Cell, Vec<usize>>,
 }
 
@@ -214,18 +214,6 @@ impl Store {
         }
     }
 
-    /// Resets each cell's memory to its latest live (non-aborted) writer's value, NULL if
-    /// none: the rollback that runtimes with abort semantics apply after a retraction so that
-    /// memory agrees with provenance (which ignores aborted writers).
-    pub fn restore(&mut self, cells: &[Cell]) {
-        for &c in cells {
-            let v = self
-                .latest_live_writer(c)
-                .map_or(Value::NULL, |k| self.log[k].write_values.get(c));
-            self.memory.set(c, v);
-        }
-    }
-
     /// Applies a registry change to the live registry.
     pub fn change_registry(&mut self, change: RegistryChange) {
         match change {
@@ -291,7 +279,7 @@ mod tests {
     }
 
     #[test]
-    fn provenance_skips_aborted_writers_and_restore_follows_it() {
+    fn provenance_skips_aborted_writers() {
         let mut s = Store::with_options(Registry::new(), Options { provenance: true });
         write(&mut s, 0, 0, 1);
         write(&mut s, 0, 0, 2);
@@ -300,9 +288,7 @@ mod tests {
         assert!(s.retract_one(1));
         assert!(!s.retract_one(1));
         assert_eq!(s.read(&req).preds, [0]);
-        assert_eq!(s.value(Cell(0)), Value(2), "retraction alone keeps memory");
-        s.restore(&[Cell(0)]);
-        assert_eq!(s.value(Cell(0)), Value(1));
+        assert_eq!(s.value(Cell(0)), Value(2), "retraction keeps memory");
     }
 
     #[test]
