@@ -48,11 +48,13 @@ impl RegistryIsolation {
     }
 
     /// `validate`: the planned tool's entry must be unchanged since the read.
+    /// A planned tool that is not live at commit cannot be dispatched, even if it was absent
+    /// at read time too (the TLA twin's `ToolChanged`: `t ∉ registry ∨ version changed`).
     fn tool_changed(&self, p: &Pending) -> Option<AbortReason> {
         let tool = p.request.planned_tool?;
         let seen = p.snapshot.registry.get(tool);
         let now = self.store().registry.get(tool);
-        (seen != now).then_some(AbortReason::ToolChanged { tool })
+        (now.is_none() || seen != now).then_some(AbortReason::ToolChanged { tool })
     }
 
     /// `pin`: the registry the call resolves against, the read-time snapshot.
