@@ -12,11 +12,33 @@
 //! the claims about which anomalies it prevents are checked by the property tests and by
 //! the exhaustive checker, not by this trait.
 
+pub mod any;
+pub mod causal;
+pub mod kind;
+pub mod occ;
+pub mod pessimistic;
+pub mod registry;
+pub mod saga;
+pub mod sequencer;
+pub mod si;
+pub mod ssi;
 pub mod store;
 pub mod vanilla;
+pub mod versions;
 
+pub use any::AnyRuntime;
+pub use causal::Causal;
+pub use kind::{Discipline, Options, RuntimeKind};
+pub use occ::Occ;
+pub use pessimistic::Pessimistic;
+pub use registry::RegistryIsolation;
+pub use saga::{compensation_plan, Saga};
+pub use sequencer::Sequencer;
+pub use si::Si;
+pub use ssi::Ssi;
 pub use store::{Pending, Store};
 pub use vanilla::Vanilla;
+pub use versions::{Version, Versions};
 
 use crate::names::{Agent, Cell, Tool, Value};
 use crate::record::{OpRecord, Registry, ValueMap};
@@ -30,6 +52,22 @@ pub struct BeginRequest {
     /// Cells to read, sorted and unique.
     pub read_set: Vec<Cell>,
     pub planned_tool: Option<Tool>,
+    /// The values actually observed, when the caller models skew (`AllowSkew` on an external
+    /// cell, SPEC §1): recorded as `read_values` instead of the store's memory. `None` reads
+    /// the store. Runtimes validate and compute provenance from the store either way.
+    pub observed: Option<ValueMap>,
+}
+
+impl BeginRequest {
+    /// A request that reads the store (no skew).
+    pub fn new(agent: Agent, read_set: Vec<Cell>, planned_tool: Option<Tool>) -> Self {
+        Self {
+            agent,
+            read_set,
+            planned_tool,
+            observed: None,
+        }
+    }
 }
 
 /// What a begun operation saw.
@@ -74,6 +112,24 @@ pub struct CommitRequest {
     pub completion: Vec<usize>,
 }
 
+impl CommitRequest {
+    /// A request whose effects complete in issue order; `writes` in issue order.
+    pub fn new(agent: Agent, writes: &[(Cell, Value)]) -> Self {
+        Self {
+            agent,
+            issue: writes.iter().map(|&(c, _)| c).collect(),
+            write_values: ValueMap::from_pairs(writes.iter().copied()),
+            completion: (0..writes.len()).collect(),
+        }
+    }
+
+    /// The same request with effects completing in `completion` order (indices into issue).
+    pub fn completing(mut self, completion: Vec<usize>) -> Self {
+        self.completion = completion;
+        self
+    }
+}
+
 /// Why an operation was aborted at commit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AbortReason {
@@ -97,7 +153,9 @@ pub enum CommitOutcome {
     Aborted {
         index: usize,
         reason: AbortReason,
-        /// Completed effects to undo, in the order to undo them (reverse issue order).
+        /// Completed effects to undo, as the `(cell, value written)` effects, in the order to
+        /// undo them (reverse issue order). Empty for runtimes without compensation (every
+        /// runtime below `saga`): their aborted writes are simply never applied.
         compensate: Vec<(Cell, Value)>,
     },
 }

@@ -4,6 +4,7 @@
 //! violated or an anomaly named by `--fail-on` is present; 2 a usage or input error.
 
 pub mod lattice;
+pub mod reproduce;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -13,6 +14,8 @@ use std::process::ExitCode;
 pub enum Command {
     /// Print the lattice of consistency models, its cover edges and chains.
     Lattice(lattice::Args),
+    /// Regenerate every table and figure into results/, or check it is up to date.
+    Reproduce(reproduce::Args),
 }
 
 impl Command {
@@ -20,6 +23,7 @@ impl Command {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self {
             Command::Lattice(args) => lattice::run(args),
+            Command::Reproduce(args) => reproduce::run(args),
         }
     }
 }
