@@ -3,6 +3,8 @@
 //! Exit codes (house style): 0 the run completed / every property holds; 1 a property was
 //! violated or an anomaly named by `--fail-on` is present; 2 a usage or input error.
 
+pub mod bench;
+pub mod detect;
 pub mod lattice;
 
 use clap::Subcommand;
@@ -13,6 +15,10 @@ use std::process::ExitCode;
 pub enum Command {
     /// Print the lattice of consistency models, its cover edges and chains.
     Lattice(lattice::Args),
+    /// Detect anomalies (A1, A2, A3, A6) in a JSON Lines history.
+    Detect(detect::Args),
+    /// Run a benchmark (`agentsim bench detect`).
+    Bench(bench::Args),
 }
 
 impl Command {
@@ -20,6 +26,8 @@ impl Command {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self {
             Command::Lattice(args) => lattice::run(args),
+            Command::Detect(args) => detect::run(args),
+            Command::Bench(args) => bench::run(args),
         }
     }
 }
