@@ -108,7 +108,10 @@ fn fail_on_exits_one_only_for_present_anomalies() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown anomaly `A4`"));
 }
 
-const GOOD: &str = r#"{"agent":"a","read_set":[],"read_values":{},"read_time":0,"write_set":["c"],"write_values":{"c":"v"},"write_time":1}"#;
+const GOOD: &str = concat!(
+    r#"{"agent":"a","read_set":[],"read_values":{},"read_time":0,"#,
+    r#""write_set":["c"],"write_values":{"c":"v"},"write_time":1}"#
+);
 
 #[test]
 fn malformed_files_exit_two_naming_line_and_key() {

@@ -1,11 +1,12 @@
 //! Fast-form detectors: the witness sets of [`super::spec`], in near-linear time.
 //!
 //! Everything that relates two records (A1, A3-residue, `L1_struct`) goes through the per-cell
-//! [`WriteIndex`]: a reader's generation window on a cell is a position range found by galloping
-//! from a per-cell cursor (records are visited in log order), never a scan over all records. A1 is *output-sensitive*: a window of at most
-//! [`Tuning::scan_max`] writes is scanned; a longer one is bisected, and a half is entered only
-//! when [`Counts`] says it holds a stale writer (another agent, another value), so the cost is
-//! O((n + W + out) · log² n) for n records, W writes and out witnesses, whatever the history.
+//! [`WriteIndex`]: a reader's generation window on a cell is a position range found by
+//! galloping from a per-cell cursor (records are visited in log order), never a scan over all
+//! records. A1 is *output-sensitive*: a window of at most [`Tuning::scan_max`] writes is
+//! scanned; a longer one is bisected, and a half is entered only when [`Counts`] says it holds
+//! a stale writer (another agent, another value), so the cost is O((n + W + out) · log² n) for
+//! n records, W writes and out witnesses, whatever the history.
 //! A2, A3 (preds form) and A6 are per-record and linear in the input size. [`detect`] visits
 //! the records once for all detectors (the records, not the index, dominate memory traffic);
 //! the per-detector functions run the same code on their own, for benchmarks and tests.

@@ -48,8 +48,8 @@ fn parse_anomaly(s: &str) -> Result<Anomaly, String> {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let history = jsonl::read_history(&args.file)
-        .with_context(|| format!("reading history {}", args.file.display()))?;
+    // The error already names the file, the line and the key.
+    let history = jsonl::read_history(&args.file)?;
     let report = if args.spec {
         spec::detect(&history)
     } else {
