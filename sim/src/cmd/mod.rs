@@ -6,6 +6,7 @@
 pub mod bench_sim;
 pub mod lattice;
 pub mod replay;
+pub mod reproduce;
 pub mod shrink;
 pub mod simulate;
 
@@ -17,6 +18,8 @@ use std::process::ExitCode;
 pub enum Command {
     /// Print the lattice of consistency models, its cover edges and chains.
     Lattice(lattice::Args),
+    /// Regenerate every table and figure into results/, or check it is up to date.
+    Reproduce(reproduce::Args),
     /// Run a scenario's seeded trials and summarise the anomalies found.
     Simulate(simulate::Args),
     /// Re-run one simulated trial from its replay line.
@@ -32,6 +35,7 @@ impl Command {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self {
             Command::Lattice(args) => lattice::run(args),
+            Command::Reproduce(args) => reproduce::run(args),
             Command::Simulate(args) => simulate::run(args),
             Command::Replay(args) => replay::run(args),
             Command::Shrink(args) => shrink::run(args),
