@@ -8,4 +8,5 @@ pub mod cmd;
 pub mod figures;
 pub mod output;
 pub mod reproduce;
+pub mod sim;
 pub mod tables;

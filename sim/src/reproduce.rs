@@ -15,9 +15,21 @@
 //! | `sweep`     | `figures::SweepData`               | `figures::sweep::render`   |
 //! | `states`    | `figures::StateCountData`          | `figures::states::render`  |
 //!
-//! Each also returns a [`Table`] of the same numbers through [`table_files`], and reads
-//! [`Ctx::quick`] to shrink its sample sizes. A pass of `--check` proves the committed files are
-//! what the code produces; it does not prove the code computes the right thing.
+//! Each data struct also gives its table (`data.table()`, long format, fixed decimals), so a
+//! step is, for example:
+//!
+//! ```text
+//! fn matrix_step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
+//!     let data: MatrixData = /* run the checker; ctx.quick for smaller bounds */;
+//!     ctx.progress("...");                      // silent unless the step is past 1 s
+//!     let mut files = vec![figure_file("matrix", "runtime x anomaly", matrix::render(&data))];
+//!     files.extend(table_files("matrix", &data.table()));
+//!     Ok(files)
+//! }
+//! ```
+//!
+//! plus one entry in [`steps`]. A pass of `--check` proves the committed files are what the code
+//! produces; it does not prove the code computes the right thing.
 
 use crate::figures::{hasse, HasseData};
 use crate::tables::{Cell, Table};

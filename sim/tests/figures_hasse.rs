@@ -55,10 +55,3 @@ fn labels_the_named_chain() {
     let i = lines.iter().position(|l| *l == "{A2,A6}").expect("{A2,A6}");
     assert!(!lines[i - 1].contains("font-weight"));
 }
-
-#[test]
-fn preview() {
-    if let Ok(dir) = std::env::var("AGENTSIM_FIGURE_PREVIEW") {
-        std::fs::write(format!("{dir}/hasse.svg"), svg()).unwrap();
-    }
-}

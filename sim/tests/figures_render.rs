@@ -168,6 +168,16 @@ fn every_figure_is_byte_deterministic() {
     }
 }
 
+#[test]
+fn rendering_on_other_threads_gives_the_same_bytes() {
+    let here = all();
+    let handles: Vec<_> = (0..2).map(|_| std::thread::spawn(all)).collect();
+    for h in handles {
+        let there = h.join().expect("render thread");
+        assert_eq!(here, there);
+    }
+}
+
 fn text_lines(svg: &str) -> Vec<&str> {
     svg.lines().filter(|l| !l.starts_with('<')).collect()
 }

@@ -30,7 +30,7 @@ pub struct Store {
     pub provenance: bool,
     /// For each cell, the log indices of the records that committed a write to it, in log
     /// order (retracted ones included; filter on `aborted`). Derived from `log`; it keeps
-    /// provenance and rollback from scanning the whole log.
+    /// provenance from scanning the whole log.
     writers: BTreeMap<Cell, Vec<usize>>,
 }
 
@@ -155,6 +155,12 @@ impl Store {
             req.issue.len(),
             "co must order every issued effect"
         );
+        let mut seen = vec![false; co.len()];
+        for &k in co {
+            assert!(k < seen.len(), "co names an effect that was not issued");
+            assert!(!seen[k], "co names an effect twice");
+            seen[k] = true;
+        }
         let io: Vec<_> = req
             .issue
             .iter()
@@ -205,18 +211,6 @@ impl Store {
                 true
             }
             _ => false,
-        }
-    }
-
-    /// Resets each cell's memory to its latest live (non-aborted) writer's value, NULL if
-    /// none: the rollback that runtimes with abort semantics apply after a retraction so that
-    /// memory agrees with provenance (which ignores aborted writers).
-    pub fn restore(&mut self, cells: &[Cell]) {
-        for &c in cells {
-            let v = self
-                .latest_live_writer(c)
-                .map_or(Value::NULL, |k| self.log[k].write_values.get(c));
-            self.memory.set(c, v);
         }
     }
 
@@ -285,7 +279,7 @@ mod tests {
     }
 
     #[test]
-    fn provenance_skips_aborted_writers_and_restore_follows_it() {
+    fn provenance_skips_aborted_writers() {
         let mut s = Store::with_options(Registry::new(), Options { provenance: true });
         write(&mut s, 0, 0, 1);
         write(&mut s, 0, 0, 2);
@@ -294,9 +288,7 @@ mod tests {
         assert!(s.retract_one(1));
         assert!(!s.retract_one(1));
         assert_eq!(s.read(&req).preds, [0]);
-        assert_eq!(s.value(Cell(0)), Value(2), "retraction alone keeps memory");
-        s.restore(&[Cell(0)]);
-        assert_eq!(s.value(Cell(0)), Value(1));
+        assert_eq!(s.value(Cell(0)), Value(2), "retraction keeps memory");
     }
 
     #[test]
@@ -312,5 +304,17 @@ mod tests {
         assert_eq!(s.memory, ValueMap::new());
         assert_eq!(s.log[i].co, [(Cell(1), Value(2)), (Cell(0), Value(1))]);
         assert!(s.inflight.is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "twice")]
+    fn co_must_be_a_permutation() {
+        let mut s = Store::new(Registry::new());
+        s.start(
+            &BeginRequest::new(Agent(0), vec![], None),
+            Snapshot::empty(),
+        );
+        let req = CommitRequest::new(Agent(0), &[(Cell(0), Value(1)), (Cell(1), Value(2))]);
+        s.append(&req, &[0, 0], Registry::new(), false);
     }
 }

@@ -28,7 +28,8 @@ pub struct Args {
     /// every file that differs or is missing.
     #[arg(long)]
     pub check: bool,
-    /// Smaller samples for a fast run (its outputs differ from the committed full run).
+    /// Smaller samples for a fast run; its outputs differ from the committed full run, so
+    /// `--check --quick` fails wherever the sample size matters.
     #[arg(long)]
     pub quick: bool,
     /// Run only this step (repeatable); the index README.md is then left alone.

@@ -109,22 +109,24 @@ pub fn titled<'a>(area: &Area<'a>, title: &str) -> Result<Area<'a>, Box<dyn std:
 /// The colour of a runtime, the same in every figure: the contract's nine names have fixed
 /// colours (Okabe–Ito based, colour-blind safe); any other name takes a palette slot by index.
 pub fn runtime_color(name: &str, index: usize) -> RGBColor {
-    const NAMED: [(&str, RGBColor); 9] = [
-        ("vanilla", RGBColor(0x55, 0x55, 0x55)),
-        ("pessimistic", RGBColor(0xE6, 0x9F, 0x00)),
-        ("si", RGBColor(0x56, 0xB4, 0xE9)),
-        ("ssi", RGBColor(0x00, 0x72, 0xB2)),
-        ("causal", RGBColor(0x00, 0x9E, 0x73)),
-        ("causal-no-cascade", RGBColor(0x7F, 0xC9, 0x7F)),
-        ("saga", RGBColor(0xD5, 0x5E, 0x00)),
-        ("registry-validate", RGBColor(0xCC, 0x79, 0xA7)),
-        ("registry-pin", RGBColor(0x7B, 0x32, 0x94)),
-    ];
-    match NAMED.iter().find(|(n, _)| *n == name) {
+    match RUNTIME_COLORS.iter().find(|(n, _)| *n == name) {
         Some((_, c)) => *c,
-        None => NAMED[index % NAMED.len()].1,
+        None => RUNTIME_COLORS[index % RUNTIME_COLORS.len()].1,
     }
 }
+
+/// The fixed colours of the contract's runtime names (`RuntimeKind::name`).
+const RUNTIME_COLORS: [(&str, RGBColor); 9] = [
+    ("vanilla", RGBColor(0x55, 0x55, 0x55)),
+    ("pessimistic", RGBColor(0xE6, 0x9F, 0x00)),
+    ("si", RGBColor(0x56, 0xB4, 0xE9)),
+    ("ssi", RGBColor(0x00, 0x72, 0xB2)),
+    ("causal", RGBColor(0x00, 0x9E, 0x73)),
+    ("causal-no-cascade", RGBColor(0x7F, 0xC9, 0x7F)),
+    ("saga", RGBColor(0xD5, 0x5E, 0x00)),
+    ("registry-validate", RGBColor(0xCC, 0x79, 0xA7)),
+    ("registry-pin", RGBColor(0x7B, 0x32, 0x94)),
+];
 
 /// The colour of the i-th series of a figure that is not keyed by runtime.
 pub fn series_color(index: usize) -> RGBColor {
@@ -257,6 +259,18 @@ mod tests {
         assert_eq!(compact(1_000), "1k");
         assert_eq!(compact(10_000_000), "10M");
         assert_eq!(compact(12_000), "12k");
+    }
+
+    #[test]
+    fn every_runtime_kind_has_its_own_fixed_colour() {
+        use agentsim_models::runtime::RuntimeKind;
+        let mut seen = Vec::new();
+        for k in RuntimeKind::ALL {
+            let named = RUNTIME_COLORS.iter().find(|(n, _)| *n == k.name());
+            let (_, c) = named.unwrap_or_else(|| panic!("{} has no fixed colour", k.name()));
+            assert!(!seen.contains(c), "{} shares a colour", k.name());
+            seen.push(*c);
+        }
     }
 
     #[test]
