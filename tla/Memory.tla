@@ -64,7 +64,7 @@ TypeOK ==
                     write_set: SUBSET Cells, write_values: [Cells -> Val],
                     write_registry: SUBSET Tools, write_versions: [Tools -> 0..MaxVersion],
                     write_time: Nat, io: Seq(Cells \X Val), co: Seq(Cells \X Val),
-                    aborted: BOOLEAN, preds: SUBSET Nat])
+                    aborted: BOOLEAN, committed: BOOLEAN, preds: SUBSET Nat])
     /\ Len(log) <= MaxOps
     /\ inflight \in [Agents -> [pending: BOOLEAN, read_set: SUBSET Cells,
                                 read_values: [Cells -> Val], read_registry: SUBSET Tools,
@@ -156,6 +156,7 @@ Record(a, ws, wv, io, co, ab, wreg, wver) ==
          io             |-> io,
          co             |-> co,
          aborted        |-> ab,
+         committed      |-> ~ab,
          preds          |-> r.preds]
 
 \* Append a's record; apply its writes unless aborted; reset inflight[a].
@@ -168,15 +169,35 @@ Finish(a, ws, wv, io, co, ab, wreg, wver) ==
 -----------------------------------------------------------------------------
 (* Store queries the runtimes validate with.                              *)
 
-\* A cell a read has a live committed version newer than a's read time.
+\* A cell a read has a committed version newer than a's read time.  Versions
+\* stay installed when their record is later retracted (`committed` keeps the
+\* commit-time verdict, `aborted` the current one), so validation stays
+\* conservative, as in models/src/runtime/occ.rs.
 StaleRead(a) ==
     \E c \in inflight[a].read_set : \E k \in 1..Len(log) :
-        /\ ~log[k].aborted
+        /\ log[k].committed
         /\ c \in log[k].write_set
         /\ log[k].write_time > inflight[a].read_time
 
 \* One of a's preds has been aborted or retracted.
 DeadPred(a) == \E p \in inflight[a].preds : log[p].aborted
+
+\* The pin discipline's view of the registry at commit.
+PinnedRegistry(a) ==
+    LET t == inflight[a].planned_tool
+    IN  IF t = NULL THEN registry ELSE registry \cup {t}
+PinnedVersions(a) ==
+    LET t == inflight[a].planned_tool
+    IN  IF t = NULL THEN version
+        ELSE [version EXCEPT ![t] = inflight[a].read_versions[t]]
+
+\* Memory after rolling the cells in cs back to their latest live writer's
+\* value (NULL if none), on the log L.
+RolledBack(L, cs) ==
+    [c \in Cells |->
+        IF c \notin cs THEN memory[c]
+        ELSE LET k == LatestWriter(L, c, Len(L))
+             IN  IF k = 0 THEN NULL ELSE L[k].write_values[c]]
 
 -----------------------------------------------------------------------------
 (* Generic actions; a runtime instantiates them.                          *)
@@ -193,27 +214,33 @@ StartWith(a, Admit(_)) ==
 \* CompleteWrite: the agent picks ws (if Allow(ws)), wv and the issue order io;
 \* the world picks the completion order cmp; the runtime externalizes
 \* (Sequenced: co = io, else co = cmp), decides Abort(ws), and resolves the
-\* planned tool against the live registry or (Pin) the read-time snapshot.
+\* planned tool against the live registry or (Pin) against the live registry
+\* with the planned tool's read-time entry put back (it stays callable).
 CommitWith(a, Allow(_), Abort(_), Sequenced, Pin) ==
     /\ CanFinish(a)
     /\ \E ws \in SUBSET Cells : Allow(ws) /\ \E wv \in WriteChoices(ws) :
        \E io \in Orders(ws, wv), cmp \in Orders(ws, wv) :
           Finish(a, ws, wv, io, IF Sequenced THEN io ELSE cmp, Abort(ws),
-                 IF Pin THEN inflight[a].read_registry ELSE registry,
-                 IF Pin THEN inflight[a].read_versions ELSE version)
+                 IF Pin THEN PinnedRegistry(a) ELSE registry,
+                 IF Pin THEN PinnedVersions(a) ELSE version)
     /\ UNCHANGED <<registry, version>>
 
-\* Ext. 3: a supervisor withdraws live record i; memory keeps its values (a
-\* withdrawn plan's effects are not undone).  With Cascade every live record
-\* whose preds contain i is aborted too (preds are transitively closed, so
-\* one pass reaches every dependant).
-RetractWith(i, Cascade) ==
-    /\ Retraction
-    /\ ~log[i].aborted
-    /\ log' = [k \in 1..Len(log) |->
-                 IF k = i \/ (Cascade /\ i \in log[k].preds)
-                 THEN [log[k] EXCEPT !.aborted = TRUE] ELSE log[k]]
-    /\ UNCHANGED <<inflight, registry, version, memory>>
+\* Ext. 3: a supervisor withdraws live record i.  With Cascade every live
+\* record whose preds contain i is aborted too (preds are transitively closed,
+\* so one pass reaches every dependant).  Without Rollback memory keeps its
+\* values (vanilla .. ssi only flag the record); with it (causal and above)
+\* the cells the aborted records wrote return to their latest live writer's
+\* value, so that later reads agree with provenance.
+RetractWith(i, Cascade, Rollback) ==
+    LET doomed(k) == k = i \/ (Cascade /\ ~log[k].aborted /\ i \in log[k].preds)
+        L2 == [k \in 1..Len(log) |->
+                 IF doomed(k) THEN [log[k] EXCEPT !.aborted = TRUE] ELSE log[k]]
+        cs == UNION {log[k].write_set : k \in {k \in 1..Len(log) : doomed(k)}}
+    IN  /\ Retraction
+        /\ ~log[i].aborted
+        /\ log' = L2
+        /\ memory' = IF Rollback THEN RolledBack(L2, cs) ELSE memory
+        /\ UNCHANGED <<inflight, registry, version>>
 
 -----------------------------------------------------------------------------
 (* The vanilla runtime (L0): paper-faithful when the extensions are off.   *)
@@ -234,16 +261,16 @@ ChangeSignature(t) ==
     /\ version' = [version EXCEPT ![t] = @ + 1]
     /\ UNCHANGED <<log, inflight, registry, memory>>
 
-Retract(i) == RetractWith(i, FALSE)
+Retract(i) == RetractWith(i, FALSE, FALSE)
 
 \* The environment: registry changes and supervisors' retractions.
-Env(Cascade) ==
+Env(Cascade, Rollback) ==
     \/ \E t \in Tools : RemoveTool(t) \/ ChangeSignature(t)
-    \/ \E i \in 1..Len(log) : RetractWith(i, Cascade)
+    \/ \E i \in 1..Len(log) : RetractWith(i, Cascade, Rollback)
 
 Next ==
     \/ \E a \in Agents : StartRead(a) \/ CompleteWrite(a)
-    \/ Env(FALSE)
+    \/ Env(FALSE, FALSE)
 
 Spec == Init /\ [][Next]_vars
 

@@ -4,9 +4,10 @@
 (* isolation in one of two disciplines:                                    *)
 (*   "validate": abort at commit if the planned tool left the registry or *)
 (*               its signature version changed since the read;             *)
-(*   "pin":      resolve the call against the read-time snapshot, which   *)
-(*               stays callable: the record's write registry (and its     *)
-(*               versions) is the snapshot the op read.                    *)
+(*   "pin":      resolve the call against the read-time entry, which      *)
+(*               stays callable: the record's write registry is the live  *)
+(*               one with the planned tool's read-time entry put back     *)
+(*               (as models/src/runtime/registry.rs does).                 *)
 (*                                                                         *)
 (* Guarantees checked: NoA1, NoA3, NoA6, NoA2, so AtLeast(4).              *)
 (***************************************************************************)
@@ -27,7 +28,7 @@ RegistryNext ==
           \/ StartRead(a)
           \/ CausalCommit(a, LAMBDA ws : Discipline = "validate" /\ ToolChanged(a),
                           TRUE, Discipline = "pin")
-    \/ Env(TRUE)
+    \/ Env(TRUE, TRUE)
 
 RegistrySpec == Init /\ [][RegistryNext]_vars
 

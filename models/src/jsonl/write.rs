@@ -2,9 +2,10 @@
 //!
 //! Every key is written, in the order of [`super::KEYS`], so the output is self-describing and
 //! two equal histories give equal bytes. Value maps are written sparsely (NULL entries are
-//! omitted: a missing cell reads as NULL), in cell-id order; registry entries at version 0 are
-//! bare tool names. Reading the output back gives the same records over the same names
-//! (ids are re-interned in order of first appearance).
+//! omitted: a missing cell reads as NULL); sets, maps and registries are sorted by *name*, so
+//! the bytes do not depend on how ids were assigned; registry entries at version 0 are bare
+//! tool names. Reading the output back gives the same records over the same names (ids are
+//! re-interned in order of first appearance) and writing that gives the same bytes.
 
 use crate::history::History;
 use crate::names::{Cell, Names, Value};
@@ -70,41 +71,56 @@ fn value(out: &mut String, names: &Names, v: Value) {
     }
 }
 
+/// Items sorted by name, so the bytes do not depend on the order ids were interned in.
+fn by_name<T: Copy>(
+    items: impl Iterator<Item = T>,
+    name: impl Fn(T) -> String,
+) -> Vec<(String, T)> {
+    let mut named: Vec<_> = items.map(|x| (name(x), x)).collect();
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    named
+}
+
 fn cells(out: &mut String, names: &Names, cells: &[Cell]) {
     out.push('[');
-    for (i, &c) in cells.iter().enumerate() {
+    for (i, (name, _)) in by_name(cells.iter().copied(), |c| names.cell_name(c))
+        .iter()
+        .enumerate()
+    {
         if i > 0 {
             out.push(',');
         }
-        string(out, &names.cell_name(c));
+        string(out, name);
     }
     out.push(']');
 }
 
 fn value_map(out: &mut String, names: &Names, map: &ValueMap) {
     out.push('{');
-    for (i, &(c, v)) in map.entries().iter().enumerate() {
+    let entries = by_name(map.entries().iter().copied(), |(c, _)| names.cell_name(c));
+    for (i, (name, (_, v))) in entries.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        string(out, &names.cell_name(c));
+        string(out, name);
         out.push(':');
-        value(out, names, v);
+        value(out, names, *v);
     }
     out.push('}');
 }
 
 fn registry(out: &mut String, names: &Names, reg: &Registry) {
     out.push('[');
-    for (i, e) in reg.entries().iter().enumerate() {
+    let entries = by_name(reg.entries().iter().copied(), |e| names.tool_name(e.tool));
+    for (i, (name, e)) in entries.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         if e.version == 0 {
-            string(out, &names.tool_name(e.tool));
+            string(out, name);
         } else {
             out.push_str("{\"tool\":");
-            string(out, &names.tool_name(e.tool));
+            string(out, name);
             write!(out, ",\"version\":{}}}", e.version).expect("write to String");
         }
     }

@@ -125,4 +125,29 @@ mod tests {
             assert_eq!(rt.store().provenance, kind.forces_provenance(), "{kind}");
         }
     }
+
+    fn hash(rt: &AnyRuntime) -> u64 {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut h = DefaultHasher::new();
+        rt.hash(&mut h);
+        h.finish()
+    }
+
+    /// The checker hashes runtime states: the same steps give equal states and hashes,
+    /// different steps different ones.
+    #[test]
+    fn states_are_values() {
+        use crate::names::{Cell, Value};
+        for kind in RuntimeKind::ALL {
+            let run = |v: u32| {
+                let mut rt = AnyRuntime::new(kind, Registry::all(1), Options::default());
+                rt.begin(&BeginRequest::new(Agent(0), vec![Cell(0)], None));
+                rt.commit(&CommitRequest::new(Agent(0), &[(Cell(0), Value(v))]));
+                rt
+            };
+            assert_eq!(run(1), run(1), "{kind}");
+            assert_eq!(hash(&run(1)), hash(&run(1)), "{kind}");
+            assert_ne!(run(1), run(2), "{kind}");
+        }
+    }
 }

@@ -54,7 +54,8 @@ impl RuntimeKind {
             .ok_or_else(|| {
                 let names: Vec<_> = RuntimeKind::ALL.iter().map(|k| k.name()).collect();
                 format!(
-                    "unknown runtime `{s}`; valid runtimes: {} (and `registry` = registry-validate)",
+                    "unknown runtime `{s}`; valid runtimes: {} \
+                     (and `registry` = registry-validate)",
                     names.join(", ")
                 )
             })
@@ -96,6 +97,15 @@ impl RuntimeKind {
     }
 }
 
+impl std::str::FromStr for RuntimeKind {
+    type Err = String;
+
+    /// As [`RuntimeKind::parse`] (so clap can take a `RuntimeKind` directly).
+    fn from_str(s: &str) -> Result<Self, String> {
+        RuntimeKind::parse(s)
+    }
+}
+
 impl fmt::Display for RuntimeKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -118,6 +128,7 @@ mod tests {
     fn names_round_trip_and_levels() {
         for k in RuntimeKind::ALL {
             assert_eq!(RuntimeKind::parse(k.name()), Ok(k));
+            assert_eq!(k.to_string().parse::<RuntimeKind>(), Ok(k));
         }
         let levels: Vec<u8> = RuntimeKind::ALL.iter().map(|k| k.level()).collect();
         assert_eq!(levels, [0, 1, 1, 1, 2, 1, 3, 4, 4]);

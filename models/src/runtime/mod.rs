@@ -11,6 +11,16 @@
 //! classify what it did. A passing run of a runtime says its assertions held on that run;
 //! the claims about which anomalies it prevents are checked by the property tests and by
 //! the exhaustive checker, not by this trait.
+//!
+//! Files: [`store`] (the single store), [`versions`] (committed versions per cell) and [`occ`]
+//! (the optimistic core they share); one file per runtime ([`vanilla`], [`pessimistic`],
+//! [`si`], [`ssi`], [`causal`], [`saga`] with its [`sequencer`], [`registry`]); [`kind`] (CLI
+//! names, levels, [`Options`]) and [`any`] (run-time selection by [`RuntimeKind`]).
+//!
+//! Driver contract: begin only an agent with nothing in flight; commit or abandon only an
+//! agent with an op in flight (a dropped op is not in flight); read sets sorted and unique;
+//! a commit's `completion` a permutation of its issue indices. Breaking it panics (a driver
+//! bug, never user input).
 
 pub mod any;
 pub mod causal;
@@ -219,7 +229,10 @@ pub trait Runtime: Clone + Debug + Hash + Eq + Send + Sync + 'static {
     fn abandon(&mut self, agent: Agent);
 
     /// A supervisor retracts committed record `index`; returns every index this aborts,
-    /// sorted (the record itself first among them if it was live).
+    /// sorted (the record itself first among them if it was live; empty if it was already
+    /// aborted or does not exist). Memory keeps the retracted writes (SPEC §1). `causal` and
+    /// above cascade (unless `causal-no-cascade`), and there in-flight ops that read from an
+    /// aborted record abort when they commit.
     fn retract(&mut self, index: usize) -> Vec<usize>;
 
     /// Applies a registry change.

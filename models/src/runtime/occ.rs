@@ -35,12 +35,17 @@ impl Occ {
     }
 
     /// First-committer-wins validation: the first read cell of the agent's in-flight op that
-    /// has a committed version newer than its read time.
+    /// has a live (not since aborted) committed version newer than its read time. A1 counts
+    /// only live writers, so skipping retracted ones loses nothing; it is also the TLA twin's
+    /// `StaleRead`, which the checker's state counts are compared with.
     pub fn stale_read(&self, agent: Agent) -> Option<AbortReason> {
         let p = self.store.pending(agent);
+        let log = &self.store.log;
         p.request.read_set.iter().find_map(|&cell| {
             self.versions
-                .newer_than(cell, p.snapshot.read_time)
+                .all_newer_than(cell, p.snapshot.read_time)
+                .iter()
+                .find(|v| !log[v.index].aborted)
                 .map(|v| AbortReason::StaleRead {
                     cell,
                     writer: v.index,

@@ -5,11 +5,11 @@
 //!   its planned tool's entry differs from the read-time one: the tool left the registry or
 //!   its signature version changed. The record's `write_registry` is the live registry.
 //! * `pin`: the call is resolved against the read-time snapshot, which the runtime keeps
-//!   callable. Precisely: the record's `write_registry` is the live registry at commit with the
-//!   planned tool's entry replaced by its read-time entry (re-inserted if it was removed), i.e.
-//!   the registry the call was actually resolved against. So A2 cannot occur; other tools are
-//!   reported as they are live. A planned tool absent at read time is not pinned (there is
-//!   nothing to pin, and A2 needs it in `read_registry`).
+//!   callable. Precisely: the record's `write_registry` is its `read_registry`, the whole
+//!   read-time snapshot (tools and signature versions), i.e. the registry the call was
+//!   actually resolved against, whatever the live registry became meanwhile. So A2 cannot
+//!   occur. This is also the TLA twin's choice (`Pin` writes `read_registry`), which keeps
+//!   the checker's state counts comparable with TLC's.
 //!
 //! Cost: `validate` aborts (and compensates); `pin` keeps retired tool versions alive until
 //! their pinned ops finish. A pass does not prove more than ¬A2 on top of saga's properties.
@@ -48,29 +48,18 @@ impl RegistryIsolation {
     }
 
     /// `validate`: the planned tool's entry must be unchanged since the read.
+    /// A planned tool that is not live at commit cannot be dispatched, even if it was absent
+    /// at read time too (the TLA twin's `ToolChanged`: `t ∉ registry ∨ version changed`).
     fn tool_changed(&self, p: &Pending) -> Option<AbortReason> {
         let tool = p.request.planned_tool?;
         let seen = p.snapshot.registry.get(tool);
         let now = self.store().registry.get(tool);
-        (seen != now).then_some(AbortReason::ToolChanged { tool })
+        (now.is_none() || seen != now).then_some(AbortReason::ToolChanged { tool })
     }
 
-    /// `pin`: the live registry with the planned tool resolved as it was at read time.
-    fn pinned(&self, p: &Pending) -> Registry {
-        let mut reg = self.store().registry.clone();
-        if let Some(entry) = p
-            .request
-            .planned_tool
-            .and_then(|t| p.snapshot.registry.get(t))
-        {
-            reg.insert(entry);
-            assert_eq!(
-                reg.get(entry.tool),
-                Some(entry),
-                "pin must hold the read entry"
-            );
-        }
-        reg
+    /// `pin`: the registry the call resolves against, the read-time snapshot.
+    fn pinned(p: &Pending) -> Registry {
+        p.snapshot.registry.clone()
     }
 }
 
@@ -94,7 +83,7 @@ impl Runtime for RegistryIsolation {
                 causal.or_else(|| self.tool_changed(pending)),
                 self.store().registry.clone(),
             ),
-            Discipline::Pin => (causal, self.pinned(pending)),
+            Discipline::Pin => (causal, Self::pinned(pending)),
         };
         self.saga.settle(req, registry, verdict)
     }
@@ -161,6 +150,7 @@ mod tests {
         assert_eq!(r.write_registry.get(Tool(1)), r.read_registry.get(Tool(1)));
         assert_eq!(rt.store().registry.get(Tool(1)).map(|e| e.version), Some(1));
         let (_, rt) = run(Discipline::Pin, RegistryChange::Remove(Tool(1)));
-        assert!(rt.log()[0].write_registry.contains(Tool(1)));
+        assert_eq!(rt.log()[0].write_registry, Registry::all(2));
+        assert!(!rt.store().registry.contains(Tool(1)));
     }
 }

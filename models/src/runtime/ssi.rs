@@ -101,4 +101,23 @@ mod tests {
         let ok = rt.commit(&CommitRequest::new(a, &[]));
         assert!(matches!(ok, CommitOutcome::Committed { index: 2, .. }));
     }
+
+    /// A newer version whose writer was retracted no longer conflicts (it is not live, and A1
+    /// ignores it), as in the TLA twin's `StaleRead`.
+    #[test]
+    fn retracted_versions_do_not_conflict() {
+        let mut rt = Ssi::new(Registry::all(0), Options::default());
+        let (a, w) = (Agent(0), Agent(1));
+        rt.begin(&BeginRequest::new(a, vec![Cell(0)], None));
+        rt.begin(&BeginRequest::new(w, vec![], None));
+        rt.commit(&CommitRequest::new(w, &[(Cell(0), Value(1))]));
+        assert_eq!(rt.retract(0), [0]);
+        assert_eq!(
+            rt.store().value(Cell(0)),
+            Value(1),
+            "memory keeps retracted writes"
+        );
+        let out = rt.commit(&CommitRequest::new(a, &[(Cell(1), Value(2))]));
+        assert!(matches!(out, CommitOutcome::Committed { index: 1, .. }));
+    }
 }

@@ -17,7 +17,8 @@ pub struct Pending {
     pub snapshot: Snapshot,
 }
 
-/// Log, memory, registry and in-flight operations.
+/// Log, memory, registry and in-flight operations. Change the log only through these methods:
+/// a per-cell writer index is derived from it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Store {
     pub log: Vec<OpRecord>,
@@ -27,6 +28,10 @@ pub struct Store {
     pub inflight: BTreeMap<Agent, Pending>,
     /// Whether reads record provenance `preds` (extension 2).
     pub provenance: bool,
+    /// For each cell, the log indices of the records that committed a write to it, in log
+    /// order (retracted ones included; filter on `aborted`). Derived from `log`; it keeps
+    /// provenance from scanning the whole log.
+    writers: BTreeMap<Cell, Vec<usize>>,
 }
 
 impl Store {
@@ -43,6 +48,7 @@ impl Store {
             registry,
             inflight: BTreeMap::new(),
             provenance: opts.provenance,
+            writers: BTreeMap::new(),
         }
     }
 
@@ -71,7 +77,7 @@ impl Store {
     pub fn provenance(&self, req: &BeginRequest) -> Vec<u32> {
         let mut preds = Vec::new();
         for &c in &req.read_set {
-            if let Some(k) = self.log.iter().rposition(|r| !r.aborted && r.writes(c)) {
+            if let Some(k) = self.latest_live_writer(c) {
                 preds.push(k as u32);
                 preds.extend_from_slice(&self.log[k].preds);
             }
@@ -79,6 +85,23 @@ impl Store {
         preds.sort_unstable();
         preds.dedup();
         preds
+    }
+
+    /// The latest record that wrote `c` and is not aborted, if any.
+    pub fn latest_live_writer(&self, c: Cell) -> Option<usize> {
+        let writers = self.writers.get(&c)?;
+        let k = writers
+            .iter()
+            .rev()
+            .copied()
+            .find(|&k| !self.log[k].aborted);
+        if let Some(k) = k {
+            assert!(
+                self.log[k].writes(c),
+                "writer index out of step with the log"
+            );
+        }
+        k
     }
 
     /// Records the agent's in-flight operation.
@@ -132,6 +155,12 @@ impl Store {
             req.issue.len(),
             "co must order every issued effect"
         );
+        let mut seen = vec![false; co.len()];
+        for &k in co {
+            assert!(k < seen.len(), "co names an effect that was not issued");
+            assert!(!seen[k], "co names an effect twice");
+            seen[k] = true;
+        }
         let io: Vec<_> = req
             .issue
             .iter()
@@ -146,12 +175,13 @@ impl Store {
             req.issue.len(),
             "a cell is issued at most once"
         );
+        let write_time = self.clock() + 1;
         if !aborted {
             for &c in &write_set {
                 self.memory.set(c, req.write_values.get(c));
+                self.writers.entry(c).or_default().push(self.log.len());
             }
         }
-        let write_time = self.clock() + 1;
         assert!(pending.snapshot.read_time < write_time);
         self.log.push(OpRecord {
             agent: req.agent,
@@ -185,21 +215,6 @@ impl Store {
         }
     }
 
-    /// Resets each cell's memory to its latest live (non-aborted) writer's value, NULL if
-    /// none: the rollback that runtimes with abort semantics apply after a retraction so that
-    /// memory agrees with provenance (which ignores aborted writers).
-    pub fn restore(&mut self, cells: &[Cell]) {
-        for &c in cells {
-            let v = self
-                .log
-                .iter()
-                .rev()
-                .find(|r| !r.aborted && r.writes(c))
-                .map_or(Value::NULL, |r| r.write_values.get(c));
-            self.memory.set(c, v);
-        }
-    }
-
     /// Applies a registry change to the live registry.
     pub fn change_registry(&mut self, change: RegistryChange) {
         match change {
@@ -223,5 +238,84 @@ impl Store {
     /// The current value of the memory at `c`.
     pub fn value(&self, c: Cell) -> Value {
         self.memory.get(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::Tool;
+
+    fn write(s: &mut Store, a: u32, c: u32, v: u32) -> usize {
+        s.start(
+            &BeginRequest::new(Agent(a), vec![], None),
+            Snapshot::empty(),
+        );
+        let req = CommitRequest::new(Agent(a), &[(Cell(c), Value(v))]);
+        s.append(&req, &[0], Registry::new(), false)
+    }
+
+    impl Snapshot {
+        fn empty() -> Self {
+            Snapshot {
+                read_time: 0,
+                read_values: ValueMap::new(),
+                registry: Registry::new(),
+                preds: Vec::new(),
+            }
+        }
+    }
+
+    #[test]
+    fn observed_values_replace_memory_in_the_snapshot() {
+        let mut s = Store::new(Registry::all(1));
+        write(&mut s, 0, 0, 1);
+        let mut req = BeginRequest::new(Agent(1), vec![Cell(0)], Some(Tool(0)));
+        assert_eq!(s.read(&req).read_values.get(Cell(0)), Value(1));
+        req.observed = Some(ValueMap::from_pairs([(Cell(0), Value(2))]));
+        let snap = s.read(&req);
+        assert_eq!(snap.read_values.get(Cell(0)), Value(2));
+        assert_eq!(snap.read_time, 1);
+        assert!(snap.preds.is_empty(), "provenance is off by default");
+    }
+
+    #[test]
+    fn provenance_skips_aborted_writers() {
+        let mut s = Store::with_options(Registry::new(), Options { provenance: true });
+        write(&mut s, 0, 0, 1);
+        write(&mut s, 0, 0, 2);
+        let req = BeginRequest::new(Agent(1), vec![Cell(0)], None);
+        assert_eq!(s.read(&req).preds, [1]);
+        assert!(s.retract_one(1));
+        assert!(!s.retract_one(1));
+        assert_eq!(s.read(&req).preds, [0]);
+        assert_eq!(s.value(Cell(0)), Value(2), "retraction keeps memory");
+    }
+
+    #[test]
+    fn aborted_append_leaves_memory_alone() {
+        let mut s = Store::new(Registry::new());
+        s.start(
+            &BeginRequest::new(Agent(0), vec![], None),
+            Snapshot::empty(),
+        );
+        let req = CommitRequest::new(Agent(0), &[(Cell(0), Value(1)), (Cell(1), Value(2))]);
+        let i = s.append(&req, &[1, 0], Registry::new(), true);
+        assert!(s.log[i].aborted);
+        assert_eq!(s.memory, ValueMap::new());
+        assert_eq!(s.log[i].co, [(Cell(1), Value(2)), (Cell(0), Value(1))]);
+        assert!(s.inflight.is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "twice")]
+    fn co_must_be_a_permutation() {
+        let mut s = Store::new(Registry::new());
+        s.start(
+            &BeginRequest::new(Agent(0), vec![], None),
+            Snapshot::empty(),
+        );
+        let req = CommitRequest::new(Agent(0), &[(Cell(0), Value(1)), (Cell(1), Value(2))]);
+        s.append(&req, &[0, 0], Registry::new(), false);
     }
 }

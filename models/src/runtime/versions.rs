@@ -2,8 +2,8 @@
 //! above) validate against: for each cell, the committed versions in commit order.
 //!
 //! A version is installed when a record commits (never when it is aborted at commit); a
-//! later retraction leaves it installed, so validation stays conservative (a reader that
-//! overlapped a since-retracted write still aborts). The invariant, asserted on every
+//! later retraction leaves it installed, and the validating runtime skips versions whose
+//! writer is aborted by then (as the TLA twin's `StaleRead` does). The invariant, asserted on every
 //! install, is that each cell's versions are in strictly increasing commit (write-time) order.
 //! A pass of these asserts says nothing about which anomalies a runtime prevents.
 
@@ -54,9 +54,13 @@ impl Versions {
 
     /// The first committed version of `c` newer than `read_time`, if any.
     pub fn newer_than(&self, c: Cell, read_time: u64) -> Option<Version> {
-        let versions = self.cells.get(&c)?;
-        let k = versions.partition_point(|v| v.write_time <= read_time);
-        versions.get(k).copied()
+        self.all_newer_than(c, read_time).first().copied()
+    }
+
+    /// Every committed version of `c` newer than `read_time`, in commit order.
+    pub fn all_newer_than(&self, c: Cell, read_time: u64) -> &[Version] {
+        let versions = self.of(c);
+        &versions[versions.partition_point(|v| v.write_time <= read_time)..]
     }
 
     /// The versions of `c`, in commit order.

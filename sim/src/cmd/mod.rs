@@ -3,7 +3,12 @@
 //! Exit codes (house style): 0 the run completed / every property holds; 1 a property was
 //! violated or an anomaly named by `--fail-on` is present; 2 a usage or input error.
 
+pub mod bench_sim;
 pub mod lattice;
+pub mod replay;
+pub mod reproduce;
+pub mod shrink;
+pub mod simulate;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -13,6 +18,16 @@ use std::process::ExitCode;
 pub enum Command {
     /// Print the lattice of consistency models, its cover edges and chains.
     Lattice(lattice::Args),
+    /// Regenerate every table and figure into results/, or check it is up to date.
+    Reproduce(reproduce::Args),
+    /// Run a scenario's seeded trials and summarise the anomalies found.
+    Simulate(simulate::Args),
+    /// Re-run one simulated trial from its replay line.
+    Replay(replay::Args),
+    /// Shrink a failing trial to a minimal schedule that keeps the anomaly.
+    Shrink(shrink::Args),
+    /// Benchmark the simulator (simulated operations per second on one core).
+    BenchSim(bench_sim::Args),
 }
 
 impl Command {
@@ -20,6 +35,11 @@ impl Command {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self {
             Command::Lattice(args) => lattice::run(args),
+            Command::Reproduce(args) => reproduce::run(args),
+            Command::Simulate(args) => simulate::run(args),
+            Command::Replay(args) => replay::run(args),
+            Command::Shrink(args) => shrink::run(args),
+            Command::BenchSim(args) => bench_sim::run(args),
         }
     }
 }
