@@ -1,4 +1,6 @@
-//! The JSON Lines history interchange format (SPEC §2; schema `models/schema/history-v1.schema.json`).
+//! The JSON Lines history interchange format (SPEC §2).
+//!
+//! Schema: `models/schema/history-v1.schema.json` (format version 1).
 //!
 //! One [`OpRecord`](crate::record::OpRecord) per line, in log order, with exactly the keys of
 //! [`KEYS`]; cells, tools and values are strings, `null` is NULL. The reader ([`parse_history`],

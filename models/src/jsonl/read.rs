@@ -362,7 +362,10 @@ fn describe(v: &Json) -> String {
 mod tests {
     use super::*;
 
-    const MIN: &str = r#""agent":"a","read_set":[],"read_values":{},"read_time":0,"write_set":[],"write_values":{},"write_time":1"#;
+    const MIN: &str = concat!(
+        r#""agent":"a","read_set":[],"read_values":{},"read_time":0,"#,
+        r#""write_set":[],"write_values":{},"write_time":1"#
+    );
 
     fn line(extra: &str) -> String {
         format!("{{{MIN}{extra}}}")

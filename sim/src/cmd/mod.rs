@@ -3,7 +3,9 @@
 //! Exit codes (house style): 0 the run completed / every property holds; 1 a property was
 //! violated or an anomaly named by `--fail-on` is present; 2 a usage or input error.
 
+pub mod bench;
 pub mod bench_sim;
+pub mod detect;
 pub mod lattice;
 pub mod replay;
 pub mod reproduce;
@@ -28,6 +30,10 @@ pub enum Command {
     Shrink(shrink::Args),
     /// Benchmark the simulator (simulated operations per second on one core).
     BenchSim(bench_sim::Args),
+    /// Detect anomalies (A1, A2, A3, A6) in a JSON Lines history.
+    Detect(detect::Args),
+    /// Run a benchmark (`agentsim bench detect`).
+    Bench(bench::Args),
 }
 
 impl Command {
@@ -40,6 +46,8 @@ impl Command {
             Command::Replay(args) => replay::run(args),
             Command::Shrink(args) => shrink::run(args),
             Command::BenchSim(args) => bench_sim::run(args),
+            Command::Detect(args) => detect::run(args),
+            Command::Bench(args) => bench::run(args),
         }
     }
 }

@@ -50,6 +50,14 @@ impl Fnv1a {
     }
 }
 
+/// Hashing formatted text without building a string.
+impl std::fmt::Write for Fnv1a {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.bytes(s.as_bytes());
+        Ok(())
+    }
+}
+
 /// FNV-1a 64 of a byte string.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
     Fnv1a::new().bytes(bytes).finish()

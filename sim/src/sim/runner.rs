@@ -82,6 +82,14 @@ pub fn detect(h: &History) -> Report {
 /// Runs every trial and aggregates.
 pub fn run(cfg: &RunConfig<'_>) -> Result<RunResult, SimError> {
     let threads = cfg.threads.clamp(1, cfg.trials.max(1) as usize);
+    if threads == 1 {
+        let trials = run_range(cfg, 0, cfg.trials)?;
+        let metrics: Vec<TrialMetrics> = trials.iter().map(|t| t.metrics.clone()).collect();
+        return Ok(RunResult {
+            aggregate: Aggregate::of(&metrics),
+            trials,
+        });
+    }
     let chunk = cfg.trials.div_ceil(threads as u64).max(1);
     let parts: Vec<Result<Vec<TrialResult>, SimError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads as u64)

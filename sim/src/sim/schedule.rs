@@ -80,6 +80,14 @@ impl Schedule {
     }
 }
 
+impl std::str::FromStr for Schedule {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Schedule, String> {
+        Schedule::parse(s)
+    }
+}
+
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{TAG}:{}:", self.events)?;

@@ -296,7 +296,7 @@ impl<R: Runtime> Engine<'_, R> {
     fn step(&mut self, a: usize) -> Result<(), SimError> {
         let sc = self.sc;
         let spec = &sc.agents[a];
-        let script = std::sync::Arc::clone(&spec.script);
+        let script: &Script = &spec.script;
         let pc = self.agents[a].pc;
         assert!(!self.agents[a].done, "a finished agent has no event");
         assert!(
@@ -308,7 +308,7 @@ impl<R: Runtime> Engine<'_, R> {
         let text: String = match &script.steps[pc] {
             Step::Read { cells, pick, tool } => {
                 let cells = self.select(cells, *pick, &[]);
-                next = self.read(a, pc, cells, *tool, &script, &mut delay);
+                next = self.read(a, pc, cells, *tool, script, &mut delay);
                 String::new()
             }
             Step::Generate {
@@ -397,7 +397,7 @@ impl<R: Runtime> Engine<'_, R> {
         if let Some(n) = next {
             st.pc = n;
         }
-        normalize(st, &script, spec.repeat);
+        normalize(st, script, spec.repeat);
         Ok(())
     }
 

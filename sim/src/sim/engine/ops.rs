@@ -87,7 +87,6 @@ impl<R: Runtime> Engine<'_, R> {
         completion: Option<Dist>,
     ) -> Result<u64, SimError> {
         let agent = Agent(a as u32);
-        let live_registry = self.rt.store().registry.clone();
         let op = self.agents[a].op.as_ref();
         let read = op.map_or(&[][..], |o| &o.read[..]);
         let input = GenInput {
@@ -95,7 +94,8 @@ impl<R: Runtime> Engine<'_, R> {
             step: pc,
             planned: op.and_then(|o| o.planned),
             read,
-            registry: op.map_or(&live_registry, |o| &o.snapshot.registry),
+            // Outside an operation the generation sees the live registry.
+            registry: op.map_or(&self.rt.store().registry, |o| &o.snapshot.registry),
             names: &self.sc.names,
         };
         let cost = GenCost {

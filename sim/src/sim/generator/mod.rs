@@ -33,29 +33,53 @@ pub struct GenInput<'a> {
 
 impl GenInput<'_> {
     /// The stable digest of the inputs: FNV-1a 64 over the agent's name, the step, each read
-    /// `cell=value` and each visible `tool@version`, by name, in id order.
+    /// `cell=value` and each visible `tool@version`, by name, in id order. Names are hashed
+    /// in place (no allocation): this runs once per generation.
     pub fn digest(&self) -> u64 {
+        let n = self.names;
         let mut h = Fnv1a::new();
-        let mut buf = String::new();
-        h.field(&self.names.agent_name(self.agent));
+        h.field(n.agents.name(self.agent.0).unwrap_or("?"));
         h.word(self.step as u64);
         for &(c, v) in self.read {
-            buf.clear();
-            let _ = write!(
-                buf,
-                "{}={}",
-                self.names.cell_name(c),
-                self.names.value_display(v)
-            );
-            h.field(&buf);
+            let _ = write!(h, "{}=", Name(n.cells.name(c.0), 'c', c.0));
+            write_value(&mut h, n, v);
+            h.bytes(&[0xff]);
         }
         h.bytes(&[0xfe]);
         for e in self.registry.entries() {
-            buf.clear();
-            let _ = write!(buf, "{}@{}", self.names.tool_name(e.tool), e.version);
-            h.field(&buf);
+            let _ = write!(
+                h,
+                "{}@{}",
+                Name(n.tools.name(e.tool.0), 't', e.tool.0),
+                e.version
+            );
+            h.bytes(&[0xff]);
         }
         h.finish()
+    }
+}
+
+/// A name, or `<prefix><id>` when it was never interned (as `Names` displays it).
+struct Name<'a>(Option<&'a str>, char, u32);
+
+impl std::fmt::Display for Name<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(s) => f.write_str(s),
+            None => write!(f, "{}{}", self.1, self.2),
+        }
+    }
+}
+
+/// Hashes a value's display name: `NULL`, its interned name, or `v<id>`.
+fn write_value(h: &mut Fnv1a, n: &Names, v: Value) {
+    if v.is_null() {
+        h.bytes(b"NULL");
+    } else if (v.0 as usize) <= n.value_count() {
+        let name = n.value_display(v);
+        h.bytes(name.as_bytes());
+    } else {
+        let _ = write!(h, "v{}", v.0);
     }
 }
 
