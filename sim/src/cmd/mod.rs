@@ -9,6 +9,9 @@ pub mod replay;
 pub mod reproduce;
 pub mod shrink;
 pub mod simulate;
+pub mod sweep;
+pub mod twins;
+pub mod workloads;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -28,6 +31,12 @@ pub enum Command {
     Shrink(shrink::Args),
     /// Benchmark the simulator (simulated operations per second on one core).
     BenchSim(bench_sim::Args),
+    /// The prevention twins: k/N anomalies without and with each mechanism (SPEC §7).
+    Twins(twins::Args),
+    /// The three workloads under vanilla, pessimistic, si and ssi (the paper's Table 4).
+    Workloads(workloads::Args),
+    /// A contention grid × runtimes from a sweep file.
+    Sweep(sweep::Args),
 }
 
 impl Command {
@@ -40,6 +49,9 @@ impl Command {
             Command::Replay(args) => replay::run(args),
             Command::Shrink(args) => shrink::run(args),
             Command::BenchSim(args) => bench_sim::run(args),
+            Command::Twins(args) => twins::run(args),
+            Command::Workloads(args) => workloads::run(args),
+            Command::Sweep(args) => sweep::run(args),
         }
     }
 }
