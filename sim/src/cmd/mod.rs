@@ -11,6 +11,9 @@ pub mod replay;
 pub mod reproduce;
 pub mod shrink;
 pub mod simulate;
+pub mod sweep;
+pub mod twins;
+pub mod workloads;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -34,6 +37,12 @@ pub enum Command {
     Detect(detect::Args),
     /// Run a benchmark (`agentsim bench detect`).
     Bench(bench::Args),
+    /// The prevention twins: k/N anomalies without and with each mechanism (SPEC §7).
+    Twins(twins::Args),
+    /// The three workloads under vanilla, pessimistic, si and ssi (the paper's Table 4).
+    Workloads(workloads::Args),
+    /// A contention grid × runtimes from a sweep file.
+    Sweep(sweep::Args),
 }
 
 impl Command {
@@ -48,6 +57,9 @@ impl Command {
             Command::BenchSim(args) => bench_sim::run(args),
             Command::Detect(args) => detect::run(args),
             Command::Bench(args) => bench::run(args),
+            Command::Twins(args) => twins::run(args),
+            Command::Workloads(args) => workloads::run(args),
+            Command::Sweep(args) => sweep::run(args),
         }
     }
 }
