@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod bench_sim;
 pub mod detect;
+pub mod cpl;
 pub mod lattice;
 pub mod replay;
 pub mod reproduce;
@@ -43,6 +44,8 @@ pub enum Command {
     Workloads(workloads::Args),
     /// A contention grid × runtimes from a sweep file.
     Sweep(sweep::Args),
+    /// Causal Past Logic guards: evaluate on an MSC, or benchmark the monitor.
+    Cpl(cpl::Args),
 }
 
 impl Command {
@@ -60,6 +63,7 @@ impl Command {
             Command::Twins(args) => twins::run(args),
             Command::Workloads(args) => workloads::run(args),
             Command::Sweep(args) => sweep::run(args),
+            Command::Cpl(args) => cpl::run(args),
         }
     }
 }
