@@ -5,8 +5,8 @@
 
 pub mod bench;
 pub mod bench_sim;
-pub mod detect;
 pub mod cpl;
+pub mod detect;
 pub mod lattice;
 pub mod replay;
 pub mod reproduce;
