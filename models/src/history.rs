@@ -4,7 +4,7 @@
 //! [`History::validate`] checks the structural well-formedness that every detector assumes;
 //! it says nothing about anomalies.
 
-use crate::names::Names;
+use crate::names::{Cell, Names};
 use crate::record::OpRecord;
 
 /// A structural defect of a history, with the 0-based record index.
@@ -26,6 +26,8 @@ pub enum HistoryError {
     PredNotEarlier { index: usize, pred: u32 },
     #[error("record {index}: {field} is not sorted and duplicate-free")]
     UnsortedSet { index: usize, field: &'static str },
+    #[error("record {index}: read_meta names cell {cell}, which is not in read_set")]
+    MetaOutsideReadSet { index: usize, cell: Cell },
 }
 
 /// A sequence of records in log order, and the names they use.
@@ -62,7 +64,8 @@ impl History {
         self.records.is_empty()
     }
 
-    /// Checks ordering of write times, read ≤ write, preds earlier, sets sorted.
+    /// Checks ordering of write times, read ≤ write, preds earlier, sets sorted, and that
+    /// replica metadata is sorted by cell and only about cells read.
     pub fn validate(&self) -> Result<(), HistoryError> {
         let mut previous = 0;
         for (index, r) in self.records.iter().enumerate() {
@@ -94,6 +97,14 @@ impl History {
                 if !ok {
                     return Err(HistoryError::UnsortedSet { index, field });
                 }
+            }
+            let meta_cells: Vec<Cell> = r.read_meta.iter().map(|m| m.cell).collect();
+            if !strictly_sorted(&meta_cells) {
+                let field = "read_meta";
+                return Err(HistoryError::UnsortedSet { index, field });
+            }
+            if let Some(&cell) = meta_cells.iter().find(|&&c| !r.reads(c)) {
+                return Err(HistoryError::MetaOutsideReadSet { index, cell });
             }
         }
         Ok(())

@@ -11,9 +11,10 @@ pub mod jsonl;
 pub mod lattice;
 pub mod names;
 pub mod record;
+pub mod replica;
 pub mod runtime;
 
 pub use detect::{Anomaly, Report};
 pub use history::{History, HistoryError};
-pub use names::{Agent, Cell, Names, Tool, Value};
-pub use record::{OpRecord, Registry, ToolEntry, ValueMap};
+pub use names::{Agent, Cell, Names, Replica, Tool, Value};
+pub use record::{OpRecord, ReadMeta, Registry, ToolEntry, ValueMap};

@@ -43,6 +43,12 @@ id_type!(
     Tool,
     "t"
 );
+id_type!(
+    /// A replica of the replicated store (SPEC §6). In the model, replica 0 is the primary;
+    /// in a history read from JSON Lines, ids are interned names and no replica is special.
+    Replica,
+    "r"
+);
 
 /// A cell value; `Value::NULL` (id 0) is the sentinel for "never written".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -114,6 +120,8 @@ pub struct Names {
     pub agents: Interner,
     pub cells: Interner,
     pub tools: Interner,
+    /// Replica names (SPEC §6), used only by histories with per-read metadata.
+    pub replicas: Interner,
     values: Interner,
 }
 
@@ -164,6 +172,14 @@ impl Names {
         self.cells
             .name(c.0)
             .map_or_else(|| c.to_string(), str::to_owned)
+    }
+    pub fn replica(&mut self, name: &str) -> Replica {
+        Replica(self.replicas.intern(name))
+    }
+    pub fn replica_name(&self, r: Replica) -> String {
+        self.replicas
+            .name(r.0)
+            .map_or_else(|| r.to_string(), str::to_owned)
     }
     pub fn tool_name(&self, t: Tool) -> String {
         self.tools

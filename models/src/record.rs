@@ -4,7 +4,7 @@
 //! stored sparsely (NULL entries omitted), so two maps are equal exactly when the total maps are.
 //! A record says nothing about whether it is anomalous: that is the detectors' job (SPEC §3).
 
-use crate::names::{Agent, Cell, Tool, Value};
+use crate::names::{Agent, Cell, Replica, Tool, Value};
 
 /// A total map from cells to values, NULL where unset. Sorted by cell, no NULL entries.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -138,6 +138,17 @@ impl Registry {
     }
 }
 
+/// Where one read of a cell was served in the replicated store (SPEC §6): the replica, and the
+/// cell's **committed version** at the moment of the read (the primary's head for the cell,
+/// 0 before any write). The value observed is the record's `read_values[cell]`. Two reads at
+/// the same committed version that observe different values are a split view (A4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ReadMeta {
+    pub cell: Cell,
+    pub replica: Replica,
+    pub version: u64,
+}
+
 /// One operation record (SPEC §2). Field names follow the paper's `Memory.tla`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OpRecord {
@@ -168,9 +179,21 @@ pub struct OpRecord {
     pub aborted: bool,
     /// Log indices of earlier records this one depends on (provenance, extension 2), sorted.
     pub preds: Vec<u32>,
+    /// Per-read replica metadata (SPEC §6), sorted by cell, at most one entry per cell, each
+    /// cell in `read_set`. Empty for single-store histories; a cell without an entry has no
+    /// known replica or version (A4 ignores it).
+    pub read_meta: Vec<ReadMeta>,
 }
 
 impl OpRecord {
+    /// The replica metadata of the read of `c`, if recorded.
+    pub fn meta(&self, c: Cell) -> Option<ReadMeta> {
+        self.read_meta
+            .binary_search_by_key(&c, |m| m.cell)
+            .ok()
+            .map(|i| self.read_meta[i])
+    }
+
     /// Whether `c` is in the read set.
     pub fn reads(&self, c: Cell) -> bool {
         self.read_set.binary_search(&c).is_ok()

@@ -94,7 +94,10 @@ fn schema_lists_exactly_the_readers_keys() {
     );
 }
 
-const OK: &str = r#"{"agent":"a","read_set":["c"],"read_values":{"c":null},"read_time":0,"write_set":["c"],"write_values":{"c":"v1"},"write_time":1}"#;
+const OK: &str = concat!(
+    r#"{"agent":"a","read_set":["c"],"read_values":{"c":null},"read_time":0,"#,
+    r#""write_set":["c"],"write_values":{"c":"v1"},"write_time":1}"#
+);
 
 /// Parses `OK` followed by `line` and returns the error (line 2).
 fn error_on_line_two(line: &str) -> JsonlError {

@@ -1,12 +1,15 @@
 //! Fast-form detectors: the witness sets of [`super::spec`], in near-linear time.
 //!
 //! Everything that relates two records (A1, A3-residue, `L1_struct`) goes through the per-cell
-//! [`WriteIndex`]: a reader's generation window on a cell is a position range found by binary
-//! search, never a scan over all records. A1 is *output-sensitive*: a window of at most
-//! [`Tuning::scan_max`] writes is scanned; a longer one is bisected, and a half is entered only
-//! when [`Counts`] says it holds a stale writer (another agent, another value), so the cost is
-//! O((n + W + out) · log² n) for n records, W writes and out witnesses, whatever the history.
-//! A2, A3 (preds form) and A6 are per-record and linear in the input size.
+//! [`WriteIndex`]: a reader's generation window on a cell is a position range found by
+//! galloping from a per-cell cursor (records are visited in log order), never a scan over all
+//! records. A1 is *output-sensitive*: a window of at most [`Tuning::scan_max`] writes is
+//! scanned; a longer one is bisected, and a half is entered only when [`Counts`] says it holds
+//! a stale writer (another agent, another value), so the cost is O((n + W + out) · log² n) for
+//! n records, W writes and out witnesses, whatever the history.
+//! A2, A3 (preds form) and A6 are per-record and linear in the input size. [`detect`] visits
+//! the records once for all detectors (the records, not the index, dominate memory traffic);
+//! the per-detector functions run the same code on their own, for benchmarks and tests.
 //!
 //! The output is the *same complete, sorted* [`Report`] as the spec form, on every history that
 //! passes [`History::validate`](crate::history::History::validate) (agreement is tested by
@@ -47,55 +50,270 @@ pub fn detect(h: &History) -> Report {
 pub fn detect_with(h: &History, tuning: Tuning) -> Report {
     let r = &h.records;
     let index = WriteIndex::build(r);
-    Report {
-        a1: a1(r, &index, tuning),
-        a2: a2(r),
-        a3: a3(r),
-        a3_residue: a3_residue(r, &index),
-        a6: a6(r),
-        l1_struct: l1_struct(r, &index),
+    let mut reads = ReadPass::new(&index, tuning, Wanted::ALL);
+    let mut out = Report::default();
+    for (i, ri) in r.iter().enumerate() {
+        out.a2.extend(a2_of(i, ri));
+        a3_of(r, i, ri, &mut out.a3);
+        out.a6.extend(a6_of(i, ri));
+        reads.record(i, ri, &mut out);
     }
+    out
 }
 
 /// A1 stale-generation (SPEC §3): for each non-aborted reader i and cell c it read, the
 /// non-aborted writers j of c with read_time(i) < write_time(j) < write_time(i), another agent
 /// and another value than i read.
 pub fn a1(r: &[OpRecord], index: &WriteIndex, tuning: Tuning) -> Vec<A1Witness> {
-    let counts = OnceCell::new();
+    let wanted = Wanted {
+        a1: true,
+        ..Wanted::NONE
+    };
+    ReadPass::run(r, index, tuning, wanted).a1
+}
+
+/// A3 residue form: a read of a non-NULL value that no *other* non-aborted record wrote to that
+/// cell at or before the read time.
+pub fn a3_residue(r: &[OpRecord], index: &WriteIndex) -> Vec<A3ResidueWitness> {
+    let wanted = Wanted {
+        residue: true,
+        ..Wanted::NONE
+    };
+    ReadPass::run(r, index, Tuning::default(), wanted).a3_residue
+}
+
+/// `L1_struct` violations: a read value that differs from the latest non-aborted write to the
+/// cell at or before the read time (ties in write time: the later record), NULL if none.
+pub fn l1_struct(r: &[OpRecord], index: &WriteIndex) -> Vec<L1StructViolation> {
+    let wanted = Wanted {
+        l1: true,
+        ..Wanted::NONE
+    };
+    ReadPass::run(r, index, Tuning::default(), wanted).l1_struct
+}
+
+/// A2 phantom-tool: a non-aborted record whose planned tool was in its read registry and is
+/// missing from, or at another version in, its write registry.
+pub fn a2(r: &[OpRecord]) -> Vec<A2Witness> {
+    r.iter()
+        .enumerate()
+        .filter_map(|(i, ri)| a2_of(i, ri))
+        .collect()
+}
+
+/// A3 causal-cascade (preds form): a non-aborted record with an aborted pred.
+pub fn a3(r: &[OpRecord]) -> Vec<A3Witness> {
     let mut out = Vec::new();
-    for (i, ri) in r.iter().enumerate() {
-        if ri.aborted {
-            continue;
-        }
-        let first = out.len();
-        for &c in &ri.read_set {
-            let window = index.window(c, ri.read_time, ri.write_time);
-            if window.is_empty() {
-                continue;
-            }
-            let query = StaleQuery {
-                index,
-                agent: ri.agent.0,
-                value: ri.read_values.get(c),
-                scan_max: tuning.scan_max.max(1),
-            };
-            let mut emit = |writer: usize| {
-                out.push(A1Witness {
-                    reader: i,
-                    writer,
-                    cell: c,
-                })
-            };
-            if window.len() <= query.scan_max {
-                query.scan(window, &mut emit);
-            } else {
-                let counts = counts.get_or_init(|| Counts::build(index));
-                query.bisect(counts, window, &mut emit);
-            }
-        }
-        out[first..].sort_unstable();
+    for (j, rj) in r.iter().enumerate() {
+        a3_of(r, j, rj, &mut out);
     }
     out
+}
+
+/// A6 tool-effect reordering: |io| ≥ 2, co ≠ io, co a permutation of io (equal as multisets).
+pub fn a6(r: &[OpRecord]) -> Vec<A6Witness> {
+    r.iter()
+        .enumerate()
+        .filter_map(|(i, ri)| a6_of(i, ri))
+        .collect()
+}
+
+fn a2_of(i: usize, ri: &OpRecord) -> Option<A2Witness> {
+    let tool = ri.planned_tool.filter(|_| !ri.aborted)?;
+    let seen = ri.read_registry.get(tool)?;
+    let reason = match ri.write_registry.get(tool) {
+        None => A2Reason::Removed,
+        Some(now) if now.version == seen.version => return None,
+        Some(now) => A2Reason::VersionChanged {
+            read: seen.version,
+            write: now.version,
+        },
+    };
+    Some(A2Witness {
+        record: i,
+        tool,
+        reason,
+    })
+}
+
+fn a3_of(r: &[OpRecord], j: usize, rj: &OpRecord, out: &mut Vec<A3Witness>) {
+    if rj.aborted {
+        return;
+    }
+    // preds are sorted (History::validate), so the witnesses come out sorted.
+    for &p in &rj.preds {
+        if r.get(p as usize).is_some_and(|rp| rp.aborted) {
+            out.push(A3Witness {
+                record: j,
+                pred: p as usize,
+            });
+        }
+    }
+}
+
+fn a6_of(i: usize, ri: &OpRecord) -> Option<A6Witness> {
+    if ri.aborted || ri.io.len() < 2 || ri.io.len() != ri.co.len() || ri.co == ri.io {
+        return None;
+    }
+    let (mut io, mut co) = (ri.io.clone(), ri.co.clone());
+    io.sort_unstable();
+    co.sort_unstable();
+    (io == co).then_some(A6Witness { record: i })
+}
+
+/// Which read-side detectors a [`ReadPass`] computes.
+#[derive(Clone, Copy, Debug)]
+struct Wanted {
+    a1: bool,
+    residue: bool,
+    l1: bool,
+}
+
+impl Wanted {
+    const ALL: Wanted = Wanted {
+        a1: true,
+        residue: true,
+        l1: true,
+    };
+    const NONE: Wanted = Wanted {
+        a1: false,
+        residue: false,
+        l1: false,
+    };
+}
+
+/// The detectors that look at reads (A1, A3-residue, `L1_struct`), one record at a time in log
+/// order, sharing each read's position in the index.
+struct ReadPass<'a> {
+    index: &'a WriteIndex,
+    counts: OnceCell<Counts>,
+    /// Per cell, where the writes of the records visited so far end. A reader's window edges
+    /// lie a few positions behind it, so galloping from it costs O(log window), not
+    /// O(log writes). Only a hint: any value gives the same answers.
+    cursors: Vec<usize>,
+    scan_max: usize,
+    wanted: Wanted,
+}
+
+impl<'a> ReadPass<'a> {
+    fn new(index: &'a WriteIndex, tuning: Tuning, wanted: Wanted) -> ReadPass<'a> {
+        let cursors = (0..index.cells())
+            .map(|c| index.cell(Cell(c as u32)).start)
+            .collect();
+        ReadPass {
+            index,
+            counts: OnceCell::new(),
+            cursors,
+            scan_max: tuning.scan_max.max(1),
+            wanted,
+        }
+    }
+
+    fn run(r: &[OpRecord], index: &WriteIndex, tuning: Tuning, wanted: Wanted) -> Report {
+        let mut pass = ReadPass::new(index, tuning, wanted);
+        let mut out = Report::default();
+        for (i, ri) in r.iter().enumerate() {
+            pass.record(i, ri, &mut out);
+        }
+        out
+    }
+
+    /// Every read of record `i`, then its writes move the cursors.
+    fn record(&mut self, i: usize, ri: &OpRecord, out: &mut Report) {
+        let first_a1 = out.a1.len();
+        for &c in &ri.read_set {
+            let hint = self.cursors.get(c.index()).copied().unwrap_or(0);
+            let seen = self.index.end_of(c, ri.read_time, false, hint);
+            let before = self.index.cell(c).start..seen;
+            let latest = latest_other_writer(self.index, before.clone(), i);
+            let read = ri.read_values.get(c);
+            if self.wanted.l1 {
+                self.l1(i, c, read, latest, out);
+            }
+            if self.wanted.residue && !read.is_null() {
+                self.residue(i, c, read, before, latest, out);
+            }
+            if self.wanted.a1 && !ri.aborted {
+                let end = self.index.end_of(c, ri.write_time, true, hint).max(seen);
+                self.a1(i, ri, c, seen..end, out);
+            }
+        }
+        out.a1[first_a1..].sort_unstable();
+        if !ri.aborted {
+            for &c in &ri.write_set {
+                self.cursors[c.index()] += 1;
+                // Each live write has one position, so a cursor never leaves its cell.
+                assert!(self.cursors[c.index()] <= self.index.cell(c).end);
+            }
+        }
+    }
+
+    fn l1(&self, i: usize, c: Cell, read: Value, latest: Option<usize>, out: &mut Report) {
+        let expected = latest.map_or(Value::NULL, |p| self.index.writes[p].value);
+        if read != expected {
+            out.l1_struct.push(L1StructViolation {
+                record: i,
+                cell: c,
+                read,
+                expected,
+                writer: latest.map(|p| self.index.writes[p].record as usize),
+            });
+        }
+    }
+
+    /// Usually the latest writer wrote the value read (the read was fresh), which settles it;
+    /// otherwise the two earliest writers of the value decide (if the earliest is the reader
+    /// itself, the second).
+    fn residue(
+        &self,
+        i: usize,
+        c: Cell,
+        value: Value,
+        before: Range<usize>,
+        latest: Option<usize>,
+        out: &mut Report,
+    ) {
+        let w = &self.index.writes;
+        let produced = latest.is_some_and(|p| w[p].value == value)
+            || self
+                .index
+                .first_two_of_value(before, value)
+                .into_iter()
+                .flatten()
+                .any(|p| w[p].record as usize != i);
+        if !produced {
+            out.a3_residue.push(A3ResidueWitness {
+                record: i,
+                cell: c,
+                value,
+            });
+        }
+    }
+
+    fn a1(&self, i: usize, ri: &OpRecord, c: Cell, window: Range<usize>, out: &mut Report) {
+        if window.is_empty() {
+            return;
+        }
+        let query = StaleQuery {
+            index: self.index,
+            agent: ri.agent.0,
+            value: ri.read_values.get(c),
+            scan_max: self.scan_max,
+        };
+        let mut emit = |writer: usize| {
+            out.a1.push(A1Witness {
+                reader: i,
+                writer,
+                cell: c,
+            })
+        };
+        if window.len() <= query.scan_max {
+            query.scan(window, &mut emit);
+        } else {
+            let counts = self.counts.get_or_init(|| Counts::build(self.index));
+            query.bisect(counts, window, &mut emit);
+        }
+    }
 }
 
 /// The stale writers of one reader on one cell: another agent, another value.
@@ -130,125 +348,8 @@ impl StaleQuery<'_> {
     }
 }
 
-/// A2 phantom-tool: a non-aborted record whose planned tool was in its read registry and is
-/// missing from, or at another version in, its write registry.
-pub fn a2(r: &[OpRecord]) -> Vec<A2Witness> {
-    let mut out = Vec::new();
-    for (i, ri) in r.iter().enumerate().filter(|(_, ri)| !ri.aborted) {
-        let Some(tool) = ri.planned_tool else {
-            continue;
-        };
-        let Some(seen) = ri.read_registry.get(tool) else {
-            continue;
-        };
-        let reason = match ri.write_registry.get(tool) {
-            None => A2Reason::Removed,
-            Some(now) if now.version == seen.version => continue,
-            Some(now) => A2Reason::VersionChanged {
-                read: seen.version,
-                write: now.version,
-            },
-        };
-        out.push(A2Witness {
-            record: i,
-            tool,
-            reason,
-        });
-    }
-    out
-}
-
-/// A3 causal-cascade (preds form): a non-aborted record with an aborted pred.
-pub fn a3(r: &[OpRecord]) -> Vec<A3Witness> {
-    let aborted = |p: u32| r.get(p as usize).is_some_and(|rp| rp.aborted);
-    let mut out = Vec::new();
-    for (j, rj) in r.iter().enumerate().filter(|(_, rj)| !rj.aborted) {
-        // preds are sorted (History::validate), so the witnesses come out sorted.
-        out.extend(
-            rj.preds
-                .iter()
-                .filter(|&&p| aborted(p))
-                .map(|&p| A3Witness {
-                    record: j,
-                    pred: p as usize,
-                }),
-        );
-    }
-    out
-}
-
-/// A3 residue form: a read of a non-NULL value that no *other* non-aborted record wrote to that
-/// cell at or before the read time. The two earliest writers of the value suffice: if the
-/// earliest is the reader itself, the second decides.
-pub fn a3_residue(r: &[OpRecord], index: &WriteIndex) -> Vec<A3ResidueWitness> {
-    let mut out = Vec::new();
-    for (j, rj) in r.iter().enumerate() {
-        for &cell in &rj.read_set {
-            let value = rj.read_values.get(cell);
-            if value.is_null() {
-                continue;
-            }
-            let before = index.at_or_before(cell, rj.read_time);
-            let produced = index
-                .first_two_of_value(before, value)
-                .into_iter()
-                .flatten()
-                .any(|p| index.writes[p].record as usize != j);
-            if !produced {
-                out.push(A3ResidueWitness {
-                    record: j,
-                    cell,
-                    value,
-                });
-            }
-        }
-    }
-    out
-}
-
-/// A6 tool-effect reordering: |io| ≥ 2, co ≠ io, co a permutation of io (equal as multisets).
-pub fn a6(r: &[OpRecord]) -> Vec<A6Witness> {
-    let mut out = Vec::new();
-    for (i, ri) in r.iter().enumerate() {
-        if ri.aborted || ri.io.len() < 2 || ri.io.len() != ri.co.len() || ri.co == ri.io {
-            continue;
-        }
-        let (mut io, mut co) = (ri.io.clone(), ri.co.clone());
-        io.sort_unstable();
-        co.sort_unstable();
-        if io == co {
-            out.push(A6Witness { record: i });
-        }
-    }
-    out
-}
-
-/// `L1_struct` violations: a read value that differs from the latest non-aborted write to the
-/// cell at or before the read time (ties in write time: the later record), NULL if none.
-pub fn l1_struct(r: &[OpRecord], index: &WriteIndex) -> Vec<L1StructViolation> {
-    let mut out = Vec::new();
-    for (j, rj) in r.iter().enumerate() {
-        for &cell in &rj.read_set {
-            let latest = latest_other_writer(index, cell, rj.read_time, j);
-            let expected = latest.map_or(Value::NULL, |p| index.writes[p].value);
-            let read = rj.read_values.get(cell);
-            if read != expected {
-                out.push(L1StructViolation {
-                    record: j,
-                    cell,
-                    read,
-                    expected,
-                    writer: latest.map(|p| index.writes[p].record as usize),
-                });
-            }
-        }
-    }
-    out
-}
-
-/// The position of the latest write to `cell` at or before `t` by a record other than `me`.
-fn latest_other_writer(index: &WriteIndex, cell: Cell, t: u64, me: usize) -> Option<usize> {
-    let range = index.at_or_before(cell, t);
+/// The last position in `range` (a prefix of one cell's writes) by a record other than `me`.
+fn latest_other_writer(index: &WriteIndex, range: Range<usize>, me: usize) -> Option<usize> {
     // A record appears at most once per cell, so skipping `me` needs at most one step back.
     range
         .rev()

@@ -4,6 +4,9 @@
 //!   records. It is slow and obviously correct; it is the reference.
 //! * [`fast`] computes the same witness sets in near-linear time for large traces.
 //!
+//! A4 (split view) lives only in the replicated model of SPEC §6: it is in [`a4`], with its
+//! own witness type, outside [`Report`] and outside the lattice of SPEC §4.
+//!
 //! Both return the **complete, sorted** set of witnesses, so agreement is plain equality of
 //! [`Report`]s. A pass says the history has no such anomaly *as defined*; it says nothing about
 //! anomalies outside the catalogue (e.g. cognitive failures of the model).
@@ -17,6 +20,7 @@
 //! only non-aborted writers as producers. In paper-faithful histories nothing is aborted, so
 //! the reading changes nothing there.
 
+pub mod a4;
 pub mod fast;
 pub mod spec;
 pub mod write_index;

@@ -3,8 +3,9 @@
 //! Every write of a non-aborted record to a cell, grouped by cell and sorted by
 //! `(write_time, record)`, in one flat array: cell `c`'s writes occupy the *positions*
 //! `start[c]..start[c + 1]`. A generation window, "the writes to `c` strictly between two
-//! times", is then a position range found by two binary searches. On a history in log order
-//! (write_time ascending) the grouping is a counting sort and the per-cell sort is a no-op check.
+//! times", is then a position range found by two searches that gallop from a hint (the
+//! detectors pass a per-cell cursor, so a search costs O(log window)). On a history in log
+//! order (write_time ascending) the grouping is a counting sort and the per-cell sort a check.
 //!
 //! [`Counts`] adds position lists keyed by agent, by value and by both, so that the number of
 //! writes in a range with `agent ≠ y ∧ value ≠ x` (A1's stale writers) is known in O(log n) by
@@ -13,12 +14,12 @@
 
 use crate::names::{Cell, Value};
 use crate::record::OpRecord;
+use std::cell::OnceCell;
 use std::ops::Range;
 
-/// One write: when, by which record and agent, and the value written to the cell.
+/// One write: by which record and agent, and the value written to the cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Write {
-    pub time: u64,
     pub record: u32,
     pub agent: u32,
     pub value: Value,
@@ -29,9 +30,12 @@ pub struct Write {
 pub struct WriteIndex {
     /// `start[c]..start[c + 1]` are cell `c`'s positions; `len = cells + 1`.
     start: Vec<usize>,
+    /// The write time of each position (kept apart from `writes` so searches stay in cache).
+    pub times: Vec<u64>,
     pub writes: Vec<Write>,
     /// `(value << 32) | position`, sorted: the writes of each value, in position order.
-    by_value: Vec<u64>,
+    /// Built on first use: most reads are answered by the latest writer alone.
+    by_value: OnceCell<Vec<u64>>,
 }
 
 impl WriteIndex {
@@ -56,46 +60,48 @@ impl WriteIndex {
         for c in 0..cells {
             start[c + 1] += start[c];
         }
-        let empty = Write {
-            time: 0,
-            record: 0,
-            agent: 0,
-            value: Value::NULL,
-        };
-        let mut writes = vec![empty; start[cells]];
+        let total = start[cells];
+        assert!(total < u32::MAX as usize, "positions must fit in u32");
+        let empty = (
+            0u64,
+            Write {
+                record: 0,
+                agent: 0,
+                value: Value::NULL,
+            },
+        );
+        let mut timed = vec![empty; total];
         let mut next = start.clone();
         for (i, r) in records.iter().enumerate().filter(|(_, r)| !r.aborted) {
             for &c in &r.write_set {
-                writes[next[c.index()]] = Write {
-                    time: r.write_time,
+                let value = r.write_values.get(c);
+                let w = Write {
                     record: i as u32,
                     agent: r.agent.0,
-                    value: r.write_values.get(c),
+                    value,
                 };
+                timed[next[c.index()]] = (r.write_time, w);
                 next[c.index()] += 1;
             }
         }
         for c in 0..cells {
-            let group = &mut writes[start[c]..start[c + 1]];
-            if !group.is_sorted_by_key(|w| w.time) {
-                group.sort_by_key(|w| w.time); // stable: record order breaks ties
+            let group = &mut timed[start[c]..start[c + 1]];
+            if !group.is_sorted_by_key(|&(t, _)| t) {
+                group.sort_by_key(|&(t, _)| t); // stable: record order breaks ties
             }
         }
-        assert!(
-            writes.len() < u32::MAX as usize,
-            "positions must fit in u32"
-        );
-        let mut by_value: Vec<u64> = writes
-            .iter()
-            .enumerate()
-            .map(|(p, w)| (u64::from(w.value.0) << 32) | p as u64)
-            .collect();
-        by_value.sort_unstable();
+        let (times, writes) = timed.into_iter().unzip();
         WriteIndex {
             start,
+            times,
             writes,
-            by_value,
+            by_value: OnceCell::new(),
         }
+    }
+
+    /// Number of cells (one more than the highest cell written).
+    pub fn cells(&self) -> usize {
+        self.start.len() - 1
     }
 
     /// Cell `c`'s positions (empty for a cell nobody wrote).
@@ -106,28 +112,49 @@ impl WriteIndex {
         }
     }
 
+    /// The first position of cell `c` whose write time is *not* `≤ t` (`strict`: not `< t`),
+    /// searched by galloping from the position `hint`: O(log distance) when the hint is close,
+    /// correct for any hint.
+    pub fn end_of(&self, c: Cell, t: u64, strict: bool, hint: usize) -> usize {
+        let cell = self.cell(c);
+        let times = &self.times[cell.clone()];
+        let hint = hint.clamp(cell.start, cell.end) - cell.start;
+        let before = |x: u64| if strict { x < t } else { x <= t };
+        cell.start + gallop(times, hint, before)
+    }
+
     /// Positions of writes to `c` with `after < time < before` (both strict).
     pub fn window(&self, c: Cell, after: u64, before: u64) -> Range<usize> {
-        let cell = self.cell(c);
-        let group = &self.writes[cell.clone()];
-        let lo = group.partition_point(|w| w.time <= after);
-        let hi = group.partition_point(|w| w.time < before).max(lo);
-        cell.start + lo..cell.start + hi
+        let lo = self.end_of(c, after, false, 0);
+        let hi = self.end_of(c, before, true, lo).max(lo);
+        lo..hi
     }
 
     /// Positions of writes to `c` with `time ≤ t`.
     pub fn at_or_before(&self, c: Cell, t: u64) -> Range<usize> {
-        let cell = self.cell(c);
-        let hi = self.writes[cell.clone()].partition_point(|w| w.time <= t);
-        cell.start..cell.start + hi
+        self.cell(c).start..self.end_of(c, t, false, 0)
+    }
+
+    fn by_value(&self) -> &[u64] {
+        self.by_value.get_or_init(|| {
+            let mut keys: Vec<u64> = self
+                .writes
+                .iter()
+                .enumerate()
+                .map(|(p, w)| (u64::from(w.value.0) << 32) | p as u64)
+                .collect();
+            keys.sort_unstable();
+            keys
+        })
     }
 
     /// The first two positions in `range` whose write has value `v`, in position order.
     pub fn first_two_of_value(&self, range: Range<usize>, v: Value) -> [Option<usize>; 2] {
         let key = |p: usize| (u64::from(v.0) << 32) | p as u64;
-        let from = self.by_value.partition_point(|&k| k < key(range.start));
+        let by_value = self.by_value();
+        let from = by_value.partition_point(|&k| k < key(range.start));
         let mut found = [None, None];
-        for (slot, &k) in found.iter_mut().zip(&self.by_value[from..]) {
+        for (slot, &k) in found.iter_mut().zip(&by_value[from..]) {
             if k >= key(range.end) {
                 break;
             }
@@ -135,6 +162,35 @@ impl WriteIndex {
         }
         found
     }
+}
+
+/// The partition point of `pred` over `xs` (true on a prefix), galloping from `hint`.
+fn gallop(xs: &[u64], hint: usize, pred: impl Fn(u64) -> bool) -> usize {
+    let n = xs.len();
+    let hint = hint.min(n);
+    let (mut lo, mut hi, mut step) = (0, n, 1);
+    if hint < n && pred(xs[hint]) {
+        lo = hint + 1; // the answer is after the hint
+        while hint + step < n {
+            if !pred(xs[hint + step]) {
+                hi = hint + step;
+                break;
+            }
+            lo = hint + step + 1;
+            step *= 2;
+        }
+    } else {
+        hi = hint; // the answer is at or before the hint
+        while step <= hint {
+            if pred(xs[hint - step]) {
+                lo = hint - step + 1;
+                break;
+            }
+            hi = hint - step;
+            step *= 2;
+        }
+    }
+    lo + xs[lo..hi].partition_point(|&x| pred(x))
 }
 
 /// Position lists keyed by agent, and by agent and value, for counting stale writers.
@@ -182,7 +238,7 @@ impl Counts {
         let av = (u128::from(agent) << 64) | (u128::from(value.0) << 32);
         let (lo, hi) = (range.start as u64, range.end as u64);
         let same_agent = count(&self.by_agent, a | lo, a | hi);
-        let same_value = count(&index.by_value, v | lo, v | hi);
+        let same_value = count(index.by_value(), v | lo, v | hi);
         let same_both = count(
             &self.by_agent_value,
             av | u128::from(lo),
@@ -236,5 +292,20 @@ mod tests {
         assert_eq!(counts.stale(&idx, &(1..5), 0, Value(1)), 1);
         assert_eq!(counts.stale(&idx, &(1..5), 2, Value(3)), 4);
         assert_eq!(counts.stale(&idx, &(3..4), 0, Value(1)), 0);
+    }
+
+    #[test]
+    fn gallop_is_correct_from_any_hint() {
+        let xs = [1, 1, 2, 3, 3, 3, 5, 8, 8, 9];
+        for t in 0..11 {
+            for hint in 0..=xs.len() + 1 {
+                assert_eq!(
+                    gallop(&xs, hint, |x| x <= t),
+                    xs.partition_point(|&x| x <= t)
+                );
+                assert_eq!(gallop(&xs, hint, |x| x < t), xs.partition_point(|&x| x < t));
+            }
+        }
+        assert_eq!(gallop(&[], 3, |x| x < 1), 0);
     }
 }

@@ -1,10 +1,13 @@
-//! The JSON Lines history interchange format (SPEC §2; schema `models/schema/history-v1.schema.json`).
+//! The JSON Lines history interchange format (SPEC §2).
+//!
+//! Schema: `models/schema/history-v1.schema.json` (format version 1).
 //!
 //! One [`OpRecord`](crate::record::OpRecord) per line, in log order, with exactly the keys of
 //! [`KEYS`]; cells, tools and values are strings, `null` is NULL. The reader ([`parse_history`],
 //! [`read_history`]) rejects anything else with a typed [`JsonlError`] that names the file, the
 //! 1-based line and the key, and never panics on input. The writer ([`write_history`]) is
-//! byte-deterministic: every key, in the order of [`KEYS`], one record per line.
+//! byte-deterministic: every key, in the order of [`KEYS`], one record per line (the optional
+//! [`READ_META_KEYS`] only when a record has replica metadata).
 //!
 //! A successful read says the file is a well-formed history (sets, times and preds consistent);
 //! it does not say the history is one the model of SPEC §1 could produce (read values may
@@ -17,7 +20,7 @@ pub use read::{parse_history, read_history};
 pub use write::{write_history, write_record};
 
 /// Every key of a record line, in the writer's order.
-pub const KEYS: [&str; 14] = [
+pub const KEYS: [&str; 16] = [
     "agent",
     "read_set",
     "read_values",
@@ -32,7 +35,16 @@ pub const KEYS: [&str; 14] = [
     "co",
     "aborted",
     "preds",
+    "read_replica",
+    "read_version",
 ];
+
+/// The optional per-read keys of the replicated store (SPEC §6, issue 10): objects mapping a
+/// read cell to the replica that served it (a name) and to the cell's committed version at
+/// the read (an integer). They come together, name the same cells, and only cells of
+/// `read_set`. Histories without them load as single-store histories; the writer emits them
+/// only for records that carry replica metadata, so single-store bytes are unchanged.
+pub const READ_META_KEYS: [&str; 2] = ["read_replica", "read_version"];
 
 /// The keys a line must have; the others default (`planned_tool` null, registries, `io`,
 /// `co` and `preds` empty, `aborted` false).

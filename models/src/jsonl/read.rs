@@ -1,15 +1,15 @@
 //! Reading JSON Lines histories: one record per line, every defect reported with file, line, key.
 //!
 //! Each line is parsed into a `serde_json::Value` and then walked key by key, so that an error
-//! can name the exact key (a path like `io[1][0]` for nested values). Adding a key (issue 10's
-//! `read_replica`, `read_version`) is one entry in [`super::KEYS`] and one arm in
-//! [`LineReader::field`]. Blank lines are skipped; `preds` count records, which are the lines
+//! can name the exact key (a path like `io[1][0]` for nested values). Adding a key is one entry
+//! in [`super::KEYS`] and one arm in [`LineReader::field`]; issue 10's `read_replica` and
+//! `read_version` are combined with each other and `read_set` in `LineReader::read_meta`. Blank lines are skipped; `preds` count records, which are the lines
 //! when the file has no blank lines.
 
-use super::{JsonlError, KEYS, REQUIRED_KEYS};
+use super::{JsonlError, KEYS, READ_META_KEYS, REQUIRED_KEYS};
 use crate::history::History;
 use crate::names::{Agent, Cell, Names, Tool, Value};
-use crate::record::{normalize_set, OpRecord, Registry, ToolEntry, ValueMap};
+use crate::record::{normalize_set, OpRecord, ReadMeta, Registry, ToolEntry, ValueMap};
 use serde_json::{Map, Value as Json};
 use std::path::Path;
 
@@ -89,6 +89,7 @@ impl LineReader<'_> {
                 key,
             });
         }
+        rec.read_meta = self.read_meta(&obj, &rec.read_set, names)?;
         if rec.read_time > rec.write_time {
             let msg = format!(
                 "{} is after write_time {} (an operation reads before it writes)",
@@ -123,6 +124,8 @@ impl LineReader<'_> {
                 rec.aborted = v.as_bool().ok_or_else(|| self.wrong(key, "a boolean", v))?
             }
             "preds" => rec.preds = self.preds(key, v)?,
+            // Combined with each other and with read_set in `read_meta`, once every key is in.
+            "read_replica" | "read_version" => {}
             _ => {
                 debug_assert!(!KEYS.contains(&key));
                 return Err(JsonlError::UnknownKey {
@@ -133,6 +136,50 @@ impl LineReader<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The optional `read_replica` (cell → replica name) and `read_version` (cell → committed
+    /// version) objects: both or neither, the same cells, each in `read_set`.
+    fn read_meta(
+        &self,
+        obj: &Map<String, Json>,
+        read_set: &[Cell],
+        names: &mut Names,
+    ) -> Result<Vec<ReadMeta>> {
+        let [rk, vk] = READ_META_KEYS;
+        let (replicas, versions) = match (obj.get(rk), obj.get(vk)) {
+            (None, None) => return Ok(Vec::new()),
+            (Some(_), None) => return Err(self.bad(rk, format!("needs `{vk}` beside it"))),
+            (None, Some(_)) => return Err(self.bad(vk, format!("needs `{rk}` beside it"))),
+            (Some(r), Some(v)) => (r, v),
+        };
+        let replicas = self.object(rk, replicas, "an object mapping cell names to replicas")?;
+        let versions = self.object(vk, versions, "an object mapping cell names to versions")?;
+        if let Some(cell) = versions.keys().find(|c| !replicas.contains_key(*c)) {
+            let msg = format!("cell `{cell}` has a version but no `{rk}` entry");
+            return Err(self.bad(&format!("{vk}.{cell}"), msg));
+        }
+        let mut meta = Vec::with_capacity(replicas.len());
+        for (name, replica) in replicas {
+            let at = format!("{rk}.{name}");
+            let replica = names.replica(self.string(&at, replica)?);
+            let Some(version) = versions.get(name) else {
+                let msg = format!("cell `{name}` has a replica but no `{vk}` entry");
+                return Err(self.bad(&at, msg));
+            };
+            let version = self.integer(&format!("{vk}.{name}"), version)?;
+            let cell = names.cell(name);
+            if read_set.binary_search(&cell).is_err() {
+                return Err(self.bad(&at, format!("cell `{name}` is not in read_set")));
+            }
+            meta.push(ReadMeta {
+                cell,
+                replica,
+                version,
+            });
+        }
+        meta.sort_unstable();
+        Ok(meta)
     }
 
     fn wrong(&self, key: &str, expected: &'static str, found: &Json) -> JsonlError {
@@ -315,7 +362,10 @@ fn describe(v: &Json) -> String {
 mod tests {
     use super::*;
 
-    const MIN: &str = r#""agent":"a","read_set":[],"read_values":{},"read_time":0,"write_set":[],"write_values":{},"write_time":1"#;
+    const MIN: &str = concat!(
+        r#""agent":"a","read_set":[],"read_values":{},"read_time":0,"#,
+        r#""write_set":[],"write_values":{},"write_time":1"#
+    );
 
     fn line(extra: &str) -> String {
         format!("{{{MIN}{extra}}}")
@@ -363,5 +413,42 @@ mod tests {
         assert!(matches!(e, JsonlError::BadJson { line: 1, .. }));
         let e = parse_history("[1]", "h").unwrap_err();
         assert!(matches!(e, JsonlError::NotAnObject { .. }));
+    }
+
+    const META: &str = r#","read_set":["c","d"],"read_replica":{"c":"s1","d":"primary"},"read_version":{"c":1,"d":0}"#;
+
+    #[test]
+    fn replica_metadata_reads_and_checks() {
+        let text = line(META).replacen(r#""read_set":[],"#, "", 1);
+        let h = parse_history(&text, "t").unwrap();
+        let s1 = h.names.replicas.get("s1").unwrap();
+        let c = Cell(h.names.cells.get("c").unwrap());
+        assert_eq!(
+            h.records[0].meta(c).map(|m| (m.replica.0, m.version)),
+            Some((s1, 1))
+        );
+        assert_eq!(h.records[0].read_meta.len(), 2);
+        let without = |k: &str, v: &str| text.replacen(k, v, 1);
+        let cases = [
+            (
+                without(r#","read_version":{"c":1,"d":0}"#, ""),
+                "read_replica",
+            ),
+            (without(r#","d":0"#, ""), "read_replica.d"),
+            (without(r#""c":1"#, r#""c":-1"#), "read_version.c"),
+            (without(r#""c":"s1""#, r#""c":2"#), "read_replica.c"),
+            (
+                without(r#""d":"primary""#, r#""e":"primary""#),
+                "read_version.d",
+            ),
+            (
+                without(r#""read_set":["c","d"]"#, r#""read_set":["c"]"#),
+                "read_replica.d",
+            ),
+        ];
+        for (bad, key) in cases {
+            let e = parse_history(&format!("{}\n{bad}", line("")), "h").unwrap_err();
+            assert_eq!((e.line(), e.key()), (Some(2), Some(key)), "{e}");
+        }
     }
 }

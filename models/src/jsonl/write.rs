@@ -1,6 +1,7 @@
 //! Writing JSON Lines histories, byte-deterministically.
 //!
-//! Every key is written, in the order of [`super::KEYS`], so the output is self-describing and
+//! Every key is written, in the order of [`super::KEYS`] (the optional `read_replica` and
+//! `read_version` only for records with replica metadata), so the output is self-describing and
 //! two equal histories give equal bytes. Value maps are written sparsely (NULL entries are
 //! omitted: a missing cell reads as NULL); sets, maps and registries are sorted by *name*, so
 //! the bytes do not depend on how ids were assigned; registry entries at version 0 are bare
@@ -9,7 +10,7 @@
 
 use crate::history::History;
 use crate::names::{Cell, Names, Value};
-use crate::record::{OpRecord, Registry, ValueMap};
+use crate::record::{OpRecord, ReadMeta, Registry, ValueMap};
 use std::fmt::Write as _;
 
 /// The whole history, one line per record, each ending in `\n`.
@@ -57,7 +58,34 @@ pub fn write_record(names: &Names, r: &OpRecord, out: &mut String) {
         }
         write!(out, "{p}").expect("write to String");
     }
-    out.push_str("]}");
+    out.push(']');
+    if !r.read_meta.is_empty() {
+        read_meta(out, names, &r.read_meta);
+    }
+    out.push('}');
+}
+
+/// The optional `read_replica` and `read_version` objects, cells sorted by name.
+fn read_meta(out: &mut String, names: &Names, meta: &[ReadMeta]) {
+    let sorted = by_name(meta.iter().copied(), |m| names.cell_name(m.cell));
+    out.push_str(",\"read_replica\":{");
+    for (i, (name, m)) in sorted.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        string(out, name);
+        out.push(':');
+        string(out, &names.replica_name(m.replica));
+    }
+    out.push_str("},\"read_version\":{");
+    for (i, (name, m)) in sorted.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        string(out, name);
+        write!(out, ":{}", m.version).expect("write to String");
+    }
+    out.push('}');
 }
 
 fn string(out: &mut String, s: &str) {
@@ -179,6 +207,39 @@ mod tests {
              \"write_time\":1,\"io\":[[\"c2\",null]],\"co\":[],\"aborted\":false,\"preds\":[]}\n"
         );
         let back = parse_history(&text, "t").unwrap();
+        assert_eq!(write_history(&back), text);
+    }
+
+    #[test]
+    fn replica_metadata_round_trips() {
+        let mut names = Names::synthetic(1, 2, 0, 1);
+        let (primary, s1) = (names.replica("primary"), names.replica("s1"));
+        let meta = |cell, replica, version| ReadMeta {
+            cell: Cell(cell),
+            replica,
+            version,
+        };
+        let r = OpRecord {
+            read_set: vec![Cell(0), Cell(1)],
+            read_values: ValueMap::from_pairs([(Cell(1), Value(1))]),
+            read_meta: vec![meta(0, s1, 1), meta(1, primary, 1)],
+            write_time: 1,
+            ..OpRecord::default()
+        };
+        let h = History {
+            records: vec![r],
+            names,
+        };
+        let text = write_history(&h);
+        assert!(
+            text.ends_with(
+                "\"preds\":[],\"read_replica\":{\"c1\":\"s1\",\"c2\":\"primary\"},\
+                 \"read_version\":{\"c1\":1,\"c2\":1}}\n"
+            ),
+            "{text}"
+        );
+        let back = parse_history(&text, "t").unwrap();
+        assert_eq!(back.records[0].read_meta.len(), 2);
         assert_eq!(write_history(&back), text);
     }
 }

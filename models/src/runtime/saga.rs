@@ -7,8 +7,9 @@
 //! Retraction: [`Runtime::retract`] keeps the trait's shape and returns the aborted indices
 //! (the retracted op and its cascade). The effects to undo for them are
 //! [`compensation_plan`] of those indices over the log: later records first, each record's
-//! effects in reverse issue order. The runtime itself already rolls memory back (see
-//! `causal`); compensating the outside world is the caller's, from that plan.
+//! effects in reverse issue order. As SPEC §1 (and the TLA twin) has it, the store keeps the
+//! retracted values in memory; compensating them, in memory and in the outside world, is the
+//! caller's, from that plan (a compensation is then an ordinary op the caller commits).
 //! Cost: delayed externalization, and compensations. A pass does not prove ¬A2.
 
 use super::{

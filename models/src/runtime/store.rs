@@ -198,6 +198,7 @@ impl Store {
             co,
             aborted,
             preds: pending.snapshot.preds,
+            read_meta: Vec::new(),
         });
         self.log.len() - 1
     }

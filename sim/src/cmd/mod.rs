@@ -3,12 +3,18 @@
 //! Exit codes (house style): 0 the run completed / every property holds; 1 a property was
 //! violated or an anomaly named by `--fail-on` is present; 2 a usage or input error.
 
+pub mod bench;
 pub mod bench_sim;
+pub mod cpl;
+pub mod detect;
 pub mod lattice;
 pub mod replay;
 pub mod reproduce;
 pub mod shrink;
 pub mod simulate;
+pub mod sweep;
+pub mod twins;
+pub mod workloads;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -28,6 +34,18 @@ pub enum Command {
     Shrink(shrink::Args),
     /// Benchmark the simulator (simulated operations per second on one core).
     BenchSim(bench_sim::Args),
+    /// Detect anomalies (A1, A2, A3, A6) in a JSON Lines history.
+    Detect(detect::Args),
+    /// Run a benchmark (`agentsim bench detect`).
+    Bench(bench::Args),
+    /// The prevention twins: k/N anomalies without and with each mechanism (SPEC §7).
+    Twins(twins::Args),
+    /// The three workloads under vanilla, pessimistic, si and ssi (the paper's Table 4).
+    Workloads(workloads::Args),
+    /// A contention grid × runtimes from a sweep file.
+    Sweep(sweep::Args),
+    /// Causal Past Logic guards: evaluate on an MSC, or benchmark the monitor.
+    Cpl(cpl::Args),
 }
 
 impl Command {
@@ -40,6 +58,12 @@ impl Command {
             Command::Replay(args) => replay::run(args),
             Command::Shrink(args) => shrink::run(args),
             Command::BenchSim(args) => bench_sim::run(args),
+            Command::Detect(args) => detect::run(args),
+            Command::Bench(args) => bench::run(args),
+            Command::Twins(args) => twins::run(args),
+            Command::Workloads(args) => workloads::run(args),
+            Command::Sweep(args) => sweep::run(args),
+            Command::Cpl(args) => cpl::run(args),
         }
     }
 }

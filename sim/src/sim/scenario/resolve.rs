@@ -5,7 +5,7 @@
 
 use super::error::{ScenarioError, Source};
 use super::raw::{RawAgent, RawScenario, RawStep};
-use super::{AgentSpec, Cond, Scenario, Script, Step, TRIALS_DEFAULT};
+use super::{AgentSpec, Cond, EffectOrder, Scenario, Script, Step, TRIALS_DEFAULT};
 use crate::sim::dist::Dist;
 use crate::sim::runtime_choice::RuntimeChoice;
 use agentsim_models::names::{Agent, Cell, Names, Tool};
@@ -260,7 +260,7 @@ impl Resolver<'_> {
         let allowed: &[&str] = match action {
             "read" => &["cells", "pick", "tool"],
             "generate" => &["latency_ms", "completion"],
-            "write" => &["cells", "pick", "include_read", "effect_ms"],
+            "write" => &["cells", "pick", "include_read", "effect_ms", "order"],
             "wait" => &["latency_ms", "prob"],
             "retract" => &["agent", "prob"],
             "registry" => &["change", "tool", "prob"],
@@ -298,6 +298,7 @@ impl Resolver<'_> {
                 effect_ms: self
                     .dist(r.effect_ms.as_ref(), "effect_ms")?
                     .unwrap_or(Dist::ZERO),
+                order: self.order(r)?,
             },
             "wait" => Step::Wait {
                 latency_ms: self.need_dist(r.latency_ms.as_ref(), s, "latency_ms")?,
@@ -424,6 +425,21 @@ impl Resolver<'_> {
                 "prob",
                 format!("{} is not a probability in [0, 1]", p.get_ref()),
             ),
+        }
+    }
+
+    fn order(&self, r: &RawStep) -> Res<EffectOrder> {
+        match r.order.as_ref() {
+            None => Ok(EffectOrder::Latency),
+            Some(o) => match o.get_ref().as_str() {
+                "latency" => Ok(EffectOrder::Latency),
+                "non-identity" => Ok(EffectOrder::NonIdentity),
+                other => self.err(
+                    o.span(),
+                    "order",
+                    format!("`{other}` is not `latency` or `non-identity`"),
+                ),
+            },
         }
     }
 
