@@ -9,6 +9,7 @@
 pub mod error;
 pub mod raw;
 pub mod resolve;
+pub mod settings;
 
 pub use error::ScenarioError;
 

@@ -5,12 +5,8 @@
 
 use super::error::{ScenarioError, Source};
 use super::raw::{RawAgent, RawScenario, RawStep};
-use super::{
-    AgentSpec, Cond, EffectOrder, GeneratorSpec, OnMissing, RetryPolicy, Scenario, Script, Step,
-    TokenModel, EVENTS_MAX_DEFAULT, TRIALS_DEFAULT,
-};
+use super::{AgentSpec, Cond, EffectOrder, Scenario, Script, Step, TRIALS_DEFAULT};
 use crate::sim::dist::Dist;
-use crate::sim::generator::recorded::Recording;
 use crate::sim::runtime_choice::RuntimeChoice;
 use agentsim_models::names::{Agent, Cell, Names, Tool};
 use agentsim_models::runtime::RegistryChange;
@@ -32,13 +28,18 @@ pub fn resolve(path: &Path, text: &str) -> Res<Scenario> {
     r.scenario(raw, path)
 }
 
-struct Resolver<'a> {
-    src: Source<'a>,
-    names: Names,
+pub(super) struct Resolver<'a> {
+    pub(super) src: Source<'a>,
+    pub(super) names: Names,
 }
 
 impl Resolver<'_> {
-    fn err<T>(&self, span: std::ops::Range<usize>, key: &str, msg: impl Into<String>) -> Res<T> {
+    pub(super) fn err<T>(
+        &self,
+        span: std::ops::Range<usize>,
+        key: &str,
+        msg: impl Into<String>,
+    ) -> Res<T> {
         Err(self.src.error(span, key, msg))
     }
 
@@ -131,20 +132,6 @@ impl Resolver<'_> {
             bases.insert(base.clone(), ids);
         }
         Ok(bases)
-    }
-
-    fn schedule(&self, raw: &RawScenario) -> Res<(u64, u64)> {
-        let Some(s) = &raw.schedule else {
-            return Ok((0, EVENTS_MAX_DEFAULT));
-        };
-        let events_max = s
-            .events_max
-            .as_ref()
-            .map_or(EVENTS_MAX_DEFAULT, |e| *e.get_ref());
-        if let Some(e) = s.events_max.as_ref().filter(|e| *e.get_ref() == 0) {
-            return self.err(e.span(), "events_max", "must be at least 1");
-        }
-        Ok((s.window_ms.unwrap_or(0), events_max))
     }
 
     fn agent(&self, a: &RawAgent, bases: &BTreeMap<String, Vec<Agent>>) -> Res<Vec<AgentSpec>> {
@@ -280,7 +267,8 @@ impl Resolver<'_> {
             "branch" => &["cell", "when", "goto", "prob"],
             _ => {
                 let msg = format!(
-                    "unknown step `{action}`; valid: read, generate, write, wait, retract, registry, branch"
+                    "unknown step `{action}`; valid: read, generate, write, wait, retract, \
+                     registry, branch"
                 );
                 return self.err(r.action.span(), "do", msg);
             }
@@ -494,7 +482,7 @@ impl Resolver<'_> {
         }
     }
 
-    fn dist(&self, d: Option<&Spanned<Dist>>, key: &str) -> Res<Option<Dist>> {
+    pub(super) fn dist(&self, d: Option<&Spanned<Dist>>, key: &str) -> Res<Option<Dist>> {
         match d {
             None => Ok(None),
             Some(d) => match d.get_ref().validate() {
@@ -508,79 +496,6 @@ impl Resolver<'_> {
         match self.dist(d, key)? {
             Some(d) => Ok(d),
             None => self.err(s.span(), key, format!("this step needs `{key}`")),
-        }
-    }
-
-    fn tokens(&self, raw: &RawScenario) -> Res<TokenModel> {
-        let Some(t) = &raw.tokens else {
-            return Ok(TokenModel {
-                prompt_base: 0,
-                prompt_per_cell: 0,
-                completion: Dist::ZERO,
-            });
-        };
-        let completion = self
-            .dist(Some(&t.completion), "completion")?
-            .unwrap_or(Dist::ZERO);
-        Ok(TokenModel {
-            prompt_base: t.prompt_base,
-            prompt_per_cell: t.prompt_per_cell,
-            completion,
-        })
-    }
-
-    fn retry(&self, raw: &RawScenario) -> Res<RetryPolicy> {
-        let Some(r) = &raw.retry else {
-            return Ok(RetryPolicy {
-                max: 0,
-                backoff_ms: Dist::ZERO,
-            });
-        };
-        let backoff_ms = self
-            .dist(r.backoff_ms.as_ref(), "backoff_ms")?
-            .unwrap_or(Dist::ZERO);
-        Ok(RetryPolicy {
-            max: r.max,
-            backoff_ms,
-        })
-    }
-
-    fn generator(&mut self, raw: &RawScenario, path: &Path) -> Res<GeneratorSpec> {
-        let Some(g) = &raw.generator else {
-            return Ok(GeneratorSpec::Stub);
-        };
-        let on_missing = match &g.on_missing {
-            None => OnMissing::Error,
-            Some(m) => {
-                OnMissing::parse(m.get_ref()).or_else(|e| self.err(m.span(), "on_missing", e))?
-            }
-        };
-        match (g.kind.get_ref().as_str(), &g.recording) {
-            ("stub", None) => Ok(GeneratorSpec::Stub),
-            ("recorded", Some(rec)) => {
-                let base = path.parent().unwrap_or(Path::new("."));
-                let file = base.join(rec.get_ref());
-                let recording = Recording::load(&file, &mut self.names)?;
-                Ok(GeneratorSpec::Recorded {
-                    recording: Arc::new(recording),
-                    on_missing,
-                })
-            }
-            ("stub", Some(rec)) => self.err(
-                rec.span(),
-                "recording",
-                "a `stub` generator takes no recording",
-            ),
-            ("recorded", None) => self.err(
-                g.kind.span(),
-                "recording",
-                "a `recorded` generator needs `recording`",
-            ),
-            (k, _) => self.err(
-                g.kind.span(),
-                "kind",
-                format!("unknown generator `{k}`; valid: stub, recorded"),
-            ),
         }
     }
 }
