@@ -287,3 +287,28 @@ fn non_identity(rng: &mut rand_chacha::ChaCha8Rng, order: &mut [usize]) {
     // Unreachable in practice (see SHUFFLE_DRAWS_MAX); stay non-identity regardless.
     order.swap(0, 1);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::non_identity;
+    use rand::SeedableRng;
+
+    #[test]
+    fn non_identity_is_a_permutation_never_the_identity_and_covers_all_others() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..600 {
+            let mut v: Vec<usize> = (0..3).collect();
+            non_identity(&mut rng, &mut v);
+            assert_ne!(v, [0, 1, 2]);
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, [0, 1, 2]);
+            seen.insert(v);
+        }
+        assert_eq!(seen.len(), 5, "all 3! - 1 non-identity orders occur");
+        let mut one = vec![0];
+        non_identity(&mut rng, &mut one);
+        assert_eq!(one, [0]);
+    }
+}
