@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod bench_sim;
+pub mod deployed;
 pub mod detect;
 pub mod lattice;
 pub mod replay;
@@ -34,6 +35,8 @@ pub enum Command {
     Detect(detect::Args),
     /// Run a benchmark (`agentsim bench detect`).
     Bench(bench::Args),
+    /// Run the deployed reproductions (deer-flow, LangGraph), before and after each fix.
+    Deployed(deployed::Args),
 }
 
 impl Command {
@@ -48,6 +51,7 @@ impl Command {
             Command::BenchSim(args) => bench_sim::run(args),
             Command::Detect(args) => detect::run(args),
             Command::Bench(args) => bench::run(args),
+            Command::Deployed(args) => deployed::run(args),
         }
     }
 }
