@@ -86,3 +86,40 @@ pub fn text(rows: &[Row]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_deterministic_and_well_formed() {
+        let rows = deployed::run_all(Config {
+            trials: 40,
+            seed: 5,
+        });
+        let a = json(&rows);
+        assert_eq!(
+            a,
+            json(&deployed::run_all(Config {
+                trials: 40,
+                seed: 5
+            }))
+        );
+        let v: serde_json::Value = serde_json::from_str(&a).expect("valid JSON");
+        let first = &v.as_array().expect("an array")[0];
+        assert_eq!(first["reproduction"], "deer-flow #3123");
+        assert_eq!(first["before"]["k"], 40);
+        assert_eq!(first["after"]["k"], 0);
+    }
+
+    #[test]
+    fn zero_trials_is_an_error() {
+        let args = Args {
+            trials: 0,
+            seed: 0,
+            json: false,
+        };
+        let err = run(args).expect_err("zero trials");
+        assert!(err.to_string().contains("--trials"), "{err}");
+    }
+}

@@ -50,7 +50,7 @@ pub fn rows(cfg: Config) -> Vec<Row> {
         reproduction: "deer-flow memory updater",
         measure,
         before_label: "load, LLM call, whole-file save",
-        after_label: "reload under lock, merge, save",
+        after_label: "OCC: version check, abort, reload, retry",
         before,
         after,
     };
