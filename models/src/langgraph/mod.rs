@@ -26,12 +26,13 @@
 //!   multiple values.` with `ErrorCode.INVALID_CONCURRENT_GRAPH_UPDATE` (`langgraph/errors.py`).
 //! * `langgraph` `pregel/__init__.py` (the loop): "computation proceeds in steps ... Channel
 //!   updates from step N are only visible in step N+1; channels are guaranteed to be immutable
-//!   for the duration of the step"; `pregel/algo.py` `apply_writes` sorts the step's tasks by
-//!   task path before applying their writes, which is why a reducer folds in task order.
-//! * `langgraph.prebuilt.ToolNode`: sync invocation maps the calls over an executor
-//!   (`executor.map`, which returns results in input order), async uses `asyncio.gather`
-//!   (results in input order); the tool messages therefore keep call order whatever the
-//!   completion order of the calls' side effects.
+//!   for the duration of the step". That `apply_writes` (`pregel/algo.py`) applies the writes
+//!   in a deterministic task order (by task path) is SPEC §7's statement; we did not find the
+//!   sorting line in the stored sources, so node-name order is our reading of it.
+//! * `langgraph.prebuilt.ToolNode` runs a message's tool calls in a thread pool (sync) or with
+//!   `asyncio.gather` (async) — a LangGraph tutorial on parallel tool execution and SPEC §7; both
+//!   return results in input order, so the tool messages keep call order whatever the
+//!   completion order of the calls' side effects. We did not read ToolNode's source itself.
 //!
 //! ## What a pass does not prove
 //! The model is of the semantics above, not of LangGraph's code: `Send`, subgraphs, interrupts,
