@@ -8,6 +8,7 @@ pub mod cpl;
 pub mod detect;
 pub mod history;
 pub mod jsonl;
+pub mod langgraph;
 pub mod lattice;
 pub mod names;
 pub mod record;

@@ -115,6 +115,11 @@ pub fn steps() -> Vec<Step> {
             about: "the contention sweep (SPEC §7)",
             run: crate::experiments::steps::sweep_step,
         },
+        Step {
+            name: "deployed",
+            about: "deployed reproductions before and after their fixes (SPEC §7)",
+            run: deployed_step,
+        },
     ]
 }
 
@@ -155,6 +160,13 @@ fn lattice_step(_ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let mut files = vec![figure_file("lattice_hasse", about, hasse::render(&data))];
     files.extend(table_files("lattice", &lattice_table()));
     Ok(files)
+}
+
+/// The deployed reproductions: 1,000 trials each (100 with `--quick`), seed 0.
+fn deployed_step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
+    let trials = if ctx.quick { 100 } else { 1000 };
+    let rows = crate::deployed::run_all(crate::deployed::Config { trials, seed: 0 });
+    Ok(table_files("deployed", &crate::deployed::table(&rows)))
 }
 
 /// One row per lattice point: what it excludes, where it sits on the named chain, the level it

@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod bench_sim;
 pub mod cpl;
+pub mod deployed;
 pub mod detect;
 pub mod lattice;
 pub mod replay;
@@ -46,6 +47,8 @@ pub enum Command {
     Sweep(sweep::Args),
     /// Causal Past Logic guards: evaluate on an MSC, or benchmark the monitor.
     Cpl(cpl::Args),
+    /// Run the deployed reproductions (deer-flow, LangGraph), before and after each fix.
+    Deployed(deployed::Args),
 }
 
 impl Command {
@@ -64,6 +67,7 @@ impl Command {
             Command::Workloads(args) => workloads::run(args),
             Command::Sweep(args) => sweep::run(args),
             Command::Cpl(args) => cpl::run(args),
+            Command::Deployed(args) => deployed::run(args),
         }
     }
 }
