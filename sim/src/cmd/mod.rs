@@ -11,6 +11,7 @@ pub mod replay;
 pub mod reproduce;
 pub mod shrink;
 pub mod simulate;
+pub mod split_view;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -34,6 +35,8 @@ pub enum Command {
     Detect(detect::Args),
     /// Run a benchmark (`agentsim bench detect`).
     Bench(bench::Args),
+    /// Run the split-view (A4) twin on a replicated-store scenario.
+    SplitView(split_view::Args),
 }
 
 impl Command {
@@ -48,6 +51,7 @@ impl Command {
             Command::BenchSim(args) => bench_sim::run(args),
             Command::Detect(args) => detect::run(args),
             Command::Bench(args) => bench::run(args),
+            Command::SplitView(args) => split_view::run(args),
         }
     }
 }

@@ -207,6 +207,7 @@ impl Model {
             co,
             aborted,
             preds: p.preds,
+            read_meta: Vec::new(),
         });
     }
 }
