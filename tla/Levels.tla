@@ -41,6 +41,12 @@ Level(L) == CHOOSE k \in 0..4 : Sat(L, k) /\ (k = 4 \/ ~Sat(L, k + 1))
 \* Invariant: the current log is at level k or above.
 AtLeast(k) == Level(log) >= k
 
+\* The same, named for config files (INVARIANT takes no arguments).
+AtL1 == AtLeast(1)
+AtL2 == AtLeast(2)
+AtL3 == AtLeast(3)
+AtL4 == AtLeast(4)
+
 \* Sanity of the chain itself: each step excludes exactly one more anomaly
 \* and the levels are nested (a log at Lk+1 is at Lk).
 ChainOK ==

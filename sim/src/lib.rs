@@ -5,6 +5,7 @@
 //! time: the same seed gives the same bytes, whatever the thread count.
 
 pub mod cmd;
+pub mod experiments;
 pub mod figures;
 pub mod output;
 pub mod reproduce;

@@ -94,11 +94,28 @@ pub struct Step {
 
 /// Every step, in the order they run and appear in the index.
 pub fn steps() -> Vec<Step> {
-    vec![Step {
-        name: "lattice",
-        about: "the lattice of consistency models (SPEC §4)",
-        run: lattice_step,
-    }]
+    vec![
+        Step {
+            name: "lattice",
+            about: "the lattice of consistency models (SPEC §4)",
+            run: lattice_step,
+        },
+        Step {
+            name: "twins",
+            about: "the prevention twins, k/N without and with each mechanism (SPEC §7)",
+            run: crate::experiments::steps::twins_step,
+        },
+        Step {
+            name: "workloads",
+            about: "the three workloads under vanilla/pessimistic/si/ssi and L2 (SPEC §7)",
+            run: crate::experiments::steps::workloads_step,
+        },
+        Step {
+            name: "sweep",
+            about: "the contention sweep (SPEC §7)",
+            run: crate::experiments::steps::sweep_step,
+        },
+    ]
 }
 
 /// A figure file `figures/<stem>.svg`.

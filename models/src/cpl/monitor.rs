@@ -35,7 +35,7 @@ impl Message {
 }
 
 /// The monitor of lifeline `me`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct Monitor {
     me: usize,
     n: usize,
@@ -44,6 +44,33 @@ pub struct Monitor {
     old: Vec<bool>,
     store: Vec<Option<Value>>,
     vars: Vec<Option<Value>>,
+}
+
+impl Clone for Monitor {
+    fn clone(&self) -> Monitor {
+        let mut m = Monitor {
+            me: self.me,
+            n: self.n,
+            vc: Vec::new(),
+            rows: Vec::new(),
+            old: Vec::new(),
+            store: Vec::new(),
+            vars: Vec::new(),
+        };
+        m.clone_from(self);
+        m
+    }
+
+    /// Reuses this monitor's buffers: searches that branch on a shared prefix clone often.
+    fn clone_from(&mut self, src: &Monitor) {
+        self.me = src.me;
+        self.n = src.n;
+        self.vc.clone_from(&src.vc);
+        self.rows.clone_from(&src.rows);
+        self.old.clone_from(&src.old);
+        self.store.clone_from(&src.store);
+        self.vars.clone_from(&src.vars);
+    }
 }
 
 impl Monitor {

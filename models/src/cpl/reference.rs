@@ -11,6 +11,7 @@
 use super::ast::{Cmp, Formula, Lit, Term};
 use super::msc::{Causal, Msc};
 use super::value::{Symbols, Value};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]
 enum RTerm {
@@ -38,6 +39,7 @@ enum RNode {
 pub struct Reference {
     nodes: Vec<RNode>,
     roots: Vec<usize>,
+    index: BTreeMap<String, usize>,
 }
 
 impl Reference {
@@ -46,6 +48,7 @@ impl Reference {
         let mut r = Reference {
             nodes: Vec::new(),
             roots: Vec::new(),
+            index: BTreeMap::new(),
         };
         for f in formulas {
             let root = r.add(f, lifelines, vars);
@@ -76,7 +79,13 @@ impl Reference {
             Formula::At(b, a) => RNode::At(find(lifelines, b), sub(a)),
             Formula::Past(a) => RNode::Past(sub(a)),
         };
+        // Structurally equal subtrees share a node (and so a memo row); meaning is unchanged.
+        let key = format!("{node:?}");
+        if let Some(&k) = self.index.get(&key) {
+            return k;
+        }
         self.nodes.push(node);
+        self.index.insert(key, self.nodes.len() - 1);
         self.nodes.len() - 1
     }
 
@@ -118,9 +127,10 @@ impl Eval<'_> {
     }
 
     fn compute(&mut self, k: usize, e: usize) -> bool {
-        match self.r.nodes[k].clone() {
+        let r = self.r;
+        match r.nodes[k] {
             RNode::Bool(b) => b,
-            RNode::Atom(l, op, r) => match (self.term(&l, e), self.term(&r, e)) {
+            RNode::Atom(ref l, op, ref r) => match (self.term(l, e), self.term(r, e)) {
                 (Some(a), Some(b)) => a.compare(op, &b),
                 _ => false,
             },
@@ -140,7 +150,8 @@ impl Eval<'_> {
     /// Some f on e's lifeline with index(f) ≤ index(e) satisfies ψ and every later g up to e
     /// satisfies φ.
     fn since(&mut self, phi: usize, psi: usize, e: usize) -> bool {
-        let line = self.causal.events_of(self.msc.events[e].lifeline).to_vec();
+        let causal = self.causal;
+        let line = causal.events_of(self.msc.events[e].lifeline);
         let upto = &line[..=line
             .iter()
             .position(|&g| g == e)

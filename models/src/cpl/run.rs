@@ -28,12 +28,38 @@ pub enum RunError {
 }
 
 /// Every lifeline's monitor plus the messages in transit.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct System {
     /// One monitor per program lifeline.
     pub monitors: Vec<Monitor>,
-    transit: Vec<(u64, Vec<u8>)>,
+    /// Ids of the messages in transit; `bytes[i]` is the encoding of `ids[i]`.
+    ids: Vec<u64>,
+    /// Buffers past `ids.len()` are spares, reused by later sends (no allocation per event).
+    bytes: Vec<Vec<u8>>,
     scratch: Message,
+}
+
+impl Clone for System {
+    fn clone(&self) -> System {
+        System {
+            monitors: self.monitors.clone(),
+            ids: self.ids.clone(),
+            bytes: self.bytes[..self.ids.len()].to_vec(),
+            scratch: self.scratch.clone(),
+        }
+    }
+
+    /// Reuses every buffer (`Vec::clone_from` clones element-wise into existing ones).
+    fn clone_from(&mut self, src: &System) {
+        self.monitors.clone_from(&src.monitors);
+        self.ids.clone_from(&src.ids);
+        for (i, b) in src.bytes[..src.ids.len()].iter().enumerate() {
+            match self.bytes.get_mut(i) {
+                Some(mine) => mine.clone_from(b),
+                None => self.bytes.push(b.clone()),
+            }
+        }
+    }
 }
 
 impl System {
@@ -43,7 +69,8 @@ impl System {
             monitors: (0..prog.lifelines.len())
                 .map(|l| Monitor::new(prog, l))
                 .collect(),
-            transit: Vec::new(),
+            ids: Vec::new(),
+            bytes: Vec::new(),
             scratch: Message::new(prog),
         }
     }
@@ -60,16 +87,20 @@ impl System {
             Kind::Act | Kind::Choice => mon.local(prog, syms, &ev.set),
             Kind::Send { msg, .. } => {
                 mon.send(prog, syms, &ev.set, &mut self.scratch);
-                let mut bytes = Vec::new();
-                wire::encode(&self.scratch, prog, syms, &mut bytes);
-                self.transit.push((msg, bytes));
+                let at = self.ids.len();
+                if at == self.bytes.len() {
+                    self.bytes.push(Vec::new());
+                }
+                wire::encode(&self.scratch, prog, syms, &mut self.bytes[at]);
+                self.ids.push(msg);
             }
             Kind::Recv { msg } => {
-                let at = self.transit.iter().position(|(m, _)| *m == msg);
-                let (_, bytes) = self
-                    .transit
-                    .swap_remove(at.ok_or(RunError::NotInTransit(msg))?);
-                wire::decode(&bytes, prog, syms, &mut self.scratch)?;
+                let at = self.ids.iter().position(|m| *m == msg);
+                let at = at.ok_or(RunError::NotInTransit(msg))?;
+                let last = self.ids.len() - 1;
+                self.ids.swap_remove(at);
+                self.bytes.swap(at, last);
+                wire::decode(&self.bytes[last], prog, syms, &mut self.scratch)?;
                 mon.recv(prog, syms, &self.scratch, &ev.set);
             }
         }
@@ -78,7 +109,7 @@ impl System {
 
     /// The number of messages sent and not yet received.
     pub fn in_transit(&self) -> usize {
-        self.transit.len()
+        self.ids.len()
     }
 }
 

@@ -61,6 +61,7 @@ impl Symbols {
 }
 
 /// `a op b` for two defined values.
+#[inline]
 pub fn compare(op: Cmp, a: Value, b: Value, syms: &Symbols) -> bool {
     use std::cmp::Ordering;
     let ord: Option<Ordering> = match (a, b) {

@@ -240,8 +240,10 @@ impl<'a> ReadPass<'a> {
         }
         out.a1[first_a1..].sort_unstable();
         if !ri.aborted {
-            for c in &ri.write_set {
+            for &c in &ri.write_set {
                 self.cursors[c.index()] += 1;
+                // Each live write has one position, so a cursor never leaves its cell.
+                assert!(self.cursors[c.index()] <= self.index.cell(c).end);
             }
         }
     }

@@ -192,7 +192,7 @@ pub fn assert_agree(h: &History) {
 /// Every registry over tools t1, t2 where each tool is absent, at version 0 or at version 1.
 pub fn registries() -> Vec<Registry> {
     let entry = |t: u32, state: u32| {
-        (state > 0).then_some(ToolEntry {
+        (state > 0).then(|| ToolEntry {
             tool: Tool(t),
             version: state - 1,
         })

@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod bench_sim;
+pub mod cpl;
 pub mod detect;
 pub mod lattice;
 pub mod replay;
@@ -12,6 +13,9 @@ pub mod reproduce;
 pub mod shrink;
 pub mod simulate;
 pub mod split_view;
+pub mod sweep;
+pub mod twins;
+pub mod workloads;
 
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -37,6 +41,14 @@ pub enum Command {
     Bench(bench::Args),
     /// Run the split-view (A4) twin on a replicated-store scenario.
     SplitView(split_view::Args),
+    /// The prevention twins: k/N anomalies without and with each mechanism (SPEC §7).
+    Twins(twins::Args),
+    /// The three workloads under vanilla, pessimistic, si and ssi (the paper's Table 4).
+    Workloads(workloads::Args),
+    /// A contention grid × runtimes from a sweep file.
+    Sweep(sweep::Args),
+    /// Causal Past Logic guards: evaluate on an MSC, or benchmark the monitor.
+    Cpl(cpl::Args),
 }
 
 impl Command {
@@ -52,6 +64,10 @@ impl Command {
             Command::Detect(args) => detect::run(args),
             Command::Bench(args) => bench::run(args),
             Command::SplitView(args) => split_view::run(args),
+            Command::Twins(args) => twins::run(args),
+            Command::Workloads(args) => workloads::run(args),
+            Command::Sweep(args) => sweep::run(args),
+            Command::Cpl(args) => cpl::run(args),
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::sim::stats::{mean, Proportion};
 use agentsim_models::detect::{Anomaly, Report};
 use agentsim_models::lattice::{level, Point};
 use serde::Serialize;
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 /// The detector names that summaries report, in order.
@@ -130,7 +131,9 @@ pub struct Aggregate {
 
 impl Aggregate {
     /// Aggregates trials (in trial order).
-    pub fn of(trials: &[TrialMetrics]) -> Aggregate {
+    pub fn of<T: Borrow<TrialMetrics>>(trials: &[T]) -> Aggregate {
+        let trials: Vec<&TrialMetrics> = trials.iter().map(Borrow::borrow).collect();
+        let trials = &trials[..];
         let n = trials.len() as u64;
         let count =
             |f: &dyn Fn(&TrialMetrics) -> bool| trials.iter().filter(|t| f(t)).count() as u64;
@@ -142,7 +145,7 @@ impl Aggregate {
         for t in trials {
             levels[usize::from(t.level)] += 1;
         }
-        let it = |f: fn(&TrialMetrics) -> u64| trials.iter().map(f);
+        let it = |f: fn(&TrialMetrics) -> u64| trials.iter().map(move |t| f(t));
         Aggregate {
             trials: n,
             anomalies,
@@ -158,7 +161,7 @@ impl Aggregate {
             retries: Spread::of(it(|t| t.retries)),
             retractions: Spread::of(it(|t| t.retractions)),
             makespan_ms: Spread::of(it(|t| t.makespan_ms)),
-            ops_total: trials.iter().map(TrialMetrics::ops).sum(),
+            ops_total: trials.iter().map(|t| t.ops()).sum(),
             events_total: trials.iter().map(|t| t.events).sum(),
             truncated: count(&|t| t.truncated),
         }

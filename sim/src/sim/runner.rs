@@ -84,7 +84,7 @@ pub fn run(cfg: &RunConfig<'_>) -> Result<RunResult, SimError> {
     let threads = cfg.threads.clamp(1, cfg.trials.max(1) as usize);
     if threads == 1 {
         let trials = run_range(cfg, 0, cfg.trials)?;
-        let metrics: Vec<TrialMetrics> = trials.iter().map(|t| t.metrics.clone()).collect();
+        let metrics: Vec<&TrialMetrics> = trials.iter().map(|t| &t.metrics).collect();
         return Ok(RunResult {
             aggregate: Aggregate::of(&metrics),
             trials,
@@ -109,7 +109,7 @@ pub fn run(cfg: &RunConfig<'_>) -> Result<RunResult, SimError> {
         trials.extend(p?);
     }
     assert_eq!(trials.len() as u64, cfg.trials, "every trial ran once");
-    let metrics: Vec<TrialMetrics> = trials.iter().map(|t| t.metrics.clone()).collect();
+    let metrics: Vec<&TrialMetrics> = trials.iter().map(|t| &t.metrics).collect();
     Ok(RunResult {
         aggregate: Aggregate::of(&metrics),
         trials,
@@ -130,16 +130,17 @@ fn run_range(cfg: &RunConfig<'_>, lo: u64, hi: u64) -> Result<Vec<TrialResult>, 
             trace: false,
             record: cfg.record,
         };
-        let run = run_trial(
-            cfg.runtime
-                .build(cfg.scenario.registry(), cfg.scenario.provenance),
-            setup,
-        )?;
-        let history = History::from_records(run.records.clone());
+        let rt = cfg
+            .runtime
+            .build(cfg.scenario.registry(), cfg.scenario.provenance);
+        let mut run = run_trial(rt, setup)?;
+        // The records move into the history for detection and back: no copy per trial.
+        let history = History::from_records(std::mem::take(&mut run.records));
         let report = detect(&history);
+        run.records = history.records;
         let metrics = TrialMetrics::new(k, &run, &report);
         let history = cfg.keep_histories.then(|| History {
-            records: history.records,
+            records: std::mem::take(&mut run.records),
             names: cfg.scenario.names.clone(),
         });
         out.push(TrialResult {

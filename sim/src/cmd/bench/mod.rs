@@ -22,11 +22,14 @@ pub struct Args {
 pub enum What {
     /// The fast detectors on a generated history (and the spec form at a small size).
     Detect(detect::Args),
+    /// The simulator (the same benchmark as `agentsim bench-sim`).
+    Sim(crate::cmd::bench_sim::Args),
 }
 
 /// Runs the benchmark.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Detect(a) => detect::run(a),
+        What::Sim(a) => crate::cmd::bench_sim::run(a),
     }
 }

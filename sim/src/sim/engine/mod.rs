@@ -323,6 +323,7 @@ impl<R: Runtime> Engine<'_, R> {
                 pick,
                 include_read,
                 effect_ms,
+                order,
             } => {
                 if self.agents[a]
                     .op
@@ -337,7 +338,7 @@ impl<R: Runtime> Engine<'_, R> {
                         Vec::new()
                     };
                     let ws = self.select(cells, *pick, &read);
-                    delay = self.issue(a, pc, ws, *effect_ms)?;
+                    delay = self.issue(a, pc, ws, *effect_ms, *order)?;
                     next = Some(pc);
                 }
                 String::new()

@@ -7,7 +7,7 @@ use super::{AgentState, Engine, Op, SimError};
 use crate::sim::dist::Dist;
 use crate::sim::generator::recorded::to_line;
 use crate::sim::generator::{stub, GenCost, GenInput};
-use crate::sim::scenario::Script;
+use crate::sim::scenario::{EffectOrder, Script};
 use agentsim_models::names::{Agent, Cell, Tool};
 use agentsim_models::record::ValueMap;
 use agentsim_models::runtime::{BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Runtime};
@@ -125,6 +125,7 @@ impl<R: Runtime> Engine<'_, R> {
         pc: usize,
         ws: Vec<Cell>,
         effect_ms: Dist,
+        order: EffectOrder,
     ) -> Result<u64, SimError> {
         let agent = Agent(a as u32);
         let op = self.agents[a]
@@ -161,7 +162,10 @@ impl<R: Runtime> Engine<'_, R> {
         // Completion order: by completion time, ties in issue order (equal latencies never
         // reorder, as SPEC §7 observes of LangGraph's ToolNode).
         let mut completion: Vec<usize> = (0..ws.len()).collect();
-        completion.sort_by_key(|&k| (latencies[k], k));
+        match order {
+            EffectOrder::Latency => completion.sort_by_key(|&k| (latencies[k], k)),
+            EffectOrder::NonIdentity => non_identity(&mut self.rng, &mut completion),
+        }
         let last = latencies.iter().copied().max().unwrap_or(0);
         note!(
             self,
@@ -260,4 +264,26 @@ impl<R: Runtime> Engine<'_, R> {
         let parts: Vec<String> = cells.iter().map(|&c| self.sc.names.cell_name(c)).collect();
         format!("[{}]", parts.join(", "))
     }
+}
+
+/// Draws the retry bound of [`non_identity`]: the identity has probability 1/w! <= 1/2 per
+/// draw, so 64 redraws all failing has probability <= 2^-64.
+const SHUFFLE_DRAWS_MAX: u32 = 64;
+
+/// Shuffles `order` (Fisher-Yates) into a uniformly random non-identity permutation by
+/// redrawing the identity; fewer than two elements stay as they are.
+fn non_identity(rng: &mut rand_chacha::ChaCha8Rng, order: &mut [usize]) {
+    if order.len() < 2 {
+        return;
+    }
+    for _ in 0..SHUFFLE_DRAWS_MAX {
+        for i in (1..order.len()).rev() {
+            order.swap(i, crate::sim::dist::below(rng, i + 1));
+        }
+        if order.iter().enumerate().any(|(k, &x)| k != x) {
+            return;
+        }
+    }
+    // Unreachable in practice (see SHUFFLE_DRAWS_MAX); stay non-identity regardless.
+    order.swap(0, 1);
 }

@@ -94,6 +94,7 @@ pub enum Step {
         pick: Option<u32>,
         include_read: bool,
         effect_ms: Dist,
+        order: EffectOrder,
     },
     /// Pause.
     Wait { latency_ms: Dist, prob: f64 },
@@ -109,6 +110,16 @@ pub enum Step {
         target: usize,
         prob: f64,
     },
+}
+
+/// How a `write`'s effects complete (`order` key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EffectOrder {
+    /// By sampled completion latency, ties in issue order (the default, `latency`).
+    Latency,
+    /// A uniformly random non-identity permutation of the issue order (`non-identity`; the
+    /// A6 twin of SPEC §7). With fewer than two effects it is the identity.
+    NonIdentity,
 }
 
 /// A branch condition on a value read.

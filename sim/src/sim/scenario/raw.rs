@@ -116,6 +116,8 @@ pub struct RawStep {
     #[serde(default)]
     pub effect_ms: Option<Spanned<Dist>>,
     #[serde(default)]
+    pub order: Option<Spanned<String>>,
+    #[serde(default)]
     pub prob: Option<Spanned<f64>>,
     #[serde(default)]
     pub agent: Option<Spanned<String>>,
@@ -145,6 +147,7 @@ impl RawStep {
         add(self.completion.is_some(), "completion");
         add(self.include_read.is_some(), "include_read");
         add(self.effect_ms.is_some(), "effect_ms");
+        add(self.order.is_some(), "order");
         add(self.prob.is_some(), "prob");
         add(self.agent.is_some(), "agent");
         add(self.change.is_some(), "change");

@@ -6,8 +6,8 @@
 use super::error::{ScenarioError, Source};
 use super::raw::{RawAgent, RawScenario, RawStep};
 use super::{
-    AgentSpec, Cond, GeneratorSpec, OnMissing, RetryPolicy, Scenario, Script, Step, TokenModel,
-    EVENTS_MAX_DEFAULT, TRIALS_DEFAULT,
+    AgentSpec, Cond, EffectOrder, GeneratorSpec, OnMissing, RetryPolicy, Scenario, Script, Step,
+    TokenModel, EVENTS_MAX_DEFAULT, TRIALS_DEFAULT,
 };
 use crate::sim::dist::Dist;
 use crate::sim::generator::recorded::Recording;
@@ -273,7 +273,7 @@ impl Resolver<'_> {
         let allowed: &[&str] = match action {
             "read" => &["cells", "pick", "tool"],
             "generate" => &["latency_ms", "completion"],
-            "write" => &["cells", "pick", "include_read", "effect_ms"],
+            "write" => &["cells", "pick", "include_read", "effect_ms", "order"],
             "wait" => &["latency_ms", "prob"],
             "retract" => &["agent", "prob"],
             "registry" => &["change", "tool", "prob"],
@@ -310,6 +310,7 @@ impl Resolver<'_> {
                 effect_ms: self
                     .dist(r.effect_ms.as_ref(), "effect_ms")?
                     .unwrap_or(Dist::ZERO),
+                order: self.order(r)?,
             },
             "wait" => Step::Wait {
                 latency_ms: self.need_dist(r.latency_ms.as_ref(), s, "latency_ms")?,
@@ -436,6 +437,21 @@ impl Resolver<'_> {
                 "prob",
                 format!("{} is not a probability in [0, 1]", p.get_ref()),
             ),
+        }
+    }
+
+    fn order(&self, r: &RawStep) -> Res<EffectOrder> {
+        match r.order.as_ref() {
+            None => Ok(EffectOrder::Latency),
+            Some(o) => match o.get_ref().as_str() {
+                "latency" => Ok(EffectOrder::Latency),
+                "non-identity" => Ok(EffectOrder::NonIdentity),
+                other => self.err(
+                    o.span(),
+                    "order",
+                    format!("`{other}` is not `latency` or `non-identity`"),
+                ),
+            },
         }
     }
 

@@ -1,0 +1,179 @@
+//! `agentsim cpl`: Causal Past Logic guards (CPL.md, issue 9).
+//!
+//! `eval GUARDS.cpl MSC.jsonl` runs the knowledge-vector monitor (messages through the binary
+//! wire) and the literal reference evaluator over the MSC in file order, and prints every named
+//! guard at every event's lifeline; any disagreement is a bug, printed with both values, exit 1.
+//! `bench` times the monitor on the reference workloads (see `cpl/bench.rs`).
+//! Agreement on one file proves nothing about other files; `models/tests/cpl_exhaustive.rs`
+//! is the bounded proof.
+
+mod bench;
+
+use agentsim_models::cpl::{
+    compile, jsonl, parse_guards, run, Causal, Formula, Kind, Msc, Program, Reference, Symbols,
+};
+use anyhow::{Context, Result};
+use clap::{Args as ClapArgs, Subcommand};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Evaluate or benchmark Causal Past Logic guards.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: CplCommand,
+}
+
+/// The `cpl` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CplCommand {
+    /// Every named guard at every event: monitor and reference, which must agree.
+    Eval(EvalArgs),
+    /// Per-event time and bytes per message on the reference workloads of CPL.md.
+    Bench(bench::BenchArgs),
+}
+
+/// `agentsim cpl eval`.
+#[derive(Debug, ClapArgs)]
+pub struct EvalArgs {
+    /// Guard file (`let name = φ;` definitions).
+    pub guards: PathBuf,
+    /// MSC as JSON Lines, one event per line in execution order.
+    pub msc: PathBuf,
+    /// Print a JSON array of {"event", "lifeline", "guard", "value"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> Result<ExitCode> {
+    match args.command {
+        CplCommand::Eval(a) => eval(a),
+        CplCommand::Bench(a) => bench::run(a),
+    }
+}
+
+/// Guard values of one event: `(monitor, reference)` per named guard.
+struct Row {
+    values: Vec<(bool, bool)>,
+}
+
+fn eval(args: EvalArgs) -> Result<ExitCode> {
+    let src = std::fs::read_to_string(&args.guards)
+        .with_context(|| format!("reading {}", args.guards.display()))?;
+    let guards = parse_guards(&src).with_context(|| format!("{}", args.guards.display()))?;
+    let text = std::fs::read_to_string(&args.msc)
+        .with_context(|| format!("reading {}", args.msc.display()))?;
+    let mut syms = Symbols::new();
+    let msc =
+        jsonl::parse_msc(&text, &mut syms).with_context(|| format!("{}", args.msc.display()))?;
+    let prog = compile(&guards, &msc.lifelines, &msc.vars, &mut syms);
+    let rows = evaluate(&prog, &guards.defs, &msc, &mut syms)?;
+    let names: Vec<&str> = prog.guards.iter().map(|(n, _)| n.as_str()).collect();
+    let mut bad = String::new();
+    for (e, row) in rows.iter().enumerate() {
+        for (g, &(m, r)) in row.values.iter().enumerate() {
+            if m != r {
+                let line = &msc.lifelines[msc.events[e].lifeline];
+                writeln!(
+                    bad,
+                    "event {e} ({line}) guard {}: monitor {m}, reference {r}",
+                    names[g]
+                )?;
+            }
+        }
+    }
+    if !bad.is_empty() {
+        eprint!("DISAGREEMENT (a bug in the monitor or the reference):\n{bad}");
+        return Ok(ExitCode::from(1));
+    }
+    let out = if args.json {
+        json(&msc, &names, &rows)
+    } else {
+        text_table(&msc, &names, &rows)
+    };
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn evaluate(
+    prog: &Program,
+    defs: &[(String, Formula)],
+    msc: &Msc,
+    syms: &mut Symbols,
+) -> Result<Vec<Row>> {
+    let order: Vec<usize> = (0..msc.len()).collect();
+    let monitor = run::run(prog, syms, msc, &order).context("running the monitor")?;
+    let formulas: Vec<Formula> = defs.iter().map(|(_, f)| f.clone()).collect();
+    let reference = Reference::new(&formulas, &msc.lifelines, &msc.vars);
+    let table = reference.evaluate(msc, &Causal::new(msc), syms);
+    Ok(monitor
+        .iter()
+        .zip(&table)
+        .map(|(row, refs)| Row {
+            values: prog
+                .guards
+                .iter()
+                .zip(refs)
+                .map(|(&(_, k), &r)| (row[k], r))
+                .collect(),
+        })
+        .collect())
+}
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Act => "act",
+        Kind::Choice => "choice",
+        Kind::Send { .. } => "send",
+        Kind::Recv { .. } => "recv",
+    }
+}
+
+fn text_table(msc: &Msc, names: &[&str], rows: &[Row]) -> String {
+    let width = msc
+        .lifelines
+        .iter()
+        .map(String::len)
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let mut s = format!("{:>5}  {:<width$}  {:<6}", "event", "lifeline", "kind");
+    for n in names {
+        write!(s, "  {n}").expect("string");
+    }
+    s.push('\n');
+    for (e, row) in rows.iter().enumerate() {
+        let ev = &msc.events[e];
+        let line = &msc.lifelines[ev.lifeline];
+        write!(s, "{e:>5}  {line:<width$}  {:<6}", kind_name(ev.kind)).expect("string");
+        for (n, &(v, _)) in names.iter().zip(&row.values) {
+            write!(s, "  {:<w$}", if v { "true" } else { "false" }, w = n.len()).expect("string");
+        }
+        s.truncate(s.trim_end().len());
+        s.push('\n');
+    }
+    writeln!(
+        s,
+        "monitor and reference agree on {} values",
+        rows.len() * names.len()
+    )
+    .expect("string");
+    s
+}
+
+fn json(msc: &Msc, names: &[&str], rows: &[Row]) -> String {
+    let mut out = Vec::new();
+    for (e, row) in rows.iter().enumerate() {
+        for (n, &(v, _)) in names.iter().zip(&row.values) {
+            out.push(serde_json::json!({
+                "event": e,
+                "lifeline": msc.lifelines[msc.events[e].lifeline],
+                "guard": n,
+                "value": v,
+            }));
+        }
+    }
+    format!("{}\n", serde_json::to_string_pretty(&out).expect("json"))
+}
