@@ -8,7 +8,14 @@
 //! lattice point). Exit 0; 1 if `--fail-on` names an anomaly that is present; 2 on bad input.
 //! A clean report says the history exhibits none of A1, A2, A3, A6 *as defined*; it says nothing
 //! about histories the shim did not record.
+//!
+//! A4 (split view, SPEC §6) is reported only for histories with replica metadata (some record
+//! has `read_replica`/`read_version`): then the text output gains an "A4 split-view" section and
+//! `--json` an `A4` key inside `anomalies` (an array, empty when there is no split). A4 is
+//! outside the lattice, so it changes neither `lattice_point` nor `level`. Single-store
+//! histories give byte-identical output to a build without A4.
 
+use agentsim_models::detect::a4::{self, A4Read, A4Witness};
 use agentsim_models::detect::{
     fast, spec, A1Witness, A2Reason, A2Witness, A3ResidueWitness, A3Witness, A6Witness,
     L1StructViolation,
@@ -33,9 +40,9 @@ pub struct Args {
     /// Also report the A3 residue form (reads of values nobody had written).
     #[arg(long)]
     pub residue: bool,
-    /// Exit 1 if any of these anomalies is present (comma-separated: A1,A2,A3,A6).
-    #[arg(long, value_delimiter = ',', value_parser = parse_anomaly)]
-    pub fail_on: Vec<Anomaly>,
+    /// Exit 1 if any of these anomalies is present (comma-separated: A1,A2,A3,A4,A6).
+    #[arg(long, value_delimiter = ',', value_parser = parse_fail_on)]
+    pub fail_on: Vec<FailOn>,
     /// Use the spec-form detectors (quadratic; for cross-checking small histories).
     #[arg(long)]
     pub spec: bool,
@@ -44,6 +51,22 @@ pub struct Args {
 fn parse_anomaly(s: &str) -> Result<Anomaly, String> {
     Anomaly::parse(s.trim())
         .ok_or_else(|| format!("unknown anomaly `{s}` (expected A1, A2, A3 or A6)"))
+}
+
+/// An anomaly `--fail-on` can name: one of the lattice's four, or A4 (replicated store).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailOn {
+    Lattice(Anomaly),
+    A4,
+}
+
+fn parse_fail_on(s: &str) -> Result<FailOn, String> {
+    if s.trim().eq_ignore_ascii_case("A4") {
+        return Ok(FailOn::A4);
+    }
+    parse_anomaly(s)
+        .map(FailOn::Lattice)
+        .map_err(|_| format!("unknown anomaly `{s}` (expected A1, A2, A3, A4 or A6)"))
 }
 
 /// Runs the command.
@@ -55,10 +78,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         fast::detect(&history)
     };
+    let split = a4::has_replica_meta(&history).then(|| match args.spec {
+        true => a4::spec(&history.records),
+        false => a4::detect(&history),
+    });
     let point = Point::of(&report.anomalies());
     let level = lattice::level(point);
     if args.json {
-        let v = to_json(&history, &report, point, level, args.residue);
+        let mut v = to_json(&history, &report, point, level, args.residue);
+        if let Some(ws) = &split {
+            v["anomalies"]["A4"] = ws.iter().map(|w| Render(&history).a4_json(w)).collect();
+        }
         println!(
             "{}",
             serde_json::to_string_pretty(&v).context("encoding JSON")?
@@ -69,8 +99,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "{}",
             text(&file, &history, &report, point, level, args.residue)
         );
+        if let Some(ws) = &split {
+            let mut s = String::new();
+            let title = "A4 split-view (replicated store, outside the lattice)";
+            section(&mut s, title, ws, |w| Render(&history).a4_text(w));
+            print!("{s}");
+        }
     }
-    let failed = args.fail_on.iter().any(|&a| report.has(a));
+    let failed = args.fail_on.iter().any(|&f| match f {
+        FailOn::Lattice(a) => report.has(a),
+        FailOn::A4 => split.as_ref().is_some_and(|ws| !ws.is_empty()),
+    });
     Ok(if failed {
         ExitCode::from(1)
     } else {
@@ -277,6 +316,34 @@ impl Render<'_> {
                 "io": self.effects(&r.io), "co": self.effects(&r.co) })
     }
 
+    fn a4_side(&self, r: &A4Read) -> String {
+        format!(
+            "record {} ({}) got {} from {}",
+            r.record,
+            self.agent(r.record),
+            self.val(r.value),
+            self.0.names.replica_name(r.replica)
+        )
+    }
+    fn a4_text(&self, w: &A4Witness) -> String {
+        format!(
+            "{} at committed version {}: {}, but {}",
+            self.cell(w.cell),
+            w.version,
+            self.a4_side(&w.first),
+            self.a4_side(&w.second)
+        )
+    }
+    fn a4_json(&self, w: &A4Witness) -> Json {
+        let side = |r: &A4Read| {
+            json!({ "record": r.record, "agent": self.agent(r.record),
+                    "replica": self.0.names.replica_name(r.replica),
+                    "value": self.val_json(r.value) })
+        };
+        json!({ "cell": self.cell(w.cell), "version": w.version,
+                "first": side(&w.first), "second": side(&w.second) })
+    }
+
     fn l1_text(&self, w: &L1StructViolation) -> String {
         let latest = match w.writer {
             Some(k) => format!("record {k}'s {}", self.val(w.expected)),
@@ -300,5 +367,8 @@ mod tests {
     fn fail_on_parses_names() {
         assert_eq!(parse_anomaly("a3"), Ok(Anomaly::A3));
         assert!(parse_anomaly("A4").is_err());
+        assert_eq!(parse_fail_on("a4"), Ok(FailOn::A4));
+        assert_eq!(parse_fail_on("A6"), Ok(FailOn::Lattice(Anomaly::A6)));
+        assert!(parse_fail_on("A5").unwrap_err().contains("A4"));
     }
 }

@@ -13,6 +13,7 @@ pub mod replay;
 pub mod reproduce;
 pub mod shrink;
 pub mod simulate;
+pub mod split_view;
 pub mod sweep;
 pub mod twins;
 pub mod workloads;
@@ -39,6 +40,8 @@ pub enum Command {
     Detect(detect::Args),
     /// Run a benchmark (`agentsim bench detect`).
     Bench(bench::Args),
+    /// Run the split-view (A4) twin on a replicated-store scenario.
+    SplitView(split_view::Args),
     /// The prevention twins: k/N anomalies without and with each mechanism (SPEC §7).
     Twins(twins::Args),
     /// The three workloads under vanilla, pessimistic, si and ssi (the paper's Table 4).
@@ -63,6 +66,7 @@ impl Command {
             Command::BenchSim(args) => bench_sim::run(args),
             Command::Detect(args) => detect::run(args),
             Command::Bench(args) => bench::run(args),
+            Command::SplitView(args) => split_view::run(args),
             Command::Twins(args) => twins::run(args),
             Command::Workloads(args) => workloads::run(args),
             Command::Sweep(args) => sweep::run(args),
