@@ -1,1 +1,28 @@
 //! `agentsim-checker`: exhaustive exploration of the agentsim model (SPEC §1) on stateright.
+//!
+//! [`PaperModel`] is the paper-faithful transition system over a packed state encoding;
+//! [`explore`] is a parallel BFS that counts states the way TLC does; [`trace`] finds shortest
+//! counterexamples deterministically and renders them (steps, action-index path, ITF JSON).
+//! Everything checked is checked at the given finite bounds only.
+
+pub mod action;
+pub mod composed;
+pub mod config;
+pub mod explore;
+pub mod matrix;
+pub mod packed;
+pub mod paper;
+pub mod property;
+pub mod render;
+pub mod run;
+pub mod space;
+pub mod trace;
+
+pub use action::Action;
+pub use composed::RuntimeModel;
+pub use config::{Bounds, BoundsError, Extensions};
+pub use explore::{explore, ExploreOptions, Outcome};
+pub use paper::{PackedState, PaperModel};
+pub use property::{PropSet, Property};
+pub use run::{check, CheckConfig, CheckReport, Counterexample, Verdict};
+pub use space::{Space, StateView};

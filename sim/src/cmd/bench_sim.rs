@@ -1,4 +1,4 @@
-//! `agentsim bench-sim [SCENARIO]`: simulated operations per second on one core.
+//! `agentsim bench sim [SCENARIO]`: simulated operations per second on one core.
 //!
 //! Two figures on one thread: the engine alone (scripts, runtime, generator, scheduler:
 //! `run_trial` in a loop) and the full pipeline (`sim::run`: engine, then the fast detectors

@@ -5,10 +5,12 @@
 
 pub mod bench;
 pub mod bench_sim;
+pub mod check;
 pub mod cpl;
 pub mod deployed;
 pub mod detect;
 pub mod lattice;
+pub mod matrix;
 pub mod replay;
 pub mod reproduce;
 pub mod shrink;
@@ -24,54 +26,57 @@ use std::process::ExitCode;
 /// The subcommands of `agentsim`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print the lattice of consistency models, its cover edges and chains.
-    Lattice(lattice::Args),
     /// Regenerate every table and figure into results/, or check it is up to date.
     Reproduce(reproduce::Args),
+    /// Detect anomalies (A1, A2, A3, A6; A4 with replica metadata) in a JSON Lines history.
+    Detect(detect::Args),
+    /// Print the lattice of consistency models, its cover edges and chains.
+    Lattice(lattice::Args),
+    /// Exhaustively check the model at small bounds, like TLC (SPEC §1, §3, §5).
+    Check(check::Args),
+    /// Runtime × anomaly matrix: admitted with a shortest witness, or prevented (SPEC §5).
+    Matrix(matrix::Args),
     /// Run a scenario's seeded trials and summarise the anomalies found.
     Simulate(simulate::Args),
     /// Re-run one simulated trial from its replay line.
     Replay(replay::Args),
     /// Shrink a failing trial to a minimal schedule that keeps the anomaly.
     Shrink(shrink::Args),
-    /// Benchmark the simulator (simulated operations per second on one core).
-    BenchSim(bench_sim::Args),
-    /// Detect anomalies (A1, A2, A3, A6) in a JSON Lines history.
-    Detect(detect::Args),
-    /// Run a benchmark (`agentsim bench detect`).
-    Bench(bench::Args),
-    /// Run the split-view (A4) twin on a replicated-store scenario.
-    SplitView(split_view::Args),
     /// The prevention twins: k/N anomalies without and with each mechanism (SPEC §7).
     Twins(twins::Args),
     /// The three workloads under vanilla, pessimistic, si and ssi (the paper's Table 4).
     Workloads(workloads::Args),
     /// A contention grid × runtimes from a sweep file.
     Sweep(sweep::Args),
-    /// Causal Past Logic guards: evaluate on an MSC, or benchmark the monitor.
-    Cpl(cpl::Args),
     /// Run the deployed reproductions (deer-flow, LangGraph), before and after each fix.
     Deployed(deployed::Args),
+    /// Run the split-view (A4) twin on a replicated-store scenario.
+    SplitView(split_view::Args),
+    /// Causal Past Logic guards: evaluate on an MSC, or benchmark the monitor.
+    Cpl(cpl::Args),
+    /// Run a benchmark (`agentsim bench detect`, `agentsim bench sim`).
+    Bench(bench::Args),
 }
 
 impl Command {
     /// Runs the subcommand.
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self {
-            Command::Lattice(args) => lattice::run(args),
             Command::Reproduce(args) => reproduce::run(args),
+            Command::Detect(args) => detect::run(args),
+            Command::Lattice(args) => lattice::run(args),
+            Command::Check(args) => check::run(args),
+            Command::Matrix(args) => matrix::run(args),
             Command::Simulate(args) => simulate::run(args),
             Command::Replay(args) => replay::run(args),
             Command::Shrink(args) => shrink::run(args),
-            Command::BenchSim(args) => bench_sim::run(args),
-            Command::Detect(args) => detect::run(args),
-            Command::Bench(args) => bench::run(args),
-            Command::SplitView(args) => split_view::run(args),
             Command::Twins(args) => twins::run(args),
             Command::Workloads(args) => workloads::run(args),
             Command::Sweep(args) => sweep::run(args),
-            Command::Cpl(args) => cpl::run(args),
             Command::Deployed(args) => deployed::run(args),
+            Command::SplitView(args) => split_view::run(args),
+            Command::Cpl(args) => cpl::run(args),
+            Command::Bench(args) => bench::run(args),
         }
     }
 }

@@ -22,7 +22,7 @@ pub struct Args {
 pub enum What {
     /// The fast detectors on a generated history (and the spec form at a small size).
     Detect(detect::Args),
-    /// The simulator (the same benchmark as `agentsim bench-sim`).
+    /// The simulator: simulated operations per second on one core.
     Sim(crate::cmd::bench_sim::Args),
 }
 

@@ -1,0 +1,243 @@
+//! The model composed with a runtime (SPEC §5): the runtime decides what begins, what
+//! commits and what a retraction aborts; the model only chooses the agents' requests.
+//!
+//! The state *is* the runtime (its store holds `log`, `inflight`, `registry`, `memory`, plus
+//! whatever control state it keeps, such as locks). Actions are enumerated exactly as in the
+//! paper model, so with `vanilla` and every extension off this explores the same transition
+//! system with the same counts (a test pins it). `io` is the issue order and the chosen `co`
+//! is handed to the runtime as the completion order, which its externalization rule may
+//! constrain (extension 5: `saga` forces `co = io`). Extension 4 allows one signature change
+//! per tool (`VERSION_MAX`), keeping the space finite. No symmetry reduction here.
+
+use crate::action::{cell_value, Action, Choices, Seq, View};
+use crate::config::{Bounds, BoundsError, Extensions, AGENTS_MAX};
+use crate::property::PropSet;
+use crate::space::{fingerprint_of, PendingView, Space, StateView};
+use agentsim_models::names::{Agent, Cell, Tool, Value};
+use agentsim_models::record::{Registry, ValueMap};
+use agentsim_models::runtime::{
+    AnyRuntime, BeginRequest, CommitRequest, Options, RegistryChange, Runtime, RuntimeKind,
+};
+
+/// The highest signature version `ChangeSignature` may reach.
+pub const VERSION_MAX: u32 = 1;
+
+/// SPEC §1 composed with runtime `R`.
+#[derive(Clone, Debug)]
+pub struct RuntimeModel<R: Runtime> {
+    bounds: Bounds,
+    choices: Choices,
+    init: R,
+}
+
+impl RuntimeModel<AnyRuntime> {
+    /// The model over a runtime chosen by name; provenance is forced on where the runtime
+    /// needs it (causal and above).
+    pub fn of_kind(b: Bounds, ext: Extensions, kind: RuntimeKind) -> Result<Self, BoundsError> {
+        let opts = Options {
+            provenance: ext.provenance || kind.forces_provenance(),
+        };
+        let ext = Extensions {
+            provenance: opts.provenance,
+            ..ext
+        };
+        RuntimeModel::new(b, ext, AnyRuntime::new(kind, Registry::all(b.tools), opts))
+    }
+}
+
+impl<R: Runtime> RuntimeModel<R> {
+    /// The model starting from runtime `init` (which must be fresh over `Registry::all`).
+    pub fn new(bounds: Bounds, ext: Extensions, init: R) -> Result<Self, BoundsError> {
+        bounds.validate()?;
+        assert!(init.log().is_empty(), "the initial runtime must be fresh");
+        assert_eq!(init.store().registry, Registry::all(bounds.tools));
+        Ok(RuntimeModel {
+            bounds,
+            choices: Choices::new(bounds, ext),
+            init,
+        })
+    }
+
+    fn begin(&self, rt: &mut R, agent: u8, rs: u8, tool: u8, rv: u32) {
+        let b = &self.bounds;
+        let mut req = BeginRequest::new(
+            Agent(u32::from(agent)),
+            (0..b.cells)
+                .filter(|c| rs & (1 << c) != 0)
+                .map(Cell)
+                .collect(),
+            tool.checked_sub(1).map(|t| Tool(u32::from(t))),
+        );
+        if (0..b.cells).any(|c| b.skewed(c)) {
+            req.observed = Some(value_map(rv, b.cells));
+        }
+        rt.begin(&req);
+    }
+
+    fn commit(&self, rt: &mut R, agent: u8, io: Seq, co: Seq, values: u32) {
+        let issue: Vec<u32> = io.iter().collect();
+        let completion = co
+            .iter()
+            .map(|c| {
+                issue
+                    .iter()
+                    .position(|&x| x == c)
+                    .expect("co orders io's cells")
+            })
+            .collect();
+        let req = CommitRequest {
+            agent: Agent(u32::from(agent)),
+            issue: issue.iter().map(|&c| Cell(c)).collect(),
+            write_values: value_map(values, self.bounds.cells),
+            completion,
+        };
+        rt.commit(&req);
+    }
+}
+
+fn value_map(map: u32, cells: u32) -> ValueMap {
+    ValueMap::from_pairs((0..cells).map(|c| (Cell(c), Value(cell_value(map, c)))))
+}
+
+fn packed_map(m: &ValueMap) -> u32 {
+    m.entries()
+        .iter()
+        .fold(0, |acc, &(c, v)| acc | (v.0 << (4 * c.0)))
+}
+
+impl<R: Runtime> stateright::Model for RuntimeModel<R> {
+    type State = R;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<R> {
+        vec![self.init.clone()]
+    }
+
+    fn actions(&self, rt: &R, actions: &mut Vec<Action>) {
+        let st = rt.store();
+        let a = self.bounds.agents as usize;
+        let mut pending = [false; AGENTS_MAX as usize];
+        let mut reads = [0u32; AGENTS_MAX as usize];
+        for (agent, p) in &st.inflight {
+            pending[agent.index()] = true;
+            reads[agent.index()] = p.request.read_set.iter().fold(0, |m, c| m | 1 << c.0);
+        }
+        let tools: Vec<u32> = st.registry.entries().iter().map(|e| e.tool.0).collect();
+        let changeable: Vec<u32> = st
+            .registry
+            .entries()
+            .iter()
+            .filter(|e| e.version < VERSION_MAX)
+            .map(|e| e.tool.0)
+            .collect();
+        let live: Vec<u32> = (0..st.log.len() as u32)
+            .filter(|&i| !st.log[i as usize].aborted)
+            .collect();
+        let view = View {
+            log_len: st.log.len() as u32,
+            pending: &pending[..a],
+            registry: &tools,
+            changeable: &changeable,
+            memory: packed_map(&st.memory),
+            pending_reads: &reads[..a],
+            retractable: &live,
+        };
+        self.choices.enumerate(&view, actions);
+    }
+
+    fn next_state(&self, rt: &R, action: Action) -> Option<R> {
+        let mut next = rt.clone();
+        match action {
+            Action::StartRead {
+                agent,
+                read_set,
+                tool,
+                read_values,
+            } => self.begin(&mut next, agent, read_set, tool, read_values),
+            Action::CompleteWrite {
+                agent,
+                io,
+                co,
+                values,
+            } => self.commit(&mut next, agent, io, co, values),
+            Action::RemoveTool(t) => next.change_registry(RegistryChange::Remove(Tool(t.into()))),
+            Action::ChangeSignature(t) => {
+                next.change_registry(RegistryChange::ChangeSignature(Tool(t.into())))
+            }
+            Action::Retract(i) => {
+                next.retract(usize::from(i));
+            }
+        }
+        Some(next)
+    }
+}
+
+impl<R: Runtime> Space for RuntimeModel<R> {
+    fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+
+    fn fingerprint(&self, rt: &R) -> u64 {
+        fingerprint_of(rt)
+    }
+
+    fn violations(&self, rt: &R, check: PropSet) -> PropSet {
+        let mut out = PropSet::default();
+        for p in check.iter() {
+            if p.violated_by(rt.log()) {
+                out.insert(p);
+            }
+        }
+        out
+    }
+
+    fn view(&self, rt: &R) -> StateView {
+        let st = rt.store();
+        StateView {
+            log: st.log.clone(),
+            inflight: (0..self.bounds.agents)
+                .map(|a| {
+                    st.inflight.get(&Agent(a)).map(|p| PendingView {
+                        read_set: p.request.read_set.iter().map(|c| c.0).collect(),
+                        read_values: p.snapshot.read_values.clone(),
+                        read_registry: p.snapshot.registry.clone(),
+                        planned_tool: p.request.planned_tool.map(|t| t.0),
+                        read_time: p.snapshot.read_time,
+                        preds: p.snapshot.preds.clone(),
+                    })
+                })
+                .collect(),
+            registry: st.registry.clone(),
+            memory: st.memory.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explore::{explore, ExploreOptions};
+
+    fn counts<R: Runtime>(m: &RuntimeModel<R>) -> (u64, u64, u32) {
+        let opts = ExploreOptions {
+            threads: 2,
+            check: PropSet::default(),
+            max_states: u64::MAX,
+        };
+        let o = explore(m, &opts);
+        (o.distinct, o.generated, o.depth)
+    }
+
+    /// Vanilla with every extension off is the paper model: TLC's figures again.
+    #[test]
+    fn vanilla_composition_matches_paper_counts() {
+        let ext = Extensions::default();
+        for (b, want) in [
+            (Bounds::paper(1, 1, 2), (31_942, 33_497, 7)),
+            (Bounds::paper(1, 2, 1), (10_168, 10_937, 5)),
+        ] {
+            let m = RuntimeModel::of_kind(b, ext, RuntimeKind::Vanilla).unwrap();
+            assert_eq!(counts(&m), want);
+        }
+    }
+}

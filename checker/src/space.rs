@@ -1,0 +1,135 @@
+//! What the explorer needs from a model beyond stateright's `Model`: a fingerprint (canonical
+//! under symmetry), property evaluation, and a readable view of a state for traces.
+//!
+//! Fingerprints are 64-bit, as TLC's are: two distinct states collide with probability about
+//! n²/2⁶⁵ (≈ 3·10⁻⁴ at 10⁸ states, ≈ 10⁻¹¹ at the pinned 31,942). A collision can only hide
+//! states, never invent one, so a reported violation is always real.
+
+use crate::action::Action;
+use crate::config::Bounds;
+use crate::property::PropSet;
+use agentsim_models::record::{OpRecord, Registry, ValueMap};
+use std::hash::{Hash, Hasher};
+
+/// An agent's pending op, as traces show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingView {
+    pub read_set: Vec<u32>,
+    pub read_values: ValueMap,
+    pub read_registry: Registry,
+    pub planned_tool: Option<u32>,
+    pub read_time: u64,
+    pub preds: Vec<u32>,
+}
+
+/// A model state in the vocabulary of SPEC §1.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateView {
+    pub log: Vec<OpRecord>,
+    /// `inflight[a]`; `None` is the empty record.
+    pub inflight: Vec<Option<PendingView>>,
+    pub registry: Registry,
+    pub memory: ValueMap,
+}
+
+/// A stateright model the parallel explorer and the trace search can run.
+pub trait Space: stateright::Model<Action = Action> + Sync
+where
+    Self::State: Clone + Send + Sync,
+{
+    /// The constants this model was built with.
+    fn bounds(&self) -> Bounds;
+
+    /// A 64-bit fingerprint; equal for states in one symmetry class when symmetry is on.
+    fn fingerprint(&self, state: &Self::State) -> u64;
+
+    /// The subset of `check` that `state` violates.
+    fn violations(&self, state: &Self::State, check: PropSet) -> PropSet;
+
+    /// The state in SPEC §1 terms.
+    fn view(&self, state: &Self::State) -> StateView;
+}
+
+/// A fast, deterministic 64-bit hasher (splitmix64 rounds); no per-process random keys,
+/// so fingerprints and therefore every reported figure are reproducible.
+#[derive(Clone, Copy, Debug)]
+pub struct FpHasher(u64);
+
+impl Default for FpHasher {
+    fn default() -> Self {
+        FpHasher(0x243F_6A88_85A3_08D3)
+    }
+}
+
+/// One splitmix64 finalisation round.
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Hasher for FpHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut buf = [0u8; 8];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(buf));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = mix(self.0.wrapping_add(0x9E37_79B9_7F4A_7C15) ^ x);
+    }
+    fn write_u128(&mut self, x: u128) {
+        self.write_u64(x as u64);
+        self.write_u64((x >> 64) as u64);
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        mix(self.0)
+    }
+}
+
+/// The fingerprint of any hashable value.
+pub fn fingerprint_of<T: Hash + ?Sized>(value: &T) -> u64 {
+    let mut h = FpHasher::default();
+    value.hash(&mut h);
+    h.finish()
+}
+
+/// A hasher for sets keyed by fingerprints: they are already mixed, so pass them through.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdentityHasher(u64);
+
+impl Hasher for IdentityHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_are_deterministic_and_discriminate() {
+        assert_eq!(fingerprint_of(&[1u128, 2]), fingerprint_of(&[1u128, 2]));
+        assert_ne!(fingerprint_of(&[1u128, 2]), fingerprint_of(&[2u128, 1]));
+        assert_ne!(fingerprint_of(&[0u128]), fingerprint_of(&[0u128, 0]));
+    }
+}

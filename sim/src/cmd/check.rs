@@ -1,0 +1,247 @@
+//! `agentsim check`: exhaustive exploration of SPEC §1 at small bounds, like TLC, with the
+//! figures TLC reports (distinct, generated, depth) and shortest counterexamples.
+//!
+//! Exit 0: every checked property holds on every reachable state at these bounds (nothing is
+//! claimed beyond them). Exit 1: a property is violated; its shortest counterexample is
+//! printed as steps plus a replay path (`--replay PATH` with the same flags re-prints it),
+//! and `--trace-out` writes the first violated property's trace as ITF JSON. Exit 2: bad
+//! flags or bounds, or the `--max-states` bound stopped the search.
+
+use crate::output::write_atomic;
+use agentsim_checker::run::{self, CheckConfig, CheckReport};
+use agentsim_checker::{Bounds, Extensions, Property};
+use agentsim_models::runtime::RuntimeKind;
+use anyhow::{bail, Context};
+use clap::Args as ClapArgs;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exhaustively check the Memory model (SPEC §1), optionally under a runtime (SPEC §5).
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Runtime: vanilla, pessimistic, si, ssi, causal, causal-no-cascade, saga,
+    /// registry-validate, registry-pin.
+    #[arg(long, default_value = "vanilla")]
+    pub runtime: String,
+    /// Paper-faithful: vanilla with every extension off (the paper's TLC transition system).
+    #[arg(long)]
+    pub paper: bool,
+    #[arg(long, default_value_t = 2)]
+    pub agents: u32,
+    #[arg(long, default_value_t = 1)]
+    pub cells: u32,
+    /// Number of non-NULL values.
+    #[arg(long, default_value_t = 2)]
+    pub values: u32,
+    #[arg(long, default_value_t = 2)]
+    pub tools: u32,
+    #[arg(long, default_value_t = 2)]
+    pub max_ops: u32,
+    /// ExternalCells: the first N cells.
+    #[arg(long, default_value_t = 0)]
+    pub external: u32,
+    /// AllowSkew: reads of external cells may return any value.
+    #[arg(long)]
+    pub skew: bool,
+    /// Symmetry reduction over agents.
+    #[arg(long)]
+    pub symmetry: bool,
+    /// Properties: A1,A2,A3,A6 (also A3_residue, L1_struct, A1_snapshot), all, none.
+    #[arg(long, default_value = "all")]
+    pub property: String,
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Extension 1: write values are NULL outside the write set.
+    #[arg(long)]
+    pub canonical_writes: bool,
+    /// Extension 2: record provenance (preds) at StartRead.
+    #[arg(long)]
+    pub provenance: bool,
+    /// Extension 3: enable `Retract(i)`.
+    #[arg(long)]
+    pub retraction: bool,
+    /// Extension 4: enable `ChangeSignature(t)` (one change per tool).
+    #[arg(long)]
+    pub tool_versions: bool,
+    /// Every op must write every cell it read (the hypothesis under which si excludes A1).
+    #[arg(long)]
+    pub all_writers: bool,
+    /// Stop after this many distinct states (exit 2).
+    #[arg(long, default_value_t = 2_000_000_000)]
+    pub max_states: u64,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the first violated property's counterexample as ITF JSON.
+    #[arg(long, value_name = "FILE.itf.json")]
+    pub trace_out: Option<PathBuf>,
+    /// Replay an action-index path (`0/4/17`) instead of exploring, and print its steps.
+    #[arg(long, value_name = "PATH")]
+    pub replay: Option<String>,
+}
+
+/// Validates the flags into a check configuration.
+pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
+    let runtime = RuntimeKind::parse(&a.runtime).map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
+    let ext = Extensions {
+        canonical_writes: a.canonical_writes,
+        provenance: a.provenance,
+        retraction: a.retraction,
+        tool_versions: a.tool_versions,
+        all_writers: a.all_writers,
+    };
+    if a.paper && (runtime != RuntimeKind::Vanilla || !ext.is_paper()) {
+        bail!("--paper means vanilla with every extension off; drop --runtime and extension flags");
+    }
+    let bounds = Bounds {
+        agents: a.agents,
+        cells: a.cells,
+        values: a.values,
+        tools: a.tools,
+        max_ops: a.max_ops,
+        external: a.external,
+        skew: a.skew,
+    };
+    bounds.validate()?;
+    let properties = Property::parse_list(&a.property).map_err(anyhow::Error::msg)?;
+    Ok(CheckConfig {
+        bounds,
+        ext,
+        runtime,
+        symmetry: a.symmetry,
+        properties,
+        threads: a.threads,
+        max_states: a.max_states,
+    })
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let cfg = config(&args)?;
+    if let Some(path) = &args.replay {
+        let cx = run::replay(&cfg, path).map_err(anyhow::Error::msg)?;
+        for s in &cx.steps {
+            println!("{s}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("exploring ({} threads)...", cfg.threads);
+    let report = run::check(&cfg)?;
+    if !report.outcome.complete && !report.outcome.all_violated {
+        bail!(
+            "stopped after {} distinct states without exhausting the space: raise --max-states",
+            report.outcome.distinct
+        );
+    }
+    if let Some(path) = &args.trace_out {
+        write_trace(&report, path)?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&to_json(&report))?);
+    } else {
+        print!("{}", text(&report, &cfg));
+    }
+    Ok(if report.violated() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn write_trace(report: &CheckReport, path: &std::path::Path) -> anyhow::Result<()> {
+    let first = report
+        .verdicts
+        .iter()
+        .find_map(|v| v.counterexample.as_ref());
+    if let Some(cx) = first {
+        let bytes = serde_json::to_vec_pretty(&cx.itf)?;
+        write_atomic(path, &bytes).with_context(|| format!("--trace-out {}", path.display()))?;
+    } else {
+        eprintln!("no property violated: {} not written", path.display());
+    }
+    Ok(())
+}
+
+/// The `--json` object.
+pub fn to_json(r: &CheckReport) -> serde_json::Value {
+    let o = &r.outcome;
+    let props: serde_json::Map<String, serde_json::Value> = r
+        .verdicts
+        .iter()
+        .map(|v| {
+            let body = match &v.counterexample {
+                None => json!({ "holds": true, "trace": [], "states": o.distinct }),
+                Some(cx) => json!({
+                    "holds": false,
+                    "trace": cx.steps,
+                    "steps": cx.steps.len(),
+                    "path": cx.path,
+                }),
+            };
+            (v.property.name().to_owned(), body)
+        })
+        .collect();
+    json!({
+        "model": r.model,
+        "distinct_states": o.distinct,
+        "generated_states": o.generated,
+        "depth": o.depth,
+        "seconds": o.seconds,
+        "complete": o.complete,
+        "states_per_second": o.rate().round(),
+        "properties": props,
+    })
+}
+
+fn text(r: &CheckReport, cfg: &CheckConfig) -> String {
+    let o = &r.outcome;
+    let b = &cfg.bounds;
+    let mut s = format!(
+        "model {} runtime {}: agents {} cells {} values {} tools {} max-ops {} external {} \
+         skew {} symmetry {}\n",
+        r.model,
+        cfg.runtime.name(),
+        b.agents,
+        b.cells,
+        b.values,
+        b.tools,
+        b.max_ops,
+        b.external,
+        b.skew,
+        cfg.symmetry
+    );
+    s += &format!("distinct states   {}\n", o.distinct);
+    s += &format!("generated states  {}\n", o.generated);
+    s += &format!("depth             {}\n", o.depth);
+    s += &format!("seconds           {:.3}\n", o.seconds);
+    s += &format!("distinct states/s {:.0}\n", o.rate());
+    if o.all_violated {
+        s += "stopped early: every checked property is violated (counts cover the levels \
+              explored; use --property none for the whole space)\n";
+    }
+    for v in &r.verdicts {
+        match &v.counterexample {
+            None => {
+                s += &format!(
+                    "{}: holds (exhaustively, {} states)\n",
+                    v.property.name(),
+                    o.distinct
+                )
+            }
+            Some(cx) => {
+                s += &format!(
+                    "{}: VIOLATED, shortest counterexample {} steps ({} states):\n",
+                    v.property.name(),
+                    cx.steps.len(),
+                    cx.steps.len() + 1
+                );
+                for step in &cx.steps {
+                    s += &format!("  {step}\n");
+                }
+                s += &format!("  replay: --replay {}\n", cx.path);
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,151 @@
+//! `agentsim check` and `agentsim matrix` end to end: TLC's pinned figures, exit codes, the
+//! JSON keys, a counterexample's replay line, the ITF file, and Table 2.
+
+use std::process::{Command, Output};
+
+fn agentsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .args(args)
+        .output()
+        .expect("agentsim runs")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
+}
+
+#[test]
+fn paper_mode_reports_tlc_figures() {
+    let args = [
+        "check",
+        "--paper",
+        "--agents",
+        "1",
+        "--cells",
+        "1",
+        "--max-ops",
+        "2",
+    ];
+    let out = agentsim(&[&args[..], &["--property", "A1,A3,A6", "--json"]].concat());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["distinct_states"], 31_942);
+    assert_eq!(v["generated_states"], 33_497);
+    assert_eq!(v["depth"], 7);
+    assert!(v["seconds"].is_number());
+    assert_eq!(v["properties"]["A1"]["holds"], true);
+    let out = agentsim(&[
+        "check",
+        "--paper",
+        "--agents",
+        "1",
+        "--cells",
+        "2",
+        "--max-ops",
+        "1",
+        "--property",
+        "none",
+        "--json",
+    ]);
+    let v = json(&out);
+    assert_eq!(
+        (
+            v["distinct_states"].as_u64(),
+            v["generated_states"].as_u64(),
+            v["depth"].as_u64()
+        ),
+        (Some(10_168), Some(10_937), Some(5))
+    );
+}
+
+#[test]
+fn violation_exits_one_with_a_replayable_trace_and_itf() {
+    let dir = std::env::temp_dir().join(format!("agentsim-check-{}", std::process::id()));
+    let itf = dir.join("a1.itf.json");
+    let base = [
+        "check",
+        "--paper",
+        "--agents",
+        "2",
+        "--cells",
+        "1",
+        "--max-ops",
+        "4",
+    ];
+    let trace_out = itf.to_str().unwrap();
+    let out = agentsim(
+        &[
+            &base[..],
+            &["--property", "A1", "--json", "--trace-out", trace_out],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    let a1 = &v["properties"]["A1"];
+    assert_eq!(a1["holds"], false);
+    assert_eq!(a1["trace"].as_array().unwrap().len(), 4);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&itf).unwrap()).expect("ITF is JSON");
+    assert_eq!(doc["#meta"]["format"], "ITF");
+    assert_eq!(doc["vars"].as_array().unwrap().len(), 4);
+    assert_eq!(doc["states"].as_array().unwrap().len(), 5);
+    // The replay line reproduces the same steps.
+    let path = a1["path"].as_str().unwrap();
+    let out = agentsim(&[&base[..], &["--replay", path]].concat());
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let steps: Vec<String> = a1["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(lines, steps);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_bounds_and_names_exit_two() {
+    let out = agentsim(&["check", "--cells", "9"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cells 9"));
+    let out = agentsim(&["check", "--runtime", "bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("registry-pin"));
+    let out = agentsim(&["check", "--property", "A5"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = agentsim(&["check", "--paper", "--runtime", "ssi"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn matrix_matches_table_two() {
+    let out = agentsim(&["matrix", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v = json(&out);
+    let admitted = |rt: &str, a: &str| v[rt][a]["admitted"].as_bool().unwrap();
+    assert!(admitted("vanilla", "A1") && admitted("si", "A1"));
+    assert!(!admitted("ssi", "A1") && !admitted("si+all-writers", "A1"));
+    assert!(admitted("causal-no-cascade", "A3") && !admitted("causal", "A3"));
+    assert!(admitted("causal", "A6") && !admitted("saga", "A6"));
+    assert!(admitted("saga", "A2") && !admitted("registry-pin", "A2"));
+    assert_eq!(v["vanilla"]["A1"]["witness_steps"], 4);
+    assert_eq!(v["vanilla"]["A6"]["witness_steps"], 2);
+    assert!(v["registry-validate"]["A1"]["witness_steps"].is_null());
+    assert!(v["registry-validate"]["A1"]["states"].as_u64().unwrap() > 0);
+}
