@@ -7,6 +7,7 @@
 pub mod cpl;
 pub mod detect;
 pub mod history;
+pub mod jsonl;
 pub mod lattice;
 pub mod names;
 pub mod record;

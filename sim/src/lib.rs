@@ -5,4 +5,8 @@
 //! time: the same seed gives the same bytes, whatever the thread count.
 
 pub mod cmd;
+pub mod figures;
 pub mod output;
+pub mod reproduce;
+pub mod sim;
+pub mod tables;

@@ -2,7 +2,7 @@
 //!
 //! * [`spec`] transcribes the definitions literally: quantifiers become nested loops over
 //!   records. It is slow and obviously correct; it is the reference.
-//! * `fast` computes the same witness sets in near-linear time for large traces.
+//! * [`fast`] computes the same witness sets in near-linear time for large traces.
 //!
 //! Both return the **complete, sorted** set of witnesses, so agreement is plain equality of
 //! [`Report`]s. A pass says the history has no such anomaly *as defined*; it says nothing about
@@ -17,7 +17,9 @@
 //! only non-aborted writers as producers. In paper-faithful histories nothing is aborted, so
 //! the reading changes nothing there.
 
+pub mod fast;
 pub mod spec;
+pub mod write_index;
 
 use crate::names::{Cell, Tool, Value};
 

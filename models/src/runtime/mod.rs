@@ -11,12 +11,44 @@
 //! classify what it did. A passing run of a runtime says its assertions held on that run;
 //! the claims about which anomalies it prevents are checked by the property tests and by
 //! the exhaustive checker, not by this trait.
+//!
+//! Files: [`store`] (the single store), [`versions`] (committed versions per cell) and [`occ`]
+//! (the optimistic core they share); one file per runtime ([`vanilla`], [`pessimistic`],
+//! [`si`], [`ssi`], [`causal`], [`saga`] with its [`sequencer`], [`registry`]); [`kind`] (CLI
+//! names, levels, [`Options`]) and [`any`] (run-time selection by [`RuntimeKind`]).
+//!
+//! Driver contract: begin only an agent with nothing in flight; commit or abandon only an
+//! agent with an op in flight (a dropped op is not in flight); read sets sorted and unique;
+//! a commit's `completion` a permutation of its issue indices. Breaking it panics (a driver
+//! bug, never user input).
 
+pub mod any;
+pub mod causal;
+pub mod kind;
+pub mod occ;
+pub mod pessimistic;
+pub mod registry;
+pub mod saga;
+pub mod sequencer;
+pub mod si;
+pub mod ssi;
 pub mod store;
 pub mod vanilla;
+pub mod versions;
 
+pub use any::AnyRuntime;
+pub use causal::Causal;
+pub use kind::{Discipline, Options, RuntimeKind};
+pub use occ::Occ;
+pub use pessimistic::Pessimistic;
+pub use registry::RegistryIsolation;
+pub use saga::{compensation_plan, Saga};
+pub use sequencer::Sequencer;
+pub use si::Si;
+pub use ssi::Ssi;
 pub use store::{Pending, Store};
 pub use vanilla::Vanilla;
+pub use versions::{Version, Versions};
 
 use crate::names::{Agent, Cell, Tool, Value};
 use crate::record::{OpRecord, Registry, ValueMap};
@@ -30,6 +62,22 @@ pub struct BeginRequest {
     /// Cells to read, sorted and unique.
     pub read_set: Vec<Cell>,
     pub planned_tool: Option<Tool>,
+    /// The values actually observed, when the caller models skew (`AllowSkew` on an external
+    /// cell, SPEC §1): recorded as `read_values` instead of the store's memory. `None` reads
+    /// the store. Runtimes validate and compute provenance from the store either way.
+    pub observed: Option<ValueMap>,
+}
+
+impl BeginRequest {
+    /// A request that reads the store (no skew).
+    pub fn new(agent: Agent, read_set: Vec<Cell>, planned_tool: Option<Tool>) -> Self {
+        Self {
+            agent,
+            read_set,
+            planned_tool,
+            observed: None,
+        }
+    }
 }
 
 /// What a begun operation saw.
@@ -74,6 +122,24 @@ pub struct CommitRequest {
     pub completion: Vec<usize>,
 }
 
+impl CommitRequest {
+    /// A request whose effects complete in issue order; `writes` in issue order.
+    pub fn new(agent: Agent, writes: &[(Cell, Value)]) -> Self {
+        Self {
+            agent,
+            issue: writes.iter().map(|&(c, _)| c).collect(),
+            write_values: ValueMap::from_pairs(writes.iter().copied()),
+            completion: (0..writes.len()).collect(),
+        }
+    }
+
+    /// The same request with effects completing in `completion` order (indices into issue).
+    pub fn completing(mut self, completion: Vec<usize>) -> Self {
+        self.completion = completion;
+        self
+    }
+}
+
 /// Why an operation was aborted at commit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AbortReason {
@@ -97,7 +163,9 @@ pub enum CommitOutcome {
     Aborted {
         index: usize,
         reason: AbortReason,
-        /// Completed effects to undo, in the order to undo them (reverse issue order).
+        /// Completed effects to undo, as the `(cell, value written)` effects, in the order to
+        /// undo them (reverse issue order). Empty for runtimes without compensation (every
+        /// runtime below `saga`): their aborted writes are simply never applied.
         compensate: Vec<(Cell, Value)>,
     },
 }
@@ -161,7 +229,10 @@ pub trait Runtime: Clone + Debug + Hash + Eq + Send + Sync + 'static {
     fn abandon(&mut self, agent: Agent);
 
     /// A supervisor retracts committed record `index`; returns every index this aborts,
-    /// sorted (the record itself first among them if it was live).
+    /// sorted (the record itself first among them if it was live; empty if it was already
+    /// aborted or does not exist). Memory keeps the retracted writes (SPEC §1). `causal` and
+    /// above cascade (unless `causal-no-cascade`), and there in-flight ops that read from an
+    /// aborted record abort when they commit.
     fn retract(&mut self, index: usize) -> Vec<usize>;
 
     /// Applies a registry change.

@@ -1,9 +1,13 @@
 //! The single store of SPEC §1: the log (whose length is the logical clock), the memory, the
 //! registry, and each agent's in-flight operation. Runtimes wrap it and add their control.
+//!
+//! The store itself decides nothing: it reads, appends and flags records as it is told. What
+//! it guarantees is structural (one op in flight per agent, `co` a permutation of `io`, write
+//! times strictly increasing); whether the resulting log is anomalous is the detectors' job.
 
-use super::{BeginRequest, CommitRequest, Snapshot};
-use crate::names::{Agent, Value};
-use crate::record::{OpRecord, Registry, ValueMap};
+use super::{BeginRequest, CommitRequest, Options, RegistryChange, Snapshot};
+use crate::names::{Agent, Cell, Value};
+use crate::record::{OpRecord, Registry, ToolEntry, ValueMap};
 use std::collections::BTreeMap;
 
 /// An operation between its read and its commit.
@@ -13,7 +17,8 @@ pub struct Pending {
     pub snapshot: Snapshot,
 }
 
-/// Log, memory, registry and in-flight operations.
+/// Log, memory, registry and in-flight operations. Change the log only through these methods:
+/// a per-cell writer index is derived from it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Store {
     pub log: Vec<OpRecord>,
@@ -21,16 +26,29 @@ pub struct Store {
     pub registry: Registry,
     /// In-flight operations by agent (at most one each).
     pub inflight: BTreeMap<Agent, Pending>,
+    /// Whether reads record provenance `preds` (extension 2).
+    pub provenance: bool,
+    /// For each cell, the log indices of the records that committed a write to it, in log
+    /// order (retracted ones included; filter on `aborted`). Derived from `log`; it keeps
+    /// provenance from scanning the whole log.
+    writers: BTreeMap<Cell, Vec<usize>>,
 }
 
 impl Store {
-    /// The model's Init: empty log, all-NULL memory, the given registry.
+    /// The model's Init: empty log, all-NULL memory, the given registry, no provenance.
     pub fn new(registry: Registry) -> Self {
+        Self::with_options(registry, Options::default())
+    }
+
+    /// Init with options (provenance on or off).
+    pub fn with_options(registry: Registry, opts: Options) -> Self {
         Self {
             log: Vec::new(),
             memory: ValueMap::new(),
             registry,
             inflight: BTreeMap::new(),
+            provenance: opts.provenance,
+            writers: BTreeMap::new(),
         }
     }
 
@@ -39,13 +57,18 @@ impl Store {
         self.log.len() as u64
     }
 
-    /// A snapshot of the current memory and registry at `read_time = len(log)`, no preds.
-    pub fn read(&self) -> Snapshot {
+    /// What `req` reads now: `read_time = len(log)`, the memory (or the values the caller
+    /// observed under skew), the registry, and the provenance if it is on.
+    pub fn read(&self, req: &BeginRequest) -> Snapshot {
         Snapshot {
             read_time: self.clock(),
-            read_values: self.memory.clone(),
+            read_values: req.observed.clone().unwrap_or_else(|| self.memory.clone()),
             registry: self.registry.clone(),
-            preds: Vec::new(),
+            preds: if self.provenance {
+                self.provenance(req)
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -54,7 +77,7 @@ impl Store {
     pub fn provenance(&self, req: &BeginRequest) -> Vec<u32> {
         let mut preds = Vec::new();
         for &c in &req.read_set {
-            if let Some(k) = self.log.iter().rposition(|r| !r.aborted && r.writes(c)) {
+            if let Some(k) = self.latest_live_writer(c) {
                 preds.push(k as u32);
                 preds.extend_from_slice(&self.log[k].preds);
             }
@@ -64,11 +87,32 @@ impl Store {
         preds
     }
 
+    /// The latest record that wrote `c` and is not aborted, if any.
+    pub fn latest_live_writer(&self, c: Cell) -> Option<usize> {
+        let writers = self.writers.get(&c)?;
+        let k = writers
+            .iter()
+            .rev()
+            .copied()
+            .find(|&k| !self.log[k].aborted);
+        if let Some(k) = k {
+            assert!(
+                self.log[k].writes(c),
+                "writer index out of step with the log"
+            );
+        }
+        k
+    }
+
     /// Records the agent's in-flight operation.
     pub fn start(&mut self, req: &BeginRequest, snapshot: Snapshot) {
         assert!(
             !self.inflight.contains_key(&req.agent),
             "agent already has an op in flight"
+        );
+        assert!(
+            req.read_set.windows(2).all(|w| w[0] < w[1]),
+            "read_set must be sorted and unique"
         );
         self.inflight.insert(
             req.agent,
@@ -77,6 +121,19 @@ impl Store {
                 snapshot,
             },
         );
+    }
+
+    /// The agent's in-flight operation. Panics if there is none: committing an op that was
+    /// never begun (or was dropped) is a driver bug, not an input error.
+    pub fn pending(&self, agent: Agent) -> &Pending {
+        self.inflight
+            .get(&agent)
+            .expect("commit without an op in flight")
+    }
+
+    /// Forgets the agent's in-flight operation, if any (no record).
+    pub fn abandon(&mut self, agent: Agent) -> Option<Pending> {
+        self.inflight.remove(&agent)
     }
 
     /// Appends the record of the agent's in-flight operation and, unless `aborted`, applies
@@ -98,6 +155,12 @@ impl Store {
             req.issue.len(),
             "co must order every issued effect"
         );
+        let mut seen = vec![false; co.len()];
+        for &k in co {
+            assert!(k < seen.len(), "co names an effect that was not issued");
+            assert!(!seen[k], "co names an effect twice");
+            seen[k] = true;
+        }
         let io: Vec<_> = req
             .issue
             .iter()
@@ -112,12 +175,13 @@ impl Store {
             req.issue.len(),
             "a cell is issued at most once"
         );
+        let write_time = self.clock() + 1;
         if !aborted {
             for &c in &write_set {
                 self.memory.set(c, req.write_values.get(c));
+                self.writers.entry(c).or_default().push(self.log.len());
             }
         }
-        let write_time = self.clock() + 1;
         assert!(pending.snapshot.read_time < write_time);
         self.log.push(OpRecord {
             agent: req.agent,
@@ -138,8 +202,119 @@ impl Store {
         self.log.len() - 1
     }
 
+    /// `Retract(i)` of SPEC §1 extension 3: flags a live record aborted. Returns whether it
+    /// was live (an unknown or already aborted index changes nothing).
+    pub fn retract_one(&mut self, index: usize) -> bool {
+        match self.log.get_mut(index) {
+            Some(r) if !r.aborted => {
+                r.aborted = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Applies a registry change to the live registry.
+    pub fn change_registry(&mut self, change: RegistryChange) {
+        match change {
+            RegistryChange::Remove(t) => {
+                self.registry.remove(t);
+            }
+            RegistryChange::ChangeSignature(t) => {
+                self.registry.change_signature(t);
+            }
+            RegistryChange::Add(t) => {
+                if !self.registry.contains(t) {
+                    self.registry.insert(ToolEntry {
+                        tool: t,
+                        version: 0,
+                    });
+                }
+            }
+        }
+    }
+
     /// The current value of the memory at `c`.
-    pub fn value(&self, c: crate::names::Cell) -> Value {
+    pub fn value(&self, c: Cell) -> Value {
         self.memory.get(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::Tool;
+
+    fn write(s: &mut Store, a: u32, c: u32, v: u32) -> usize {
+        s.start(
+            &BeginRequest::new(Agent(a), vec![], None),
+            Snapshot::empty(),
+        );
+        let req = CommitRequest::new(Agent(a), &[(Cell(c), Value(v))]);
+        s.append(&req, &[0], Registry::new(), false)
+    }
+
+    impl Snapshot {
+        fn empty() -> Self {
+            Snapshot {
+                read_time: 0,
+                read_values: ValueMap::new(),
+                registry: Registry::new(),
+                preds: Vec::new(),
+            }
+        }
+    }
+
+    #[test]
+    fn observed_values_replace_memory_in_the_snapshot() {
+        let mut s = Store::new(Registry::all(1));
+        write(&mut s, 0, 0, 1);
+        let mut req = BeginRequest::new(Agent(1), vec![Cell(0)], Some(Tool(0)));
+        assert_eq!(s.read(&req).read_values.get(Cell(0)), Value(1));
+        req.observed = Some(ValueMap::from_pairs([(Cell(0), Value(2))]));
+        let snap = s.read(&req);
+        assert_eq!(snap.read_values.get(Cell(0)), Value(2));
+        assert_eq!(snap.read_time, 1);
+        assert!(snap.preds.is_empty(), "provenance is off by default");
+    }
+
+    #[test]
+    fn provenance_skips_aborted_writers() {
+        let mut s = Store::with_options(Registry::new(), Options { provenance: true });
+        write(&mut s, 0, 0, 1);
+        write(&mut s, 0, 0, 2);
+        let req = BeginRequest::new(Agent(1), vec![Cell(0)], None);
+        assert_eq!(s.read(&req).preds, [1]);
+        assert!(s.retract_one(1));
+        assert!(!s.retract_one(1));
+        assert_eq!(s.read(&req).preds, [0]);
+        assert_eq!(s.value(Cell(0)), Value(2), "retraction keeps memory");
+    }
+
+    #[test]
+    fn aborted_append_leaves_memory_alone() {
+        let mut s = Store::new(Registry::new());
+        s.start(
+            &BeginRequest::new(Agent(0), vec![], None),
+            Snapshot::empty(),
+        );
+        let req = CommitRequest::new(Agent(0), &[(Cell(0), Value(1)), (Cell(1), Value(2))]);
+        let i = s.append(&req, &[1, 0], Registry::new(), true);
+        assert!(s.log[i].aborted);
+        assert_eq!(s.memory, ValueMap::new());
+        assert_eq!(s.log[i].co, [(Cell(1), Value(2)), (Cell(0), Value(1))]);
+        assert!(s.inflight.is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "twice")]
+    fn co_must_be_a_permutation() {
+        let mut s = Store::new(Registry::new());
+        s.start(
+            &BeginRequest::new(Agent(0), vec![], None),
+            Snapshot::empty(),
+        );
+        let req = CommitRequest::new(Agent(0), &[(Cell(0), Value(1)), (Cell(1), Value(2))]);
+        s.append(&req, &[0, 0], Registry::new(), false);
     }
 }

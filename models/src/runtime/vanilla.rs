@@ -2,8 +2,8 @@
 //! Both deployed failure modes (deer-flow, LangGraph across supersteps) live here.
 
 use super::{
-    BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Externalization, RegistryChange,
-    Runtime, Store,
+    BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Externalization, Options,
+    RegistryChange, Runtime, Store,
 };
 use crate::names::Agent;
 use crate::record::Registry;
@@ -17,8 +17,13 @@ pub struct Vanilla {
 impl Vanilla {
     /// A vanilla runtime over an initial registry.
     pub fn new(registry: Registry) -> Self {
+        Self::with_options(registry, Options::default())
+    }
+
+    /// A vanilla runtime with options (provenance on or off).
+    pub fn with_options(registry: Registry, opts: Options) -> Self {
         Self {
-            store: Store::new(registry),
+            store: Store::with_options(registry, opts),
         }
     }
 }
@@ -29,7 +34,7 @@ impl Runtime for Vanilla {
     }
 
     fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
-        let snapshot = self.store.read();
+        let snapshot = self.store.read(req);
         self.store.start(req, snapshot.clone());
         BeginOutcome::Begun(snapshot)
     }
@@ -45,36 +50,20 @@ impl Runtime for Vanilla {
     }
 
     fn abandon(&mut self, agent: Agent) {
-        self.store.inflight.remove(&agent);
+        self.store.abandon(agent);
     }
 
+    /// Flags the record only: memory keeps its writes (SPEC §1's `Retract(i)`).
     fn retract(&mut self, index: usize) -> Vec<usize> {
-        match self.store.log.get_mut(index) {
-            Some(r) if !r.aborted => {
-                r.aborted = true;
-                vec![index]
-            }
-            _ => Vec::new(),
+        if self.store.retract_one(index) {
+            vec![index]
+        } else {
+            Vec::new()
         }
     }
 
     fn change_registry(&mut self, change: RegistryChange) {
-        match change {
-            RegistryChange::Remove(t) => {
-                self.store.registry.remove(t);
-            }
-            RegistryChange::ChangeSignature(t) => {
-                self.store.registry.change_signature(t);
-            }
-            RegistryChange::Add(t) => {
-                if !self.store.registry.contains(t) {
-                    self.store.registry.insert(crate::record::ToolEntry {
-                        tool: t,
-                        version: 0,
-                    });
-                }
-            }
-        }
+        self.store.change_registry(change);
     }
 
     fn externalization(&self) -> Externalization {
@@ -101,11 +90,7 @@ mod tests {
     fn edit_review_is_stale() {
         let (editor, reviewer, doc, review) = (Agent(0), Agent(1), Cell(0), Cell(1));
         let mut rt = Vanilla::new(Registry::all(0));
-        let read = |a, c| BeginRequest {
-            agent: a,
-            read_set: vec![c],
-            planned_tool: None,
-        };
+        let read = |a, c| BeginRequest::new(a, vec![c], None);
         let write = |a, c, v| CommitRequest {
             agent: a,
             issue: vec![c],

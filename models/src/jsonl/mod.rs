@@ -1,0 +1,125 @@
+//! The JSON Lines history interchange format (SPEC §2).
+//!
+//! Schema: `models/schema/history-v1.schema.json` (format version 1).
+//!
+//! One [`OpRecord`](crate::record::OpRecord) per line, in log order, with exactly the keys of
+//! [`KEYS`]; cells, tools and values are strings, `null` is NULL. The reader ([`parse_history`],
+//! [`read_history`]) rejects anything else with a typed [`JsonlError`] that names the file, the
+//! 1-based line and the key, and never panics on input. The writer ([`write_history`]) is
+//! byte-deterministic: every key, in the order of [`KEYS`], one record per line.
+//!
+//! A successful read says the file is a well-formed history (sets, times and preds consistent);
+//! it does not say the history is one the model of SPEC §1 could produce (read values may
+//! deviate from memory, as with skew or an instrumentation shim around a real framework).
+
+mod read;
+mod write;
+
+pub use read::{parse_history, read_history};
+pub use write::{write_history, write_record};
+
+/// Every key of a record line, in the writer's order.
+pub const KEYS: [&str; 14] = [
+    "agent",
+    "read_set",
+    "read_values",
+    "read_registry",
+    "planned_tool",
+    "read_time",
+    "write_set",
+    "write_values",
+    "write_registry",
+    "write_time",
+    "io",
+    "co",
+    "aborted",
+    "preds",
+];
+
+/// The keys a line must have; the others default (`planned_tool` null, registries, `io`,
+/// `co` and `preds` empty, `aborted` false).
+pub const REQUIRED_KEYS: [&str; 7] = [
+    "agent",
+    "read_set",
+    "read_values",
+    "read_time",
+    "write_set",
+    "write_values",
+    "write_time",
+];
+
+/// Why a history file could not be read. Every variant but `Io` names file, line and key.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonlError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}:{line}: invalid JSON: {message}")]
+    BadJson {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    #[error("{file}:{line}: expected a JSON object (one record per line), found {found}")]
+    NotAnObject {
+        file: String,
+        line: usize,
+        found: String,
+    },
+    #[error("{file}:{line}: unknown key `{key}` (known keys: {})", KEYS.join(", "))]
+    UnknownKey {
+        file: String,
+        line: usize,
+        key: String,
+    },
+    #[error("{file}:{line}: missing required key `{key}`")]
+    MissingKey {
+        file: String,
+        line: usize,
+        key: &'static str,
+    },
+    #[error("{file}:{line}: key `{key}`: expected {expected}, found {found}")]
+    WrongType {
+        file: String,
+        line: usize,
+        key: String,
+        expected: &'static str,
+        found: String,
+    },
+    #[error("{file}:{line}: key `{key}`: {message}")]
+    BadValue {
+        file: String,
+        line: usize,
+        key: String,
+        message: String,
+    },
+}
+
+impl JsonlError {
+    /// The 1-based line, if the error is about one line.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            JsonlError::Io { .. } => None,
+            JsonlError::BadJson { line, .. }
+            | JsonlError::NotAnObject { line, .. }
+            | JsonlError::UnknownKey { line, .. }
+            | JsonlError::MissingKey { line, .. }
+            | JsonlError::WrongType { line, .. }
+            | JsonlError::BadValue { line, .. } => Some(*line),
+        }
+    }
+
+    /// The offending key (a path such as `io[1][0]` for nested values), if there is one.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            JsonlError::UnknownKey { key, .. }
+            | JsonlError::WrongType { key, .. }
+            | JsonlError::BadValue { key, .. } => Some(key),
+            JsonlError::MissingKey { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+}

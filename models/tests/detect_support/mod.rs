@@ -1,0 +1,309 @@
+//! Shared builders for the detector and JSON Lines tests: exhaustive per-record choice lists,
+//! a history enumerator, and a random history generator for proptest.
+//!
+//! The enumerator visits every sequence of per-record choices up to a length, with every
+//! read time the model allows (`read_time ≤ index`, `write_time = index + 1`, SPEC §1), each
+//! exactly once; it says nothing about which choices are interesting: the tests pick them.
+#![allow(dead_code)] // each test binary uses a different part
+
+use agentsim_models::detect::{fast, spec};
+use agentsim_models::ValueMap;
+use agentsim_models::{Agent, Cell, History, Names, OpRecord, Registry, Tool, ToolEntry, Value};
+
+/// Every subset of `cells` cells, as sorted vectors, smallest first.
+pub fn subsets(cells: u32) -> Vec<Vec<Cell>> {
+    (0u32..1 << cells)
+        .map(|m| (0..cells).filter(|c| m & (1 << c) != 0).map(Cell).collect())
+        .collect()
+}
+
+/// Every total map NULL outside `set` and in `{NULL, v1..v_values}` on it.
+pub fn maps_on(set: &[Cell], values: u32) -> Vec<ValueMap> {
+    let mut maps = vec![ValueMap::new()];
+    for &c in set {
+        maps = maps
+            .into_iter()
+            .flat_map(|m| {
+                (0..=values).map(move |v| {
+                    let mut m = m.clone();
+                    m.set(c, Value(v));
+                    m
+                })
+            })
+            .collect();
+    }
+    maps
+}
+
+/// Every map in `{NULL, v1..v_values}` on `set` and in `{NULL, v1..v_outside}` off it.
+pub fn maps_with_outside(set: &[Cell], cells: u32, values: u32, outside: u32) -> Vec<ValueMap> {
+    let mut maps = vec![ValueMap::new()];
+    for c in (0..cells).map(Cell) {
+        let top = if set.contains(&c) { values } else { outside };
+        maps = maps
+            .into_iter()
+            .flat_map(|m| {
+                (0..=top).map(move |v| {
+                    let mut m = m.clone();
+                    m.set(c, Value(v));
+                    m
+                })
+            })
+            .collect();
+    }
+    maps
+}
+
+/// The effects `(c, wv[c])` of a write set in the set's order (the identity issue order).
+pub fn effects_in_order(ws: &[Cell], wv: &ValueMap) -> Vec<(Cell, Value)> {
+    ws.iter().map(|&c| (c, wv.get(c))).collect()
+}
+
+/// A record with the given data-flow fields; registries full, no tool, no effects reordering.
+pub fn dataflow(agent: u32, rs: &[Cell], rv: &ValueMap, ws: &[Cell], wv: &ValueMap) -> OpRecord {
+    OpRecord {
+        agent: Agent(agent),
+        read_set: rs.to_vec(),
+        read_values: rv.clone(),
+        read_registry: Registry::all(2),
+        write_set: ws.to_vec(),
+        write_values: wv.clone(),
+        write_registry: Registry::all(2),
+        io: effects_in_order(ws, wv),
+        co: effects_in_order(ws, wv),
+        ..OpRecord::default()
+    }
+}
+
+/// How read values are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// As in the choice (skew: any value).
+    Free,
+    /// As the model without skew: memory at `read_time` (the latest non-aborted write to each
+    /// read cell among records `0..read_time`, NULL if none).
+    Memory,
+}
+
+/// Visits every history of at most `max` records, record k being any choice with any
+/// `read_time ∈ 0..=k` and `write_time = k + 1`. Returns the number of histories visited.
+pub fn enumerate(
+    choices: &[OpRecord],
+    max: usize,
+    reads: Reads,
+    visit: &mut impl FnMut(&History),
+) -> u64 {
+    let mut h = History::from_records(Vec::with_capacity(max));
+    h.names = Names::synthetic(2, 2, 2, 2);
+    let mut count = 0;
+    extend(&mut h, choices, max, reads, visit, &mut count);
+    count
+}
+
+/// [`enumerate`] with [`assert_agree`] as the visitor, on `threads` threads: thread t takes the
+/// histories whose first record is choice i with i % threads == t (thread 0 also the empty one).
+pub fn agree_on_all(choices: &[OpRecord], max: usize, reads: Reads, threads: usize) -> u64 {
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut h = History::from_records(Vec::with_capacity(max));
+                    h.names = Names::synthetic(2, 2, 2, 2);
+                    let mut count = 0;
+                    let first = |i: usize| i % threads == t;
+                    let visit = &mut |h: &History| assert_agree(h);
+                    if t == 0 {
+                        visit(&h);
+                        count += 1;
+                    }
+                    if max > 0 {
+                        extend_filtered(&mut h, choices, max, reads, visit, &mut count, &first);
+                    }
+                    count
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("worker")).sum()
+    })
+}
+
+fn extend(
+    h: &mut History,
+    choices: &[OpRecord],
+    max: usize,
+    reads: Reads,
+    visit: &mut impl FnMut(&History),
+    count: &mut u64,
+) {
+    visit(h);
+    *count += 1;
+    if h.records.len() < max {
+        extend_filtered(h, choices, max, reads, visit, count, &|_| true);
+    }
+}
+
+/// Every one-record extension of `h` by a choice whose index passes `keep`, and below.
+fn extend_filtered(
+    h: &mut History,
+    choices: &[OpRecord],
+    max: usize,
+    reads: Reads,
+    visit: &mut impl FnMut(&History),
+    count: &mut u64,
+    keep: &dyn Fn(usize) -> bool,
+) {
+    let k = h.records.len();
+    for (_, choice) in choices.iter().enumerate().filter(|&(i, _)| keep(i)) {
+        for read_time in 0..=k as u64 {
+            let mut r = choice.clone();
+            r.read_time = read_time;
+            r.write_time = k as u64 + 1;
+            if reads == Reads::Memory {
+                r.read_values = memory(&h.records[..read_time as usize], &r.read_set);
+            }
+            h.records.push(r);
+            extend(h, choices, max, reads, visit, count);
+            h.records.pop();
+        }
+    }
+}
+
+/// The memory after applying the non-aborted writes of `log`, restricted to `cells`.
+pub fn memory(log: &[OpRecord], cells: &[Cell]) -> ValueMap {
+    let mut m = ValueMap::new();
+    for r in log.iter().filter(|r| !r.aborted) {
+        for &c in r.write_set.iter().filter(|c| cells.contains(c)) {
+            m.set(c, r.write_values.get(c));
+        }
+    }
+    m
+}
+
+/// Asserts spec == fast (with default tuning and with both A1 paths forced) on `h`.
+pub fn assert_agree(h: &History) {
+    assert_eq!(h.validate(), Ok(()), "not well-formed: {h:?}");
+    let expected = spec::detect(h);
+    for scan_max in [0, usize::MAX] {
+        let got = fast::detect_with(h, fast::Tuning { scan_max });
+        assert_eq!(got, expected, "spec != fast (scan_max {scan_max}) on {h:?}");
+    }
+}
+
+/// Every registry over tools t1, t2 where each tool is absent, at version 0 or at version 1.
+pub fn registries() -> Vec<Registry> {
+    let entry = |t: u32, state: u32| {
+        (state > 0).then(|| ToolEntry {
+            tool: Tool(t),
+            version: state - 1,
+        })
+    };
+    (0..9)
+        .map(|m| Registry::from_entries([entry(0, m % 3), entry(1, m / 3)].into_iter().flatten()))
+        .collect()
+}
+
+/// One random record's raw choices; [`assemble`] turns a vector of them into a history.
+#[derive(Clone, Debug)]
+pub struct RawRecord {
+    pub agent: u32,
+    pub read_mask: u8,
+    pub read_values: [u32; 4],
+    pub write_mask: u8,
+    pub write_values: [u32; 4],
+    pub registries: (u8, u8, u8),
+    pub co_shape: u8,
+    pub aborted: bool,
+    pub preds_mask: u64,
+    pub time_gap: u64,
+    pub read_lag: u64,
+}
+
+/// A strategy for raw records over 3 agents, 4 cells, {NULL, v1, v2, v3}, 2 tools.
+pub fn arb_raw() -> impl proptest::strategy::Strategy<Value = RawRecord> {
+    use proptest::prelude::*;
+    let data = (
+        0u32..3,
+        any::<u8>(),
+        [0u32..4, 0u32..4, 0u32..4, 0u32..4],
+        any::<u8>(),
+    );
+    let values = [0u32..4, 0u32..4, 0u32..4, 0u32..4];
+    let meta = (
+        (0u8..9, 0u8..3, 0u8..9),
+        0u8..5,
+        prop::bool::weighted(0.2),
+        any::<u64>(),
+        any::<u64>(),
+        0u64..3,
+        0u64..12,
+    );
+    (data, values, meta).prop_map(|((agent, rm, rv, wm), wv, meta)| {
+        let (registries, co_shape, aborted, p1, p2, time_gap, read_lag) = meta;
+        RawRecord {
+            agent,
+            read_mask: rm & 0xf,
+            read_values: rv,
+            write_mask: wm & 0xf,
+            write_values: wv,
+            registries,
+            co_shape,
+            aborted,
+            preds_mask: p1 & p2 & p2.rotate_left(17),
+            time_gap,
+            read_lag,
+        }
+    })
+}
+
+/// Builds a well-formed history: write times non-decreasing (gaps 0..=2, so ties occur), read
+/// times up to 11 before, preds among the 64 previous records, registries with versions.
+pub fn assemble(raw: &[RawRecord]) -> History {
+    let regs = registries();
+    let mut write_time = 0;
+    let mut records = Vec::with_capacity(raw.len());
+    for (k, x) in raw.iter().enumerate() {
+        let cells = |m: u8| {
+            (0..4)
+                .filter(|c| m & (1 << c) != 0)
+                .map(Cell)
+                .collect::<Vec<_>>()
+        };
+        let map = |vals: [u32; 4]| {
+            ValueMap::from_pairs((0..4).map(|c| (Cell(c), Value(vals[c as usize]))))
+        };
+        write_time += x.time_gap;
+        let (rs, ws) = (cells(x.read_mask), cells(x.write_mask));
+        let mut r = dataflow(x.agent, &rs, &map(x.read_values), &ws, &map(x.write_values));
+        r.read_registry = regs[x.registries.0 as usize].clone();
+        r.planned_tool = (x.registries.1 > 0).then(|| Tool(u32::from(x.registries.1) - 1));
+        r.write_registry = regs[x.registries.2 as usize].clone();
+        r.co = co_of(&r.io, x.co_shape);
+        r.aborted = x.aborted;
+        r.write_time = write_time;
+        r.read_time = write_time.saturating_sub(x.read_lag);
+        r.preds = (k.saturating_sub(64)..k)
+            .filter(|p| x.preds_mask & (1 << (k - 1 - p)) != 0)
+            .map(|p| p as u32)
+            .collect();
+        records.push(r);
+    }
+    let mut h = History::from_records(records);
+    h.names = Names::synthetic(3, 4, 2, 3);
+    h
+}
+
+/// A completion order derived from the issue order: same, reversed, rotated, one lost, or one
+/// duplicated (the last two are not permutations).
+fn co_of(io: &[(Cell, Value)], shape: u8) -> Vec<(Cell, Value)> {
+    let mut co = io.to_vec();
+    match shape {
+        1 => co.reverse(),
+        2 if !co.is_empty() => co.rotate_left(1),
+        3 => {
+            co.pop();
+        }
+        4 if !co.is_empty() => co[0] = co[co.len() - 1],
+        _ => {}
+    }
+    co
+}

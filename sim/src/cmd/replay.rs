@@ -1,0 +1,148 @@
+//! `agentsim replay LINE-or-FILE`: re-run one trial from its replay line (as `simulate`
+//! prints it, or the first line of a file such as `--trace-out`'s `replay.txt`) and print its
+//! steps, its anomalies and, with `--history-out`, its history as JSONL.
+//!
+//! The replayed history is identical to the original trial's (a test proves it) as long as
+//! the scenario file and the build are unchanged; a different event count is reported as a
+//! divergence and exits 2.
+
+use crate::output::write_atomic;
+use crate::sim::engine::TraceEvent;
+use crate::sim::replay_line::ReplayLine;
+use crate::sim::runner::{run_one, OneTrial};
+use crate::sim::runtime_choice::RuntimeChoice;
+use crate::sim::scenario::Scenario;
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args as ClapArgs;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Re-run one trial from its replay line.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// A replay line, or a file whose first non-comment line is one.
+    pub line: String,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the trial's history as JSONL (readable by `agentsim detect`).
+    #[arg(long, value_name = "FILE")]
+    pub history_out: Option<PathBuf>,
+}
+
+/// Reads a replay line from the argument: the line itself, or the first non-empty,
+/// non-comment line of the file it names (a trailing `# …` comment is dropped).
+pub fn read_line_arg(arg: &str) -> Result<ReplayLine> {
+    let path = std::path::Path::new(arg);
+    let text = if !arg.contains('=') && path.is_file() {
+        let t = std::fs::read_to_string(path).with_context(|| format!("reading {arg}"))?;
+        t.lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim().to_owned())
+            .find(|l| !l.is_empty())
+            .ok_or_else(|| anyhow!("{arg}: no replay line in the file"))?
+    } else {
+        arg.to_owned()
+    };
+    ReplayLine::parse(&text).map_err(|e| anyhow!(e))
+}
+
+/// Loads the scenario and runtime a replay line names.
+pub fn load(line: &ReplayLine) -> Result<(Scenario, RuntimeChoice)> {
+    let sc = Scenario::load(&line.scenario)?;
+    let rt = RuntimeChoice::parse(&line.runtime).map_err(|e| anyhow!("replay line: {e}"))?;
+    Ok((sc, rt))
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> Result<ExitCode> {
+    let line = read_line_arg(&args.line)?;
+    let (sc, rt) = load(&line)?;
+    let t = run_one(
+        &sc,
+        rt,
+        line.seed,
+        line.trial,
+        &line.schedule,
+        line.on_missing,
+    )
+    .map_err(|e| anyhow!("{e}"))?;
+    let expected = line.schedule.stop.unwrap_or(line.schedule.events);
+    if expected != 0 && t.metrics.events != expected {
+        bail!(
+            "replay diverged: the line recorded {expected} events, the replay ran {}; \
+             the scenario file or the build changed since the line was printed",
+            t.metrics.events
+        );
+    }
+    let jsonl = agentsim_models::jsonl::write_history(&t.history);
+    if let Some(p) = &args.history_out {
+        write_atomic(p, jsonl.as_bytes())?;
+    }
+    if args.json {
+        let v = serde_json::json!({
+            "line": line.to_string(),
+            "metrics": t.metrics,
+            "history": jsonl.lines().collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", describe(&sc, &t));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A readable account of a trial: its steps, then its verdict.
+pub fn describe(sc: &Scenario, t: &OneTrial) -> String {
+    let mut s = steps(sc, &t.run.trace);
+    let m = &t.metrics;
+    let found = if m.anomalies.is_empty() {
+        "none".to_owned()
+    } else {
+        m.anomalies.join(", ")
+    };
+    let _ = writeln!(
+        s,
+        "anomalies: {found}; level L{}; {} records, {} events, {} context switches, \
+         {} scheduling deviations, makespan {} ms",
+        m.level,
+        m.records,
+        m.events,
+        context_switches(&t.run.trace),
+        t.run.schedule.deviations(),
+        m.makespan_ms
+    );
+    s
+}
+
+/// The step list: one line per event.
+pub fn steps(sc: &Scenario, trace: &[TraceEvent]) -> String {
+    let mut s = String::new();
+    for e in trace {
+        let pick = if e.choice != 0 {
+            format!(
+                "   <- scheduled ahead (choice {} of {})",
+                e.choice, e.enabled
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "{:>5}  {:>8} ms  {:<12} {}{pick}",
+            e.event,
+            e.time_ms,
+            sc.names.agent_name(e.agent),
+            e.text
+        );
+    }
+    s
+}
+
+/// Consecutive events by different agents.
+pub fn context_switches(trace: &[TraceEvent]) -> usize {
+    trace
+        .windows(2)
+        .filter(|w| w[0].agent != w[1].agent)
+        .count()
+}

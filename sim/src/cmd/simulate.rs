@@ -1,0 +1,253 @@
+//! `agentsim simulate SCENARIO.toml`: run a scenario's trials and summarise them — each
+//! anomaly as k/N with a Wilson 95 % interval, mean tokens, aborts, drops and makespan — and
+//! print one replay line for the first anomalous trial.
+//!
+//! Same seed → byte-identical output, whatever `--threads`. A summary estimates rates under
+//! the modelled timing; it does not prove an anomaly impossible (0/N is not "never").
+
+use crate::output::write_atomic;
+use crate::sim::generator::recorded;
+use crate::sim::metrics::{Aggregate, REPORTED};
+use crate::sim::replay_line::ReplayLine;
+use crate::sim::runner::{self, RunConfig, RunResult};
+use crate::sim::runtime_choice::RuntimeChoice;
+use crate::sim::scenario::{OnMissing, Scenario};
+use crate::sim::scheduler::SchedulerSpec;
+use anyhow::{anyhow, Context, Result};
+use clap::Args as ClapArgs;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Run a scenario's seeded trials and summarise the anomalies found.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// The scenario file (TOML; see the README section "Scenario files").
+    pub scenario: PathBuf,
+    /// Runtime, overriding the scenario's (e.g. vanilla, ssi, causal, saga, registry-pin).
+    #[arg(long)]
+    pub runtime: Option<String>,
+    /// Run seed, overriding the scenario's.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Number of trials, overriding the scenario's.
+    #[arg(long)]
+    pub trials: Option<u64>,
+    /// `random` or `pct:D` (PCT with bug depth D).
+    #[arg(long, default_value = "random")]
+    pub scheduler: String,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Write every trial's history as DIR/trial-<k>.jsonl and the replay lines of the
+    /// anomalous trials to DIR/replay.txt.
+    #[arg(long, value_name = "DIR")]
+    pub trace_out: Option<PathBuf>,
+    /// Write every generation as a recording (JSONL) that a `recorded` generator replays.
+    #[arg(long, value_name = "FILE")]
+    pub record_out: Option<PathBuf>,
+    /// With a recorded generator: `error` (default) or `stub` on a key the recording lacks.
+    #[arg(long)]
+    pub on_missing: Option<String>,
+    /// Worker threads (the output does not depend on it).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> Result<ExitCode> {
+    let sc = Scenario::load(&args.scenario)?;
+    let cfg = config(&args, &sc)?;
+    let res = runner::run(&cfg).map_err(|e| anyhow!("{e}"))?;
+    let replay = first_replay(&cfg, &res);
+    if let Some(dir) = &args.trace_out {
+        write_traces(dir, &cfg, &res)?;
+    }
+    if let Some(file) = &args.record_out {
+        write_recording(file, &res)?;
+    }
+    if args.json {
+        let out = JsonOut::new(&cfg, &res.aggregate, replay.as_ref());
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print!("{}", text(&cfg, &res.aggregate, replay.as_ref()));
+    }
+    if res.aggregate.truncated > 0 {
+        eprintln!(
+            "warning: {} trials hit events_max = {} with agents still running; raise \
+             [schedule] events_max if the scripts are meant to run longer",
+            res.aggregate.truncated, sc.events_max
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn config<'a>(args: &Args, sc: &'a Scenario) -> Result<RunConfig<'a>> {
+    let mut cfg = RunConfig::new(sc);
+    if let Some(r) = &args.runtime {
+        cfg.runtime = RuntimeChoice::parse(r).map_err(|e| anyhow!("--runtime: {e}"))?;
+    }
+    cfg.seed = args.seed.unwrap_or(sc.seed);
+    cfg.trials = args.trials.unwrap_or(sc.trials);
+    if cfg.trials == 0 {
+        return Err(anyhow!("--trials must be at least 1"));
+    }
+    cfg.scheduler =
+        SchedulerSpec::parse(&args.scheduler).map_err(|e| anyhow!("--scheduler: {e}"))?;
+    cfg.threads = args.threads.max(1);
+    cfg.on_missing = match &args.on_missing {
+        Some(m) => Some(OnMissing::parse(m).map_err(|e| anyhow!("--on-missing: {e}"))?),
+        None => None,
+    };
+    cfg.keep_histories = args.trace_out.is_some();
+    cfg.record = args.record_out.is_some();
+    Ok(cfg)
+}
+
+/// The replay line of trial k.
+pub fn replay_line(cfg: &RunConfig<'_>, trial: u64, schedule: &str) -> Result<ReplayLine> {
+    Ok(ReplayLine {
+        scenario: cfg.scenario.file.clone(),
+        runtime: cfg.runtime.name().to_owned(),
+        seed: cfg.seed,
+        trial,
+        schedule: crate::sim::schedule::Schedule::parse(schedule).map_err(|e| anyhow!(e))?,
+        on_missing: cfg.on_missing,
+    })
+}
+
+fn first_replay(cfg: &RunConfig<'_>, res: &RunResult) -> Option<ReplayLine> {
+    let t = res
+        .trials
+        .iter()
+        .find(|t| !t.metrics.anomalies.is_empty())?;
+    replay_line(cfg, t.metrics.trial, &t.metrics.schedule).ok()
+}
+
+fn write_traces(dir: &std::path::Path, cfg: &RunConfig<'_>, res: &RunResult) -> Result<()> {
+    let width = (res.trials.len().max(2) - 1).to_string().len().max(5);
+    let mut lines = String::new();
+    for t in &res.trials {
+        let h = t
+            .history
+            .as_ref()
+            .context("histories are kept with --trace-out")?;
+        let path = dir.join(format!("trial-{:0width$}.jsonl", t.metrics.trial));
+        write_atomic(&path, agentsim_models::jsonl::write_history(h).as_bytes())?;
+        if !t.metrics.anomalies.is_empty() {
+            let l = replay_line(cfg, t.metrics.trial, &t.metrics.schedule)?;
+            let _ = writeln!(lines, "{} # {}", l, t.metrics.anomalies.join(","));
+        }
+    }
+    write_atomic(&dir.join("replay.txt"), lines.as_bytes())
+}
+
+fn write_recording(file: &std::path::Path, res: &RunResult) -> Result<()> {
+    let mut all: Vec<&String> = res.trials.iter().flat_map(|t| &t.recorded).collect();
+    all.sort();
+    all.dedup();
+    // One generation per key: the first line for a key wins (keys are the first 3 fields).
+    let mut out = recorded::header();
+    out.push('\n');
+    let mut last_key = String::new();
+    for l in all {
+        let key = key_of(l);
+        if key != last_key {
+            out.push_str(l);
+            out.push('\n');
+            last_key = key;
+        }
+    }
+    write_atomic(file, out.as_bytes())
+}
+
+fn key_of(line: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+    format!("{}|{}|{}", v["agent"], v["step"], v["digest"])
+}
+
+fn text(cfg: &RunConfig<'_>, agg: &Aggregate, replay: Option<&ReplayLine>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "scenario {} ({}), runtime {}, scheduler {}, seed {}, {} trials",
+        cfg.scenario.name,
+        cfg.scenario.file.display(),
+        cfg.runtime.name(),
+        cfg.scheduler.name(),
+        cfg.seed,
+        agg.trials
+    );
+    let _ = writeln!(
+        s,
+        "{:<11} {:>12}  {:>7}  95% Wilson interval",
+        "anomaly", "k/N", "rate"
+    );
+    for name in REPORTED {
+        let p = &agg.anomalies[name];
+        let _ = writeln!(
+            s,
+            "{name:<11} {:>12}  {:>6.1}%  [{:.1}%, {:.1}%]",
+            format!("{}/{}", p.k, p.n),
+            100.0 * p.rate,
+            100.0 * p.lo,
+            100.0 * p.hi
+        );
+    }
+    let l = agg.levels;
+    let _ = writeln!(
+        s,
+        "levels      L0 {}  L1 {}  L2 {}  L3 {}  L4 {}",
+        l[0], l[1], l[2], l[3], l[4]
+    );
+    let _ = writeln!(
+        s,
+        "per trial   tokens {:.1} (wasted {:.1})  commits {:.2}  aborts {:.2}  drops {:.2}  \
+         retries {:.2}  retractions {:.2}  makespan {:.1} ms",
+        agg.tokens_total.mean,
+        agg.tokens_wasted.mean,
+        agg.commits.mean,
+        agg.aborts.mean,
+        agg.drops.mean,
+        agg.retries.mean,
+        agg.retractions.mean,
+        agg.makespan_ms.mean
+    );
+    match replay {
+        Some(r) => {
+            let _ = writeln!(s, "replay: {}", r.command());
+        }
+        None => {
+            let _ = writeln!(s, "no anomaly in {} trials", agg.trials);
+        }
+    }
+    s
+}
+
+#[derive(Serialize)]
+struct JsonOut<'a> {
+    scenario: &'a str,
+    file: String,
+    runtime: &'static str,
+    scheduler: String,
+    seed: u64,
+    trials: u64,
+    aggregate: &'a Aggregate,
+    replay: Option<String>,
+}
+
+impl<'a> JsonOut<'a> {
+    fn new(cfg: &'a RunConfig<'_>, agg: &'a Aggregate, replay: Option<&ReplayLine>) -> Self {
+        JsonOut {
+            scenario: &cfg.scenario.name,
+            file: cfg.scenario.file.display().to_string(),
+            runtime: cfg.runtime.name(),
+            scheduler: cfg.scheduler.name(),
+            seed: cfg.seed,
+            trials: cfg.trials,
+            aggregate: agg,
+            replay: replay.map(ToString::to_string),
+        }
+    }
+}

@@ -1,0 +1,437 @@
+//! The discrete-event engine: one trial of a scenario on virtual time (milliseconds).
+//!
+//! Each agent has one pending event: run the script step at its program counter when its due
+//! time comes. At every event the agents due within `window_ms` of the earliest are enabled,
+//! ordered by (due, agent); the scheduler picks one; time advances to its due time (never
+//! backwards) and the step runs. `read` begins an operation at the runtime, `generate` calls
+//! the generator (latency, tokens), `write` issues the effects (each with a completion
+//! latency) and commits when the last completes; the runtime's decision (begun/dropped,
+//! committed/aborted) is acted on here: drops cost nothing, aborts waste the operation's
+//! tokens, and either is retried (re-read, regenerate) up to the scenario's retry bound.
+//! All randomness is the trial's ChaCha8 stream 0; the scheduler has its own stream.
+//!
+//! A trial that runs says the runtime's assertions held on this schedule and this seed;
+//! whether an anomaly *can* happen is for many trials (or the exhaustive checker) to say.
+
+/// Adds a trace line, formatting it only when tracing is on.
+macro_rules! note {
+    ($self:ident, $a:expr, $($fmt:tt)*) => {
+        if $self.trace.is_some() {
+            let text = format!($($fmt)*);
+            $self.note($a, text);
+        }
+    };
+}
+
+mod ops;
+
+use crate::sim::dist::{below, chance};
+use crate::sim::generator::{GenError, Generation, Generator};
+use crate::sim::scenario::{Cond, Scenario, Script, Step};
+use crate::sim::schedule::Schedule;
+use crate::sim::scheduler::Scheduler;
+use agentsim_models::names::{Agent, Cell, Tool, Value};
+use agentsim_models::record::OpRecord;
+use agentsim_models::runtime::{CommitRequest, Runtime, Snapshot};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// What the engine counts in one trial.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub commits: u64,
+    pub aborts: u64,
+    pub drops: u64,
+    pub retries: u64,
+    /// Supervisor retractions that hit a live record.
+    pub retractions: u64,
+    /// Records aborted by those retractions, cascades included.
+    pub retracted: u64,
+    /// Completed effects undone by aborts (reverse issue order, saga and above).
+    pub compensations: u64,
+    pub generations: u64,
+    pub tokens_total: u64,
+    /// Tokens of generations whose operation ended aborted (at commit, retracted, cascaded)
+    /// or never ended (a truncated trial).
+    pub tokens_wasted: u64,
+    pub makespan_ms: u64,
+    pub events: u64,
+    /// The trial hit `events_max` with agents still running.
+    pub truncated: bool,
+}
+
+/// One executed event, for readable traces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    pub event: u64,
+    pub time_ms: u64,
+    pub agent: Agent,
+    /// The position the scheduler chose among `enabled` enabled events.
+    pub choice: usize,
+    pub enabled: usize,
+    pub text: String,
+}
+
+/// The result of one trial.
+#[derive(Clone, Debug)]
+pub struct TrialRun {
+    pub records: Vec<OpRecord>,
+    pub counters: Counters,
+    pub schedule: Schedule,
+    /// Filled only when tracing.
+    pub trace: Vec<TraceEvent>,
+    /// Recording lines of every generation (only when recording).
+    pub recorded: Vec<String>,
+}
+
+/// How to run one trial.
+pub struct TrialSetup<'a> {
+    pub scenario: &'a Scenario,
+    pub trial_seed: u64,
+    pub generator: &'a dyn Generator,
+    pub scheduler: &'a mut dyn Scheduler,
+    /// Stop after this many events (shrinking), instead of `events_max`.
+    pub stop: Option<u64>,
+    pub trace: bool,
+    pub record: bool,
+}
+
+/// A trial that could not run (a recorded generation is missing).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Generation(#[from] GenError),
+}
+
+struct Op {
+    read_pc: usize,
+    planned: Option<Tool>,
+    read: Vec<(Cell, Value)>,
+    snapshot: Snapshot,
+    tokens: u64,
+    output: Option<(usize, u64, Generation)>,
+    commit: Option<CommitRequest>,
+}
+
+struct AgentState {
+    pc: usize,
+    rep: u32,
+    due_ms: u64,
+    done: bool,
+    attempts: u32,
+    op: Option<Op>,
+    last_read: Vec<(Cell, Value)>,
+}
+
+struct Engine<'a, R: Runtime> {
+    sc: &'a Scenario,
+    rt: R,
+    rng: ChaCha8Rng,
+    generator: &'a dyn Generator,
+    agents: Vec<AgentState>,
+    now_ms: u64,
+    c: Counters,
+    record_tokens: Vec<u64>,
+    trace: Option<Vec<TraceEvent>>,
+    recorded: Option<Vec<String>>,
+    event: u64,
+    /// The scheduler's choice for the current event: (position, enabled count).
+    cur: (usize, usize),
+}
+
+/// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
+pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, SimError> {
+    let sc = setup.scenario;
+    let mut rng = ChaCha8Rng::seed_from_u64(setup.trial_seed);
+    rng.set_stream(0);
+    let mut agents = Vec::with_capacity(sc.agents.len());
+    for spec in &sc.agents {
+        let mut st = AgentState {
+            pc: 0,
+            rep: 0,
+            due_ms: spec.start_ms.sample(&mut rng),
+            done: false,
+            attempts: 0,
+            op: None,
+            last_read: Vec::new(),
+        };
+        normalize(&mut st, &spec.script, spec.repeat);
+        agents.push(st);
+    }
+    let mut e = Engine {
+        sc,
+        rt,
+        rng,
+        generator: setup.generator,
+        agents,
+        now_ms: 0,
+        c: Counters::default(),
+        record_tokens: Vec::new(),
+        trace: setup.trace.then(Vec::new),
+        recorded: setup.record.then(Vec::new),
+        event: 0,
+        cur: (0, 1),
+    };
+    let schedule = e.run(setup.scheduler, setup.trial_seed, setup.stop)?;
+    Ok(e.finish(schedule))
+}
+
+/// Moves past the end of the script: the next repetition, or done.
+fn normalize(st: &mut AgentState, script: &Script, repeat: u32) {
+    while !st.done && st.pc >= script.steps.len() {
+        st.rep += 1;
+        st.pc = 0;
+        if st.rep >= repeat.max(1) || script.steps.is_empty() {
+            st.done = true;
+        }
+    }
+}
+
+impl<R: Runtime> Engine<'_, R> {
+    fn run(
+        &mut self,
+        sched: &mut dyn Scheduler,
+        seed: u64,
+        stop: Option<u64>,
+    ) -> Result<Schedule, SimError> {
+        sched.start_trial(seed, self.agents.len(), self.sc.steps_hint());
+        let limit = stop.unwrap_or(self.sc.events_max).min(self.sc.events_max);
+        let mut schedule = Schedule {
+            stop,
+            ..Schedule::default()
+        };
+        let mut enabled = Vec::with_capacity(self.agents.len());
+        while let Some(min) = self.earliest_due() {
+            if self.event >= limit {
+                self.c.truncated = stop.is_none();
+                break;
+            }
+            enabled.clear();
+            let horizon = min.saturating_add(self.sc.window_ms);
+            enabled.extend((0..self.agents.len()).filter(|&i| {
+                let a = &self.agents[i];
+                !a.done && a.due_ms <= horizon
+            }));
+            if enabled.len() > 1 {
+                enabled.sort_by_key(|&i| (self.agents[i].due_ms, i));
+            }
+            let pos = sched.choose(self.event, &enabled);
+            assert!(
+                pos < enabled.len(),
+                "scheduler chose outside the enabled set"
+            );
+            if pos != 0 {
+                schedule.choices.insert(self.event, pos as u32);
+            }
+            let a = enabled[pos];
+            self.now_ms = self.now_ms.max(self.agents[a].due_ms);
+            self.cur = (pos, enabled.len());
+            self.step(a)?;
+            self.event += 1;
+        }
+        schedule.events = self.event;
+        Ok(schedule)
+    }
+
+    /// The earliest due time among running agents, if any runs.
+    fn earliest_due(&self) -> Option<u64> {
+        self.agents
+            .iter()
+            .filter(|a| !a.done)
+            .map(|a| a.due_ms)
+            .min()
+    }
+
+    fn finish(mut self, schedule: Schedule) -> TrialRun {
+        let log = self.rt.log();
+        assert_eq!(
+            log.len(),
+            self.record_tokens.len(),
+            "one token tally per record"
+        );
+        let wasted: u64 = log
+            .iter()
+            .zip(&self.record_tokens)
+            .filter(|(r, _)| r.aborted)
+            .map(|(_, &t)| t)
+            .sum();
+        let open: u64 = self
+            .agents
+            .iter()
+            .filter_map(|a| a.op.as_ref())
+            .map(|o| o.tokens)
+            .sum();
+        self.c.tokens_wasted = wasted + open;
+        self.c.makespan_ms = self.now_ms;
+        self.c.events = self.event;
+        assert!(
+            self.c.tokens_wasted <= self.c.tokens_total,
+            "wasted tokens exceed the total"
+        );
+        TrialRun {
+            records: log.to_vec(),
+            counters: self.c,
+            schedule,
+            trace: self.trace.unwrap_or_default(),
+            recorded: self.recorded.unwrap_or_default(),
+        }
+    }
+
+    fn note(&mut self, a: usize, text: String) {
+        let (choice, enabled) = self.cur;
+        let (event, time_ms) = (self.event, self.now_ms);
+        if let Some(t) = self.trace.as_mut() {
+            t.push(TraceEvent {
+                event,
+                time_ms,
+                agent: Agent(a as u32),
+                choice,
+                enabled,
+                text,
+            });
+        }
+    }
+
+    /// Runs the step at agent `a`'s program counter.
+    fn step(&mut self, a: usize) -> Result<(), SimError> {
+        let sc = self.sc;
+        let spec = &sc.agents[a];
+        let script: &Script = &spec.script;
+        let pc = self.agents[a].pc;
+        assert!(!self.agents[a].done, "a finished agent has no event");
+        assert!(
+            pc < script.steps.len(),
+            "the program counter is inside the script"
+        );
+        let mut next = Some(pc + 1);
+        let mut delay = 0;
+        let text: String = match &script.steps[pc] {
+            Step::Read { cells, pick, tool } => {
+                let cells = self.select(cells, *pick, &[]);
+                next = self.read(a, pc, cells, *tool, script, &mut delay);
+                String::new()
+            }
+            Step::Generate {
+                latency_ms,
+                completion,
+            } => {
+                delay = self.generate(a, pc, *latency_ms, *completion)?;
+                String::new()
+            }
+            Step::Write {
+                cells,
+                pick,
+                include_read,
+                effect_ms,
+            } => {
+                if self.agents[a]
+                    .op
+                    .as_ref()
+                    .is_some_and(|o| o.commit.is_some())
+                {
+                    next = self.commit(a, &mut delay);
+                } else {
+                    let read = if *include_read {
+                        self.op_cells(a)
+                    } else {
+                        Vec::new()
+                    };
+                    let ws = self.select(cells, *pick, &read);
+                    delay = self.issue(a, pc, ws, *effect_ms)?;
+                    next = Some(pc);
+                }
+                String::new()
+            }
+            Step::Wait { latency_ms, prob } => {
+                if chance(&mut self.rng, *prob) {
+                    delay = latency_ms.sample(&mut self.rng);
+                }
+                format!("wait {delay} ms")
+            }
+            Step::Retract { targets, prob } => {
+                if chance(&mut self.rng, *prob) {
+                    self.retract(targets)
+                } else {
+                    "retract skipped".into()
+                }
+            }
+            Step::Registry { change, prob } => {
+                if chance(&mut self.rng, *prob) {
+                    self.rt.change_registry(*change);
+                    format!("registry {change:?}")
+                } else {
+                    "registry change skipped".into()
+                }
+            }
+            Step::Branch {
+                cell,
+                when,
+                target,
+                prob,
+            } => {
+                let v = lookup(&self.agents[a].last_read, *cell);
+                let holds = match when {
+                    Cond::Null => v.is_null(),
+                    Cond::NotNull => !v.is_null(),
+                };
+                if holds && chance(&mut self.rng, *prob) {
+                    next = Some(*target);
+                }
+                let taken = if next == Some(pc + 1) {
+                    "not taken"
+                } else {
+                    "taken"
+                };
+                format!(
+                    "branch on {}={}: {taken}",
+                    sc.names.cell_name(*cell),
+                    sc.names.value_display(v)
+                )
+            }
+        };
+        if !text.is_empty() {
+            self.note(a, text);
+        }
+        let st = &mut self.agents[a];
+        st.due_ms = self.now_ms.saturating_add(delay);
+        if let Some(n) = next {
+            st.pc = n;
+        }
+        normalize(st, script, spec.repeat);
+        Ok(())
+    }
+
+    /// The cells a step touches: all of `cells`, or `pick` of them at random; plus `extra`.
+    fn select(&mut self, cells: &[Cell], pick: Option<u32>, extra: &[Cell]) -> Vec<Cell> {
+        let mut out = match pick {
+            None => cells.to_vec(),
+            Some(k) => {
+                let mut pool = cells.to_vec();
+                let mut out = Vec::with_capacity(k as usize);
+                for _ in 0..k.min(pool.len() as u32) {
+                    out.push(pool.swap_remove(below(&mut self.rng, pool.len())));
+                }
+                out
+            }
+        };
+        out.extend_from_slice(extra);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    fn op_cells(&self, a: usize) -> Vec<Cell> {
+        let op = self.agents[a]
+            .op
+            .as_ref()
+            .expect("a write is inside an operation");
+        op.read.iter().map(|&(c, _)| c).collect()
+    }
+}
+
+/// The value of `c` in a sorted read list (NULL if not read).
+fn lookup(read: &[(Cell, Value)], c: Cell) -> Value {
+    read.iter()
+        .find(|&&(k, _)| k == c)
+        .map_or(Value::NULL, |&(_, v)| v)
+}

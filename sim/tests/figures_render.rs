@@ -1,0 +1,290 @@
+//! Every figure renderer on sample data: the same data gives the same bytes, and each SVG has
+//! the structure its data asks for (one cell, bar or line per datum, labels present). The sample
+//! numbers below are test fixtures only; `agentsim reproduce` never draws them. A pass does not
+//! prove the figures are legible; that was checked by eye (set AGENTSIM_FIGURE_PREVIEW=<dir> to
+//! write the SVGs and look at them).
+
+use agentsim::figures::*;
+
+const RUNTIMES: [&str; 9] = [
+    "vanilla",
+    "pessimistic",
+    "si",
+    "ssi",
+    "causal",
+    "causal-no-cascade",
+    "saga",
+    "registry-validate",
+    "registry-pin",
+];
+
+fn est(mean: f64, half: f64) -> Estimate {
+    Estimate {
+        mean,
+        lo: mean - half,
+        hi: mean + half,
+    }
+}
+
+fn matrix() -> MatrixData {
+    let rows = RUNTIMES
+        .iter()
+        .enumerate()
+        .map(|(i, r)| MatrixRow {
+            runtime: r.to_string(),
+            cells: (0..4)
+                .map(|j| match (i + j) % 4 {
+                    0 => MatrixCell::Admitted {
+                        witness_len: 3 + j as u32,
+                    },
+                    1 => MatrixCell::Prevented {
+                        states: 12_345 * (i as u64 + 1),
+                    },
+                    2 => MatrixCell::Inconclusive { states: 1_000_000 },
+                    _ => MatrixCell::NotRun,
+                })
+                .collect(),
+        })
+        .collect();
+    MatrixData {
+        bounds: "2 agents, 2 cells, 2 tools, 2 values, depth 6".into(),
+        anomalies: ["A1", "A2", "A3", "A6"].map(String::from).to_vec(),
+        rows,
+    }
+}
+
+fn twins() -> TwinsData {
+    let groups = [
+        ("A1", "registry-validate"),
+        ("A2", "registry-pin"),
+        ("A3", "causal"),
+    ]
+    .iter()
+    .flat_map(|&(a, m)| {
+        [2u64, 4].map(|size| TwinGroup {
+            anomaly: a.into(),
+            size: format!("{size} agents"),
+            mechanism: m.into(),
+            without: Count { k: 7 * size, n: 50 },
+            with: Count { k: 0, n: 50 },
+        })
+    })
+    .collect();
+    TwinsData { groups }
+}
+
+fn workloads() -> WorkloadData {
+    let rows = RUNTIMES
+        .iter()
+        .enumerate()
+        .map(|(i, r)| WorkloadRow {
+            runtime: r.to_string(),
+            a1: Count {
+                k: (9 - i as u64) * 4,
+                n: 40,
+            },
+            token_overhead: est(0.03 * i as f64, 0.01),
+        })
+        .collect();
+    WorkloadData {
+        workload: "A1 stale generation, 3 agents".into(),
+        rows,
+    }
+}
+
+fn sweep() -> SweepData {
+    let series = RUNTIMES[..5]
+        .iter()
+        .enumerate()
+        .map(|(i, r)| SweepSeries {
+            runtime: r.to_string(),
+            points: (1..=6)
+                .map(|c| {
+                    let x = c as f64;
+                    let f = 1.0 / (1.0 + i as f64);
+                    SweepPoint {
+                        contention: x,
+                        anomaly_rate: est(f * x / 7.0, 0.04),
+                        abort_rate: est((1.0 - f) * x / 8.0, 0.03),
+                        token_overhead: est(0.05 * i as f64 * x / 6.0, 0.02),
+                        makespan_ms: est(1000.0 + 150.0 * x * i as f64, 80.0),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    SweepData {
+        x_desc: "agents sharing one cell".into(),
+        series,
+    }
+}
+
+fn states() -> StateCountData {
+    let series = [
+        ("paper-faithful", 40.0),
+        ("canonical", 12.0),
+        ("canonical+symmetry", 5.0),
+    ]
+    .iter()
+    .map(|&(name, base)| StateSeries {
+        config: name.into(),
+        points: (1..=5)
+            .map(|b| StatePoint {
+                bound: b,
+                states: (base * 9f64.powi(b as i32)) as u64,
+            })
+            .collect(),
+    })
+    .collect();
+    StateCountData {
+        bound_desc: "operations per agent (2 agents, 1 cell)".into(),
+        series,
+    }
+}
+
+fn all() -> Vec<(&'static str, String)> {
+    vec![
+        ("hasse", hasse::render(&HasseData::from_lattice())),
+        ("matrix", matrix::render(&matrix())),
+        ("twins", twins::render(&twins())),
+        ("workloads", workloads::render(&workloads())),
+        ("sweep", sweep::render(&sweep())),
+        ("states", states::render(&states())),
+    ]
+}
+
+#[test]
+fn every_figure_is_byte_deterministic() {
+    let (a, b) = (all(), all());
+    for ((name, x), (_, y)) in a.iter().zip(&b) {
+        assert_eq!(x, y, "{name} differs between two renders");
+        assert!(x.starts_with("<svg "), "{name}");
+        assert!(x.ends_with("</svg>\n"), "{name}");
+    }
+    if let Ok(dir) = std::env::var("AGENTSIM_FIGURE_PREVIEW") {
+        for (name, svg) in a {
+            std::fs::write(format!("{dir}/{name}.svg"), svg).unwrap();
+        }
+    }
+}
+
+#[test]
+fn rendering_on_other_threads_gives_the_same_bytes() {
+    let here = all();
+    let handles: Vec<_> = (0..2).map(|_| std::thread::spawn(all)).collect();
+    for h in handles {
+        let there = h.join().expect("render thread");
+        assert_eq!(here, there);
+    }
+}
+
+fn text_lines(svg: &str) -> Vec<&str> {
+    svg.lines().filter(|l| !l.starts_with('<')).collect()
+}
+
+#[test]
+fn matrix_has_one_verdict_per_cell() {
+    let svg = matrix::render(&matrix());
+    let lines = text_lines(&svg);
+    let verdicts = ["admitted", "prevented", "inconclusive", "not run"];
+    let n = lines.iter().filter(|l| verdicts.contains(l)).count();
+    assert_eq!(n, 9 * 4);
+    assert!(lines.contains(&"witness 3 steps"));
+    assert!(lines.contains(&"12.3k states"));
+    for r in RUNTIMES {
+        assert!(lines.contains(&r), "{r}");
+    }
+}
+
+#[test]
+fn twins_show_k_over_n_for_both_arms() {
+    let svg = twins::render(&twins());
+    let lines = text_lines(&svg);
+    assert_eq!(lines.iter().filter(|l| **l == "0/50").count(), 6);
+    assert!(lines.contains(&"28/50"));
+    assert!(lines.contains(&"A3, 4 agents"));
+}
+
+#[test]
+fn workloads_have_a_row_per_runtime_in_both_panels() {
+    let svg = workloads::render(&workloads());
+    let lines = text_lines(&svg);
+    for r in RUNTIMES {
+        assert_eq!(lines.iter().filter(|l| **l == r).count(), 1, "{r}");
+    }
+    assert!(lines.contains(&"36/40"));
+    assert!(lines.contains(&"+24.0%"));
+}
+
+#[test]
+fn sweep_has_four_panels_and_a_band_per_series() {
+    let svg = sweep::render(&sweep());
+    let polygons = svg.lines().filter(|l| l.starts_with("<polygon")).count();
+    assert_eq!(polygons, 4 * 5);
+    let lines = text_lines(&svg);
+    for caption in ["anomaly rate", "abort / drop rate", "makespan (virtual ms)"] {
+        assert!(lines.contains(&caption), "{caption}");
+    }
+}
+
+#[test]
+fn states_has_one_marker_per_point_and_a_legend() {
+    let svg = states::render(&states());
+    let circles = svg.lines().filter(|l| l.starts_with("<circle")).count();
+    assert_eq!(circles, 15);
+    let lines = text_lines(&svg);
+    assert!(lines.contains(&"canonical+symmetry"));
+}
+
+#[test]
+fn empty_data_renders_without_panicking() {
+    let m = MatrixData {
+        bounds: String::new(),
+        anomalies: vec![],
+        rows: vec![],
+    };
+    assert!(matrix::render(&m).ends_with("</svg>\n"));
+    assert!(twins::render(&TwinsData { groups: vec![] }).ends_with("</svg>\n"));
+    let s = SweepData {
+        x_desc: String::new(),
+        series: vec![],
+    };
+    assert!(sweep::render(&s).ends_with("</svg>\n"));
+    let c = StateCountData {
+        bound_desc: String::new(),
+        series: vec![],
+    };
+    assert!(states::render(&c).ends_with("</svg>\n"));
+}
+
+#[test]
+fn every_figure_has_a_table_of_the_same_numbers() {
+    use agentsim::tables::Cell;
+    let m = matrix().table();
+    assert_eq!(m.rows.len(), 9 * 4);
+    assert_eq!(
+        m.rows[0],
+        vec![
+            Cell::text("vanilla"),
+            Cell::text("A1"),
+            Cell::text("admitted"),
+            Cell::Int(3),
+            Cell::Empty
+        ]
+    );
+    assert_eq!(m.rows[1][2], Cell::text("prevented"));
+    assert_eq!(m.rows[1][4], Cell::Int(12_345));
+    let t = twins().table();
+    assert_eq!(t.rows.len(), 6);
+    let csv = t.to_csv();
+    assert!(csv.contains("A1,2 agents,registry-validate,14,50,0.2800,0.1747,0.4167,"));
+    assert!(csv.contains(",0,50,0.0000,0.0000,0.0713\n"), "{csv}");
+    assert_eq!(workloads().table().rows.len(), 9);
+    let s = sweep().table();
+    assert_eq!(s.rows.len(), 5 * 6 * 4);
+    assert_eq!(s.rows[3][2], Cell::text("makespan_ms"));
+    let c = states().table();
+    assert_eq!(c.rows.len(), 15);
+    assert_eq!(c.rows[0][2], Cell::Int(360));
+    assert_eq!(states().table().to_json(), c.to_json());
+}
