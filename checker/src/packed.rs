@@ -262,6 +262,7 @@ impl Rec {
             co: effects(self.co),
             aborted: false,
             preds: Vec::new(),
+            read_meta: Vec::new(),
         }
     }
 }
