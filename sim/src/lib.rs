@@ -4,6 +4,7 @@
 //! schedulers and generators live beside them. Everything here is seeded and runs on virtual
 //! time: the same seed gives the same bytes, whatever the thread count.
 
+pub mod checker_steps;
 pub mod cmd;
 pub mod deployed;
 pub mod experiments;

@@ -101,6 +101,16 @@ pub fn steps() -> Vec<Step> {
             run: lattice_step,
         },
         Step {
+            name: "matrix",
+            about: "the runtime × anomaly matrix by exhaustive checking (SPEC §5, Table 2)",
+            run: crate::checker_steps::matrix_step,
+        },
+        Step {
+            name: "states",
+            about: "checker state counts vs bound: paper-faithful, canonical, symmetry",
+            run: crate::checker_steps::states_step,
+        },
+        Step {
             name: "twins",
             about: "the prevention twins, k/N without and with each mechanism (SPEC §7)",
             run: crate::experiments::steps::twins_step,
