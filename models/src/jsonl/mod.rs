@@ -61,7 +61,7 @@ pub const REQUIRED_KEYS: [&str; 7] = [
 /// Why a history file could not be read. Every variant but `Io` names file, line and key.
 #[derive(Debug, thiserror::Error)]
 pub enum JsonlError {
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read")]
     Io {
         file: String,
         #[source]
