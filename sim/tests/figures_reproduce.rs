@@ -29,7 +29,7 @@ fn out_arg(dir: &Path) -> String {
 fn writes_then_checks_clean() {
     let dir = scratch("clean");
     let out = out_arg(&dir);
-    let first = agentsim(&["reproduce", "--out", &out]);
+    let first = agentsim(&["reproduce", "--quick", "--out", &out]);
     assert!(first.status.success(), "{first:?}");
     for f in [
         "README.md",
@@ -40,7 +40,7 @@ fn writes_then_checks_clean() {
     }
     assert!(dir.join("tables/lattice.csv").is_file());
     assert!(dir.join("tables/lattice.json").is_file());
-    let check = agentsim(&["reproduce", "--out", &out, "--check"]);
+    let check = agentsim(&["reproduce", "--quick", "--out", &out, "--check"]);
     assert_eq!(check.status.code(), Some(0), "{check:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -49,11 +49,13 @@ fn writes_then_checks_clean() {
 fn check_names_changed_missing_and_stray_files() {
     let dir = scratch("dirty");
     let out = out_arg(&dir);
-    assert!(agentsim(&["reproduce", "--out", &out]).status.success());
+    assert!(agentsim(&["reproduce", "--quick", "--out", &out])
+        .status
+        .success());
     std::fs::write(dir.join("tables/lattice.csv"), "edited\n").unwrap();
     std::fs::remove_file(dir.join("figures/lattice_hasse.svg")).unwrap();
     std::fs::write(dir.join("figures/renamed.svg"), "<svg/>\n").unwrap();
-    let check = agentsim(&["reproduce", "--out", &out, "--check"]);
+    let check = agentsim(&["reproduce", "--quick", "--out", &out, "--check"]);
     assert_eq!(check.status.code(), Some(1));
     let err = String::from_utf8_lossy(&check.stderr);
     assert!(

@@ -6,7 +6,7 @@
 //! Exit 0 when the run completed; 2 on a bad sweep file (the message names file and field).
 //! A sweep shows trends of the synthetic model, not a deployment's rates.
 
-use crate::experiments::{default_threads, sweep, write_tables};
+use crate::experiments::{sweep, write_tables};
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,18 +19,8 @@ pub struct Args {
     /// Trials per grid point and runtime (default: the file's `trials`).
     #[arg(long)]
     pub trials: Option<u64>,
-    /// Print a JSON array on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Worker threads (results do not depend on it); default: all cores.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Folder the table files go under (`tables/sweep_<name>.*`).
-    #[arg(long, value_name = "DIR", default_value = "results")]
-    pub out: PathBuf,
-    /// Do not write the table files.
-    #[arg(long)]
-    pub no_write: bool,
+    #[command(flatten)]
+    pub run: crate::experiments::RunArgs,
 }
 
 /// Runs the command.
@@ -38,16 +28,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let f = sweep::load(&args.sweep)?;
     let trials = args.trials.unwrap_or(f.trials);
     anyhow::ensure!(trials >= 1, "--trials must be at least 1");
-    let threads = args.threads.unwrap_or_else(default_threads).max(1);
+    let threads = args.run.threads();
     let results = sweep::run(&f, &args.sweep, trials, threads)?;
     let table = sweep::table(&f, &results);
-    if args.json {
+    if args.run.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {
         print!("{}", table.to_markdown());
     }
-    if !args.no_write {
-        for p in write_tables(&args.out, &format!("sweep_{}", f.name), &table)? {
+    if !args.run.no_write {
+        for p in write_tables(&args.run.out, &format!("sweep_{}", f.name), &table)? {
             eprintln!("sweep: wrote {}", p.display());
         }
     }

@@ -5,9 +5,8 @@
 //! Exit 0 when the run completed, whatever the counts (the counts are the result; the
 //! integration tests pin them). A run proves the twins' outcome on these seeds only.
 
-use crate::experiments::{default_threads, twins, write_tables};
+use crate::experiments::{twins, write_tables};
 use clap::Args as ClapArgs;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Run the prevention twins: k/N without and with each mechanism.
@@ -19,35 +18,25 @@ pub struct Args {
     /// The run seed (trial k's seed derives from it; both sides use the same seeds).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Print a JSON array on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Worker threads (results do not depend on it); default: all cores.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Folder the table files go under (`tables/twins.*`).
-    #[arg(long, value_name = "DIR", default_value = "results")]
-    pub out: PathBuf,
-    /// Do not write the table files.
-    #[arg(long)]
-    pub no_write: bool,
+    #[command(flatten)]
+    pub run: crate::experiments::RunArgs,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
-    let threads = args.threads.unwrap_or_else(default_threads).max(1);
+    let threads = args.run.threads();
     let results = twins::run(args.trials, args.seed, threads)?;
-    if args.json {
+    if args.run.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {
         for r in &results {
             println!("{}", r.display());
         }
     }
-    if !args.no_write {
+    if !args.run.no_write {
         let table = twins::figure_data(&results).table();
-        for p in write_tables(&args.out, "twins", &table)? {
+        for p in write_tables(&args.run.out, "twins", &table)? {
             eprintln!("twins: wrote {}", p.display());
         }
     }

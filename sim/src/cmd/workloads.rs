@@ -5,9 +5,8 @@
 //! Exit 0 when the run completed. The rates are estimates under the scenario files' modelled
 //! timings (their comments say how each parameter was chosen), not measurements of models.
 
-use crate::experiments::{default_threads, workloads, write_tables};
+use crate::experiments::{workloads, write_tables};
 use clap::Args as ClapArgs;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Run the three workloads under vanilla, pessimistic, si and ssi (Table 4).
@@ -19,37 +18,27 @@ pub struct Args {
     /// The run seed (every runtime uses the same trial seeds: pairing).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Print a JSON array on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Worker threads (results do not depend on it); default: all cores.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Folder the table files go under (`tables/workloads*.*`).
-    #[arg(long, value_name = "DIR", default_value = "results")]
-    pub out: PathBuf,
-    /// Do not write the table files.
-    #[arg(long)]
-    pub no_write: bool,
+    #[command(flatten)]
+    pub run: crate::experiments::RunArgs,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
-    let threads = args.threads.unwrap_or_else(default_threads).max(1);
+    let threads = args.run.threads();
     let rows = workloads::run(args.trials, args.seed, threads)?;
     let l2 = workloads::run_l2(args.trials, args.seed, threads)?;
-    if args.json {
+    if args.run.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         print!("{}", workloads::table(&rows).to_markdown());
         println!();
         print!("{}", workloads::l2_table(&l2).to_markdown());
     }
-    if !args.no_write {
-        let mut written = write_tables(&args.out, "workloads", &workloads::table(&rows))?;
+    if !args.run.no_write {
+        let mut written = write_tables(&args.run.out, "workloads", &workloads::table(&rows))?;
         written.extend(write_tables(
-            &args.out,
+            &args.run.out,
             "workloads_l2",
             &workloads::l2_table(&l2),
         )?);
