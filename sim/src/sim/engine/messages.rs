@@ -338,7 +338,7 @@ mod tests {
     #[test]
     fn a_message_round_trips_the_monitors_metadata_through_the_wire() {
         let mut syms = Symbols::new();
-        let g = parse_guards("let ok = @A(x == \"c1\") & Y (y == 2);").unwrap();
+        let g = parse_guards("let ok = @A.x == \"c1\" & @A(Y (y == 2));").unwrap();
         let names = ["A".to_owned(), "B".to_owned()];
         let prog = compile(&g, &names, &["x".into(), "y".into()], &mut syms);
         let c1 = Value::Str(syms.intern("c1"));
@@ -348,19 +348,20 @@ mod tests {
         a.send(&prog, &syms, &[(0, c1)], &mut msg);
         let mut bytes = Vec::new();
         wire::encode(&msg, &prog, &syms, &mut bytes);
-        // A receiver with a fresh symbol table interns the string it has not seen.
-        let mut other = Symbols::new();
+        // The receiver's table (a trial's copy of the scenario's) decodes the string by text.
+        let mut rx = syms.clone();
         let mut back = Message::new(&prog);
-        wire::decode(&bytes, &prog, &mut other, &mut back).unwrap();
+        wire::decode(&bytes, &prog, &mut rx, &mut back).unwrap();
+        assert_eq!(back, msg);
         assert_eq!(back.vc, vec![2, 0]);
-        assert_eq!(back.rows, msg.rows);
-        assert_eq!(back.vars.len(), 1);
-        let Some(Value::Str(s)) = back.vars[0] else {
-            panic!("the selected variable arrives as a string: {back:?}");
+        let [Some(Value::Str(s))] = back.vars[..] else {
+            panic!("one selected variable, a string: {back:?}");
         };
-        assert_eq!(other.text(s), "c1");
+        assert_eq!(rx.text(s), "c1");
         let mut b = Monitor::new(&prog, 1);
-        b.recv(&prog, &other, &back, &[]);
+        assert_eq!(b.guard_value(&prog, "ok"), Some(false));
+        b.recv(&prog, &rx, &back, &[]);
+        assert_eq!(b.guard_value(&prog, "ok"), Some(true));
         assert_eq!(b.clock(), &[2, 1]);
     }
 }

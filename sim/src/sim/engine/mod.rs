@@ -403,9 +403,8 @@ impl<R: Runtime> Engine<'_, R> {
                     sc.names.value_display(v)
                 )
             }
-            step
-            @ (Step::Send { .. } | Step::Recv { .. } | Step::Set { .. } | Step::Act { .. }) => {
-                self.cpl_step(a, pc, step, &mut next, &mut delay)
+            Step::Send { .. } | Step::Recv { .. } | Step::Set { .. } | Step::Act { .. } => {
+                self.cpl_step(a, pc, &script.steps[pc], &mut next, &mut delay)
             }
         };
         if !text.is_empty() {

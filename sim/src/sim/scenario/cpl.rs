@@ -75,9 +75,9 @@ impl Resolver<'_> {
         let Some(section) = &raw.cpl else {
             return Ok(None);
         };
-        if let Some(a) = raw.agents.iter().find(|a| a.get_ref().count.is_some()) {
+        if let Some(n) = raw.agents.iter().find_map(|a| a.get_ref().count.as_ref()) {
             let msg = "with [cpl] every agent is one lifeline: drop `count`";
-            return self.err(a.span(), "count", msg);
+            return self.err(n.span(), "count", msg);
         }
         let c = section.get_ref();
         let (source, text, at) = self.guard_text(c, section.span(), path)?;

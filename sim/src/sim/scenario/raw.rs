@@ -65,7 +65,7 @@ pub struct RawCpl {
 #[serde(deny_unknown_fields)]
 pub struct RawSchedule {
     #[serde(default)]
-    pub window_ms: Option<u64>,
+    pub window_ms: Option<Spanned<u64>>,
     #[serde(default)]
     pub events_max: Option<Spanned<u64>>,
 }

@@ -237,8 +237,7 @@ impl Resolver<'_> {
                     there
                 };
                 if here != there {
-                    let msg =
-                        format!("`{key}` must not jump into or out of an operation (read … write)");
+                    let msg = format!("`{key}` must not jump into or out of an operation");
                     return self.err(raw[pc].span(), key, msg);
                 }
             }
