@@ -105,6 +105,20 @@ impl<'a> CplRun<'a> {
         }
     }
 
+    /// `x=v, y=w` for a trace line.
+    fn show(&self, set: &[(usize, Value)]) -> String {
+        let value = |v: Value| match v {
+            Value::Str(s) => self.syms.text(s).to_owned(),
+            Value::Num(x) => x.to_string(),
+            Value::Bool(b) => b.to_string(),
+        };
+        let parts: Vec<String> = set
+            .iter()
+            .map(|&(k, v)| format!("{}={}", self.spec.prog.vars[k], value(v)))
+            .collect();
+        parts.join(", ")
+    }
+
     fn apply(&mut self, a: usize, set: &[(usize, Value)]) {
         for &(v, x) in set {
             self.stores[a][v] = Some(x);
@@ -263,16 +277,18 @@ impl<R: Runtime> Engine<'_, R> {
                 let to = to.0 as usize;
                 let deliver = now.saturating_add(latency_ms.sample(&mut self.rng));
                 let (id, size) = cpl.send(a, to, set, deliver);
+                let shown = cpl.show(set);
                 self.wake(to, a, deliver);
                 let to = &sc.agents[to].name;
-                format!("send #{id} to {to} ({size} bytes), arrives at {deliver} ms")
+                format!("send #{id} to {to} [{shown}] ({size} bytes), arrives at {deliver} ms")
             }
             Step::Recv { from, take, set } => {
                 let from = from.map(|f| f.0 as usize);
                 if let Some(i) = cpl.next_for(a, from, |t| t <= now) {
                     cpl.waiting[a] = false;
                     let (id, src) = cpl.recv(a, i, take, set);
-                    return format!("recv #{id} from {}", sc.agents[src].name);
+                    let shown = cpl.show(&cpl.set);
+                    return format!("recv #{id} from {} [{shown}]", sc.agents[src].name);
                 }
                 if !cpl.waiting[a] {
                     cpl.waiting[a] = true;
@@ -292,7 +308,7 @@ impl<R: Runtime> Engine<'_, R> {
             }
             Step::Set { set } => {
                 cpl.local(a, set);
-                "set".into()
+                format!("set [{}]", cpl.show(set))
             }
             Step::Act {
                 name,
