@@ -15,6 +15,7 @@ pub mod paper;
 pub mod property;
 pub mod render;
 pub mod replicated;
+pub mod replicated_action;
 pub mod replicated_run;
 pub mod run;
 pub mod space;
