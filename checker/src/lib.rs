@@ -3,6 +3,8 @@
 //! [`PaperModel`] is the paper-faithful transition system over a packed state encoding;
 //! [`explore`] is a parallel BFS that counts states the way TLC does; [`trace`] finds shortest
 //! counterexamples deterministically and renders them (steps, action-index path, ITF JSON).
+//! [`ReplicatedModel`] is SPEC §6's replicated store composed with any runtime, where A4
+//! (split view) lives; [`replicated_run`] checks it.
 //! Everything checked is checked at the given finite bounds only.
 
 pub mod action;
@@ -15,6 +17,7 @@ pub mod paper;
 pub mod property;
 pub mod render;
 pub mod replicated;
+pub mod replicated_action;
 pub mod replicated_run;
 pub mod run;
 pub mod space;

@@ -26,7 +26,8 @@
 
 use crate::config::{Bounds, BoundsError, Extensions, Replication, AGENTS_MAX};
 use crate::property::PropSet;
-use crate::space::{fingerprint_of, PendingView, Space, StateView, StepText};
+pub use crate::replicated_action::{replica_name, value_name, RepAction};
+use crate::space::{fingerprint_of, PendingView, Space, StateView};
 use agentsim_models::names::{Agent, Cell, Replica, Value};
 use agentsim_models::record::{OpRecord, ReadMeta, Registry, ValueMap};
 use agentsim_models::replica::{ReadDiscipline, ReplicaSet, PRIMARY};
@@ -35,87 +36,6 @@ use agentsim_models::runtime::{
     RuntimeKind,
 };
 use std::collections::BTreeMap;
-
-/// One transition of the replicated model, every choice fixed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RepAction {
-    /// `StartRead(a)` of the cells in mask `read_set`, asking replica `replica` (0 = primary).
-    Read {
-        agent: u8,
-        read_set: u8,
-        replica: u8,
-    },
-    /// `CompleteWrite(a)` of the cells in mask `write_set`, values 4 bits per cell.
-    Write {
-        agent: u8,
-        write_set: u8,
-        values: u32,
-    },
-    /// Secondary `replica` applies its next entry of `cell`.
-    Apply { replica: u8, cell: u8 },
-}
-
-impl StepText for RepAction {
-    fn describe(&self, b: &Bounds) -> String {
-        let cells = |mask: u8| {
-            let names: Vec<_> = (0..b.cells)
-                .filter(|c| mask & (1 << c) != 0)
-                .map(|c| format!("c{}", c + 1))
-                .collect();
-            format!("{{{}}}", names.join(", "))
-        };
-        match *self {
-            RepAction::Read {
-                agent,
-                read_set,
-                replica,
-            } => format!(
-                "StartRead(a{}) rs={} asks {}",
-                agent + 1,
-                cells(read_set),
-                replica_name(Replica(replica.into()))
-            ),
-            RepAction::Write {
-                agent,
-                write_set,
-                values,
-            } => {
-                let wv: Vec<_> = (0..b.cells)
-                    .filter(|c| write_set & (1 << c) != 0)
-                    .map(|c| format!("c{}: {}", c + 1, value_name((values >> (4 * c)) & 0xF)))
-                    .collect();
-                format!("CompleteWrite(a{}) wv={{{}}}", agent + 1, wv.join(", "))
-            }
-            RepAction::Apply { replica, cell } => format!(
-                "Apply({}, c{})",
-                replica_name(Replica(replica.into())),
-                cell + 1
-            ),
-        }
-    }
-
-    fn appends_record(&self) -> bool {
-        matches!(self, RepAction::Write { .. })
-    }
-}
-
-/// `primary`, `s1`, `s2`, …
-pub fn replica_name(r: Replica) -> String {
-    if r == PRIMARY {
-        "primary".to_owned()
-    } else {
-        format!("s{}", r.0)
-    }
-}
-
-/// `NULL`, `v1`, `v2`, …
-pub fn value_name(v: u32) -> String {
-    if v == 0 {
-        "NULL".to_owned()
-    } else {
-        format!("v{v}")
-    }
-}
 
 /// A state: the runtime, the replicas, and what reads saw.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
