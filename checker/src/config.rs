@@ -5,8 +5,10 @@
 //! `AllowSkew`. A read of cell c may deviate from memory (any value in Values ∪ {NULL}) iff
 //! `skew ∧ c ∈ ExternalCells`; every other read equals memory — the same reading as the TLA+
 //! twin. Validation only rejects bounds the compact encoding cannot represent; it does not
-//! say a run at the accepted bounds is cheap.
+//! say a run at the accepted bounds is cheap. [`Replication`] adds the replicated store's
+//! constants (SPEC §6) and says which SPEC §1 switches that model does not have.
 
+use agentsim_models::replica::ReadDiscipline;
 use thiserror::Error;
 
 /// Largest supported counts (the packed encoding's field widths are derived from them).
@@ -111,9 +113,95 @@ impl Extensions {
     }
 }
 
+/// Largest number of secondaries and largest lag bound of the replicated model.
+pub const SECONDARIES_MAX: u32 = 3;
+pub const MAX_LAG_MAX: u64 = 3;
+
+/// The replicated store's constants (SPEC §6): `secondaries` secondaries, each lagging at most
+/// `max_lag` entries per cell behind the primary, and how reads are routed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Replication {
+    pub secondaries: u32,
+    pub max_lag: u64,
+    pub discipline: ReadDiscipline,
+}
+
+impl Replication {
+    /// Parses `--read-discipline`: the model's names, or `any` / `pinned` for short.
+    pub fn parse_discipline(s: &str) -> Result<ReadDiscipline, String> {
+        match s {
+            "any" => Ok(ReadDiscipline::AnyReplica),
+            "pinned" => Ok(ReadDiscipline::PrimaryPinned),
+            _ => ReadDiscipline::parse(s).map_err(|e| format!("--read-discipline: {e}")),
+        }
+    }
+
+    /// Checks the constants and that the rest of the configuration is one the replicated
+    /// model has: it has no tools, no skew, no retraction, no tool versions and no symmetry
+    /// reduction (A4 is about reads, and these would only grow the space or mean nothing).
+    pub fn validate(
+        &self,
+        b: &Bounds,
+        ext: &Extensions,
+        symmetry: bool,
+    ) -> Result<(), BoundsError> {
+        range("replicas", self.secondaries, 1, SECONDARIES_MAX)?;
+        let lag = u32::try_from(self.max_lag).unwrap_or(u32::MAX);
+        range("max-lag", lag, 0, MAX_LAG_MAX as u32)?;
+        b.validate()?;
+        let refuse = |what: &str| {
+            Err(BoundsError::Unsupported(format!(
+                "--replicas: the replicated model has no {what}"
+            )))
+        };
+        if b.tools != 0 {
+            return refuse("tools (pass --tools 0)");
+        }
+        if b.skew || b.external != 0 {
+            return refuse("skewed reads (drop --skew and --external): replicas are the skew");
+        }
+        if ext.retraction || ext.tool_versions {
+            return refuse("retraction or tool versions (drop --retraction, --tool-versions)");
+        }
+        if symmetry {
+            return refuse("symmetry reduction (drop --symmetry)");
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replication_refuses_what_the_model_lacks() {
+        let rep = Replication {
+            secondaries: 1,
+            max_lag: 1,
+            discipline: ReadDiscipline::AnyReplica,
+        };
+        let mut b = Bounds::paper(2, 1, 3);
+        let ext = Extensions::default();
+        let err = |b: &Bounds, r: &Replication, sym| r.validate(b, &ext, sym).unwrap_err();
+        assert!(err(&b, &rep, false).to_string().contains("no tools"));
+        b.tools = 0;
+        assert!(rep.validate(&b, &ext, false).is_ok());
+        assert!(err(&b, &rep, true).to_string().contains("symmetry"));
+        let none = Replication {
+            secondaries: 0,
+            ..rep
+        };
+        assert!(err(&b, &none, false).to_string().contains("--replicas 0"));
+        let far = Replication { max_lag: 9, ..rep };
+        assert!(err(&b, &far, false).to_string().contains("--max-lag 9"));
+        assert_eq!(
+            Replication::parse_discipline("pinned"),
+            Ok(ReadDiscipline::PrimaryPinned)
+        );
+        let e = Replication::parse_discipline("nearest").unwrap_err();
+        assert!(e.starts_with("--read-discipline: unknown"), "{e}");
+    }
 
     #[test]
     fn rejects_out_of_range_with_the_flag_name() {

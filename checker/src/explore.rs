@@ -8,7 +8,6 @@
 //! depend on the thread count. Traces are not produced here (thread timing would pick among
 //! equally short ones); `trace::shortest` finds them deterministically.
 
-use crate::action::Action;
 use crate::property::PropSet;
 use crate::space::{IdentityHasher, Space};
 use std::collections::HashSet;
@@ -157,7 +156,7 @@ where
     let work = || {
         let mut next = Vec::new();
         let mut generated = 0u64;
-        let mut actions: Vec<Action> = Vec::new();
+        let mut actions: Vec<S::Action> = Vec::new();
         loop {
             let from = cursor.fetch_add(CHUNK, Ordering::Relaxed);
             if from >= frontier.len() {

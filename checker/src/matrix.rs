@@ -1,20 +1,33 @@
 //! The runtime × anomaly matrix (SPEC §5, the paper's Table 2): for every runtime and each of
 //! A1, A2, A3, A6, an exhaustive check of "never Ak" in a small scenario built to make Ak
-//! possible. Admitted: the shortest witness's length. Prevented: the states explored.
+//! possible, plus A4 (split view, SPEC §6) as a fifth column. Admitted: the shortest
+//! witness's length. Prevented: the states explored.
 //!
 //! Scenarios (all with canonical writes; `--max-ops` overrides every MaxOps):
 //! A1 — 2 agents, 1 cell, 1 value, no tools, MaxOps 2;
 //! A2 — 1 agent, 1 cell, 1 value, 1 tool, MaxOps 1, with tool versions;
 //! A3 — 1 agent, 1 cell, 1 value, no tools, MaxOps 2, with provenance and retraction;
-//! A6 — 1 agent, 2 cells, 1 value, no tools, MaxOps 1.
+//! A6 — 1 agent, 2 cells, 1 value, no tools, MaxOps 1;
+//! A4 — 2 agents, 1 cell, 1 value, no tools, MaxOps 3, on the replicated store with 1
+//! secondary lagging at most 1 entry.
+//! A4 needs replicas, which the single-store runtimes do not have; their A4 entry is the
+//! runtime composed with the replicated store, its reads going to whichever replica the agent
+//! asks (any-replica): none of them routes reads, so each admits A4 (its concurrency control
+//! decides what commits, not where a read is served) — except `si+all-writers`, where two
+//! reads at one committed version belong to two concurrent writers of that cell and
+//! first-committer-wins aborts one (see [`expected`]). Two more rows, `vanilla+session-reads`
+//! and `vanilla+pinned-reads`, run only the A4 column under the other read disciplines
+//! (their A1–A6 are vanilla's: the disciplines change reads only).
 //! The extra row `si+all-writers` is `si` under the all-writers hypothesis, expressed as a
 //! model constraint: `CompleteWrite` is enabled only with a write set containing the read
 //! set (`rs ⊆ ws`), so no op commits read-only and si validates every commit.
 //! "Prevented" holds at these bounds only.
 
-use crate::config::{Bounds, BoundsError, Extensions};
+use crate::config::{Bounds, BoundsError, Extensions, Replication};
 use crate::property::Property;
+use crate::replicated_run;
 use crate::run::{check, CheckConfig};
+use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::RuntimeKind;
 
 /// One cell of the matrix.
@@ -36,12 +49,29 @@ pub struct Row {
     pub label: String,
     pub kind: RuntimeKind,
     pub all_writers: bool,
-    /// In the order of [`ANOMALIES`].
-    pub entries: Vec<Entry>,
+    /// How reads are routed in the A4 column.
+    pub reads: ReadDiscipline,
+    /// In the order of [`ANOMALIES`]; `None`: not run in this row.
+    pub entries: Vec<Option<Entry>>,
 }
 
 /// The matrix's columns.
-pub const ANOMALIES: [Property; 4] = [Property::A1, Property::A2, Property::A3, Property::A6];
+pub const ANOMALIES: [Property; 5] = [
+    Property::A1,
+    Property::A2,
+    Property::A3,
+    Property::A6,
+    Property::A4,
+];
+
+/// The replicated store of the A4 column: 1 secondary, lag at most 1.
+pub fn replication(reads: ReadDiscipline) -> Replication {
+    Replication {
+        secondaries: 1,
+        max_lag: 1,
+        discipline: reads,
+    }
+}
 
 /// The scenario in which `p` is checked.
 pub fn scenario(p: Property, max_ops: Option<u32>) -> (Bounds, Extensions) {
@@ -75,15 +105,21 @@ pub fn scenario(p: Property, max_ops: Option<u32>) -> (Bounds, Extensions) {
             },
         ),
         Property::A6 => (base(1, 2, 0, 1), canonical),
+        Property::A4 => (base(2, 1, 0, 3), canonical),
         _ => (base(2, 1, 0, 2), canonical),
     }
 }
 
 /// Whether SPEC §5 / Table 2 expects `kind` to admit `p`: A1 only at L0, A3 at L0–L1, A6 at
-/// L0–L2, A2 at L0–L3; `si` admits A1 unless every op writes what it reads.
+/// L0–L2, A2 at L0–L3; `si` admits A1 unless every op writes what it reads. A4 (SPEC §6),
+/// with reads to any replica, is admitted by every runtime except `si` under all-writers: two
+/// live reads of a cell at one committed version were both taken before either op committed,
+/// so with `rs ⊆ ws` they are two concurrent writers of that cell, and first-committer-wins
+/// aborts one of them. (Pinned reads prevent A4 in every row; see [`entry`].)
 pub fn expected(kind: RuntimeKind, all_writers: bool, p: Property) -> bool {
     let level = kind.level();
     match p {
+        Property::A4 => !(all_writers && kind == RuntimeKind::Si),
         Property::A1 => level == 0 || (kind == RuntimeKind::Si && !all_writers),
         Property::A3 => level <= 1,
         Property::A6 => level <= 2,
@@ -91,34 +127,55 @@ pub fn expected(kind: RuntimeKind, all_writers: bool, p: Property) -> bool {
     }
 }
 
-/// Computes one row.
+/// Checks "never `p`" for `kind` in `p`'s scenario; A4 on the replicated store read `reads`.
+pub fn entry(
+    kind: RuntimeKind,
+    all_writers: bool,
+    reads: ReadDiscipline,
+    p: Property,
+    max_ops: Option<u32>,
+    threads: usize,
+) -> Result<Entry, BoundsError> {
+    let (bounds, ext) = scenario(p, max_ops);
+    let cfg = CheckConfig {
+        bounds,
+        ext: Extensions { all_writers, ..ext },
+        runtime: kind,
+        symmetry: false,
+        properties: vec![p],
+        threads,
+        max_states: 50_000_000,
+    };
+    let report = if p == Property::A4 {
+        replicated_run::check(&cfg, replication(reads))?
+    } else {
+        check(&cfg)?
+    };
+    let cx = report.verdicts[0].counterexample.as_ref();
+    let expected = match p {
+        Property::A4 if reads == ReadDiscipline::PrimaryPinned => false,
+        _ => expected(kind, all_writers, p),
+    };
+    Ok(Entry {
+        admitted: cx.is_some(),
+        witness_steps: cx.map(|c| c.steps.len()),
+        states: report.outcome.distinct,
+        expected,
+    })
+}
+
+/// Computes one runtime's row (A4 with any-replica reads).
 pub fn row(
     kind: RuntimeKind,
     all_writers: bool,
     max_ops: Option<u32>,
     threads: usize,
 ) -> Result<Row, BoundsError> {
-    let mut entries = Vec::new();
-    for p in ANOMALIES {
-        let (bounds, ext) = scenario(p, max_ops);
-        let cfg = CheckConfig {
-            bounds,
-            ext: Extensions { all_writers, ..ext },
-            runtime: kind,
-            symmetry: false,
-            properties: vec![p],
-            threads,
-            max_states: 50_000_000,
-        };
-        let report = check(&cfg)?;
-        let cx = report.verdicts[0].counterexample.as_ref();
-        entries.push(Entry {
-            admitted: cx.is_some(),
-            witness_steps: cx.map(|c| c.steps.len()),
-            states: report.outcome.distinct,
-            expected: expected(kind, all_writers, p),
-        });
-    }
+    let reads = ReadDiscipline::AnyReplica;
+    let entries = ANOMALIES
+        .iter()
+        .map(|&p| entry(kind, all_writers, reads, p, max_ops, threads).map(Some))
+        .collect::<Result<_, _>>()?;
     let label = if all_writers {
         format!("{}+all-writers", kind.name())
     } else {
@@ -128,17 +185,45 @@ pub fn row(
         label,
         kind,
         all_writers,
+        reads,
         entries,
     })
 }
 
-/// Every runtime, then `si+all-writers`.
+/// A row for a read discipline other than any-replica: `vanilla` writes, A4 only.
+pub fn reads_row(
+    reads: ReadDiscipline,
+    max_ops: Option<u32>,
+    threads: usize,
+) -> Result<Row, BoundsError> {
+    let kind = RuntimeKind::Vanilla;
+    let a4 = entry(kind, false, reads, Property::A4, max_ops, threads)?;
+    let mut entries = vec![None; ANOMALIES.len() - 1];
+    entries.push(Some(a4));
+    let short = match reads {
+        ReadDiscipline::PrimaryPinned => "pinned",
+        other => other.name(),
+    };
+    Ok(Row {
+        label: format!("{}+{short}-reads", kind.name()),
+        kind,
+        all_writers: false,
+        reads,
+        entries,
+    })
+}
+
+/// Every runtime, then `si+all-writers`, then `vanilla+session-reads` and
+/// `vanilla+pinned-reads` (A4 only).
 pub fn matrix(max_ops: Option<u32>, threads: usize) -> Result<Vec<Row>, BoundsError> {
     let mut rows = Vec::new();
     for kind in RuntimeKind::ALL {
         rows.push(row(kind, false, max_ops, threads)?);
     }
     rows.push(row(RuntimeKind::Si, true, max_ops, threads)?);
+    for reads in [ReadDiscipline::Session, ReadDiscipline::PrimaryPinned] {
+        rows.push(reads_row(reads, max_ops, threads)?);
+    }
     Ok(rows)
 }
 
@@ -158,5 +243,21 @@ mod tests {
         assert!(!expected(RuntimeKind::Si, true, Property::A1));
         assert!(!expected(RuntimeKind::Saga, false, Property::A6));
         assert!(expected(RuntimeKind::Saga, false, Property::A2));
+        assert!(expected(RuntimeKind::Saga, false, Property::A4));
+        assert!(!expected(RuntimeKind::Si, true, Property::A4));
+    }
+
+    /// The A4 column separates the disciplines: session splits across agents, pinned not.
+    #[test]
+    fn a4_column_follows_the_read_discipline() {
+        let session = reads_row(ReadDiscipline::Session, None, 2).unwrap();
+        let pinned = reads_row(ReadDiscipline::PrimaryPinned, None, 2).unwrap();
+        assert_eq!(pinned.label, "vanilla+pinned-reads");
+        assert!(session.entries[..4].iter().all(Option::is_none));
+        let a4 = |r: &Row| r.entries[4].expect("A4 is run");
+        assert_eq!(a4(&session).witness_steps, Some(6));
+        assert!(!a4(&pinned).admitted);
+        assert_eq!(a4(&pinned).states, 39_469);
+        assert!(a4(&pinned).expected == a4(&pinned).admitted);
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::action::cell_value;
 use crate::packed::Rec;
-use agentsim_models::detect::spec;
+use agentsim_models::detect::{a4, spec};
 use agentsim_models::record::OpRecord;
 
 /// A property the checker can check; each is an invariant ("always").
@@ -28,11 +28,14 @@ pub enum Property {
     L1Struct,
     /// Never (A1 ∧ L1_struct): its counterexample shows `L1_struct` does not imply ¬A1.
     A1Snapshot,
+    /// Never A4 (split view, SPEC §6): meaningful on the replicated model only, whose records
+    /// carry `read_meta`; on the single-store models it holds vacuously.
+    A4,
 }
 
 impl Property {
     /// Every property, in report order.
-    pub const ALL: [Property; 7] = [
+    pub const ALL: [Property; 8] = [
         Property::A1,
         Property::A2,
         Property::A3,
@@ -40,6 +43,7 @@ impl Property {
         Property::A6,
         Property::L1Struct,
         Property::A1Snapshot,
+        Property::A4,
     ];
 
     /// What `--property all` selects: the four anomalies.
@@ -55,6 +59,7 @@ impl Property {
             Property::A6 => "A6",
             Property::L1Struct => "L1_struct",
             Property::A1Snapshot => "A1_snapshot",
+            Property::A4 => "A4",
         }
     }
 
@@ -99,6 +104,7 @@ impl Property {
             Property::A6 => !spec::a6(log).is_empty(),
             Property::L1Struct => !spec::l1_struct(log).is_empty(),
             Property::A1Snapshot => !spec::a1(log).is_empty() && spec::l1_struct(log).is_empty(),
+            Property::A4 => !a4::spec(log).is_empty(),
         }
     }
 
@@ -116,6 +122,8 @@ impl Property {
             Property::A6 => log.iter().any(|r| r.io.len >= 2 && r.io != r.co),
             Property::L1Struct => !fast_l1(log),
             Property::A1Snapshot => fast_a1(log) && fast_l1(log),
+            // Paper-model records carry no replica metadata.
+            Property::A4 => false,
         }
     }
 }

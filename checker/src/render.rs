@@ -7,7 +7,7 @@
 
 use crate::action::{cell_value, Action, Seq};
 use crate::config::Bounds;
-use crate::space::{PendingView, Space, StateView};
+use crate::space::{PendingView, Space, StateView, StepText};
 use crate::trace::Trace;
 use agentsim_models::names::{Cell, Value};
 use agentsim_models::record::{OpRecord, Registry, ValueMap};
@@ -85,8 +85,17 @@ pub fn describe(a: &Action, b: &Bounds) -> String {
     }
 }
 
+impl StepText for Action {
+    fn describe(&self, b: &Bounds) -> String {
+        describe(self, b)
+    }
+    fn appends_record(&self) -> bool {
+        matches!(self, Action::CompleteWrite { .. })
+    }
+}
+
 /// The readable step list: one line per action, with the log length after it.
-pub fn steps<S: Space>(space: &S, trace: &Trace<S::State>) -> Vec<String>
+pub fn steps<S: Space>(space: &S, trace: &Trace<S::State, S::Action>) -> Vec<String>
 where
     S::State: Clone + Send + Sync,
 {
@@ -94,9 +103,9 @@ where
     let mut out = Vec::new();
     for (k, a) in trace.actions.iter().enumerate() {
         let after = space.view(&trace.states[k + 1]);
-        let mut line = format!("{:>2}. {}", k + 1, describe(a, &b));
-        if let Action::CompleteWrite { .. } = a {
-            let r = after.log.last().expect("CompleteWrite appends a record");
+        let mut line = format!("{:>2}. {}", k + 1, a.describe(&b));
+        if a.appends_record() {
+            let r = after.log.last().expect("the action appends a record");
             let status = if r.aborted { "aborted" } else { "committed" };
             line.push_str(&format!(" -> record {} {status}", after.log.len() - 1));
         }
@@ -190,7 +199,7 @@ pub fn state_json(v: &StateView, index: usize, b: &Bounds) -> Json {
 }
 
 /// The whole trace as an ITF document.
-pub fn itf<S: Space>(space: &S, trace: &Trace<S::State>, description: &str) -> Json
+pub fn itf<S: Space>(space: &S, trace: &Trace<S::State, S::Action>, description: &str) -> Json
 where
     S::State: Clone + Send + Sync,
 {

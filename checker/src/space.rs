@@ -5,7 +5,6 @@
 //! n²/2⁶⁵ (≈ 3·10⁻⁴ at 10⁸ states, ≈ 10⁻¹¹ at the pinned 31,942). A collision can only hide
 //! states, never invent one, so a reported violation is always real.
 
-use crate::action::Action;
 use crate::config::Bounds;
 use crate::property::PropSet;
 use agentsim_models::record::{OpRecord, Registry, ValueMap};
@@ -32,8 +31,18 @@ pub struct StateView {
     pub memory: ValueMap,
 }
 
-/// A stateright model the parallel explorer and the trace search can run.
-pub trait Space: stateright::Model<Action = Action> + Sync
+/// How an action reads in a step list (SPEC vocabulary), so traces of every model render alike.
+pub trait StepText {
+    /// The action in words, e.g. `StartRead(a1) rs={c1} ...`.
+    fn describe(&self, b: &Bounds) -> String;
+    /// Whether taking it appends a record to the log (the step list then names the record).
+    fn appends_record(&self) -> bool;
+}
+
+/// A stateright model the parallel explorer and the trace search can run. Its actions are
+/// small `Copy` values ([`crate::Action`] for SPEC §1, others for the replicated model).
+pub trait Space:
+    stateright::Model<Action: Copy + std::fmt::Debug + PartialEq + Send + Sync + StepText> + Sync
 where
     Self::State: Clone + Send + Sync,
 {

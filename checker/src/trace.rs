@@ -15,14 +15,14 @@ use std::hash::BuildHasherDefault;
 
 /// A run from an initial state: `states[k + 1]` is `states[k]` after `actions[k]`.
 #[derive(Clone, Debug)]
-pub struct Trace<S> {
+pub struct Trace<S, A = Action> {
     /// Initial-state index, then action indices.
     pub path: Vec<u32>,
-    pub actions: Vec<Action>,
+    pub actions: Vec<A>,
     pub states: Vec<S>,
 }
 
-impl<S> Trace<S> {
+impl<S, A> Trace<S, A> {
     /// Number of steps (actions); the trace has one more state.
     pub fn steps(&self) -> usize {
         self.actions.len()
@@ -47,7 +47,7 @@ pub fn parse_path(s: &str) -> Result<Vec<u32>, String> {
 }
 
 /// Replays a path; fails on an index out of range or a disabled action.
-pub fn replay<S: Space>(space: &S, path: &[u32]) -> Result<Trace<S::State>, String>
+pub fn replay<S: Space>(space: &S, path: &[u32]) -> Result<Trace<S::State, S::Action>, String>
 where
     S::State: Clone + Send + Sync,
 {
@@ -124,7 +124,7 @@ pub fn shortest<S: Space>(
     space: &S,
     targets: PropSet,
     max_states: u64,
-) -> BTreeMap<Property, Trace<S::State>>
+) -> BTreeMap<Property, Trace<S::State, S::Action>>
 where
     S::State: Clone + Send + Sync,
 {

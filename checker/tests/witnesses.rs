@@ -9,7 +9,7 @@ use agentsim_models::runtime::RuntimeKind;
 
 const MAX: u64 = 50_000_000;
 
-fn witness<S: Space>(m: &S, p: Property) -> Trace<S::State>
+fn witness<S: Space>(m: &S, p: Property) -> Trace<S::State, S::Action>
 where
     S::State: Clone + Send + Sync,
 {

@@ -148,4 +148,13 @@ fn matrix_matches_table_two() {
     assert_eq!(v["vanilla"]["A6"]["witness_steps"], 2);
     assert!(v["registry-validate"]["A1"]["witness_steps"].is_null());
     assert!(v["registry-validate"]["A1"]["states"].as_u64().unwrap() > 0);
+    // A4, the fifth column: every row has it; only pinned reads prevent it.
+    for (label, row) in v.as_object().unwrap() {
+        let prevents = ["vanilla+pinned-reads", "si+all-writers"].contains(&label.as_str());
+        assert_eq!(row["A4"]["admitted"], !prevents, "{label}");
+    }
+    assert_eq!(v["vanilla"]["A4"]["witness_steps"], 6);
+    assert_eq!(v["vanilla+session-reads"]["A4"]["witness_steps"], 6);
+    assert_eq!(v["vanilla+pinned-reads"]["A4"]["states"], 39_469);
+    assert!(v["vanilla+pinned-reads"].get("A1").is_none());
 }

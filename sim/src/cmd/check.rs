@@ -6,10 +6,14 @@
 //! printed as steps plus a replay path (`--replay PATH` with the same flags re-prints it),
 //! and `--trace-out` writes the first violated property's trace as ITF JSON. Exit 2: bad
 //! flags or bounds, or the `--max-states` bound stopped the search.
+//!
+//! `--replicas K` checks the replicated store of SPEC §6 instead (`--max-lag`,
+//! `--read-discipline`; property `A4`, split view), composed with `--runtime` for writes; see
+//! `agentsim_checker::replicated`. Flags that model has no meaning for are refused (exit 2).
 
 use crate::output::write_atomic;
-use agentsim_checker::run::{self, CheckConfig, CheckReport};
-use agentsim_checker::{Bounds, Extensions, Property};
+use agentsim_checker::run::{self, CheckConfig, CheckReport, Counterexample};
+use agentsim_checker::{replicated_run, Bounds, Extensions, Property, Replication};
 use agentsim_models::runtime::RuntimeKind;
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
@@ -34,8 +38,9 @@ pub struct Args {
     /// Number of non-NULL values.
     #[arg(long, default_value_t = 2)]
     pub values: u32,
-    #[arg(long, default_value_t = 2)]
-    pub tools: u32,
+    /// Tools (default 2; the replicated model has none, so 0 with --replicas).
+    #[arg(long)]
+    pub tools: Option<u32>,
     #[arg(long, default_value_t = 2)]
     pub max_ops: u32,
     /// ExternalCells: the first N cells.
@@ -47,9 +52,20 @@ pub struct Args {
     /// Symmetry reduction over agents.
     #[arg(long)]
     pub symmetry: bool,
-    /// Properties: A1,A2,A3,A6 (also A3_residue, L1_struct, A1_snapshot), all, none.
+    /// Properties: A1,A2,A3,A6 (also A3_residue, L1_struct, A1_snapshot; A4 with
+    /// --replicas), all, none.
     #[arg(long, default_value = "all")]
     pub property: String,
+    /// Check the replicated store (SPEC §6) with this many secondaries.
+    #[arg(long, value_name = "K")]
+    pub replicas: Option<u32>,
+    /// With --replicas: how many entries per cell a secondary may lag (default 1; 0 is
+    /// synchronous replication).
+    #[arg(long, value_name = "L")]
+    pub max_lag: Option<u64>,
+    /// With --replicas: any (any-replica), session, pinned (primary-pinned); default any.
+    #[arg(long, value_name = "DISCIPLINE")]
+    pub read_discipline: Option<String>,
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// Extension 1: write values are NULL outside the write set.
@@ -81,6 +97,33 @@ pub struct Args {
     pub replay: Option<String>,
 }
 
+/// Validates the replication flags: `None` for the single store.
+pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replication>> {
+    let Some(secondaries) = a.replicas else {
+        if a.max_lag.is_some() || a.read_discipline.is_some() {
+            bail!("--max-lag and --read-discipline need --replicas K (the replicated store)");
+        }
+        if cfg.properties.contains(&Property::A4) {
+            bail!("--property A4 needs a replicated store: add --replicas K (SPEC §6)");
+        }
+        return Ok(None);
+    };
+    if a.paper {
+        bail!("--paper is the single-store model of SPEC §1; drop it with --replicas");
+    }
+    let discipline = match &a.read_discipline {
+        Some(d) => Replication::parse_discipline(d).map_err(anyhow::Error::msg)?,
+        None => agentsim_models::replica::ReadDiscipline::AnyReplica,
+    };
+    let rep = Replication {
+        secondaries,
+        max_lag: a.max_lag.unwrap_or(1),
+        discipline,
+    };
+    rep.validate(&cfg.bounds, &cfg.ext, cfg.symmetry)?;
+    Ok(Some(rep))
+}
+
 /// Validates the flags into a check configuration.
 pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
     let runtime = RuntimeKind::parse(&a.runtime).map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
@@ -98,7 +141,7 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         agents: a.agents,
         cells: a.cells,
         values: a.values,
-        tools: a.tools,
+        tools: a.tools.unwrap_or(if a.replicas.is_some() { 0 } else { 2 }),
         max_ops: a.max_ops,
         external: a.external,
         skew: a.skew,
@@ -119,15 +162,23 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
+    let rep = replication(&args, &cfg)?;
     if let Some(path) = &args.replay {
-        let cx = run::replay(&cfg, path).map_err(anyhow::Error::msg)?;
+        let cx: Counterexample = match rep {
+            Some(rep) => replicated_run::replay(&cfg, rep, path),
+            None => run::replay(&cfg, path),
+        }
+        .map_err(anyhow::Error::msg)?;
         for s in &cx.steps {
             println!("{s}");
         }
         return Ok(ExitCode::SUCCESS);
     }
     eprintln!("exploring ({} threads)...", cfg.threads);
-    let report = run::check(&cfg)?;
+    let report = match rep {
+        Some(rep) => replicated_run::check(&cfg, rep)?,
+        None => run::check(&cfg)?,
+    };
     if !report.outcome.complete && !report.outcome.all_violated {
         bail!(
             "stopped after {} distinct states without exhausting the space: raise --max-states",
@@ -140,7 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&report))?);
     } else {
-        print!("{}", text(&report, &cfg));
+        print!("{}", text(&report, &cfg, rep));
     }
     Ok(if report.violated() {
         ExitCode::from(1)
@@ -194,10 +245,17 @@ pub fn to_json(r: &CheckReport) -> serde_json::Value {
     })
 }
 
-fn text(r: &CheckReport, cfg: &CheckConfig) -> String {
+fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>) -> String {
     let o = &r.outcome;
     let b = &cfg.bounds;
-    let mut s = format!(
+    let mut s = String::new();
+    if let Some(rep) = rep {
+        s += &format!(
+            "replicas: {} secondaries, max lag {}, reads {}\n",
+            rep.secondaries, rep.max_lag, rep.discipline
+        );
+    }
+    s += &format!(
         "model {} runtime {}: agents {} cells {} values {} tools {} max-ops {} external {} \
          skew {} symmetry {}\n",
         r.model,

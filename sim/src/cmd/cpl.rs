@@ -3,11 +3,13 @@
 //! `eval GUARDS.cpl MSC.jsonl` runs the knowledge-vector monitor (messages through the binary
 //! wire) and the literal reference evaluator over the MSC in file order, and prints every named
 //! guard at every event's lifeline; any disagreement is a bug, printed with both values, exit 1.
-//! `bench` times the monitor on the reference workloads (see `cpl/bench.rs`).
+//! `bench` times the monitor on the reference workloads (see `cpl/bench.rs`); `twin` runs a
+//! scenario's guard twin in the simulator (see `cpl/twin.rs`).
 //! Agreement on one file proves nothing about other files; `models/tests/cpl_exhaustive.rs`
 //! is the bounded proof.
 
 mod bench;
+mod twin;
 
 use agentsim_models::cpl::{
     compile, jsonl, parse_guards, run, Causal, Formula, Kind, Msc, Program, Reference, Symbols,
@@ -32,6 +34,8 @@ pub enum CplCommand {
     Eval(EvalArgs),
     /// Per-event time and bytes per message on the reference workloads of CPL.md.
     Bench(bench::BenchArgs),
+    /// A scenario's guard twin: k/N stale actions without the guard and with it.
+    Twin(twin::TwinArgs),
 }
 
 /// `agentsim cpl eval`.
@@ -51,6 +55,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     match args.command {
         CplCommand::Eval(a) => eval(a),
         CplCommand::Bench(a) => bench::run(a),
+        CplCommand::Twin(a) => twin::run(a),
     }
 }
 

@@ -131,7 +131,20 @@ fn draw(root: &Area, data: &MatrixData, label_w: i32, width: i32) -> DrawResult 
             draw_cell(root, cell, (label_w + j as i32 * CELL_W, y))?;
         }
     }
-    legend(root, TOP + data.rows.len() as i32 * CELL_H + 24, label_w)
+    let not_run = data
+        .rows
+        .iter()
+        .any(|r| (0..data.anomalies.len()).any(|j| r.cells.get(j).is_none_or(is_not_run)));
+    legend(
+        root,
+        TOP + data.rows.len() as i32 * CELL_H + 24,
+        label_w,
+        not_run,
+    )
+}
+
+fn is_not_run(c: &MatrixCell) -> bool {
+    *c == MatrixCell::NotRun
 }
 
 /// Fill colour and the two lines of text of a cell.
@@ -170,12 +183,15 @@ fn draw_cell(root: &Area, cell: MatrixCell, (x, y): (i32, i32)) -> DrawResult {
     Ok(())
 }
 
-fn legend(root: &Area, y: i32, x0: i32) -> DrawResult {
-    let items = [
+fn legend(root: &Area, y: i32, x0: i32, not_run: bool) -> DrawResult {
+    let mut items = vec![
         (BAD, "admitted: shortest witness found"),
         (GOOD, "prevented: bounded space exhausted"),
         (UNSURE, "inconclusive: limit hit"),
     ];
+    if not_run {
+        items.push((NONE, "not run: pair not checked"));
+    }
     let font = style::text(SMALL_PX, INK, HPos::Left, VPos::Center);
     let mut x = x0.min(40);
     for (colour, text) in items {

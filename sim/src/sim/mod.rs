@@ -7,6 +7,7 @@
 //! often an anomaly occurs under the modelled timing; it proves nothing about schedules it
 //! did not sample (that is the exhaustive checker's job).
 
+pub mod cpl_twin;
 pub mod digest;
 pub mod dist;
 pub mod engine;

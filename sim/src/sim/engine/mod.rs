@@ -23,7 +23,10 @@ macro_rules! note {
     };
 }
 
+mod messages;
 mod ops;
+
+pub use messages::CplTrial;
 
 use crate::sim::dist::{below, chance};
 use crate::sim::generator::{GenError, Generation, Generator};
@@ -82,6 +85,8 @@ pub struct TrialRun {
     pub trace: Vec<TraceEvent>,
     /// Recording lines of every generation (only when recording).
     pub recorded: Vec<String>,
+    /// What the guarded agents did (scenarios with `[cpl]` only).
+    pub cpl: Option<CplTrial>,
 }
 
 /// How to run one trial.
@@ -137,6 +142,8 @@ struct Engine<'a, R: Runtime> {
     event: u64,
     /// The scheduler's choice for the current event: (position, enabled count).
     cur: (usize, usize),
+    /// Messages and monitors (scenarios with `[cpl]` only).
+    cpl: Option<messages::CplRun<'a>>,
 }
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
@@ -171,6 +178,10 @@ pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, S
         recorded: setup.record.then(Vec::new),
         event: 0,
         cur: (0, 1),
+        cpl: sc
+            .cpl
+            .as_deref()
+            .map(|c| messages::CplRun::new(c, sc.agents.len())),
     };
     let schedule = e.run(setup.scheduler, setup.trial_seed, setup.stop)?;
     Ok(e.finish(schedule))
@@ -237,7 +248,7 @@ impl<R: Runtime> Engine<'_, R> {
     fn earliest_due(&self) -> Option<u64> {
         self.agents
             .iter()
-            .filter(|a| !a.done)
+            .filter(|a| !a.done && a.due_ms != messages::PARKED)
             .map(|a| a.due_ms)
             .min()
     }
@@ -268,7 +279,10 @@ impl<R: Runtime> Engine<'_, R> {
             self.c.tokens_wasted <= self.c.tokens_total,
             "wasted tokens exceed the total"
         );
+        let parked = |a: &&AgentState| !a.done && a.due_ms == messages::PARKED;
+        let blocked = self.agents.iter().filter(parked).count() as u64;
         TrialRun {
+            cpl: self.cpl.map(|c| c.finish(blocked)),
             records: log.to_vec(),
             counters: self.c,
             schedule,
@@ -388,6 +402,9 @@ impl<R: Runtime> Engine<'_, R> {
                     sc.names.cell_name(*cell),
                     sc.names.value_display(v)
                 )
+            }
+            Step::Send { .. } | Step::Recv { .. } | Step::Set { .. } | Step::Act { .. } => {
+                self.cpl_step(a, pc, &script.steps[pc], &mut next, &mut delay)
             }
         };
         if !text.is_empty() {

@@ -6,16 +6,19 @@
 //! every `goto` stays within one operation); that says nothing about whether the scenario
 //! models the system it claims to.
 
+pub mod cpl;
 pub mod error;
 pub mod raw;
 pub mod resolve;
 pub mod settings;
 
+pub use cpl::CplSpec;
 pub use error::ScenarioError;
 
 use crate::sim::dist::Dist;
 use crate::sim::generator::recorded::Recording;
 use crate::sim::runtime_choice::RuntimeChoice;
+use agentsim_models::cpl::Value as CplValue;
 use agentsim_models::names::{Agent, Cell, Names, Tool};
 use agentsim_models::runtime::RegistryChange;
 use std::path::{Path, PathBuf};
@@ -50,6 +53,8 @@ pub struct Scenario {
     /// Per-trial bound on executed events.
     pub events_max: u64,
     pub generator: GeneratorSpec,
+    /// `[cpl]`: the compiled guards of `send`, `recv`, `set` and `act` steps.
+    pub cpl: Option<Arc<CplSpec>>,
 }
 
 /// One agent (a copy of an `[[agents]]` entry when `count > 1`).
@@ -110,6 +115,29 @@ pub enum Step {
         when: Cond,
         target: usize,
         prob: f64,
+    },
+    /// Send a message to `to` (CPL): a send event at the agent's monitor that sets `set`; the
+    /// message carries the monitor's metadata, wire-encoded, and arrives after `latency_ms`.
+    Send {
+        to: Agent,
+        set: Vec<(usize, CplValue)>,
+        latency_ms: Dist,
+    },
+    /// Wait until a message (from `from`, or from anyone) has arrived, then a receive event
+    /// that takes the sender's `take` variables (as they were at its send) and sets `set`.
+    Recv {
+        from: Option<Agent>,
+        take: Vec<usize>,
+        set: Vec<(usize, CplValue)>,
+    },
+    /// A local event setting `set`.
+    Set { set: Vec<(usize, CplValue)> },
+    /// A guarded action: a choice event at the agent's monitor; done when guard `guard` (an
+    /// index into the program's guards) holds there, else refused and continued at `refused`.
+    Act {
+        name: String,
+        guard: usize,
+        refused: usize,
     },
 }
 

@@ -8,6 +8,7 @@
 
 use crate::sim::dist::Dist;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use toml::Spanned;
 
 /// The top-level table.
@@ -36,6 +37,27 @@ pub struct RawScenario {
     #[serde(default)]
     pub generator: Option<RawGenerator>,
     pub agents: Vec<Spanned<RawAgent>>,
+    /// `[cpl]`: Causal Past Logic guards for `send`, `recv`, `set` and `act` steps.
+    #[serde(default)]
+    pub cpl: Option<Spanned<RawCpl>>,
+}
+
+/// `[cpl]`: the guard file (or inline text), the twin's weaker guard and the stale detector.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCpl {
+    /// A guard file, relative to the scenario file.
+    #[serde(default)]
+    pub guards: Option<Spanned<String>>,
+    /// Guards written inline (instead of `guards`).
+    #[serde(default)]
+    pub text: Option<Spanned<String>>,
+    /// The guard every `act` step uses in the twin's arm without the mechanism.
+    #[serde(default)]
+    pub unguarded: Option<Spanned<String>>,
+    /// A formula (over the guards' names) that marks a committed `act` as stale.
+    #[serde(default)]
+    pub stale: Option<Spanned<String>>,
 }
 
 /// `[schedule]`: the scheduling window and the per-trial event bound.
@@ -43,7 +65,7 @@ pub struct RawScenario {
 #[serde(deny_unknown_fields)]
 pub struct RawSchedule {
     #[serde(default)]
-    pub window_ms: Option<u64>,
+    pub window_ms: Option<Spanned<u64>>,
     #[serde(default)]
     pub events_max: Option<Spanned<u64>>,
 }
@@ -129,6 +151,20 @@ pub struct RawStep {
     pub when: Option<Spanned<String>>,
     #[serde(default)]
     pub goto: Option<Spanned<String>>,
+    #[serde(default)]
+    pub to: Option<Spanned<String>>,
+    #[serde(default)]
+    pub from: Option<Spanned<String>>,
+    #[serde(default)]
+    pub set: Option<Spanned<BTreeMap<String, toml::Value>>>,
+    #[serde(default)]
+    pub take: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub name: Option<Spanned<String>>,
+    #[serde(default)]
+    pub guard: Option<Spanned<String>>,
+    #[serde(default)]
+    pub refused: Option<Spanned<String>>,
 }
 
 impl RawStep {
@@ -154,6 +190,13 @@ impl RawStep {
         add(self.cell.is_some(), "cell");
         add(self.when.is_some(), "when");
         add(self.goto.is_some(), "goto");
+        add(self.to.is_some(), "to");
+        add(self.from.is_some(), "from");
+        add(self.set.is_some(), "set");
+        add(self.take.is_some(), "take");
+        add(self.name.is_some(), "name");
+        add(self.guard.is_some(), "guard");
+        add(self.refused.is_some(), "refused");
         k
     }
 }

@@ -24,6 +24,7 @@ pub fn resolve(path: &Path, text: &str) -> Res<Scenario> {
     let r = Resolver {
         src,
         names: Names::new(),
+        cpl: None,
     };
     r.scenario(raw, path)
 }
@@ -31,6 +32,8 @@ pub fn resolve(path: &Path, text: &str) -> Res<Scenario> {
 pub(super) struct Resolver<'a> {
     pub(super) src: Source<'a>,
     pub(super) names: Names,
+    /// The compiled `[cpl]` section, once resolved (message steps need it).
+    pub(super) cpl: Option<super::CplSpec>,
 }
 
 impl Resolver<'_> {
@@ -54,9 +57,13 @@ impl Resolver<'_> {
         self.declare(&raw.tools, "tools", |n, s| n.tool(s).0)?;
         let bases = self.declare_agents(&raw.agents)?;
         let (window_ms, events_max) = self.schedule(&raw)?;
+        self.cpl = self.cpl_spec(&raw, path)?;
         let mut agents = Vec::new();
         for a in &raw.agents {
             agents.extend(self.agent(a.get_ref(), &bases)?);
+        }
+        if self.cpl.is_some() {
+            self.check_messages(&raw, &agents)?;
         }
         let generator = self.generator(&raw, path)?;
         let tokens = self.tokens(&raw)?;
@@ -77,6 +84,7 @@ impl Resolver<'_> {
             window_ms,
             events_max,
             generator,
+            cpl: self.cpl.map(Arc::new),
         })
     }
 
@@ -161,7 +169,7 @@ impl Resolver<'_> {
         let mut script = Script::default();
         let mut open: Option<usize> = None;
         for (pc, s) in raw.iter().enumerate() {
-            let step = self.step(s, bases, &labels, raw.len())?;
+            let step = self.step(s, bases, &labels, (pc, raw.len()))?;
             match (&step, open) {
                 (Step::Read { .. }, Some(_)) => {
                     return self.err(
@@ -215,7 +223,12 @@ impl Resolver<'_> {
             }
         }
         for (pc, step) in script.steps.iter().enumerate() {
-            if let Step::Branch { target, .. } = *step {
+            let jump = match *step {
+                Step::Branch { target, .. } => Some((target, "goto")),
+                Step::Act { refused, .. } => Some((refused, "refused")),
+                _ => None,
+            };
+            if let Some((target, key)) = jump {
                 let here = script.op_start[pc];
                 let there = script.op_start.get(target).copied().flatten();
                 let there = if matches!(script.steps.get(target), Some(Step::Read { .. })) {
@@ -224,8 +237,8 @@ impl Resolver<'_> {
                     there
                 };
                 if here != there {
-                    let msg = "`goto` must not jump into or out of an operation (read … write)";
-                    return self.err(raw[pc].span(), "goto", msg);
+                    let msg = format!("`{key}` must not jump into or out of an operation");
+                    return self.err(raw[pc].span(), key, msg);
                 }
             }
         }
@@ -253,7 +266,7 @@ impl Resolver<'_> {
         s: &Spanned<RawStep>,
         bases: &BTreeMap<String, Vec<Agent>>,
         labels: &BTreeMap<String, usize>,
-        len: usize,
+        (pc, len): (usize, usize),
     ) -> Res<Step> {
         let r = s.get_ref();
         let action = r.action.get_ref().as_str();
@@ -265,10 +278,14 @@ impl Resolver<'_> {
             "retract" => &["agent", "prob"],
             "registry" => &["change", "tool", "prob"],
             "branch" => &["cell", "when", "goto", "prob"],
+            "send" => &["to", "set", "latency_ms"],
+            "recv" => &["from", "take", "set"],
+            "set" => &["set"],
+            "act" => &["name", "guard", "refused"],
             _ => {
                 let msg = format!(
                     "unknown step `{action}`; valid: read, generate, write, wait, retract, \
-                     registry, branch"
+                     registry, branch, send, recv, set, act"
                 );
                 return self.err(r.action.span(), "do", msg);
             }
@@ -312,6 +329,9 @@ impl Resolver<'_> {
                 change: self.change(r, s)?,
                 prob,
             },
+            "send" | "recv" | "set" | "act" => {
+                self.cpl_step(action, s, bases, labels, (pc, len))?
+            }
             _ => self.branch(r, s, labels, len, prob)?,
         })
     }

@@ -13,6 +13,10 @@ use std::sync::Arc;
 
 type Res<T> = Result<T, ScenarioError>;
 
+/// The largest scheduling window: due time + window must stay below the engine's "parked"
+/// due time (`u64::MAX`, an agent waiting for a message that nobody has sent yet).
+pub const WINDOW_MS_MAX: u64 = 1_000_000_000_000;
+
 impl Resolver<'_> {
     pub(super) fn tokens(&self, raw: &RawScenario) -> Res<TokenModel> {
         let Some(t) = &raw.tokens else {
@@ -98,6 +102,11 @@ impl Resolver<'_> {
         if let Some(e) = s.events_max.as_ref().filter(|e| *e.get_ref() == 0) {
             return self.err(e.span(), "events_max", "must be at least 1");
         }
-        Ok((s.window_ms.unwrap_or(0), events_max))
+        let window_ms = s.window_ms.as_ref().map_or(0, |w| *w.get_ref());
+        if let Some(w) = s.window_ms.as_ref().filter(|_| window_ms > WINDOW_MS_MAX) {
+            let msg = format!("{window_ms} exceeds {WINDOW_MS_MAX} ms (about 31 years)");
+            return self.err(w.span(), "window_ms", msg);
+        }
+        Ok((window_ms, events_max))
     }
 }
