@@ -3,9 +3,9 @@
 (* The causal runtime (SPEC §5, L2): SSI plus provenance.  A commit is    *)
 (* accepted only if its reads are fresh and every pred is committed and   *)
 (* alive; retracting an op aborts every op whose preds contain it         *)
-(* (cascading abort) and rolls the cells they wrote back to their latest  *)
-(* live writer.  Cascade = FALSE is the `causal-no-cascade` twin, which    *)
-(* admits A3 (it still rolls memory back).                                 *)
+(* (cascading abort).  Memory keeps retracted writes (SPEC §1 flags the   *)
+(* record only); provenance skips aborted writers.  Cascade = FALSE is    *)
+(* the `causal-no-cascade` twin, which admits A3.                          *)
 (*                                                                         *)
 (* Guarantees checked (Cascade): NoA1, NoA3 (no live op has a dead pred,  *)
 (* also after a cascade), so AtLeast(2).  A6 and A2 stay admitted.         *)
@@ -25,7 +25,7 @@ CausalCommit(a, Extra(_), Sequenced, Pin) ==
 
 CausalNext ==
     \/ \E a \in Agents : StartRead(a) \/ CausalCommit(a, LAMBDA ws : FALSE, FALSE, FALSE)
-    \/ Env(Cascade, TRUE)
+    \/ Env(Cascade)
 
 CausalSpec == Init /\ [][CausalNext]_vars
 

@@ -64,7 +64,7 @@ TypeOK ==
                     write_set: SUBSET Cells, write_values: [Cells -> Val],
                     write_registry: SUBSET Tools, write_versions: [Tools -> 0..MaxVersion],
                     write_time: Nat, io: Seq(Cells \X Val), co: Seq(Cells \X Val),
-                    aborted: BOOLEAN, committed: BOOLEAN, preds: SUBSET Nat])
+                    aborted: BOOLEAN, preds: SUBSET Nat])
     /\ Len(log) <= MaxOps
     /\ inflight \in [Agents -> [pending: BOOLEAN, read_set: SUBSET Cells,
                                 read_values: [Cells -> Val], read_registry: SUBSET Tools,
@@ -156,7 +156,6 @@ Record(a, ws, wv, io, co, ab, wreg, wver) ==
          io             |-> io,
          co             |-> co,
          aborted        |-> ab,
-         committed      |-> ~ab,
          preds          |-> r.preds]
 
 \* Append a's record; apply its writes unless aborted; reset inflight[a].
@@ -169,35 +168,24 @@ Finish(a, ws, wv, io, co, ab, wreg, wver) ==
 -----------------------------------------------------------------------------
 (* Store queries the runtimes validate with.                              *)
 
-\* A cell a read has a committed version newer than a's read time.  Versions
-\* stay installed when their record is later retracted (`committed` keeps the
-\* commit-time verdict, `aborted` the current one), so validation stays
-\* conservative, as in models/src/runtime/occ.rs.
+\* A cell a read has a live committed version newer than a's read time.  A
+\* record that is not aborted was committed (an abort at commit is final), and
+\* a version whose record was retracted since no longer conflicts, as in
+\* models/src/runtime/occ.rs (A1 counts only live writers, so nothing is lost).
 StaleRead(a) ==
     \E c \in inflight[a].read_set : \E k \in 1..Len(log) :
-        /\ log[k].committed
+        /\ ~log[k].aborted
         /\ c \in log[k].write_set
         /\ log[k].write_time > inflight[a].read_time
 
 \* One of a's preds has been aborted or retracted.
 DeadPred(a) == \E p \in inflight[a].preds : log[p].aborted
 
-\* The pin discipline's view of the registry at commit.
-PinnedRegistry(a) ==
-    LET t == inflight[a].planned_tool
-    IN  IF t = NULL THEN registry ELSE registry \cup {t}
-PinnedVersions(a) ==
-    LET t == inflight[a].planned_tool
-    IN  IF t = NULL THEN version
-        ELSE [version EXCEPT ![t] = inflight[a].read_versions[t]]
-
-\* Memory after rolling the cells in cs back to their latest live writer's
-\* value (NULL if none), on the log L.
-RolledBack(L, cs) ==
-    [c \in Cells |->
-        IF c \notin cs THEN memory[c]
-        ELSE LET k == LatestWriter(L, c, Len(L))
-             IN  IF k = 0 THEN NULL ELSE L[k].write_values[c]]
+\* The pin discipline resolves the call against the read-time snapshot, which
+\* stays callable: the record's write registry is a's read registry (as
+\* models/src/runtime/registry.rs records it).
+PinnedRegistry(a) == inflight[a].read_registry
+PinnedVersions(a) == inflight[a].read_versions
 
 -----------------------------------------------------------------------------
 (* Generic actions; a runtime instantiates them.                          *)
@@ -227,20 +215,16 @@ CommitWith(a, Allow(_), Abort(_), Sequenced, Pin) ==
 
 \* Ext. 3: a supervisor withdraws live record i.  With Cascade every live
 \* record whose preds contain i is aborted too (preds are transitively closed,
-\* so one pass reaches every dependant).  Without Rollback memory keeps its
-\* values (vanilla .. ssi only flag the record); with it (causal and above)
-\* the cells the aborted records wrote return to their latest live writer's
-\* value, so that later reads agree with provenance.
-RetractWith(i, Cascade, Rollback) ==
+\* so one pass reaches every dependant).  Retraction only flags records
+\* (SPEC §1): memory keeps the retracted writes under every runtime, as the
+\* Rust runtimes do; provenance and validation skip aborted writers instead.
+RetractWith(i, Cascade) ==
     LET doomed(k) == k = i \/ (Cascade /\ ~log[k].aborted /\ i \in log[k].preds)
-        L2 == [k \in 1..Len(log) |->
-                 IF doomed(k) THEN [log[k] EXCEPT !.aborted = TRUE] ELSE log[k]]
-        cs == UNION {log[k].write_set : k \in {k \in 1..Len(log) : doomed(k)}}
     IN  /\ Retraction
         /\ ~log[i].aborted
-        /\ log' = L2
-        /\ memory' = IF Rollback THEN RolledBack(L2, cs) ELSE memory
-        /\ UNCHANGED <<inflight, registry, version>>
+        /\ log' = [k \in 1..Len(log) |->
+                     IF doomed(k) THEN [log[k] EXCEPT !.aborted = TRUE] ELSE log[k]]
+        /\ UNCHANGED <<inflight, registry, version, memory>>
 
 -----------------------------------------------------------------------------
 (* The vanilla runtime (L0): paper-faithful when the extensions are off.   *)
@@ -249,10 +233,15 @@ StartRead(a) == StartWith(a, LAMBDA rs : TRUE)
 
 CompleteWrite(a) == CommitWith(a, LAMBDA ws : TRUE, LAMBDA ws : FALSE, FALSE, FALSE)
 
+\* A removed tool never returns, and its signature version goes with it: it is
+\* reset to 0 so that states differing only in a removed tool's version are one
+\* state (the Rust registry drops the whole entry).  With MaxVersion = 0 this is
+\* the paper's RemoveTool.
 RemoveTool(t) ==
     /\ t \in registry
     /\ registry' = registry \ {t}
-    /\ UNCHANGED <<log, inflight, version, memory>>
+    /\ version' = [version EXCEPT ![t] = 0]
+    /\ UNCHANGED <<log, inflight, memory>>
 
 \* Ext. 4: bump t's signature version (bounded by MaxVersion).
 ChangeSignature(t) ==
@@ -261,16 +250,16 @@ ChangeSignature(t) ==
     /\ version' = [version EXCEPT ![t] = @ + 1]
     /\ UNCHANGED <<log, inflight, registry, memory>>
 
-Retract(i) == RetractWith(i, FALSE, FALSE)
+Retract(i) == RetractWith(i, FALSE)
 
 \* The environment: registry changes and supervisors' retractions.
-Env(Cascade, Rollback) ==
+Env(Cascade) ==
     \/ \E t \in Tools : RemoveTool(t) \/ ChangeSignature(t)
-    \/ \E i \in 1..Len(log) : RetractWith(i, Cascade, Rollback)
+    \/ \E i \in 1..Len(log) : RetractWith(i, Cascade)
 
 Next ==
     \/ \E a \in Agents : StartRead(a) \/ CompleteWrite(a)
-    \/ Env(FALSE, FALSE)
+    \/ Env(FALSE)
 
 Spec == Init /\ [][Next]_vars
 

@@ -31,7 +31,7 @@ PessimisticNext ==
     \/ \E a \in Agents :
           \/ StartWith(a, LAMBDA rs : Admit(a, rs))
           \/ CommitWith(a, LAMBDA ws : TRUE, LAMBDA ws : LockConflict(a, ws), FALSE, FALSE)
-    \/ Env(FALSE, FALSE)
+    \/ Env(FALSE)
 
 PessimisticSpec == Init /\ [][PessimisticNext]_vars
 

@@ -28,7 +28,7 @@ RegistryNext ==
           \/ StartRead(a)
           \/ CausalCommit(a, LAMBDA ws : Discipline = "validate" /\ ToolChanged(a),
                           TRUE, Discipline = "pin")
-    \/ Env(TRUE, TRUE)
+    \/ Env(TRUE)
 
 RegistrySpec == Init /\ [][RegistryNext]_vars
 

@@ -25,7 +25,7 @@ SINext ==
           \/ StartRead(a)
           \/ CommitWith(a, LAMBDA ws : SIAllow(a, ws),
                            LAMBDA ws : ws # {} /\ StaleRead(a), FALSE, FALSE)
-    \/ Env(FALSE, FALSE)
+    \/ Env(FALSE)
 
 SISpec == Init /\ [][SINext]_vars
 

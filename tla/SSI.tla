@@ -15,7 +15,7 @@ SSINext ==
     \/ \E a \in Agents :
           \/ StartRead(a)
           \/ CommitWith(a, LAMBDA ws : TRUE, LAMBDA ws : StaleRead(a), FALSE, FALSE)
-    \/ Env(FALSE, FALSE)
+    \/ Env(FALSE)
 
 SSISpec == Init /\ [][SSINext]_vars
 

@@ -16,7 +16,7 @@ ASSUME Cascade
 
 SagaNext ==
     \/ \E a \in Agents : StartRead(a) \/ CausalCommit(a, LAMBDA ws : FALSE, TRUE, FALSE)
-    \/ Env(TRUE, TRUE)
+    \/ Env(TRUE)
 
 SagaSpec == Init /\ [][SagaNext]_vars
 

@@ -2,9 +2,11 @@
 //! commits and what a retraction aborts; the model only chooses the agents' requests.
 //!
 //! The state *is* the runtime (its store holds `log`, `inflight`, `registry`, `memory`, plus
-//! whatever control state it keeps, such as locks). Actions are enumerated exactly as in the
-//! paper model, so with `vanilla` and every extension off this explores the same transition
-//! system with the same counts (a test pins it). `io` is the issue order and the chosen `co`
+//! whatever control state it keeps, such as locks); its identity (what dedups and counts) is
+//! the store's four variables only, as in the TLA+ twin (see `identity`). A begin the runtime
+//! drops is no transition. Actions are enumerated exactly as in the paper model, so with
+//! `vanilla` and every extension off this explores the same transition system with the same
+//! counts (a test pins it), and every runtime explores its `tla/` module's system. `io` is the issue order and the chosen `co`
 //! is handed to the runtime as the completion order, which its externalization rule may
 //! constrain (extension 5: `saga` forces `co = io`). Extension 4 allows one signature change
 //! per tool (`VERSION_MAX`), keeping the space finite. No symmetry reduction here.
@@ -16,7 +18,8 @@ use crate::space::{fingerprint_of, PendingView, Space, StateView};
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::{Registry, ValueMap};
 use agentsim_models::runtime::{
-    AnyRuntime, BeginRequest, CommitRequest, Options, RegistryChange, Runtime, RuntimeKind,
+    AnyRuntime, BeginOutcome, BeginRequest, CommitRequest, Options, RegistryChange, Runtime,
+    RuntimeKind, Store,
 };
 
 /// The highest signature version `ChangeSignature` may reach.
@@ -58,7 +61,8 @@ impl<R: Runtime> RuntimeModel<R> {
         })
     }
 
-    fn begin(&self, rt: &mut R, agent: u8, rs: u8, tool: u8, rv: u32) {
+    /// Begins `agent`'s op; false if the runtime dropped it (then `rt` is unchanged).
+    fn begin(&self, rt: &mut R, agent: u8, rs: u8, tool: u8, rv: u32) -> bool {
         let b = &self.bounds;
         let mut req = BeginRequest::new(
             Agent(u32::from(agent)),
@@ -71,7 +75,10 @@ impl<R: Runtime> RuntimeModel<R> {
         if (0..b.cells).any(|c| b.skewed(c)) {
             req.observed = Some(value_map(rv, b.cells));
         }
-        rt.begin(&req);
+        match rt.begin(&req) {
+            BeginOutcome::Begun(_) => true,
+            BeginOutcome::Dropped(_) => false,
+        }
     }
 
     fn commit(&self, rt: &mut R, agent: u8, io: Seq, co: Seq, values: u32) {
@@ -93,6 +100,23 @@ impl<R: Runtime> RuntimeModel<R> {
         };
         rt.commit(&req);
     }
+}
+
+/// What a state's identity covers: the model's own variables (SPEC §1), nothing of the
+/// runtime's control state. The rest is either derived from these or never consulted again:
+/// * locks (`pessimistic`) are exactly the read sets of the ops in flight (asserted there);
+/// * the versions table and the store's writer index list the records that committed a
+///   write. For a live record that is the log itself (an abort at commit is final, so a
+///   live record committed); for an aborted one the entry is only ever skipped (validation
+///   and provenance look at live writers only). Memory, which does keep retracted writes,
+///   is part of the identity;
+/// * the runtime's kind, discipline and options are constants of the model.
+///
+/// So two states with the same identity have the same futures and the same properties,
+/// and the state space is the TLA+ twin's (whose variables are just these). The
+/// `identity_is_a_bisimulation` test checks that claim at small bounds.
+fn identity(st: &Store) -> impl std::hash::Hash + '_ {
+    (&st.log, &st.memory, &st.registry, &st.inflight)
 }
 
 fn value_map(map: u32, cells: u32) -> ValueMap {
@@ -153,7 +177,11 @@ impl<R: Runtime> stateright::Model for RuntimeModel<R> {
                 read_set,
                 tool,
                 read_values,
-            } => self.begin(&mut next, agent, read_set, tool, read_values),
+            } => {
+                if !self.begin(&mut next, agent, read_set, tool, read_values) {
+                    return None;
+                }
+            }
             Action::CompleteWrite {
                 agent,
                 io,
@@ -178,7 +206,7 @@ impl<R: Runtime> Space for RuntimeModel<R> {
     }
 
     fn fingerprint(&self, rt: &R) -> u64 {
-        fingerprint_of(rt)
+        fingerprint_of(&identity(rt.store()))
     }
 
     fn violations(&self, rt: &R, check: PropSet) -> PropSet {
@@ -226,6 +254,75 @@ mod tests {
         };
         let o = explore(m, &opts);
         (o.distinct, o.generated, o.depth)
+    }
+
+    /// Runs `kind` at 1 cell, 1 value, MaxOps 2, canonical writes, provenance and retraction
+    /// (2 agents and no tool; the registry runtimes at 1 agent and 1 tool with versions: the
+    /// CI-sized TLA+ configs), over the whole runtime value (locks, versions and writer index
+    /// included). States with one identity must enable the same actions, lead action
+    /// by action to states with one identity, and violate the same properties: the identity
+    /// is then a bisimulation, and counting by it loses no behaviour. Returns how many
+    /// runtime states it merged.
+    fn merged_by_identity(kind: RuntimeKind) -> usize {
+        use stateright::Model;
+        use std::collections::HashMap;
+        let registry = matches!(kind, RuntimeKind::Registry(_));
+        let b = Bounds {
+            values: 1,
+            tools: u32::from(registry),
+            ..Bounds::paper(2 - u32::from(registry), 1, 2)
+        };
+        let ext = Extensions {
+            canonical_writes: true,
+            provenance: true,
+            retraction: true,
+            tool_versions: registry,
+            all_writers: false,
+        };
+        let m = RuntimeModel::of_kind(b, ext, kind).unwrap();
+        let all = PropSet::of(&crate::property::Property::ALL);
+        let mut futures: HashMap<u64, (PropSet, Vec<Option<u64>>)> = HashMap::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = m.init_states();
+        let mut actions = Vec::new();
+        while let Some(rt) = stack.pop() {
+            if !seen.insert(fingerprint_of(&rt)) {
+                continue;
+            }
+            actions.clear();
+            m.actions(&rt, &mut actions);
+            let next: Vec<Option<AnyRuntime>> =
+                actions.iter().map(|&a| m.next_state(&rt, a)).collect();
+            let future = (
+                m.violations(&rt, all),
+                next.iter()
+                    .map(|n| n.as_ref().map(|n| m.fingerprint(n)))
+                    .collect(),
+            );
+            let known = futures
+                .entry(m.fingerprint(&rt))
+                .or_insert_with(|| future.clone());
+            assert_eq!(*known, future, "{}: one identity, two futures", kind.name());
+            stack.extend(next.into_iter().flatten());
+        }
+        seen.len() - futures.len()
+    }
+
+    #[test]
+    fn identity_is_a_bisimulation() {
+        for kind in RuntimeKind::ALL {
+            let merged = merged_by_identity(kind);
+            // Retraction merges a commit-time abort with a later retraction (the versions
+            // table remembers which), and pessimistic's locks follow inflight exactly.
+            let expect_merges =
+                kind.forces_provenance() || matches!(kind, RuntimeKind::Si | RuntimeKind::Ssi);
+            assert_eq!(
+                merged > 0,
+                expect_merges,
+                "{}: merged {merged}",
+                kind.name()
+            );
+        }
     }
 
     /// Vanilla with every extension off is the paper model: TLC's figures again.
