@@ -17,6 +17,7 @@ pub mod render;
 pub mod run;
 pub mod space;
 pub mod trace;
+pub mod witness_search;
 pub mod witnesses;
 
 pub use action::Action;

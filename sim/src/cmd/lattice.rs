@@ -9,7 +9,7 @@
 use crate::output::write_atomic;
 use crate::reproduce::{table_files, Artifact, Ctx};
 use crate::tables::{Cell, Table};
-use agentsim_checker::witnesses::{self, lower_bound, Witness};
+use agentsim_checker::witnesses::{self, lower_bound, Order, Witness};
 use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
 use clap::Args as ClapArgs;
@@ -33,6 +33,10 @@ pub struct Args {
     /// With --witnesses: write one JSON Lines history per point into DIR.
     #[arg(long, value_name = "DIR", requires = "witnesses")]
     pub out: Option<PathBuf>,
+    /// With --witnesses: search breadth-first (the BFS-first witness; slow at the largest
+    /// bounds) instead of depth-first under the same bound; the lengths are the same.
+    #[arg(long, requires = "witnesses")]
+    pub bfs: bool,
     /// With --witnesses: give up (exit 2) if one search passes this many distinct states.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STATES)]
     pub max_states: u64,
@@ -59,10 +63,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn run_witnesses(args: &Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
+    let order = if args.bfs {
+        Order::Breadth
+    } else {
+        Order::Depth
+    };
     let mut ws = Vec::new();
     for p in lattice::points() {
         let t = Instant::now();
-        let w = witnesses::find(p, args.max_states)
+        let w = witnesses::find(p, order, args.max_states)
             .map_err(|e| anyhow::anyhow!("{e}; raise --max-states"))?;
         eprintln!(
             "lattice --witnesses: {}: {} steps, {} states, {:.2} s",
@@ -189,7 +198,7 @@ fn witness_json(w: &Witness) -> serde_json::Value {
 /// The `reproduce` step: the table and one JSON Lines history per point in `witnesses/`.
 pub fn witnesses_step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     ctx.progress("searching a witness for each of the 16 points");
-    let ws = witnesses::find_all(DEFAULT_MAX_STATES).map_err(anyhow::Error::msg)?;
+    let ws = witnesses::find_all(Order::Depth, DEFAULT_MAX_STATES).map_err(anyhow::Error::msg)?;
     let mut files = table_files("lattice-witnesses", &witness_table(&ws));
     for w in &ws {
         files.push(Artifact {
