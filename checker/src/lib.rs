@@ -22,6 +22,8 @@ pub mod replicated_run;
 pub mod run;
 pub mod space;
 pub mod trace;
+pub mod witness_search;
+pub mod witnesses;
 
 pub use action::Action;
 pub use composed::RuntimeModel;

@@ -101,6 +101,11 @@ pub fn steps() -> Vec<Step> {
             run: lattice_step,
         },
         Step {
+            name: "lattice-witnesses",
+            about: "a shortest witness history for each of the 16 lattice points, by the checker",
+            run: crate::cmd::lattice::witnesses_step,
+        },
+        Step {
             name: "matrix",
             about: "the runtime × anomaly matrix by exhaustive checking (SPEC §5, Table 2)",
             run: crate::checker_steps::matrix_step,

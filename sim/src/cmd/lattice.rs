@@ -1,9 +1,22 @@
 //! `agentsim lattice`: the 16 points, 32 cover edges, 24 maximal chains and the named chain.
+//!
+//! `agentsim lattice --witnesses [--json] [--out DIR]` also asks the checker for a witness
+//! history per point (one exhibiting exactly that set of anomalies, shortest first; see
+//! `agentsim_checker::witnesses`) and prints a 16-row table plus each witness's steps;
+//! `--out` writes each history as JSON Lines (`L{bits}-{members}.jsonl`, readable by
+//! `agentsim detect`). The search is re-run every time; nothing is read from `results/`.
 
+use crate::output::write_atomic;
+use crate::reproduce::{table_files, Artifact, Ctx};
+use crate::tables::{Cell, Table};
+use agentsim_checker::witnesses::{self, lower_bound, Order, Witness};
+use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
 use clap::Args as ClapArgs;
 use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// Print the lattice of consistency models (SPEC §4).
 #[derive(Debug, ClapArgs)]
@@ -14,10 +27,29 @@ pub struct Args {
     /// Print a Graphviz digraph of the Hasse diagram, the named chain in bold.
     #[arg(long)]
     pub dot: bool,
+    /// Find, with the checker, a shortest witness history for each of the 16 points.
+    #[arg(long, conflicts_with = "dot")]
+    pub witnesses: bool,
+    /// With --witnesses: write one JSON Lines history per point into DIR.
+    #[arg(long, value_name = "DIR", requires = "witnesses")]
+    pub out: Option<PathBuf>,
+    /// With --witnesses: search breadth-first (the BFS-first witness; slow at the largest
+    /// bounds) instead of depth-first under the same bound; the lengths are the same.
+    #[arg(long, requires = "witnesses")]
+    pub bfs: bool,
+    /// With --witnesses: give up (exit 2) if one search passes this many distinct states.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STATES)]
+    pub max_states: u64,
 }
+
+/// The default `--max-states`: far above what the searches need (results/BENCH.md).
+pub const DEFAULT_MAX_STATES: u64 = 20_000_000;
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.witnesses {
+        return run_witnesses(&args);
+    }
     let out = if args.json {
         json()
     } else if args.dot {
@@ -27,6 +59,155 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     print!("{out}");
     Ok(ExitCode::SUCCESS)
+}
+
+fn run_witnesses(args: &Args) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let order = if args.bfs {
+        Order::Breadth
+    } else {
+        Order::Depth
+    };
+    let mut ws = Vec::new();
+    for p in lattice::points() {
+        let t = Instant::now();
+        let w = witnesses::find(p, order, args.max_states)
+            .map_err(|e| anyhow::anyhow!("{e}; raise --max-states"))?;
+        eprintln!(
+            "lattice --witnesses: {}: {} steps, {} states, {:.2} s",
+            p.label(),
+            w.len(),
+            w.explored,
+            t.elapsed().as_secs_f64()
+        );
+        ws.push(w);
+    }
+    if let Some(dir) = &args.out {
+        for w in &ws {
+            write_atomic(&dir.join(w.file_name()), history_bytes(w).as_bytes())?;
+        }
+    }
+    if args.json {
+        let v = serde_json::json!({ "witnesses": ws.iter().map(witness_json).collect::<Vec<_>>() });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", witness_text(&ws));
+    }
+    let explored: u64 = ws.iter().map(|w| w.explored).sum();
+    eprintln!(
+        "lattice --witnesses: 16 searches, {explored} states, {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The witness's history as JSON Lines (an empty file for the empty history).
+pub fn history_bytes(w: &Witness) -> String {
+    jsonl::write_history(&w.history)
+}
+
+/// `L{k}` if `p` is exactly what level k of the named chain admits (so the witness is a
+/// maximal history of Lk), else empty.
+fn maximal_for(p: Point) -> Option<usize> {
+    let all = Point(0b1111);
+    lattice::named_chain()
+        .iter()
+        .position(|&excluded| Point(all.0 & !excluded.0) == p)
+}
+
+fn bounds_text(w: &Witness) -> String {
+    let b = w.bounds;
+    format!(
+        "{}a {}c {}t {}v ops{}",
+        b.agents, b.cells, b.tools, b.values, b.max_ops
+    )
+}
+
+/// The 16-row table: point, level, steps vs the lower bound, bounds, states explored.
+pub fn witness_table(ws: &[Witness]) -> Table {
+    let mut t = Table::new(
+        "Shortest witness history per lattice point (vanilla; canonical writes, provenance, \
+         retraction)",
+        &[
+            "point",
+            "level",
+            "maximal_for",
+            "steps",
+            "lower_bound",
+            "optimal",
+            "bounds",
+            "states_explored",
+            "file",
+        ],
+    );
+    for w in ws {
+        t.push(vec![
+            Cell::text(w.point.label()),
+            Cell::text(format!("L{}", lattice::level(w.point))),
+            maximal_for(w.point).map_or(Cell::Empty, |k| Cell::text(format!("L{k}"))),
+            Cell::Int(w.len() as i64),
+            Cell::Int(lower_bound(w.point) as i64),
+            Cell::text(if w.optimal() { "yes" } else { "no" }),
+            Cell::text(bounds_text(w)),
+            Cell::Int(w.explored as i64),
+            Cell::text(w.file_name()),
+        ]);
+    }
+    t
+}
+
+fn witness_text(ws: &[Witness]) -> String {
+    let mut s = witness_table(ws).to_markdown();
+    for w in ws {
+        let _ = writeln!(
+            s,
+            "\n{} {}: {} steps at {}, replay {}",
+            w.file_name(),
+            w.point.label(),
+            w.len(),
+            bounds_text(w),
+            w.path
+        );
+        for line in &w.steps {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
+    s
+}
+
+fn witness_json(w: &Witness) -> serde_json::Value {
+    let b = w.bounds;
+    serde_json::json!({
+        "point": names(w.point),
+        "level": lattice::level(w.point),
+        "maximal_for": maximal_for(w.point).map(|k| format!("L{k}")),
+        "steps": w.len(),
+        "lower_bound": lower_bound(w.point),
+        "optimal": w.optimal(),
+        "bounds": {
+            "agents": b.agents, "cells": b.cells, "tools": b.tools, "values": b.values,
+            "max_ops": b.max_ops,
+        },
+        "states_explored": w.explored,
+        "file": w.file_name(),
+        "path": w.path,
+        "trace": w.steps,
+    })
+}
+
+/// The `reproduce` step: the table and one JSON Lines history per point in `witnesses/`.
+pub fn witnesses_step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
+    ctx.progress("searching a witness for each of the 16 points");
+    let ws = witnesses::find_all(Order::Depth, DEFAULT_MAX_STATES).map_err(anyhow::Error::msg)?;
+    let mut files = table_files("lattice-witnesses", &witness_table(&ws));
+    for w in &ws {
+        files.push(Artifact {
+            path: format!("witnesses/{}", w.file_name()),
+            bytes: history_bytes(w).into_bytes(),
+            about: format!("a shortest history exhibiting exactly {}", w.point.label()),
+        });
+    }
+    Ok(files)
 }
 
 fn names(p: Point) -> Vec<&'static str> {
