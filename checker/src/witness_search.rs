@@ -278,7 +278,12 @@ impl<R: Runtime> Dfs<'_, R> {
 }
 
 /// The state of `node`, replayed from the initial state.
-fn rebuild<S: Space>(space: &S, init: &S::State, nodes: &[Node], node: u32) -> S::State
+fn rebuild<S: Space<Action = Action>>(
+    space: &S,
+    init: &S::State,
+    nodes: &[Node],
+    node: u32,
+) -> S::State
 where
     S::State: Clone + Send + Sync,
 {
@@ -302,7 +307,7 @@ fn actions_to(nodes: &[Node], mut node: u32) -> Vec<Action> {
 }
 
 /// The replay path (initial-state index, then action indices) of an action sequence.
-pub(crate) fn path_of<S: Space>(space: &S, actions: &[Action]) -> Vec<u32>
+pub(crate) fn path_of<S: Space<Action = Action>>(space: &S, actions: &[Action]) -> Vec<u32>
 where
     S::State: Clone + Send + Sync,
 {

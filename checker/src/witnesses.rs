@@ -186,7 +186,7 @@ pub fn find_all(order: Order, max_states: u64) -> Result<Vec<Witness>, String> {
 
 /// Replays a witness and checks it: the spec and fast detectors agree on its history, which
 /// is well-formed and exhibits exactly `p`.
-fn witness<S: Space>(m: &S, p: Point, actions: &[Action], explored: u64) -> Witness
+fn witness<S: Space<Action = Action>>(m: &S, p: Point, actions: &[Action], explored: u64) -> Witness
 where
     S::State: Clone + Send + Sync,
 {
