@@ -135,6 +135,16 @@ pub fn steps() -> Vec<Step> {
             about: "deployed reproductions before and after their fixes (SPEC §7)",
             run: deployed_step,
         },
+        Step {
+            name: "split-view",
+            about: "the A4 split-view twin: k/N split views per read discipline (SPEC §6)",
+            run: crate::experiments::guard_replica_steps::split_view_step,
+        },
+        Step {
+            name: "cpl-guards",
+            about: "guarded agents: k/N stale merges without and with the CPL guard",
+            run: crate::experiments::guard_replica_steps::cpl_guard_step,
+        },
     ]
 }
 

@@ -9,6 +9,7 @@
 //! verdicts on simulated histories; nothing is typed in. A simulated rate estimates what the
 //! modelled timing produces; it says nothing about a real deployment's timing.
 
+pub mod guard_replica_steps;
 pub mod paired;
 pub mod steps;
 pub mod sweep;
