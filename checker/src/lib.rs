@@ -9,6 +9,8 @@ pub mod action;
 pub mod composed;
 pub mod config;
 pub mod explore;
+pub mod fpset;
+pub mod frontier;
 pub mod matrix;
 pub mod packed;
 pub mod paper;
@@ -16,6 +18,7 @@ pub mod property;
 pub mod render;
 pub mod run;
 pub mod space;
+pub mod statecodec;
 pub mod trace;
 
 pub use action::Action;
