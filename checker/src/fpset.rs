@@ -6,8 +6,8 @@
 //! bytes, no per-entry header); a shard grows by 1.5× once it is `LOAD_MAX` full, so the
 //! table is 53–80 % full, i.e. 10–15 bytes per state, and the rehash peak is one shard's old
 //! plus new array (1/256 of the set), not a doubling of the whole set. `expect` pre-sizes
-//! the shards (with room for their uneven filling) so a run of known size does not rehash. Slots are addressed by Lemire's range
-//! reduction, so capacities need not be powers of two.
+//! the shards (with room for their uneven filling) so a run of known size does not rehash.
+//! Slots are addressed by Lemire's range reduction, so capacities need not be powers of two.
 //!
 //! A passing test here shows the table never loses or invents a fingerprint; it says nothing
 //! about fingerprint collisions between distinct states (see [`omission_estimate`]).

@@ -4,7 +4,7 @@
 //! A level is a list of blocks of at most a few hundred states. Workers append whole blocks
 //! and claim whole blocks, so the level's order follows thread timing but its contents do not
 //! (counts never depend on order). A model that encodes its states ([`Space::encode`]) has
-//! its blocks stored as bytes (the paper model's 3-agent states take 9–20 bytes instead of
+//! its blocks stored as bytes (the paper model's 3-agent states take 8–18 bytes instead of
 //! a boxed `[u128]` of ~190); blocks past `mem_bytes` are appended to a file under
 //! `spill_dir`, written in 1 MiB batches and read back one block at a time. A model without
 //! an encoding keeps its blocks as states in memory. The spill file is removed when the
