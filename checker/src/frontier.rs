@@ -260,3 +260,58 @@ impl<T> Level<T> {
         assert_eq!(at, bytes.len(), "a block decodes to its end");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Bounds, Extensions};
+    use crate::paper::PaperModel;
+    use stateright::Model;
+
+    /// Some distinct states of a small model, in a fixed order.
+    fn states(m: &PaperModel, n: usize) -> Vec<crate::paper::PackedState> {
+        let mut out = m.init_states();
+        let mut actions = Vec::new();
+        let mut k = 0;
+        while out.len() < n {
+            actions.clear();
+            m.actions(&out[k], &mut actions);
+            let next: Vec<_> = actions
+                .iter()
+                .filter_map(|&a| m.next_state(&out[k], a))
+                .collect();
+            out.extend(next);
+            k += 1;
+        }
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn blocks_in_memory_and_spilled_read_back_in_order() {
+        let m = PaperModel::new(Bounds::paper(2, 1, 2), Extensions::default(), false).unwrap();
+        let all = states(&m, 1_000);
+        let storage = Storage {
+            frontier_mem_bytes: 2_000,
+            ..Storage::default()
+        };
+        let mut level = Level::new(&storage);
+        for block in all.chunks(100) {
+            level.push(pack(&m, block.to_vec()));
+        }
+        level.seal();
+        assert_eq!(level.len(), 1_000);
+        assert_eq!(level.blocks(), 10);
+        assert!(level.mem_bytes() > 0 && level.mem_bytes() <= 2_000);
+        assert!(level.spilled_bytes() > 0);
+        let path = level.spill.as_ref().unwrap().path.clone();
+        assert!(path.exists());
+        let (mut buf, mut back) = (Vec::new(), Vec::new());
+        for i in 0..level.blocks() {
+            level.load(&m, i, &mut buf, &mut back);
+        }
+        assert_eq!(back, all);
+        drop(level);
+        assert!(!path.exists(), "the spill file is removed with its level");
+    }
+}

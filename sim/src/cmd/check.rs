@@ -135,6 +135,10 @@ pub fn storage(a: &Args) -> anyhow::Result<Storage> {
     if !spill_dir.is_dir() {
         bail!("--spill-dir {}: not a directory", spill_dir.display());
     }
+    let probe = spill_dir.join(format!(".agentsim-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .with_context(|| format!("--spill-dir {}: not writable", spill_dir.display()))?;
     Ok(Storage {
         expect_states: a.expect_states,
         frontier_mem_bytes: a.frontier_mem_mb.saturating_mul(1 << 20),
