@@ -1,24 +1,24 @@
 //! Parallel breadth-first exploration with TLC's counting.
 //!
-//! Level-synchronous BFS: the frontier is split into chunks that worker threads claim from an
-//! atomic cursor; successors are deduplicated by fingerprint in a sharded set. Counts follow
+//! Level-synchronous BFS: the frontier is a list of blocks that worker threads claim from an
+//! atomic cursor; successors are deduplicated by fingerprint in a sharded open-addressing set
+//! ([`crate::fpset`]) and appended block-wise to the next level, which is kept packed and
+//! spilled to disk past a memory budget ([`crate::frontier`]). Counts follow
 //! TLC: *distinct* = reachable states including initial ones; *generated* = initial states
 //! plus every successor computed, duplicates included (one per enabled action choice);
 //! *depth* = states on the longest shortest path (the number of BFS levels). The counts do not
 //! depend on the thread count. Traces are not produced here (thread timing would pick among
 //! equally short ones); `trace::shortest` finds them deterministically.
 
+use crate::fpset::{omission_estimate, FpSet};
+use crate::frontier::{pack, Level, Storage};
 use crate::property::PropSet;
-use crate::space::{IdentityHasher, Space};
-use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
+use crate::space::Space;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-type FpSet = HashSet<u64, BuildHasherDefault<IdentityHasher>>;
-
-const SHARDS: usize = 256;
+/// States per frontier block (the unit a worker claims and appends).
 const CHUNK: usize = 512;
 
 /// How to explore.
@@ -46,6 +46,12 @@ pub struct Outcome {
     /// at a violation); the counts then cover the levels explored. If false and not
     /// `complete`, `max_states` stopped it.
     pub all_violated: bool,
+    /// Bytes of the seen set's slot arrays at the end.
+    pub seen_bytes: u64,
+    /// Largest packed level held in memory, in bytes.
+    pub frontier_mem_peak: u64,
+    /// Bytes written to spill files over the whole run.
+    pub spilled_bytes: u64,
 }
 
 impl Outcome {
@@ -53,24 +59,21 @@ impl Outcome {
     pub fn rate(&self) -> f64 {
         self.distinct as f64 / self.seconds.max(1e-9)
     }
+
+    /// Expected number of states hidden by 64-bit fingerprint collisions, as TLC reports
+    /// it: `(optimistic, birthday)` = `(n·(g−n)/2⁶⁴, n²/2⁶⁵)`, see [`omission_estimate`].
+    pub fn omission_estimate(&self) -> (f64, f64) {
+        omission_estimate(self.distinct, self.generated)
+    }
 }
 
 struct Shared {
-    seen: Vec<Mutex<FpSet>>,
+    seen: FpSet,
     violated: AtomicU8,
     check: PropSet,
 }
 
 impl Shared {
-    /// Inserts a fingerprint; true if it was new.
-    fn insert(&self, fp: u64) -> bool {
-        let shard = (fp >> 56) as usize % SHARDS;
-        self.seen[shard]
-            .lock()
-            .expect("seen-set shard poisoned")
-            .insert(fp)
-    }
-
     fn unchecked(&self) -> PropSet {
         let found = decode(self.violated.load(Ordering::Relaxed));
         self.check.minus(found)
@@ -89,31 +92,45 @@ fn decode(bits: u8) -> PropSet {
     PropSet::from_bits(bits)
 }
 
-/// Explores every reachable state (up to `max_states`).
+/// Explores every reachable state (up to `max_states`) with the default [`Storage`].
 pub fn explore<S: Space>(space: &S, opts: &ExploreOptions) -> Outcome
+where
+    S::State: Clone + Send + Sync,
+{
+    explore_with(space, opts, &Storage::default())
+}
+
+/// Explores every reachable state (up to `max_states`), keeping each level within
+/// `storage`'s memory budget.
+pub fn explore_with<S: Space>(space: &S, opts: &ExploreOptions, storage: &Storage) -> Outcome
 where
     S::State: Clone + Send + Sync,
 {
     assert!(opts.threads >= 1, "at least one thread");
     let start = Instant::now();
     let shared = Shared {
-        seen: (0..SHARDS).map(|_| Mutex::new(FpSet::default())).collect(),
+        seen: FpSet::new(storage.expect_states),
         violated: AtomicU8::new(0),
         check: opts.check,
     };
     let inits = space.init_states();
     let mut generated = inits.len() as u64;
-    let mut frontier = Vec::new();
+    let mut frontier = Level::new(storage);
+    let mut fresh = Vec::new();
     for s in inits {
-        if shared.insert(space.fingerprint(&s)) {
+        if shared.seen.insert(space.fingerprint(&s)) {
             shared.record(space.violations(&s, shared.unchecked()));
-            frontier.push(s);
+            fresh.push(s);
         }
     }
-    let mut distinct = frontier.len() as u64;
+    for block in fresh.chunks(CHUNK) {
+        frontier.push(pack(space, block.to_vec()));
+    }
+    frontier.seal();
+    let mut distinct = frontier.len();
     let mut depth = u32::from(!frontier.is_empty());
-    let mut complete = true;
-    let mut all_violated = false;
+    let (mut complete, mut all_violated) = (true, false);
+    let (mut mem_peak, mut spilled) = (frontier.mem_bytes(), frontier.spilled_bytes());
     while !frontier.is_empty() {
         if !opts.check.is_empty() && shared.unchecked().is_empty() {
             (complete, all_violated) = (false, true);
@@ -123,11 +140,22 @@ where
             complete = false;
             break;
         }
-        let (next, gen) = level(space, &shared, &frontier, opts.threads);
+        let (next, gen) = level(space, &shared, &frontier, opts.threads, storage);
         generated += gen;
-        distinct += next.len() as u64;
-        if !next.is_empty() {
-            depth += 1;
+        distinct += next.len();
+        depth += u32::from(!next.is_empty());
+        mem_peak = mem_peak.max(next.mem_bytes());
+        spilled += next.spilled_bytes();
+        if storage.progress {
+            eprintln!(
+                "depth {depth}: {distinct} distinct, {generated} generated, next level {} \
+                 ({} MB packed in memory, {} MB spilled), seen set {} MB, {:.1} s",
+                next.len(),
+                next.mem_bytes() >> 20,
+                next.spilled_bytes() >> 20,
+                shared.seen.bytes() >> 20,
+                start.elapsed().as_secs_f64()
+            );
         }
         frontier = next;
     }
@@ -139,30 +167,42 @@ where
         violated: decode(shared.violated.load(Ordering::Relaxed)),
         complete,
         all_violated,
+        seen_bytes: shared.seen.bytes(),
+        frontier_mem_peak: mem_peak,
+        spilled_bytes: spilled,
     }
 }
 
-/// Expands one BFS level; returns the new states and the successors generated.
+/// Expands one BFS level; returns the next level and the successors generated.
 fn level<S: Space>(
     space: &S,
     shared: &Shared,
-    frontier: &[S::State],
+    frontier: &Level<S::State>,
     threads: usize,
-) -> (Vec<S::State>, u64)
+    storage: &Storage,
+) -> (Level<S::State>, u64)
 where
     S::State: Clone + Send + Sync,
 {
     let cursor = AtomicUsize::new(0);
+    let next = Mutex::new(Level::new(storage));
+    let append = |states: Vec<S::State>| {
+        let block = pack(space, states);
+        next.lock().expect("next level poisoned").push(block);
+    };
     let work = || {
-        let mut next = Vec::new();
+        let mut out = Vec::with_capacity(CHUNK);
         let mut generated = 0u64;
         let mut actions: Vec<S::Action> = Vec::new();
+        let (mut buf, mut states) = (Vec::new(), Vec::new());
         loop {
-            let from = cursor.fetch_add(CHUNK, Ordering::Relaxed);
-            if from >= frontier.len() {
+            let i = cursor.fetch_add(1, Ordering::Relaxed);
+            if i >= frontier.blocks() {
                 break;
             }
-            for s in &frontier[from..(from + CHUNK).min(frontier.len())] {
+            states.clear();
+            frontier.load(space, i, &mut buf, &mut states);
+            for s in &states {
                 actions.clear();
                 space.actions(s, &mut actions);
                 for &a in &actions {
@@ -170,32 +210,38 @@ where
                         continue;
                     };
                     generated += 1;
-                    if shared.insert(space.fingerprint(&n)) {
+                    if shared.seen.insert(space.fingerprint(&n)) {
                         let check = shared.unchecked();
                         if !check.is_empty() {
                             shared.record(space.violations(&n, check));
                         }
-                        next.push(n);
+                        out.push(n);
+                        if out.len() == CHUNK {
+                            append(std::mem::replace(&mut out, Vec::with_capacity(CHUNK)));
+                        }
                     }
                 }
             }
         }
-        (next, generated)
-    };
-    if threads == 1 {
-        return work();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-        let mut all = Vec::new();
-        let mut generated = 0;
-        for h in handles {
-            let (next, g) = h.join().expect("explorer worker panicked");
-            all.extend(next);
-            generated += g;
+        if !out.is_empty() {
+            append(out);
         }
-        (all, generated)
-    })
+        generated
+    };
+    let generated = if threads == 1 {
+        work()
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("explorer worker panicked"))
+                .sum()
+        })
+    };
+    let mut next = next.into_inner().expect("next level poisoned");
+    next.seal();
+    (next, generated)
 }
 
 #[cfg(test)]

@@ -194,6 +194,16 @@ impl Layout {
         rec
     }
 
+    /// Bits of a pending word (its presence bit, then the read part).
+    pub fn pending_bits(&self) -> u32 {
+        1 + self.read_bits()
+    }
+
+    /// Bits of a header word.
+    pub fn header_bits(&self) -> u32 {
+        self.time_bits + self.tools + self.map_bits()
+    }
+
     /// The bit position and width of a record's agent field (for symmetry renaming).
     pub fn agent_field(&self) -> (u32, u32) {
         (self.read_bits(), self.agent_bits)

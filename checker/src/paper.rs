@@ -13,6 +13,7 @@ use crate::config::{Bounds, BoundsError, Extensions, AGENTS_MAX, MAX_OPS_MAX, TO
 use crate::packed::{Layout, Rec};
 use crate::property::{PropSet, Property};
 use crate::space::{fingerprint_of, PendingView, Space, StateView};
+use crate::statecodec;
 use agentsim_models::names::Tool;
 use agentsim_models::names::{Cell, Value};
 use agentsim_models::record::{Registry, ToolEntry, ValueMap};
@@ -300,6 +301,15 @@ impl Space for PaperModel {
             registry: registry(reg, self.bounds.tools),
             memory: value_map(mem, self.bounds.cells),
         }
+    }
+
+    fn encode(&self, s: &PackedState, out: &mut Vec<u8>) -> bool {
+        statecodec::encode(&self.layout, self.agents(), s, out);
+        true
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Option<(PackedState, usize)> {
+        Some(statecodec::decode(&self.layout, self.agents(), bytes))
     }
 }
 

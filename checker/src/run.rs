@@ -9,7 +9,8 @@
 
 use crate::composed::RuntimeModel;
 use crate::config::{Bounds, BoundsError, Extensions};
-use crate::explore::{explore, ExploreOptions, Outcome};
+use crate::explore::{explore_with, ExploreOptions, Outcome};
+use crate::frontier::Storage;
 use crate::paper::PaperModel;
 use crate::property::{PropSet, Property};
 use crate::render;
@@ -73,8 +74,13 @@ pub fn uses_paper_model(cfg: &CheckConfig) -> bool {
         && !cfg.ext.tool_versions
 }
 
-/// Runs the check.
+/// Runs the check with the default [`Storage`] (1 GiB of packed frontier per level in memory).
 pub fn check(cfg: &CheckConfig) -> Result<CheckReport, BoundsError> {
+    check_with(cfg, &Storage::default())
+}
+
+/// Runs the check, keeping the exploration within `storage`'s limits.
+pub fn check_with(cfg: &CheckConfig, storage: &Storage) -> Result<CheckReport, BoundsError> {
     cfg.bounds.validate()?;
     if cfg.threads == 0 {
         return Err(BoundsError::Unsupported(
@@ -83,7 +89,7 @@ pub fn check(cfg: &CheckConfig) -> Result<CheckReport, BoundsError> {
     }
     if uses_paper_model(cfg) {
         let m = PaperModel::new(cfg.bounds, cfg.ext, cfg.symmetry)?;
-        return Ok(check_space(&m, cfg, "paper".into()));
+        return Ok(check_space(&m, cfg, storage, "paper".into()));
     }
     if cfg.symmetry {
         return Err(BoundsError::Unsupported(
@@ -96,11 +102,17 @@ pub fn check(cfg: &CheckConfig) -> Result<CheckReport, BoundsError> {
     Ok(check_space(
         &m,
         cfg,
+        storage,
         format!("runtime:{}", cfg.runtime.name()),
     ))
 }
 
-fn check_space<S: Space>(space: &S, cfg: &CheckConfig, model: String) -> CheckReport
+fn check_space<S: Space>(
+    space: &S,
+    cfg: &CheckConfig,
+    storage: &Storage,
+    model: String,
+) -> CheckReport
 where
     S::State: Clone + Send + Sync,
 {
@@ -109,7 +121,7 @@ where
         check: PropSet::of(&cfg.properties),
         max_states: cfg.max_states,
     };
-    let outcome = explore(space, &opts);
+    let outcome = explore_with(space, &opts, storage);
     let traces = if outcome.violated.is_empty() {
         Default::default()
     } else {

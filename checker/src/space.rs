@@ -57,6 +57,18 @@ where
 
     /// The state in SPEC §1 terms.
     fn view(&self, state: &Self::State) -> StateView;
+
+    /// Appends a compact byte encoding of `state` (for frontiers kept packed or spilled to
+    /// disk); false if the model has none, and then its frontier is kept as states.
+    fn encode(&self, _state: &Self::State, _out: &mut Vec<u8>) -> bool {
+        false
+    }
+
+    /// Decodes one state that [`Space::encode`] wrote at the front of `bytes`: the state and
+    /// the bytes it took. `None` if the model has no encoding.
+    fn decode(&self, _bytes: &[u8]) -> Option<(Self::State, usize)> {
+        None
+    }
 }
 
 /// A fast, deterministic 64-bit hasher (splitmix64 rounds); no per-process random keys,

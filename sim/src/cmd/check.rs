@@ -12,6 +12,7 @@
 //! `agentsim_checker::replicated`. Flags that model has no meaning for are refused (exit 2).
 
 use crate::output::write_atomic;
+use agentsim_checker::frontier::Storage;
 use agentsim_checker::run::{self, CheckConfig, CheckReport, Counterexample};
 use agentsim_checker::{replicated_run, Bounds, Extensions, Property, Replication};
 use agentsim_models::runtime::RuntimeKind;
@@ -86,6 +87,18 @@ pub struct Args {
     /// Stop after this many distinct states (exit 2).
     #[arg(long, default_value_t = 2_000_000_000)]
     pub max_states: u64,
+    /// Pre-size the fingerprint set for this many distinct states (avoids rehashing).
+    #[arg(long, default_value_t = 0)]
+    pub expect_states: u64,
+    /// MiB of packed frontier kept in memory per BFS level; the rest is spilled to disk.
+    #[arg(long, default_value_t = 1024)]
+    pub frontier_mem_mb: u64,
+    /// Directory for frontier spill files (default: the system temp directory).
+    #[arg(long, value_name = "DIR")]
+    pub spill_dir: Option<PathBuf>,
+    /// Print one progress line per BFS level on stderr.
+    #[arg(long)]
+    pub progress: bool,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -159,6 +172,24 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
     })
 }
 
+/// Validates the storage flags; the spill directory must exist and be a directory.
+pub fn storage(a: &Args) -> anyhow::Result<Storage> {
+    let spill_dir = a.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
+    if !spill_dir.is_dir() {
+        bail!("--spill-dir {}: not a directory", spill_dir.display());
+    }
+    let probe = spill_dir.join(format!(".agentsim-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .with_context(|| format!("--spill-dir {}: not writable", spill_dir.display()))?;
+    Ok(Storage {
+        expect_states: a.expect_states,
+        frontier_mem_bytes: a.frontier_mem_mb.saturating_mul(1 << 20),
+        spill_dir,
+        progress: a.progress,
+    })
+}
+
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
@@ -177,7 +208,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     eprintln!("exploring ({} threads)...", cfg.threads);
     let report = match rep {
         Some(rep) => replicated_run::check(&cfg, rep)?,
-        None => run::check(&cfg)?,
+        None => run::check_with(&cfg, &storage(&args)?)?,
     };
     if !report.outcome.complete && !report.outcome.all_violated {
         bail!(
@@ -217,6 +248,7 @@ fn write_trace(report: &CheckReport, path: &std::path::Path) -> anyhow::Result<(
 /// The `--json` object.
 pub fn to_json(r: &CheckReport) -> serde_json::Value {
     let o = &r.outcome;
+    let omitted = o.omission_estimate();
     let props: serde_json::Map<String, serde_json::Value> = r
         .verdicts
         .iter()
@@ -241,8 +273,19 @@ pub fn to_json(r: &CheckReport) -> serde_json::Value {
         "seconds": o.seconds,
         "complete": o.complete,
         "states_per_second": o.rate().round(),
+        "fingerprint_collision": {
+            "optimistic_omitted_states": omitted.0,
+            "birthday_bound": omitted.1,
+        },
+        "seen_set_bytes": o.seen_bytes,
+        "frontier_mem_peak_bytes": o.frontier_mem_peak,
+        "spilled_bytes": o.spilled_bytes,
         "properties": props,
     })
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / f64::from(1u32 << 20)
 }
 
 fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>) -> String {
@@ -274,6 +317,17 @@ fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>) -> String 
     s += &format!("depth             {}\n", o.depth);
     s += &format!("seconds           {:.3}\n", o.seconds);
     s += &format!("distinct states/s {:.0}\n", o.rate());
+    let (optimistic, birthday) = o.omission_estimate();
+    s += &format!(
+        "fingerprint collisions: expected omitted states {optimistic:.1e} (optimistic, as \
+         TLC), {birthday:.1e} (birthday bound n^2/2^65)\n"
+    );
+    s += &format!(
+        "memory: seen set {:.1} MiB, largest level in memory {:.1} MiB, spilled {:.1} MiB\n",
+        mib(o.seen_bytes),
+        mib(o.frontier_mem_peak),
+        mib(o.spilled_bytes)
+    );
     if o.all_violated {
         s += "stopped early: every checked property is violated (counts cover the levels \
               explored; use --property none for the whole space)\n";
