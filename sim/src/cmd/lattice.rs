@@ -292,3 +292,36 @@ fn text() -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentsim_models::detect::fast;
+
+    /// The reproduce step's files: the table and 16 histories that `agentsim detect` (its
+    /// reader and the fast detectors) classifies as exactly their points.
+    #[test]
+    fn witness_files_round_trip_to_their_points() {
+        let files = witnesses_step(&Ctx::new("lattice-witnesses", true)).unwrap();
+        let histories: Vec<_> = files
+            .iter()
+            .filter(|f| f.path.starts_with("witnesses/"))
+            .collect();
+        assert_eq!(histories.len(), 16);
+        let dir = std::env::temp_dir().join(format!("agentsim-latwit-{}", std::process::id()));
+        for (f, p) in histories.iter().zip(lattice::points()) {
+            let path = dir.join(&f.path);
+            write_atomic(&path, &f.bytes).unwrap();
+            let h = jsonl::read_history(&path).unwrap();
+            assert_eq!(Point::of(&fast::detect(&h).anomalies()), p, "{}", f.path);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        let md = files.iter().find(|f| f.path.ends_with(".md")).unwrap();
+        let text = String::from_utf8(md.bytes.clone()).unwrap();
+        assert_eq!(
+            text.matches("| yes ").count(),
+            16,
+            "every witness is optimal"
+        );
+    }
+}
