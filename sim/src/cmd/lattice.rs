@@ -12,8 +12,10 @@ use crate::tables::{Cell, Table};
 use agentsim_checker::witnesses::{self, lower_bound, Order, Witness};
 use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
+use anyhow::Context as _;
 use clap::Args as ClapArgs;
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -87,12 +89,17 @@ fn run_witnesses(args: &Args) -> anyhow::Result<ExitCode> {
             write_atomic(&dir.join(w.file_name()), history_bytes(w).as_bytes())?;
         }
     }
-    if args.json {
+    let text = if args.json {
         let v = serde_json::json!({ "witnesses": ws.iter().map(witness_json).collect::<Vec<_>>() });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        format!("{}\n", serde_json::to_string_pretty(&v)?)
     } else {
-        print!("{}", witness_text(&ws));
-    }
+        witness_text(&ws)
+    };
+    // A closed pipe (`| head`) is an error, not a panic.
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing the witnesses to stdout")?;
     let explored: u64 = ws.iter().map(|w| w.explored).sum();
     eprintln!(
         "lattice --witnesses: 16 searches, {explored} states, {:.2} s",
