@@ -12,8 +12,10 @@ use crate::tables::{Cell, Table};
 use agentsim_checker::witnesses::{self, lower_bound, Order, Witness};
 use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
+use anyhow::Context as _;
 use clap::Args as ClapArgs;
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -87,12 +89,17 @@ fn run_witnesses(args: &Args) -> anyhow::Result<ExitCode> {
             write_atomic(&dir.join(w.file_name()), history_bytes(w).as_bytes())?;
         }
     }
-    if args.json {
+    let text = if args.json {
         let v = serde_json::json!({ "witnesses": ws.iter().map(witness_json).collect::<Vec<_>>() });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        format!("{}\n", serde_json::to_string_pretty(&v)?)
     } else {
-        print!("{}", witness_text(&ws));
-    }
+        witness_text(&ws)
+    };
+    // A closed pipe (`| head`) is an error, not a panic.
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing the witnesses to stdout")?;
     let explored: u64 = ws.iter().map(|w| w.explored).sum();
     eprintln!(
         "lattice --witnesses: 16 searches, {explored} states, {:.2} s",
@@ -291,4 +298,37 @@ fn text() -> String {
         writeln!(s, "  L{k} = {}", p.label()).expect("string");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentsim_models::detect::fast;
+
+    /// The reproduce step's files: the table and 16 histories that `agentsim detect` (its
+    /// reader and the fast detectors) classifies as exactly their points.
+    #[test]
+    fn witness_files_round_trip_to_their_points() {
+        let files = witnesses_step(&Ctx::new("lattice-witnesses", true)).unwrap();
+        let histories: Vec<_> = files
+            .iter()
+            .filter(|f| f.path.starts_with("witnesses/"))
+            .collect();
+        assert_eq!(histories.len(), 16);
+        let dir = std::env::temp_dir().join(format!("agentsim-latwit-{}", std::process::id()));
+        for (f, p) in histories.iter().zip(lattice::points()) {
+            let path = dir.join(&f.path);
+            write_atomic(&path, &f.bytes).unwrap();
+            let h = jsonl::read_history(&path).unwrap();
+            assert_eq!(Point::of(&fast::detect(&h).anomalies()), p, "{}", f.path);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        let md = files.iter().find(|f| f.path.ends_with(".md")).unwrap();
+        let text = String::from_utf8(md.bytes.clone()).unwrap();
+        assert_eq!(
+            text.matches("| yes ").count(),
+            16,
+            "every witness is optimal"
+        );
+    }
 }
