@@ -109,8 +109,29 @@ struct Op {
     read: Vec<(Cell, Value)>,
     snapshot: Snapshot,
     tokens: u64,
-    output: Option<(usize, u64, Generation)>,
+    /// The generate step, its input digest (computed only when recording: only a recording
+    /// line reads it) and the generation.
+    output: Option<(usize, Option<u64>, Generation)>,
     commit: Option<CommitRequest>,
+}
+
+/// Buffers reused across a trial's operations, so that in steady state the hot path
+/// allocates only what the runtime's records keep. Reuse never changes what a buffer holds
+/// when it is read: each is cleared (or overwritten) before use.
+#[derive(Default)]
+struct Pool {
+    /// [`Engine::select`]'s output; a read set comes back here after its begin.
+    cells: Vec<Cell>,
+    /// [`Engine::select`]'s draw pool when it picks at random.
+    pick: Vec<Cell>,
+    /// The read cells a write adds (`include_read`).
+    extra: Vec<Cell>,
+    /// Effect latencies of one issue.
+    latencies: Vec<u64>,
+    /// Spare `Op::read` buffers, returned when an operation ends.
+    reads: Vec<Vec<(Cell, Value)>>,
+    /// Spare commit requests, returned when an operation ends.
+    commits: Vec<CommitRequest>,
 }
 
 struct AgentState {
@@ -137,6 +158,7 @@ struct Engine<'a, R: Runtime> {
     event: u64,
     /// The scheduler's choice for the current event: (position, enabled count).
     cur: (usize, usize),
+    pool: Pool,
 }
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
@@ -166,11 +188,12 @@ pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, S
         agents,
         now_ms: 0,
         c: Counters::default(),
-        record_tokens: Vec::new(),
+        record_tokens: Vec::with_capacity(sc.steps_hint()),
         trace: setup.trace.then(Vec::new),
         recorded: setup.record.then(Vec::new),
         event: 0,
         cur: (0, 1),
+        pool: Pool::default(),
     };
     let schedule = e.run(setup.scheduler, setup.trial_seed, setup.stop)?;
     Ok(e.finish(schedule))
@@ -243,7 +266,8 @@ impl<R: Runtime> Engine<'_, R> {
     }
 
     fn finish(mut self, schedule: Schedule) -> TrialRun {
-        let log = self.rt.log();
+        // The runtime is done: its log moves out as the trial's records, with no copy.
+        let log = self.rt.into_store().log;
         assert_eq!(
             log.len(),
             self.record_tokens.len(),
@@ -269,7 +293,7 @@ impl<R: Runtime> Engine<'_, R> {
             "wasted tokens exceed the total"
         );
         TrialRun {
-            records: log.to_vec(),
+            records: log,
             counters: self.c,
             schedule,
             trace: self.trace.unwrap_or_default(),
@@ -332,12 +356,13 @@ impl<R: Runtime> Engine<'_, R> {
                 {
                     next = self.commit(a, &mut delay);
                 } else {
-                    let read = if *include_read {
-                        self.op_cells(a)
-                    } else {
-                        Vec::new()
-                    };
+                    let mut read = std::mem::take(&mut self.pool.extra);
+                    read.clear();
+                    if *include_read {
+                        self.op_cells(a, &mut read);
+                    }
                     let ws = self.select(cells, *pick, &read);
+                    self.pool.extra = read;
                     delay = self.issue(a, pc, ws, *effect_ms, *order)?;
                     next = Some(pc);
                 }
@@ -347,21 +372,21 @@ impl<R: Runtime> Engine<'_, R> {
                 if chance(&mut self.rng, *prob) {
                     delay = latency_ms.sample(&mut self.rng);
                 }
-                format!("wait {delay} ms")
+                self.traced(|| format!("wait {delay} ms"))
             }
             Step::Retract { targets, prob } => {
                 if chance(&mut self.rng, *prob) {
                     self.retract(targets)
                 } else {
-                    "retract skipped".into()
+                    self.traced(|| "retract skipped".into())
                 }
             }
             Step::Registry { change, prob } => {
                 if chance(&mut self.rng, *prob) {
                     self.rt.change_registry(*change);
-                    format!("registry {change:?}")
+                    self.traced(|| format!("registry {change:?}"))
                 } else {
-                    "registry change skipped".into()
+                    self.traced(|| "registry change skipped".into())
                 }
             }
             Step::Branch {
@@ -383,11 +408,13 @@ impl<R: Runtime> Engine<'_, R> {
                 } else {
                     "taken"
                 };
-                format!(
-                    "branch on {}={}: {taken}",
-                    sc.names.cell_name(*cell),
-                    sc.names.value_display(v)
-                )
+                self.traced(|| {
+                    format!(
+                        "branch on {}={}: {taken}",
+                        sc.names.cell_name(*cell),
+                        sc.names.value_display(v)
+                    )
+                })
             }
         };
         if !text.is_empty() {
@@ -403,30 +430,45 @@ impl<R: Runtime> Engine<'_, R> {
     }
 
     /// The cells a step touches: all of `cells`, or `pick` of them at random; plus `extra`.
+    /// Sorted and unique, in the pool's `cells` buffer (hand it back when done).
     fn select(&mut self, cells: &[Cell], pick: Option<u32>, extra: &[Cell]) -> Vec<Cell> {
-        let mut out = match pick {
-            None => cells.to_vec(),
+        let mut out = std::mem::take(&mut self.pool.cells);
+        out.clear();
+        match pick {
+            None => out.extend_from_slice(cells),
             Some(k) => {
-                let mut pool = cells.to_vec();
-                let mut out = Vec::with_capacity(k as usize);
+                let pool = &mut self.pool.pick;
+                pool.clear();
+                pool.extend_from_slice(cells);
                 for _ in 0..k.min(pool.len() as u32) {
                     out.push(pool.swap_remove(below(&mut self.rng, pool.len())));
                 }
-                out
             }
-        };
+        }
         out.extend_from_slice(extra);
-        out.sort_unstable();
-        out.dedup();
+        if out.len() > 1 {
+            out.sort_unstable();
+            out.dedup();
+        }
         out
     }
 
-    fn op_cells(&self, a: usize) -> Vec<Cell> {
+    /// Appends the cells agent `a`'s open operation read to `out`.
+    fn op_cells(&self, a: usize, out: &mut Vec<Cell>) {
         let op = self.agents[a]
             .op
             .as_ref()
             .expect("a write is inside an operation");
-        op.read.iter().map(|&(c, _)| c).collect()
+        out.extend(op.read.iter().map(|&(c, _)| c));
+    }
+
+    /// A trace line's text, built only when tracing (no formatting on the untraced path).
+    fn traced(&self, text: impl FnOnce() -> String) -> String {
+        if self.trace.is_some() {
+            text()
+        } else {
+            String::new()
+        }
     }
 }
 
