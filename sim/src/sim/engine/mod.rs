@@ -24,6 +24,9 @@ macro_rules! note {
 }
 
 mod ops;
+mod pool;
+
+pub use pool::Pool;
 
 use crate::sim::dist::{below, chance};
 use crate::sim::generator::{GenError, Generation, Generator};
@@ -115,25 +118,6 @@ struct Op {
     commit: Option<CommitRequest>,
 }
 
-/// Buffers reused across a trial's operations, so that in steady state the hot path
-/// allocates only what the runtime's records keep. Reuse never changes what a buffer holds
-/// when it is read: each is cleared (or overwritten) before use.
-#[derive(Default)]
-struct Pool {
-    /// [`Engine::select`]'s output; a read set comes back here after its begin.
-    cells: Vec<Cell>,
-    /// [`Engine::select`]'s draw pool when it picks at random.
-    pick: Vec<Cell>,
-    /// The read cells a write adds (`include_read`).
-    extra: Vec<Cell>,
-    /// Effect latencies of one issue.
-    latencies: Vec<u64>,
-    /// Spare `Op::read` buffers, returned when an operation ends.
-    reads: Vec<Vec<(Cell, Value)>>,
-    /// Spare commit requests, returned when an operation ends.
-    commits: Vec<CommitRequest>,
-}
-
 struct AgentState {
     pc: usize,
     rep: u32,
@@ -163,11 +147,25 @@ struct Engine<'a, R: Runtime> {
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
 pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, SimError> {
+    run_trial_in(rt, setup, &mut Pool::default())
+}
+
+/// [`run_trial`] reusing `pool`'s buffers (a loop over trials passes the same pool to each;
+/// the result is identical to [`run_trial`]'s).
+pub fn run_trial_in<R: Runtime>(
+    rt: R,
+    setup: TrialSetup<'_>,
+    buffers: &mut Pool,
+) -> Result<TrialRun, SimError> {
     let sc = setup.scenario;
+    let mut pool = std::mem::take(buffers);
     let mut rng = ChaCha8Rng::seed_from_u64(setup.trial_seed);
     rng.set_stream(0);
-    let mut agents = Vec::with_capacity(sc.agents.len());
+    let mut agents = std::mem::take(&mut pool.agents);
+    assert!(agents.is_empty(), "the pool's agent states were emptied");
     for spec in &sc.agents {
+        let mut last_read = pool.reads.pop().unwrap_or_default();
+        last_read.clear();
         let mut st = AgentState {
             pc: 0,
             rep: 0,
@@ -175,11 +173,13 @@ pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, S
             done: false,
             attempts: 0,
             op: None,
-            last_read: Vec::new(),
+            last_read,
         };
         normalize(&mut st, &spec.script, spec.repeat);
         agents.push(st);
     }
+    let mut record_tokens = std::mem::take(&mut pool.record_tokens);
+    record_tokens.clear();
     let mut e = Engine {
         sc,
         rt,
@@ -188,15 +188,15 @@ pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, S
         agents,
         now_ms: 0,
         c: Counters::default(),
-        record_tokens: Vec::with_capacity(sc.steps_hint()),
+        record_tokens,
         trace: setup.trace.then(Vec::new),
         recorded: setup.record.then(Vec::new),
         event: 0,
         cur: (0, 1),
-        pool: Pool::default(),
+        pool,
     };
     let schedule = e.run(setup.scheduler, setup.trial_seed, setup.stop)?;
-    Ok(e.finish(schedule))
+    Ok(e.finish(schedule, buffers))
 }
 
 /// Moves past the end of the script: the next repetition, or done.
@@ -223,7 +223,7 @@ impl<R: Runtime> Engine<'_, R> {
             stop,
             ..Schedule::default()
         };
-        let mut enabled = Vec::with_capacity(self.agents.len());
+        let mut enabled = std::mem::take(&mut self.pool.enabled);
         while let Some(min) = self.earliest_due() {
             if self.event >= limit {
                 self.c.truncated = stop.is_none();
@@ -253,6 +253,7 @@ impl<R: Runtime> Engine<'_, R> {
             self.event += 1;
         }
         schedule.events = self.event;
+        self.pool.enabled = enabled;
         Ok(schedule)
     }
 
@@ -265,7 +266,8 @@ impl<R: Runtime> Engine<'_, R> {
             .min()
     }
 
-    fn finish(mut self, schedule: Schedule) -> TrialRun {
+    /// The trial's result; the buffers go back to `pool`.
+    fn finish(mut self, schedule: Schedule, pool: &mut Pool) -> TrialRun {
         // The runtime is done: its log moves out as the trial's records, with no copy.
         let log = self.rt.into_store().log;
         assert_eq!(
@@ -292,6 +294,15 @@ impl<R: Runtime> Engine<'_, R> {
             self.c.tokens_wasted <= self.c.tokens_total,
             "wasted tokens exceed the total"
         );
+        for st in self.agents.drain(..) {
+            self.pool.reads.push(st.last_read);
+            if let Some(op) = st.op {
+                self.pool.recycle(op);
+            }
+        }
+        self.pool.agents = self.agents;
+        self.pool.record_tokens = self.record_tokens;
+        *pool = self.pool;
         TrialRun {
             records: log,
             counters: self.c,

@@ -253,16 +253,8 @@ impl<R: Runtime> Engine<'_, R> {
                 }
             }
         };
-        self.recycle(op);
+        self.pool.recycle(op);
         next
-    }
-
-    /// Returns an ended operation's buffers to the pool.
-    fn recycle(&mut self, op: Op) {
-        self.pool.reads.push(op.read);
-        if let Some(req) = op.commit {
-            self.pool.commits.push(req);
-        }
     }
 
     /// `retract`: the latest live committed record of any target agent.
