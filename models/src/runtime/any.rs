@@ -103,6 +103,10 @@ impl Runtime for AnyRuntime {
     fn store(&self) -> &Store {
         dispatch!(self, rt => rt.store())
     }
+
+    fn into_store(self) -> Store {
+        dispatch!(self, rt => rt.into_store())
+    }
 }
 
 #[cfg(test)]

@@ -124,7 +124,7 @@ impl Runtime for Causal {
 
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {
         let verdict = self.check(req.agent);
-        let co = self.externalization().order(&req.completion);
+        let co = self.externalization().order_cow(&req.completion);
         let registry = self.occ.store.registry.clone();
         self.settle(req, &co, registry, verdict, Vec::new())
     }
@@ -155,6 +155,10 @@ impl Runtime for Causal {
 
     fn store(&self) -> &Store {
         &self.occ.store
+    }
+
+    fn into_store(self) -> Store {
+        self.occ.store
     }
 }
 

@@ -52,6 +52,7 @@ pub use versions::{Version, Versions};
 
 use crate::names::{Agent, Cell, Tool, Value};
 use crate::record::{OpRecord, Registry, ValueMap};
+use std::borrow::Cow;
 use std::fmt::Debug;
 use std::hash::Hash;
 
@@ -190,9 +191,15 @@ pub enum Externalization {
 impl Externalization {
     /// The externalization order (indices into issue order) for a completion order.
     pub fn order(self, completion: &[usize]) -> Vec<usize> {
+        self.order_cow(completion).into_owned()
+    }
+
+    /// [`Externalization::order`], borrowing `completion` when it is the order (no copy on
+    /// a runtime's commit path).
+    pub fn order_cow(self, completion: &[usize]) -> Cow<'_, [usize]> {
         match self {
-            Externalization::Immediate => completion.to_vec(),
-            Externalization::Sequenced => (0..completion.len()).collect(),
+            Externalization::Immediate => Cow::Borrowed(completion),
+            Externalization::Sequenced => Cow::Owned((0..completion.len()).collect()),
         }
     }
 
@@ -247,5 +254,11 @@ pub trait Runtime: Clone + Debug + Hash + Eq + Send + Sync + 'static {
     /// The emitted records, in log order.
     fn log(&self) -> &[OpRecord] {
         &self.store().log
+    }
+
+    /// Consumes the runtime and hands over its store (the log with it), for a driver done
+    /// with the run. The default clones the store; runtimes that own one move it out.
+    fn into_store(self) -> Store {
+        self.store().clone()
     }
 }

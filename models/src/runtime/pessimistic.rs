@@ -106,7 +106,7 @@ impl Runtime for Pessimistic {
             .conflict(req.agent, &extra)
             .map(|(cell, holder)| AbortReason::LockConflict { cell, holder });
         self.release(req.agent);
-        let co = self.externalization().order(&req.completion);
+        let co = self.externalization().order_cow(&req.completion);
         let registry = self.store.registry.clone();
         let index = self.store.append(req, &co, registry, verdict.is_some());
         self.check_invariants();
@@ -148,6 +148,10 @@ impl Runtime for Pessimistic {
 
     fn store(&self) -> &Store {
         &self.store
+    }
+
+    fn into_store(self) -> Store {
+        self.store
     }
 }
 

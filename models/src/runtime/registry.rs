@@ -107,6 +107,10 @@ impl Runtime for RegistryIsolation {
     fn store(&self) -> &Store {
         self.saga.store()
     }
+
+    fn into_store(self) -> Store {
+        self.saga.into_store()
+    }
 }
 
 #[cfg(test)]

@@ -112,6 +112,10 @@ impl Runtime for Saga {
     fn store(&self) -> &Store {
         self.causal.store()
     }
+
+    fn into_store(self) -> Store {
+        self.causal.into_store()
+    }
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ impl Runtime for Si {
         } else {
             self.occ.stale_read(req.agent)
         };
-        let co = self.externalization().order(&req.completion);
+        let co = self.externalization().order_cow(&req.completion);
         let registry = self.occ.store.registry.clone();
         self.occ.settle(req, &co, registry, verdict, Vec::new())
     }
@@ -77,6 +77,10 @@ impl Runtime for Si {
 
     fn store(&self) -> &Store {
         &self.occ.store
+    }
+
+    fn into_store(self) -> Store {
+        self.occ.store
     }
 }
 

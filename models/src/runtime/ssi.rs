@@ -44,7 +44,7 @@ impl Runtime for Ssi {
 
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {
         let verdict = self.occ.stale_read(req.agent);
-        let co = self.externalization().order(&req.completion);
+        let co = self.externalization().order_cow(&req.completion);
         let registry = self.occ.store.registry.clone();
         self.occ.settle(req, &co, registry, verdict, Vec::new())
     }
@@ -72,6 +72,10 @@ impl Runtime for Ssi {
 
     fn store(&self) -> &Store {
         &self.occ.store
+    }
+
+    fn into_store(self) -> Store {
+        self.occ.store
     }
 }
 

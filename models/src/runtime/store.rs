@@ -106,6 +106,12 @@ impl Store {
 
     /// Records the agent's in-flight operation.
     pub fn start(&mut self, req: &BeginRequest, snapshot: Snapshot) {
+        self.start_owned(req.clone(), snapshot);
+    }
+
+    /// [`Store::start`] taking the request by value: its read set becomes the record's, with
+    /// no copy.
+    pub fn start_owned(&mut self, req: BeginRequest, snapshot: Snapshot) {
         assert!(
             !self.inflight.contains_key(&req.agent),
             "agent already has an op in flight"
@@ -117,7 +123,7 @@ impl Store {
         self.inflight.insert(
             req.agent,
             Pending {
-                request: req.clone(),
+                request: req,
                 snapshot,
             },
         );
@@ -155,12 +161,7 @@ impl Store {
             req.issue.len(),
             "co must order every issued effect"
         );
-        let mut seen = vec![false; co.len()];
-        for &k in co {
-            assert!(k < seen.len(), "co names an effect that was not issued");
-            assert!(!seen[k], "co names an effect twice");
-            seen[k] = true;
-        }
+        assert_permutation(co);
         let io: Vec<_> = req
             .issue
             .iter()
@@ -168,8 +169,10 @@ impl Store {
             .collect();
         let co: Vec<_> = co.iter().map(|&k| io[k]).collect();
         let mut write_set = req.issue.clone();
-        write_set.sort_unstable();
-        write_set.dedup();
+        if write_set.len() > 1 {
+            write_set.sort_unstable();
+            write_set.dedup();
+        }
         assert_eq!(
             write_set.len(),
             req.issue.len(),
@@ -238,6 +241,27 @@ impl Store {
     /// The current value of the memory at `c`.
     pub fn value(&self, c: Cell) -> Value {
         self.memory.get(c)
+    }
+}
+
+/// Asserts that `co` is a permutation of `0..co.len()`. The common case (at most 64 effects)
+/// checks against a bit set, so the commit path allocates nothing for it.
+fn assert_permutation(co: &[usize]) {
+    let n = co.len();
+    if n <= 64 {
+        let mut seen = 0u64;
+        for &k in co {
+            assert!(k < n, "co names an effect that was not issued");
+            assert!(seen & (1 << k) == 0, "co names an effect twice");
+            seen |= 1 << k;
+        }
+    } else {
+        let mut seen = vec![false; n];
+        for &k in co {
+            assert!(k < n, "co names an effect that was not issued");
+            assert!(!seen[k], "co names an effect twice");
+            seen[k] = true;
+        }
     }
 }
 

@@ -40,7 +40,7 @@ impl Runtime for Vanilla {
     }
 
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {
-        let co = self.externalization().order(&req.completion);
+        let co = self.externalization().order_cow(&req.completion);
         let registry = self.store.registry.clone();
         let index = self.store.append(req, &co, registry, false);
         CommitOutcome::Committed {
@@ -72,6 +72,10 @@ impl Runtime for Vanilla {
 
     fn store(&self) -> &Store {
         &self.store
+    }
+
+    fn into_store(self) -> Store {
+        self.store
     }
 }
 

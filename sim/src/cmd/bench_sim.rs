@@ -1,15 +1,15 @@
 //! `agentsim bench sim [SCENARIO]`: simulated operations per second on one core.
 //!
 //! Two figures on one thread: the engine alone (scripts, runtime, generator, scheduler:
-//! `run_trial` in a loop) and the full pipeline (`sim::run`: engine, then the fast detectors
-//! and the metrics of every trial). An operation is a record appended (committed or aborted)
-//! or an operation dropped before generation. Wall-clock time is measured here, in the
-//! benchmark only; simulated time never reads a clock. Besides wall time it reads the
-//! thread's CPU time (`/proc/thread-self/schedstat`, Linux), which is the honest per-core
-//! figure on a shared machine. Figures depend on the machine; record them in
-//! results/BENCH.md with the command.
+//! `run_trial_in` in a loop over one buffer pool, as the runner does) and the full pipeline
+//! (`sim::run`: engine, then the fast detectors and the metrics of every trial). An operation
+//! is a record appended (committed or aborted) or an operation dropped before generation.
+//! Wall-clock time is measured here, in the benchmark only; simulated time never reads a
+//! clock. Besides wall time it reads the thread's CPU time (`/proc/thread-self/schedstat`,
+//! Linux), which is the honest per-core figure on a shared machine. Figures depend on the
+//! machine; record them in results/BENCH.md with the command.
 
-use crate::sim::engine::{run_trial, TrialSetup};
+use crate::sim::engine::{run_trial_in, Pool, TrialSetup};
 use crate::sim::runner::{self, generator, trial_seed, RunConfig};
 use crate::sim::runtime_choice::RuntimeChoice;
 use crate::sim::scenario::Scenario;
@@ -99,6 +99,7 @@ fn engine_only(sc: &Scenario, rt: RuntimeChoice, trials: u64) -> Result<(u64, u6
     let generator = generator(sc, None);
     let mut sched = SchedulerSpec::Random.build();
     let (mut ops, mut events) = (0, 0);
+    let mut pool = Pool::default();
     let t0 = Instant::now();
     for k in 0..trials {
         let setup = TrialSetup {
@@ -110,8 +111,8 @@ fn engine_only(sc: &Scenario, rt: RuntimeChoice, trials: u64) -> Result<(u64, u6
             trace: false,
             record: false,
         };
-        let run =
-            run_trial(rt.build(sc.registry(), sc.provenance), setup).map_err(|e| anyhow!("{e}"))?;
+        let rt = rt.build(sc.registry(), sc.provenance);
+        let run = run_trial_in(rt, setup, &mut pool).map_err(|e| anyhow!("{e}"))?;
         ops += run.records.len() as u64 + run.counters.drops;
         events += run.counters.events;
     }

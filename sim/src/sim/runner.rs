@@ -7,7 +7,7 @@
 //! run proves nothing beyond the trials it ran.
 
 use crate::sim::digest::mix;
-use crate::sim::engine::{run_trial, SimError, TrialRun, TrialSetup};
+use crate::sim::engine::{run_trial, run_trial_in, Pool, SimError, TrialRun, TrialSetup};
 use crate::sim::generator::recorded::Recorded;
 use crate::sim::generator::stub::Stub;
 use crate::sim::generator::Generator;
@@ -120,6 +120,7 @@ fn run_range(cfg: &RunConfig<'_>, lo: u64, hi: u64) -> Result<Vec<TrialResult>, 
     let generator = generator(cfg.scenario, cfg.on_missing);
     let mut sched = cfg.scheduler.build();
     let mut out = Vec::with_capacity((hi - lo) as usize);
+    let mut pool = Pool::default();
     for k in lo..hi {
         let setup = TrialSetup {
             scenario: cfg.scenario,
@@ -133,7 +134,7 @@ fn run_range(cfg: &RunConfig<'_>, lo: u64, hi: u64) -> Result<Vec<TrialResult>, 
         let rt = cfg
             .runtime
             .build(cfg.scenario.registry(), cfg.scenario.provenance);
-        let mut run = run_trial(rt, setup)?;
+        let mut run = run_trial_in(rt, setup, &mut pool)?;
         // The records move into the history for detection and back: no copy per trial.
         let history = History::from_records(std::mem::take(&mut run.records));
         let report = detect(&history);

@@ -25,6 +25,9 @@ macro_rules! note {
 
 mod messages;
 mod ops;
+mod pool;
+
+pub use pool::Pool;
 
 pub use messages::CplTrial;
 
@@ -114,7 +117,9 @@ struct Op {
     read: Vec<(Cell, Value)>,
     snapshot: Snapshot,
     tokens: u64,
-    output: Option<(usize, u64, Generation)>,
+    /// The generate step, its input digest (computed only when recording: only a recording
+    /// line reads it) and the generation.
+    output: Option<(usize, Option<u64>, Generation)>,
     commit: Option<CommitRequest>,
 }
 
@@ -144,15 +149,30 @@ struct Engine<'a, R: Runtime> {
     cur: (usize, usize),
     /// Messages and monitors (scenarios with `[cpl]` only).
     cpl: Option<messages::CplRun<'a>>,
+    pool: Pool,
 }
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
 pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, SimError> {
+    run_trial_in(rt, setup, &mut Pool::default())
+}
+
+/// [`run_trial`] reusing `pool`'s buffers (a loop over trials passes the same pool to each;
+/// the result is identical to [`run_trial`]'s).
+pub fn run_trial_in<R: Runtime>(
+    rt: R,
+    setup: TrialSetup<'_>,
+    buffers: &mut Pool,
+) -> Result<TrialRun, SimError> {
     let sc = setup.scenario;
+    let mut pool = std::mem::take(buffers);
     let mut rng = ChaCha8Rng::seed_from_u64(setup.trial_seed);
     rng.set_stream(0);
-    let mut agents = Vec::with_capacity(sc.agents.len());
+    let mut agents = std::mem::take(&mut pool.agents);
+    assert!(agents.is_empty(), "the pool's agent states were emptied");
     for spec in &sc.agents {
+        let mut last_read = pool.reads.pop().unwrap_or_default();
+        last_read.clear();
         let mut st = AgentState {
             pc: 0,
             rep: 0,
@@ -160,11 +180,13 @@ pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, S
             done: false,
             attempts: 0,
             op: None,
-            last_read: Vec::new(),
+            last_read,
         };
         normalize(&mut st, &spec.script, spec.repeat);
         agents.push(st);
     }
+    let mut record_tokens = std::mem::take(&mut pool.record_tokens);
+    record_tokens.clear();
     let mut e = Engine {
         sc,
         rt,
@@ -173,7 +195,7 @@ pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, S
         agents,
         now_ms: 0,
         c: Counters::default(),
-        record_tokens: Vec::new(),
+        record_tokens,
         trace: setup.trace.then(Vec::new),
         recorded: setup.record.then(Vec::new),
         event: 0,
@@ -182,9 +204,10 @@ pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, S
             .cpl
             .as_deref()
             .map(|c| messages::CplRun::new(c, sc.agents.len())),
+        pool,
     };
     let schedule = e.run(setup.scheduler, setup.trial_seed, setup.stop)?;
-    Ok(e.finish(schedule))
+    Ok(e.finish(schedule, buffers))
 }
 
 /// Moves past the end of the script: the next repetition, or done.
@@ -211,7 +234,7 @@ impl<R: Runtime> Engine<'_, R> {
             stop,
             ..Schedule::default()
         };
-        let mut enabled = Vec::with_capacity(self.agents.len());
+        let mut enabled = std::mem::take(&mut self.pool.enabled);
         while let Some(min) = self.earliest_due() {
             if self.event >= limit {
                 self.c.truncated = stop.is_none();
@@ -241,6 +264,7 @@ impl<R: Runtime> Engine<'_, R> {
             self.event += 1;
         }
         schedule.events = self.event;
+        self.pool.enabled = enabled;
         Ok(schedule)
     }
 
@@ -253,8 +277,10 @@ impl<R: Runtime> Engine<'_, R> {
             .min()
     }
 
-    fn finish(mut self, schedule: Schedule) -> TrialRun {
-        let log = self.rt.log();
+    /// The trial's result; the buffers go back to `pool`.
+    fn finish(mut self, schedule: Schedule, pool: &mut Pool) -> TrialRun {
+        // The runtime is done: its log moves out as the trial's records, with no copy.
+        let log = self.rt.into_store().log;
         assert_eq!(
             log.len(),
             self.record_tokens.len(),
@@ -281,9 +307,19 @@ impl<R: Runtime> Engine<'_, R> {
         );
         let parked = |a: &&AgentState| !a.done && a.due_ms == messages::PARKED;
         let blocked = self.agents.iter().filter(parked).count() as u64;
+        let cpl = self.cpl.take().map(|c| c.finish(blocked));
+        for st in self.agents.drain(..) {
+            self.pool.reads.push(st.last_read);
+            if let Some(op) = st.op {
+                self.pool.recycle(op);
+            }
+        }
+        self.pool.agents = self.agents;
+        self.pool.record_tokens = self.record_tokens;
+        *pool = self.pool;
         TrialRun {
-            cpl: self.cpl.map(|c| c.finish(blocked)),
-            records: log.to_vec(),
+            cpl,
+            records: log,
             counters: self.c,
             schedule,
             trace: self.trace.unwrap_or_default(),
@@ -346,12 +382,13 @@ impl<R: Runtime> Engine<'_, R> {
                 {
                     next = self.commit(a, &mut delay);
                 } else {
-                    let read = if *include_read {
-                        self.op_cells(a)
-                    } else {
-                        Vec::new()
-                    };
+                    let mut read = std::mem::take(&mut self.pool.extra);
+                    read.clear();
+                    if *include_read {
+                        self.op_cells(a, &mut read);
+                    }
                     let ws = self.select(cells, *pick, &read);
+                    self.pool.extra = read;
                     delay = self.issue(a, pc, ws, *effect_ms, *order)?;
                     next = Some(pc);
                 }
@@ -361,21 +398,21 @@ impl<R: Runtime> Engine<'_, R> {
                 if chance(&mut self.rng, *prob) {
                     delay = latency_ms.sample(&mut self.rng);
                 }
-                format!("wait {delay} ms")
+                self.traced(|| format!("wait {delay} ms"))
             }
             Step::Retract { targets, prob } => {
                 if chance(&mut self.rng, *prob) {
                     self.retract(targets)
                 } else {
-                    "retract skipped".into()
+                    self.traced(|| "retract skipped".into())
                 }
             }
             Step::Registry { change, prob } => {
                 if chance(&mut self.rng, *prob) {
                     self.rt.change_registry(*change);
-                    format!("registry {change:?}")
+                    self.traced(|| format!("registry {change:?}"))
                 } else {
-                    "registry change skipped".into()
+                    self.traced(|| "registry change skipped".into())
                 }
             }
             Step::Branch {
@@ -397,11 +434,13 @@ impl<R: Runtime> Engine<'_, R> {
                 } else {
                     "taken"
                 };
-                format!(
-                    "branch on {}={}: {taken}",
-                    sc.names.cell_name(*cell),
-                    sc.names.value_display(v)
-                )
+                self.traced(|| {
+                    format!(
+                        "branch on {}={}: {taken}",
+                        sc.names.cell_name(*cell),
+                        sc.names.value_display(v)
+                    )
+                })
             }
             Step::Send { .. } | Step::Recv { .. } | Step::Set { .. } | Step::Act { .. } => {
                 self.cpl_step(a, pc, &script.steps[pc], &mut next, &mut delay)
@@ -420,30 +459,45 @@ impl<R: Runtime> Engine<'_, R> {
     }
 
     /// The cells a step touches: all of `cells`, or `pick` of them at random; plus `extra`.
+    /// Sorted and unique, in the pool's `cells` buffer (hand it back when done).
     fn select(&mut self, cells: &[Cell], pick: Option<u32>, extra: &[Cell]) -> Vec<Cell> {
-        let mut out = match pick {
-            None => cells.to_vec(),
+        let mut out = std::mem::take(&mut self.pool.cells);
+        out.clear();
+        match pick {
+            None => out.extend_from_slice(cells),
             Some(k) => {
-                let mut pool = cells.to_vec();
-                let mut out = Vec::with_capacity(k as usize);
+                let pool = &mut self.pool.pick;
+                pool.clear();
+                pool.extend_from_slice(cells);
                 for _ in 0..k.min(pool.len() as u32) {
                     out.push(pool.swap_remove(below(&mut self.rng, pool.len())));
                 }
-                out
             }
-        };
+        }
         out.extend_from_slice(extra);
-        out.sort_unstable();
-        out.dedup();
+        if out.len() > 1 {
+            out.sort_unstable();
+            out.dedup();
+        }
         out
     }
 
-    fn op_cells(&self, a: usize) -> Vec<Cell> {
+    /// Appends the cells agent `a`'s open operation read to `out`.
+    fn op_cells(&self, a: usize, out: &mut Vec<Cell>) {
         let op = self.agents[a]
             .op
             .as_ref()
             .expect("a write is inside an operation");
-        op.read.iter().map(|&(c, _)| c).collect()
+        out.extend(op.read.iter().map(|&(c, _)| c));
+    }
+
+    /// A trace line's text, built only when tracing (no formatting on the untraced path).
+    fn traced(&self, text: impl FnOnce() -> String) -> String {
+        if self.trace.is_some() {
+            text()
+        } else {
+            String::new()
+        }
     }
 }
 

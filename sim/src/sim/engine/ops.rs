@@ -8,7 +8,7 @@ use crate::sim::dist::Dist;
 use crate::sim::generator::recorded::to_line;
 use crate::sim::generator::{stub, GenCost, GenInput};
 use crate::sim::scenario::{EffectOrder, Script};
-use agentsim_models::names::{Agent, Cell, Tool};
+use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::ValueMap;
 use agentsim_models::runtime::{BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Runtime};
 
@@ -26,13 +26,16 @@ impl<R: Runtime> Engine<'_, R> {
         assert!(self.agents[a].op.is_none(), "read with an operation open");
         let agent = Agent(a as u32);
         let req = BeginRequest::new(agent, cells, tool);
-        match self.rt.begin(&req) {
+        let outcome = self.rt.begin(&req);
+        let next = match outcome {
             BeginOutcome::Begun(snapshot) => {
-                let read: Vec<_> = req
-                    .read_set
-                    .iter()
-                    .map(|&c| (c, snapshot.read_values.get(c)))
-                    .collect();
+                let mut read = self.pool.reads.pop().unwrap_or_default();
+                read.clear();
+                read.extend(
+                    req.read_set
+                        .iter()
+                        .map(|&c| (c, snapshot.read_values.get(c))),
+                );
                 note!(
                     self,
                     a,
@@ -61,7 +64,10 @@ impl<R: Runtime> Engine<'_, R> {
                     Some(script.op_close[pc] + 1)
                 }
             }
-        }
+        };
+        // The runtime kept its own copy of the read set: the buffer goes back to the pool.
+        self.pool.cells = req.read_set;
+        next
     }
 
     /// Whether to retry the agent's operation; if so counts it and sets the backoff.
@@ -104,7 +110,7 @@ impl<R: Runtime> Engine<'_, R> {
             prompt_tokens: self.sc.tokens.prompt_base
                 + self.sc.tokens.prompt_per_cell * read.len() as u64,
         };
-        let digest = input.digest();
+        let digest = self.recorded.as_ref().map(|_| input.digest());
         let g = self.generator.generate(&input, &cost, &mut self.rng)?;
         let tokens = g.prompt_tokens + g.completion_tokens;
         let latency = g.latency_ms;
@@ -140,15 +146,34 @@ impl<R: Runtime> Engine<'_, R> {
             registry: &op.snapshot.registry,
             names: &self.sc.names,
         };
-        let write_values = match &op.output {
-            Some((_, _, g)) => ValueMap::from_pairs(ws.iter().map(|&c| (c, g.output.value(c)))),
+        let mut req = self.pool.commits.pop().unwrap_or_else(|| CommitRequest {
+            agent,
+            issue: Vec::new(),
+            write_values: ValueMap::new(),
+            completion: Vec::new(),
+        });
+        // Empty the reused map: its keys are among the cells that request issued.
+        for &c in &req.issue {
+            req.write_values.set(c, Value::NULL);
+        }
+        assert!(
+            req.write_values.entries().is_empty(),
+            "a reused request starts with no write values"
+        );
+        req.agent = agent;
+        match &op.output {
+            Some((_, _, g)) => ws
+                .iter()
+                .for_each(|&c| req.write_values.set(c, g.output.value(c))),
             None => {
                 let d = fallback.digest();
-                ValueMap::from_pairs(ws.iter().map(|&c| (c, stub::value_for(d, c))))
+                ws.iter()
+                    .for_each(|&c| req.write_values.set(c, stub::value_for(d, c)));
             }
-        };
-        if let (Some(rec), Some(out)) = (self.recorded.as_mut(), op.output.as_ref()) {
-            let (step, digest, g) = out;
+        }
+        if let (Some(rec), Some((step, Some(digest), g))) =
+            (self.recorded.as_mut(), op.output.as_ref())
+        {
             rec.push(to_line(
                 &self.sc.names.agent_name(agent),
                 *step,
@@ -158,27 +183,29 @@ impl<R: Runtime> Engine<'_, R> {
                 &self.sc.names,
             ));
         }
-        let latencies: Vec<u64> = ws.iter().map(|_| effect_ms.sample(&mut self.rng)).collect();
+        let mut latencies = std::mem::take(&mut self.pool.latencies);
+        latencies.clear();
+        latencies.extend(ws.iter().map(|_| effect_ms.sample(&mut self.rng)));
         // Completion order: by completion time, ties in issue order (equal latencies never
         // reorder, as SPEC §7 observes of LangGraph's ToolNode).
-        let mut completion: Vec<usize> = (0..ws.len()).collect();
+        let completion = &mut req.completion;
+        completion.clear();
+        completion.extend(0..ws.len());
         match order {
             EffectOrder::Latency => completion.sort_by_key(|&k| (latencies[k], k)),
-            EffectOrder::NonIdentity => non_identity(&mut self.rng, &mut completion),
+            EffectOrder::NonIdentity => non_identity(&mut self.rng, completion),
         }
         let last = latencies.iter().copied().max().unwrap_or(0);
+        self.pool.latencies = latencies;
+        // The previous issue list's buffer becomes the pool's selection buffer.
+        self.pool.cells = std::mem::replace(&mut req.issue, ws);
         note!(
             self,
             a,
-            "issue {} completing {completion:?}",
-            self.show_cells(&ws)
+            "issue {} completing {:?}",
+            self.show_cells(&req.issue),
+            req.completion
         );
-        let req = CommitRequest {
-            agent,
-            issue: ws,
-            write_values,
-            completion,
-        };
         self.agents[a].op.as_mut().expect("checked above").commit = Some(req);
         Ok(last)
     }
@@ -191,7 +218,8 @@ impl<R: Runtime> Engine<'_, R> {
             .expect("commit inside an operation");
         let req = op.commit.as_ref().expect("commit after issue");
         let pc = self.agents[a].pc;
-        match self.rt.commit(req) {
+        let outcome = self.rt.commit(req);
+        let next = match outcome {
             CommitOutcome::Committed { index, write_time } => {
                 assert_eq!(
                     index,
@@ -224,7 +252,9 @@ impl<R: Runtime> Engine<'_, R> {
                     Some(pc + 1)
                 }
             }
-        }
+        };
+        self.pool.recycle(op);
+        next
     }
 
     /// `retract`: the latest live committed record of any target agent.
@@ -234,7 +264,7 @@ impl<R: Runtime> Engine<'_, R> {
             .iter()
             .rposition(|r| !r.aborted && targets.contains(&r.agent))
         else {
-            return "retract: nothing to retract".into();
+            return self.traced(|| "retract: nothing to retract".into());
         };
         let aborted = self.rt.retract(i);
         assert!(
@@ -243,7 +273,7 @@ impl<R: Runtime> Engine<'_, R> {
         );
         self.c.retractions += 1;
         self.c.retracted += aborted.len() as u64;
-        format!("retract #{i}: aborts {aborted:?}")
+        self.traced(|| format!("retract #{i}: aborts {aborted:?}"))
     }
 
     fn show(&self, read: &[(Cell, agentsim_models::names::Value)]) -> String {
