@@ -220,24 +220,33 @@ impl<R: Runtime> Space for RuntimeModel<R> {
     }
 
     fn view(&self, rt: &R) -> StateView {
-        let st = rt.store();
-        StateView {
-            log: st.log.clone(),
-            inflight: (0..self.bounds.agents)
-                .map(|a| {
-                    st.inflight.get(&Agent(a)).map(|p| PendingView {
-                        read_set: p.request.read_set.iter().map(|c| c.0).collect(),
-                        read_values: p.snapshot.read_values.clone(),
-                        read_registry: p.snapshot.registry.clone(),
-                        planned_tool: p.request.planned_tool.map(|t| t.0),
-                        read_time: p.snapshot.read_time,
-                        preds: p.snapshot.preds.clone(),
-                    })
+        store_view(rt.store(), self.bounds.agents, rt.store().log.clone())
+    }
+}
+
+/// The rendering view of a store: `log` as given (a model may keep its log elsewhere), the
+/// in-flight reads of agents `0..agents`, the registry and memory.
+pub(crate) fn store_view(
+    st: &Store,
+    agents: u32,
+    log: Vec<agentsim_models::record::OpRecord>,
+) -> StateView {
+    StateView {
+        log,
+        inflight: (0..agents)
+            .map(|a| {
+                st.inflight.get(&Agent(a)).map(|p| PendingView {
+                    read_set: p.request.read_set.iter().map(|c| c.0).collect(),
+                    read_values: p.snapshot.read_values.clone(),
+                    read_registry: p.snapshot.registry.clone(),
+                    planned_tool: p.request.planned_tool.map(|t| t.0),
+                    read_time: p.snapshot.read_time,
+                    preds: p.snapshot.preds.clone(),
                 })
-                .collect(),
-            registry: st.registry.clone(),
-            memory: st.memory.clone(),
-        }
+            })
+            .collect(),
+        registry: st.registry.clone(),
+        memory: st.memory.clone(),
     }
 }
 

@@ -27,7 +27,7 @@
 use crate::config::{Bounds, BoundsError, Extensions, Replication, AGENTS_MAX};
 use crate::property::PropSet;
 pub use crate::replicated_action::{replica_name, value_name, RepAction};
-use crate::space::{fingerprint_of, PendingView, Space, StateView};
+use crate::space::{fingerprint_of, Space, StateView};
 use agentsim_models::names::{Agent, Cell, Replica, Value};
 use agentsim_models::record::{OpRecord, ReadMeta, Registry, ValueMap};
 use agentsim_models::replica::{ReadDiscipline, ReplicaSet, PRIMARY};
@@ -332,24 +332,7 @@ impl<R: Runtime> Space for ReplicatedModel<R> {
     }
 
     fn view(&self, s: &RepState<R>) -> StateView {
-        let st = s.rt.store();
-        StateView {
-            log: s.log(),
-            inflight: (0..self.bounds.agents)
-                .map(|a| {
-                    st.inflight.get(&Agent(a)).map(|p| PendingView {
-                        read_set: p.request.read_set.iter().map(|c| c.0).collect(),
-                        read_values: p.snapshot.read_values.clone(),
-                        read_registry: p.snapshot.registry.clone(),
-                        planned_tool: None,
-                        read_time: p.snapshot.read_time,
-                        preds: p.snapshot.preds.clone(),
-                    })
-                })
-                .collect(),
-            registry: st.registry.clone(),
-            memory: st.memory.clone(),
-        }
+        crate::composed::store_view(s.rt.store(), self.bounds.agents, s.log())
     }
 }
 
