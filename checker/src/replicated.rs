@@ -30,7 +30,7 @@ pub use crate::replicated_action::{replica_name, value_name, RepAction};
 use crate::space::{fingerprint_of, Space, StateView};
 use agentsim_models::names::{Agent, Cell, Replica, Value};
 use agentsim_models::record::{OpRecord, ReadMeta, Registry, ValueMap};
-use agentsim_models::replica::{ReadDiscipline, ReplicaSet, PRIMARY};
+use agentsim_models::replica::{route_read, ReadDiscipline, ReplicaSet, PRIMARY};
 use agentsim_models::runtime::{
     AnyRuntime, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Options, Runtime,
     RuntimeKind,
@@ -125,21 +125,8 @@ impl<R: Runtime> ReplicatedModel<R> {
 
     /// Where the discipline sends `agent`'s read of `cells` that asked for `asked`.
     fn route(&self, s: &RepState<R>, agent: Agent, cells: &[Cell], asked: Replica) -> Replica {
-        match self.rep.discipline {
-            ReadDiscipline::AnyReplica => asked,
-            ReadDiscipline::PrimaryPinned => PRIMARY,
-            ReadDiscipline::Session => {
-                let floor = |c: Cell| s.floors.get(&(agent, c)).copied().unwrap_or(0);
-                let fresh = cells
-                    .iter()
-                    .all(|&c| s.replicas.applied(asked, c) >= floor(c));
-                if fresh {
-                    asked
-                } else {
-                    PRIMARY
-                }
-            }
-        }
+        let floor = |c: Cell| s.floors.get(&(agent, c)).copied().unwrap_or(0);
+        route_read(self.rep.discipline, &s.replicas, cells, asked, floor)
     }
 
     fn raise_floor(&self, s: &mut RepState<R>, agent: Agent, cell: Cell, version: u64) {

@@ -38,7 +38,7 @@ pub mod session;
 pub mod set;
 
 pub use log::{Entry, PrimaryLog};
-pub use runtime::{Observation, Replicated};
+pub use runtime::{route_read, Observation, Replicated};
 pub use session::{session_violations, SessionAnomaly, SessionViolation};
 pub use set::ReplicaSet;
 

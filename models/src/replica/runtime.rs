@@ -101,22 +101,10 @@ impl Replicated {
 
     /// Where the discipline sends a read of `read_set` by `agent` that asked for `requested`.
     pub fn route(&self, agent: Agent, read_set: &[Cell], requested: Replica) -> Replica {
-        match self.discipline {
-            ReadDiscipline::AnyReplica => requested,
-            ReadDiscipline::PrimaryPinned => PRIMARY,
-            ReadDiscipline::Session => {
-                let floors = self.floors.get(&agent);
-                let floor = |c: Cell| floors.and_then(|f| f.get(&c)).copied().unwrap_or(0);
-                let fresh = read_set
-                    .iter()
-                    .all(|&c| self.replicas.applied(requested, c) >= floor(c));
-                if fresh {
-                    requested
-                } else {
-                    PRIMARY
-                }
-            }
-        }
+        let floors = self.floors.get(&agent);
+        route_read(self.discipline, &self.replicas, read_set, requested, |c| {
+            floors.and_then(|f| f.get(&c)).copied().unwrap_or(0)
+        })
     }
 
     /// Begins an op that reads `req.read_set` from `requested` (as routed); returns the
@@ -212,6 +200,33 @@ impl Replicated {
             .entry(cell)
             .or_insert(0);
         *floor = (*floor).max(version);
+    }
+}
+
+/// Where `discipline` sends a read of `cells` that asked for `asked`: as asked, always the
+/// primary, or (session) as asked only if that replica has applied every cell up to the
+/// reader's `floor` (the newest version the reader wrote or saw there), else the primary.
+/// Shared by [`Replicated`] and the checker's replicated model.
+pub fn route_read(
+    discipline: ReadDiscipline,
+    replicas: &ReplicaSet,
+    cells: &[Cell],
+    asked: Replica,
+    floor: impl Fn(Cell) -> u64,
+) -> Replica {
+    match discipline {
+        ReadDiscipline::AnyReplica => asked,
+        ReadDiscipline::PrimaryPinned => PRIMARY,
+        ReadDiscipline::Session => {
+            let fresh = cells
+                .iter()
+                .all(|&c| replicas.applied(asked, c) >= floor(c));
+            if fresh {
+                asked
+            } else {
+                PRIMARY
+            }
+        }
     }
 }
 
