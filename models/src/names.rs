@@ -197,6 +197,14 @@ impl Names {
                 .map_or_else(|| v.to_string(), str::to_owned),
         )
     }
+    /// The interned name of a non-NULL value, borrowed (`None` for NULL or a value never
+    /// interned).
+    pub fn interned_value(&self, v: Value) -> Option<&str> {
+        if v.is_null() {
+            return None;
+        }
+        self.values.name(v.0 - 1)
+    }
     /// The value's name, `NULL` for NULL (for human-readable output).
     pub fn value_display(&self, v: Value) -> String {
         self.value_name(v).unwrap_or_else(|| "NULL".to_owned())

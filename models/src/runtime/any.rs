@@ -104,6 +104,10 @@ impl Runtime for AnyRuntime {
         dispatch!(self, rt => rt.store())
     }
 
+    fn reserve(&mut self, records: usize) {
+        dispatch!(self, rt => rt.reserve(records))
+    }
+
     fn into_store(self) -> Store {
         dispatch!(self, rt => rt.into_store())
     }

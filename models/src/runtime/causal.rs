@@ -157,6 +157,10 @@ impl Runtime for Causal {
         &self.occ.store
     }
 
+    fn reserve(&mut self, records: usize) {
+        self.occ.store.reserve(records);
+    }
+
     fn into_store(self) -> Store {
         self.occ.store
     }

@@ -251,6 +251,12 @@ pub trait Runtime: Clone + Debug + Hash + Eq + Send + Sync + 'static {
     /// The store this runtime keeps (log, memory, registry, in-flight operations).
     fn store(&self) -> &Store;
 
+    /// Makes room for `records` more records in the log ([`Store::reserve`]); a speed hint
+    /// that changes no state. The default does nothing.
+    fn reserve(&mut self, records: usize) {
+        let _ = records;
+    }
+
     /// The emitted records, in log order.
     fn log(&self) -> &[OpRecord] {
         &self.store().log

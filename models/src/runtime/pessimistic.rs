@@ -150,6 +150,10 @@ impl Runtime for Pessimistic {
         &self.store
     }
 
+    fn reserve(&mut self, records: usize) {
+        self.store.reserve(records);
+    }
+
     fn into_store(self) -> Store {
         self.store
     }

@@ -108,6 +108,10 @@ impl Runtime for RegistryIsolation {
         self.saga.store()
     }
 
+    fn reserve(&mut self, records: usize) {
+        self.saga.reserve(records);
+    }
+
     fn into_store(self) -> Store {
         self.saga.into_store()
     }

@@ -113,6 +113,10 @@ impl Runtime for Saga {
         self.causal.store()
     }
 
+    fn reserve(&mut self, records: usize) {
+        self.causal.reserve(records);
+    }
+
     fn into_store(self) -> Store {
         self.causal.into_store()
     }

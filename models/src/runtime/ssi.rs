@@ -74,6 +74,10 @@ impl Runtime for Ssi {
         &self.occ.store
     }
 
+    fn reserve(&mut self, records: usize) {
+        self.occ.store.reserve(records);
+    }
+
     fn into_store(self) -> Store {
         self.occ.store
     }

@@ -8,8 +8,6 @@
 use super::{BeginRequest, CommitRequest, Options, RegistryChange, Snapshot};
 use crate::names::{Agent, Cell, Value};
 use crate::record::{OpRecord, Registry, ToolEntry, ValueMap};
-use std::collections::BTreeMap;
-
 /// An operation between its read and its commit.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Pending {
@@ -25,13 +23,91 @@ pub struct Store {
     pub memory: ValueMap,
     pub registry: Registry,
     /// In-flight operations by agent (at most one each).
-    pub inflight: BTreeMap<Agent, Pending>,
+    pub inflight: Inflight,
     /// Whether reads record provenance `preds` (extension 2).
     pub provenance: bool,
-    /// For each cell, the log indices of the records that committed a write to it, in log
-    /// order (retracted ones included; filter on `aborted`). Derived from `log`; it keeps
-    /// provenance from scanning the whole log.
-    writers: BTreeMap<Cell, Vec<usize>>,
+    /// For each cell (indexed by cell id), the log indices of the records that committed a
+    /// write to it, in log order (retracted ones included; filter on `aborted`). Derived from
+    /// `log`; it keeps provenance from scanning the whole log. Its length is one past the
+    /// highest cell written, so equal logs give equal indices.
+    writers: Vec<Vec<usize>>,
+}
+
+/// The in-flight operations, sorted by agent, at most one per agent: a map with the
+/// iteration order, equality and hash of a `BTreeMap<Agent, Pending>`, kept as a flat vector
+/// because a run has a handful of agents and begins and commits on every operation (a B-tree
+/// allocates a node and moves entries on each). Its `Hash` feeds the same items as the map's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Inflight(Vec<(Agent, Pending)>);
+
+impl Inflight {
+    /// No operation in flight.
+    pub fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    fn position(&self, agent: Agent) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&agent, |&(a, _)| a)
+    }
+
+    /// The operation `agent` has in flight, if any.
+    pub fn get(&self, agent: &Agent) -> Option<&Pending> {
+        self.position(*agent).ok().map(|i| &self.0[i].1)
+    }
+
+    /// Whether `agent` has an operation in flight.
+    pub fn contains_key(&self, agent: &Agent) -> bool {
+        self.position(*agent).is_ok()
+    }
+
+    /// Sets `agent`'s operation; returns the one it replaces.
+    pub fn insert(&mut self, agent: Agent, p: Pending) -> Option<Pending> {
+        match self.position(agent) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, p)),
+            Err(i) => {
+                self.0.insert(i, (agent, p));
+                None
+            }
+        }
+    }
+
+    /// Removes and returns `agent`'s operation.
+    pub fn remove(&mut self, agent: &Agent) -> Option<Pending> {
+        let i = self.position(*agent).ok()?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// How many agents have an operation in flight.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether nothing is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// (agent, operation) pairs in agent order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Agent, &Pending)> {
+        self.0.iter().map(|(a, p)| (a, p))
+    }
+
+    /// The operations in agent order.
+    pub fn values(&self) -> impl Iterator<Item = &Pending> {
+        self.0.iter().map(|(_, p)| p)
+    }
+}
+
+impl<'a> IntoIterator for &'a Inflight {
+    type Item = (&'a Agent, &'a Pending);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (Agent, Pending)>,
+        fn(&'a (Agent, Pending)) -> (&'a Agent, &'a Pending),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(a, p)| (a, p))
+    }
 }
 
 impl Store {
@@ -46,10 +122,16 @@ impl Store {
             log: Vec::new(),
             memory: ValueMap::new(),
             registry,
-            inflight: BTreeMap::new(),
+            inflight: Inflight::new(),
             provenance: opts.provenance,
-            writers: BTreeMap::new(),
+            writers: Vec::new(),
         }
+    }
+
+    /// Makes room for `records` more records in the log (a driver that knows how many a run
+    /// appends saves the log's regrowth; the log is the same either way).
+    pub fn reserve(&mut self, records: usize) {
+        self.log.reserve(records);
     }
 
     /// The logical clock, `len(log)`.
@@ -89,7 +171,7 @@ impl Store {
 
     /// The latest record that wrote `c` and is not aborted, if any.
     pub fn latest_live_writer(&self, c: Cell) -> Option<usize> {
-        let writers = self.writers.get(&c)?;
+        let writers = self.writers.get(c.0 as usize)?;
         let k = writers
             .iter()
             .rev()
@@ -182,7 +264,11 @@ impl Store {
         if !aborted {
             for &c in &write_set {
                 self.memory.set(c, req.write_values.get(c));
-                self.writers.entry(c).or_default().push(self.log.len());
+                let i = c.0 as usize;
+                if self.writers.len() <= i {
+                    self.writers.resize_with(i + 1, Vec::new);
+                }
+                self.writers[i].push(self.log.len());
             }
         }
         assert!(pending.snapshot.read_time < write_time);

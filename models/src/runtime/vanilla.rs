@@ -74,6 +74,10 @@ impl Runtime for Vanilla {
         &self.store
     }
 
+    fn reserve(&mut self, records: usize) {
+        self.store.reserve(records);
+    }
+
     fn into_store(self) -> Store {
         self.store
     }

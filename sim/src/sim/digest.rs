@@ -44,6 +44,22 @@ impl Fnv1a {
         self.bytes(&x.to_le_bytes())
     }
 
+    /// Feeds a number's decimal digits, the bytes `format!("{x}")` gives, without formatting.
+    pub fn decimal(&mut self, x: u64) -> &mut Self {
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        let mut x = x;
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (x % 10) as u8;
+            x /= 10;
+            if x == 0 {
+                break;
+            }
+        }
+        self.bytes(&buf[i..])
+    }
+
     /// The digest so far.
     pub fn finish(&self) -> u64 {
         self.0
@@ -81,6 +97,28 @@ mod tests {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn decimal_feeds_what_display_prints() {
+        for x in [
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            1_048_577,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
+            let text = x.to_string();
+            assert_eq!(
+                Fnv1a::new().decimal(x).finish(),
+                fnv1a64(text.as_bytes()),
+                "{x}"
+            );
+        }
     }
 
     #[test]

@@ -160,11 +160,12 @@ pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, S
 /// [`run_trial`] reusing `pool`'s buffers (a loop over trials passes the same pool to each;
 /// the result is identical to [`run_trial`]'s).
 pub fn run_trial_in<R: Runtime>(
-    rt: R,
+    mut rt: R,
     setup: TrialSetup<'_>,
     buffers: &mut Pool,
 ) -> Result<TrialRun, SimError> {
     let sc = setup.scenario;
+    rt.reserve(sc.ops_hint());
     let mut pool = std::mem::take(buffers);
     let mut rng = ChaCha8Rng::seed_from_u64(setup.trial_seed);
     rng.set_stream(0);

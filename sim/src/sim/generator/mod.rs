@@ -14,7 +14,6 @@ use crate::sim::digest::Fnv1a;
 use agentsim_models::names::{Agent, Cell, Names, Tool, Value};
 use agentsim_models::record::Registry;
 use rand_chacha::ChaCha8Rng;
-use std::fmt::Write as _;
 
 /// What a generation sees.
 #[derive(Clone, Copy, Debug)]
@@ -41,45 +40,37 @@ impl GenInput<'_> {
         h.field(n.agents.name(self.agent.0).unwrap_or("?"));
         h.word(self.step as u64);
         for &(c, v) in self.read {
-            let _ = write!(h, "{}=", Name(n.cells.name(c.0), 'c', c.0));
+            write_name(&mut h, n.cells.name(c.0), b'c', c.0);
+            h.bytes(b"=");
             write_value(&mut h, n, v);
             h.bytes(&[0xff]);
         }
         h.bytes(&[0xfe]);
         for e in self.registry.entries() {
-            let _ = write!(
-                h,
-                "{}@{}",
-                Name(n.tools.name(e.tool.0), 't', e.tool.0),
-                e.version
-            );
+            write_name(&mut h, n.tools.name(e.tool.0), b't', e.tool.0);
+            h.bytes(b"@").decimal(u64::from(e.version));
             h.bytes(&[0xff]);
         }
         h.finish()
     }
 }
 
-/// A name, or `<prefix><id>` when it was never interned (as `Names` displays it).
-struct Name<'a>(Option<&'a str>, char, u32);
-
-impl std::fmt::Display for Name<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            Some(s) => f.write_str(s),
-            None => write!(f, "{}{}", self.1, self.2),
-        }
-    }
+/// Hashes a name, or `<prefix><id>` when it was never interned (as `Names` displays it).
+fn write_name(h: &mut Fnv1a, name: Option<&str>, prefix: u8, id: u32) {
+    match name {
+        Some(s) => h.bytes(s.as_bytes()),
+        None => h.bytes(&[prefix]).decimal(u64::from(id)),
+    };
 }
 
 /// Hashes a value's display name: `NULL`, its interned name, or `v<id>`.
 fn write_value(h: &mut Fnv1a, n: &Names, v: Value) {
     if v.is_null() {
         h.bytes(b"NULL");
-    } else if (v.0 as usize) <= n.value_count() {
-        let name = n.value_display(v);
+    } else if let Some(name) = n.interned_value(v) {
         h.bytes(name.as_bytes());
     } else {
-        let _ = write!(h, "v{}", v.0);
+        h.bytes(b"v").decimal(u64::from(v.0));
     }
 }
 
@@ -152,4 +143,52 @@ pub trait Generator: Send + Sync {
         cost: &GenCost,
         rng: &mut ChaCha8Rng,
     ) -> Result<Generation, GenError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::digest::fnv1a64;
+    use agentsim_models::record::ToolEntry;
+
+    /// The digest is FNV-1a over the documented byte string: agent name, 0xFF, the step as 8
+    /// little-endian bytes, `cell=value` 0xFF per read, 0xFE, `tool@version` 0xFF per tool,
+    /// with `c<id>`, `t<id>`, `v<id>` for names never interned. Recordings are keyed by it,
+    /// so the bytes must never change.
+    #[test]
+    fn digest_hashes_the_documented_bytes() {
+        let mut names = Names::new();
+        let editor = names.agent("editor");
+        let doc = names.cell("doc");
+        let draft = names.value("draft one");
+        let search = names.tool("search");
+        let read = [
+            (doc, draft),
+            (Cell(7), Value::NULL),
+            (Cell(8), Value(1_048_583)),
+        ];
+        let registry = Registry::from_entries([
+            ToolEntry {
+                tool: search,
+                version: 0,
+            },
+            ToolEntry {
+                tool: Tool(12),
+                version: 31,
+            },
+        ]);
+        let input = GenInput {
+            agent: editor,
+            step: 258,
+            planned: None,
+            read: &read,
+            registry: &registry,
+            names: &names,
+        };
+        let mut bytes = b"editor\xff".to_vec();
+        bytes.extend_from_slice(&258u64.to_le_bytes());
+        bytes.extend_from_slice(b"doc=draft one\xffc7=NULL\xffc8=v1048583\xff\xfe");
+        bytes.extend_from_slice(b"search@0\xfft12@31\xff");
+        assert_eq!(input.digest(), fnv1a64(&bytes));
+    }
 }

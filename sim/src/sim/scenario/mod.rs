@@ -224,6 +224,22 @@ impl Scenario {
         agentsim_models::record::Registry::all(self.tool_count)
     }
 
+    /// The operations one trial begins without retries (the reads of every repetition): the
+    /// engine reserves that much log.
+    pub fn ops_hint(&self) -> usize {
+        self.agents
+            .iter()
+            .map(|a| {
+                let reads = a
+                    .script
+                    .steps
+                    .iter()
+                    .filter(|s| matches!(s, Step::Read { .. }));
+                reads.count() * a.repeat.max(1) as usize
+            })
+            .sum()
+    }
+
     /// A rough count of scheduling points per trial (PCT needs a bound on steps).
     pub fn steps_hint(&self) -> usize {
         let per: usize = self
