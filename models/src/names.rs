@@ -99,6 +99,7 @@ impl Interner {
     }
 
     /// The name of `id`, if it exists.
+    #[inline]
     pub fn name(&self, id: u32) -> Option<&str> {
         self.names.get(id as usize).map(String::as_str)
     }
@@ -199,6 +200,7 @@ impl Names {
     }
     /// The interned name of a non-NULL value, borrowed (`None` for NULL or a value never
     /// interned).
+    #[inline]
     pub fn interned_value(&self, v: Value) -> Option<&str> {
         if v.is_null() {
             return None;

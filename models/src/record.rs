@@ -17,6 +17,7 @@ impl ValueMap {
     }
 
     /// The value of `c` (NULL if unset).
+    #[inline]
     pub fn get(&self, c: Cell) -> Value {
         match self.0.binary_search_by_key(&c, |&(k, _)| k) {
             Ok(i) => self.0[i].1,
@@ -25,6 +26,7 @@ impl ValueMap {
     }
 
     /// Sets `c` to `v` (setting NULL removes the entry).
+    #[inline]
     pub fn set(&mut self, c: Cell, v: Value) {
         match self.0.binary_search_by_key(&c, |&(k, _)| k) {
             Ok(i) if v.is_null() => {
@@ -37,6 +39,7 @@ impl ValueMap {
     }
 
     /// The non-NULL entries, sorted by cell.
+    #[inline]
     pub fn entries(&self) -> &[(Cell, Value)] {
         &self.0
     }
@@ -90,6 +93,7 @@ impl Registry {
     }
 
     /// The entry of `t`, if present.
+    #[inline]
     pub fn get(&self, t: Tool) -> Option<ToolEntry> {
         self.0
             .binary_search_by_key(&t, |e| e.tool)
@@ -98,6 +102,7 @@ impl Registry {
     }
 
     /// Whether `t` is present (at any version).
+    #[inline]
     pub fn contains(&self, t: Tool) -> bool {
         self.get(t).is_some()
     }
@@ -133,6 +138,7 @@ impl Registry {
     }
 
     /// The entries, sorted by tool.
+    #[inline]
     pub fn entries(&self) -> &[ToolEntry] {
         &self.0
     }

@@ -3,7 +3,7 @@
 //! dispatch: each method forwards to the variant, nothing is added or changed on the way.
 
 use super::{
-    BeginOutcome, BeginRequest, Causal, CommitOutcome, CommitRequest, Externalization, Options,
+    BeginRequest, Causal, CommitOutcome, CommitRequest, Externalization, Options,
     Pessimistic, RegistryChange, RegistryIsolation, Runtime, RuntimeKind, Saga, Si, Ssi, Store,
     Vanilla,
 };
@@ -76,10 +76,12 @@ impl Runtime for AnyRuntime {
         dispatch!(self, rt => rt.name())
     }
 
-    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
-        dispatch!(self, rt => rt.begin(req))
+    #[inline]
+    fn start(&mut self, req: &BeginRequest) -> Result<(), super::DropReason> {
+        dispatch!(self, rt => rt.start(req))
     }
 
+    #[inline]
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {
         dispatch!(self, rt => rt.commit(req))
     }
@@ -100,6 +102,7 @@ impl Runtime for AnyRuntime {
         dispatch!(self, rt => rt.externalization())
     }
 
+    #[inline]
     fn store(&self) -> &Store {
         dispatch!(self, rt => rt.store())
     }

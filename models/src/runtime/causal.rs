@@ -13,7 +13,7 @@
 //! Cost: aborts (stale reads, dead preds) and the cascaded work. A pass does not prove ¬A6.
 
 use super::{
-    AbortReason, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ,
+    AbortReason, BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ,
     Options, RegistryChange, Runtime, Store,
 };
 use crate::names::{Agent, Cell, Value};
@@ -118,8 +118,8 @@ impl Runtime for Causal {
         }
     }
 
-    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
-        self.occ.begin(req)
+    fn start(&mut self, req: &BeginRequest) -> Result<(), super::DropReason> {
+        self.occ.start(req)
     }
 
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {

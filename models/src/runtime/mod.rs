@@ -226,8 +226,18 @@ pub trait Runtime: Clone + Debug + Hash + Eq + Send + Sync + 'static {
     /// The CLI name (`vanilla`, `ssi`, …).
     fn name(&self) -> &'static str;
 
-    /// Begins an operation for an agent with nothing in flight.
-    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome;
+    /// Begins an operation for an agent with nothing in flight, in place: once begun, what it
+    /// read is the in-flight op's snapshot (`store().pending(agent).snapshot`). A driver that
+    /// reads the store calls this and copies nothing; [`Runtime::begin`] returns a copy.
+    fn start(&mut self, req: &BeginRequest) -> Result<(), DropReason>;
+
+    /// Begins an operation for an agent with nothing in flight; returns what it read.
+    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
+        match self.start(req) {
+            Ok(()) => BeginOutcome::Begun(self.store().pending(req.agent).snapshot.clone()),
+            Err(reason) => BeginOutcome::Dropped(reason),
+        }
+    }
 
     /// Commits (or aborts) the agent's in-flight operation; appends its record.
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome;

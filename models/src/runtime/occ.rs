@@ -6,7 +6,7 @@
 //! this file holds what they share so that each runtime file states just its own rule.
 //! A pass says the store and versions stayed consistent, not that any anomaly is absent.
 
-use super::{AbortReason, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Options};
+use super::{AbortReason, BeginRequest, CommitOutcome, CommitRequest, Options};
 use super::{Store, Versions};
 use crate::names::{Agent, Cell, Value};
 use crate::record::Registry;
@@ -28,10 +28,10 @@ impl Occ {
     }
 
     /// Reads a snapshot at `len(log)` and records the op in flight. Never drops.
-    pub fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
+    pub fn start(&mut self, req: &BeginRequest) -> Result<(), super::DropReason> {
         let snapshot = self.store.read(req);
-        self.store.start(req, snapshot.clone());
-        BeginOutcome::Begun(snapshot)
+        self.store.start(req, snapshot);
+        Ok(())
     }
 
     /// First-committer-wins validation: the first read cell of the agent's in-flight op that

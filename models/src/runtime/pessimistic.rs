@@ -11,7 +11,7 @@
 //! does not prove ¬A1; the property tests and the checker do that.
 
 use super::{
-    AbortReason, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, DropReason,
+    AbortReason, BeginRequest, CommitOutcome, CommitRequest, DropReason,
     Externalization, Options, RegistryChange, Runtime, Store,
 };
 use crate::names::{Agent, Cell};
@@ -74,22 +74,22 @@ impl Runtime for Pessimistic {
         "pessimistic"
     }
 
-    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
+    fn start(&mut self, req: &BeginRequest) -> Result<(), DropReason> {
         assert!(
             !self.store.inflight.contains_key(&req.agent),
             "agent already has an op in flight"
         );
         if let Some((cell, holder)) = self.conflict(req.agent, &req.read_set) {
-            return BeginOutcome::Dropped(DropReason::LockConflict { cell, holder });
+            return Err(DropReason::LockConflict { cell, holder });
         }
         for &c in &req.read_set {
             // At most one holder per cell: the cell was free (checked just above).
             assert!(self.locks.insert(c, req.agent).is_none(), "double lock");
         }
         let snapshot = self.store.read(req);
-        self.store.start(req, snapshot.clone());
+        self.store.start(req, snapshot);
         self.check_invariants();
-        BeginOutcome::Begun(snapshot)
+        Ok(())
     }
 
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {
@@ -163,6 +163,7 @@ impl Runtime for Pessimistic {
 mod tests {
     use super::*;
     use crate::names::Value;
+    use crate::runtime::BeginOutcome;
 
     fn rt() -> Pessimistic {
         Pessimistic::new(Registry::all(1), Options::default())

@@ -15,7 +15,7 @@
 //! their pinned ops finish. A pass does not prove more than ¬A2 on top of saga's properties.
 
 use super::{
-    AbortReason, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Discipline,
+    AbortReason, BeginRequest, CommitOutcome, CommitRequest, Discipline,
     Externalization, Options, Pending, RegistryChange, Runtime, Saga, Store,
 };
 use crate::names::Agent;
@@ -71,8 +71,8 @@ impl Runtime for RegistryIsolation {
         }
     }
 
-    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
-        self.saga.begin(req)
+    fn start(&mut self, req: &BeginRequest) -> Result<(), super::DropReason> {
+        self.saga.start(req)
     }
 
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {

@@ -13,7 +13,7 @@
 //! Cost: delayed externalization, and compensations. A pass does not prove ¬A2.
 
 use super::{
-    AbortReason, BeginOutcome, BeginRequest, Causal, CommitOutcome, CommitRequest, Externalization,
+    AbortReason, BeginRequest, Causal, CommitOutcome, CommitRequest, Externalization,
     Options, RegistryChange, Runtime, Sequencer, Store,
 };
 use crate::names::{Agent, Cell, Value};
@@ -83,8 +83,8 @@ impl Runtime for Saga {
         "saga"
     }
 
-    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
-        self.causal.begin(req)
+    fn start(&mut self, req: &BeginRequest) -> Result<(), super::DropReason> {
+        self.causal.start(req)
     }
 
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {

@@ -8,7 +8,7 @@
 //! all-writers hypothesis (every op writes what it reads). Cost: aborts of stale writers.
 
 use super::{
-    BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ, Options,
+    BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ, Options,
     RegistryChange, Runtime, Store,
 };
 use crate::names::Agent;
@@ -39,8 +39,8 @@ impl Runtime for Si {
         "si"
     }
 
-    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
-        self.occ.begin(req)
+    fn start(&mut self, req: &BeginRequest) -> Result<(), super::DropReason> {
+        self.occ.start(req)
     }
 
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {

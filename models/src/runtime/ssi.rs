@@ -7,7 +7,7 @@
 //! regenerate, paying the tokens again). A pass of its tests does not prove ¬A3 or ¬A6.
 
 use super::{
-    BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ, Options,
+    BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ, Options,
     RegistryChange, Runtime, Store,
 };
 use crate::names::Agent;
@@ -38,8 +38,8 @@ impl Runtime for Ssi {
         "ssi"
     }
 
-    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
-        self.occ.begin(req)
+    fn start(&mut self, req: &BeginRequest) -> Result<(), super::DropReason> {
+        self.occ.start(req)
     }
 
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {

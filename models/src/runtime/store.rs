@@ -46,21 +46,25 @@ impl Inflight {
         Self(Vec::new())
     }
 
+    #[inline]
     fn position(&self, agent: Agent) -> Result<usize, usize> {
         self.0.binary_search_by_key(&agent, |&(a, _)| a)
     }
 
     /// The operation `agent` has in flight, if any.
+    #[inline]
     pub fn get(&self, agent: &Agent) -> Option<&Pending> {
         self.position(*agent).ok().map(|i| &self.0[i].1)
     }
 
     /// Whether `agent` has an operation in flight.
+    #[inline]
     pub fn contains_key(&self, agent: &Agent) -> bool {
         self.position(*agent).is_ok()
     }
 
     /// Sets `agent`'s operation; returns the one it replaces.
+    #[inline]
     pub fn insert(&mut self, agent: Agent, p: Pending) -> Option<Pending> {
         match self.position(agent) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, p)),
@@ -72,6 +76,7 @@ impl Inflight {
     }
 
     /// Removes and returns `agent`'s operation.
+    #[inline]
     pub fn remove(&mut self, agent: &Agent) -> Option<Pending> {
         let i = self.position(*agent).ok()?;
         Some(self.0.remove(i).1)
@@ -130,17 +135,20 @@ impl Store {
 
     /// Makes room for `records` more records in the log (a driver that knows how many a run
     /// appends saves the log's regrowth; the log is the same either way).
+    #[inline]
     pub fn reserve(&mut self, records: usize) {
         self.log.reserve(records);
     }
 
     /// The logical clock, `len(log)`.
+    #[inline]
     pub fn clock(&self) -> u64 {
         self.log.len() as u64
     }
 
     /// What `req` reads now: `read_time = len(log)`, the memory (or the values the caller
     /// observed under skew), the registry, and the provenance if it is on.
+    #[inline]
     pub fn read(&self, req: &BeginRequest) -> Snapshot {
         Snapshot {
             read_time: self.clock(),
@@ -187,12 +195,14 @@ impl Store {
     }
 
     /// Records the agent's in-flight operation.
+    #[inline]
     pub fn start(&mut self, req: &BeginRequest, snapshot: Snapshot) {
         self.start_owned(req.clone(), snapshot);
     }
 
     /// [`Store::start`] taking the request by value: its read set becomes the record's, with
     /// no copy.
+    #[inline]
     pub fn start_owned(&mut self, req: BeginRequest, snapshot: Snapshot) {
         assert!(
             !self.inflight.contains_key(&req.agent),
@@ -213,6 +223,7 @@ impl Store {
 
     /// The agent's in-flight operation. Panics if there is none: committing an op that was
     /// never begun (or was dropped) is a driver bug, not an input error.
+    #[inline]
     pub fn pending(&self, agent: Agent) -> &Pending {
         self.inflight
             .get(&agent)

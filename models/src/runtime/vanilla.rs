@@ -2,7 +2,7 @@
 //! Both deployed failure modes (deer-flow, LangGraph across supersteps) live here.
 
 use super::{
-    BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Externalization, Options,
+    BeginRequest, CommitOutcome, CommitRequest, Externalization, Options,
     RegistryChange, Runtime, Store,
 };
 use crate::names::Agent;
@@ -33,12 +33,14 @@ impl Runtime for Vanilla {
         "vanilla"
     }
 
-    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
+    #[inline]
+    fn start(&mut self, req: &BeginRequest) -> Result<(), super::DropReason> {
         let snapshot = self.store.read(req);
-        self.store.start(req, snapshot.clone());
-        BeginOutcome::Begun(snapshot)
+        self.store.start(req, snapshot);
+        Ok(())
     }
 
+    #[inline]
     fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {
         let co = self.externalization().order_cow(&req.completion);
         let registry = self.store.registry.clone();
@@ -70,6 +72,7 @@ impl Runtime for Vanilla {
         Externalization::Immediate
     }
 
+    #[inline]
     fn store(&self) -> &Store {
         &self.store
     }

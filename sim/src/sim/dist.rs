@@ -58,9 +58,7 @@ impl Dist {
             Dist::Uniform([lo, hi]) => lo + (hi - lo) * unit(rng),
             Dist::Lognormal(l) => l.median * (l.sigma * normal(rng)).exp(),
         };
-        // Saturating conversion: a huge lognormal tail becomes u64::MAX / 4, far beyond any
-        // horizon, rather than wrapping.
-        x.round().clamp(0.0, (u64::MAX / 4) as f64) as u64
+        whole(x)
     }
 
     /// The median (for documentation and estimates).
@@ -70,6 +68,31 @@ impl Dist {
             Dist::Uniform([lo, hi]) => (lo + hi) / 2.0,
             Dist::Lognormal(l) => l.median,
         }
+    }
+}
+
+/// The largest sample: a huge lognormal tail saturates here, far beyond any horizon, rather
+/// than wrapping.
+const SAMPLE_MAX: f64 = (u64::MAX / 4) as f64;
+
+/// `x.round().clamp(0.0, SAMPLE_MAX) as u64` (round half away from zero; NaN and negatives
+/// give 0), the same number for every `x`, without calling `f64::round`: on baseline x86-64
+/// that is a libm call, and it ran on every sample of the simulator's hot path.
+fn whole(x: f64) -> u64 {
+    // `!(x > 0.0)` also catches NaN.
+    if !(x > 0.0) {
+        return 0;
+    }
+    if x >= SAMPLE_MAX {
+        return SAMPLE_MAX as u64;
+    }
+    // 0 < x < 2^62: the truncation is exact and so is `x - t` (x and t share an exponent,
+    // or t is 0), and from 2^52 up x is already whole.
+    let t = x as u64;
+    if x - t as f64 >= 0.5 {
+        t + 1
+    } else {
+        t
     }
 }
 
@@ -127,6 +150,45 @@ mod tests {
         }
         assert!((4_700..5_300).contains(&below_median), "{below_median}");
         assert_eq!(Dist::Fixed(3.4).sample(&mut rng), 3);
+    }
+
+    /// `whole` is `round` then `clamp` then `as`, exactly, on halves, their neighbours, the
+    /// clamp's edges, specials and a wide random spread.
+    #[test]
+    fn whole_is_round_clamp_cast() {
+        let reference = |x: f64| x.round().clamp(0.0, SAMPLE_MAX) as u64;
+        let near = |x: f64| {
+            let b = x.to_bits();
+            [f64::from_bits(b - 1), x, f64::from_bits(b + 1)]
+        };
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            -0.5,
+            -0.7,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            SAMPLE_MAX,
+            2.0 * SAMPLE_MAX,
+            f64::MAX,
+        ];
+        for k in [0u64, 1, 2, 3, 1000, 4_503_599_627_370_495, 4_503_599_627_370_496] {
+            xs.extend(near(k as f64 + 0.5));
+            xs.extend(near(k as f64 + 1.0));
+        }
+        xs.extend(near(SAMPLE_MAX));
+        xs.extend(near(9_007_199_254_740_992.0));
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for _ in 0..200_000 {
+            let scale = 2f64.powi(below(&mut rng, 70) as i32 - 4);
+            xs.push(unit(&mut rng) * scale);
+            xs.push(f64::from_bits(rng.next_u64()));
+        }
+        for x in xs {
+            assert_eq!(whole(x), reference(x), "{x:e} ({:#x})", x.to_bits());
+        }
     }
 
     #[test]

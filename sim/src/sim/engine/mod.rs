@@ -38,7 +38,7 @@ use crate::sim::schedule::Schedule;
 use crate::sim::scheduler::Scheduler;
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::OpRecord;
-use agentsim_models::runtime::{CommitRequest, Runtime, Snapshot};
+use agentsim_models::runtime::{CommitRequest, Runtime};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -115,7 +115,6 @@ struct Op {
     read_pc: usize,
     planned: Option<Tool>,
     read: Vec<(Cell, Value)>,
-    snapshot: Snapshot,
     tokens: u64,
     /// The generate step, its input digest (computed only when recording: only a recording
     /// line reads it) and the generation.

@@ -10,7 +10,7 @@ use crate::sim::generator::{stub, GenCost, GenInput};
 use crate::sim::scenario::{EffectOrder, Script};
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::ValueMap;
-use agentsim_models::runtime::{BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Runtime};
+use agentsim_models::runtime::{BeginRequest, CommitOutcome, CommitRequest, Runtime};
 
 impl<R: Runtime> Engine<'_, R> {
     /// `read`: begin an operation. Returns the next program counter.
@@ -26,9 +26,10 @@ impl<R: Runtime> Engine<'_, R> {
         assert!(self.agents[a].op.is_none(), "read with an operation open");
         let agent = Agent(a as u32);
         let req = BeginRequest::new(agent, cells, tool);
-        let outcome = self.rt.begin(&req);
-        let next = match outcome {
-            BeginOutcome::Begun(snapshot) => {
+        let next = match self.rt.start(&req) {
+            Ok(()) => {
+                // What the op read stays in the runtime (its in-flight snapshot): no copy.
+                let snapshot = &self.rt.store().pending(agent).snapshot;
                 let mut read = self.pool.reads.pop().unwrap_or_default();
                 read.clear();
                 read.extend(
@@ -41,21 +42,20 @@ impl<R: Runtime> Engine<'_, R> {
                     a,
                     "read {} at t={}",
                     self.show(&read),
-                    snapshot.read_time
+                    self.rt.store().pending(agent).snapshot.read_time
                 );
                 self.agents[a].last_read.clone_from(&read);
                 self.agents[a].op = Some(Op {
                     read_pc: pc,
                     planned: tool,
                     read,
-                    snapshot,
                     tokens: 0,
                     output: None,
                     commit: None,
                 });
                 Some(pc + 1)
             }
-            BeginOutcome::Dropped(reason) => {
+            Err(reason) => {
                 self.c.drops += 1;
                 note!(self, a, "dropped at read: {reason:?}");
                 if self.retry(a, delay) {
@@ -101,7 +101,10 @@ impl<R: Runtime> Engine<'_, R> {
             planned: op.and_then(|o| o.planned),
             read,
             // Outside an operation the generation sees the live registry.
-            registry: op.map_or(&self.rt.store().registry, |o| &o.snapshot.registry),
+            registry: match op {
+                Some(_) => &self.rt.store().pending(agent).snapshot.registry,
+                None => &self.rt.store().registry,
+            },
             names: &self.sc.names,
         };
         let cost = GenCost {
@@ -143,7 +146,7 @@ impl<R: Runtime> Engine<'_, R> {
             step: pc,
             planned: op.planned,
             read: &op.read,
-            registry: &op.snapshot.registry,
+            registry: &self.rt.store().pending(agent).snapshot.registry,
             names: &self.sc.names,
         };
         let mut req = self.pool.commits.pop().unwrap_or_else(|| CommitRequest {
