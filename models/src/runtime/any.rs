@@ -3,9 +3,8 @@
 //! dispatch: each method forwards to the variant, nothing is added or changed on the way.
 
 use super::{
-    BeginRequest, Causal, CommitOutcome, CommitRequest, Externalization, Options,
-    Pessimistic, RegistryChange, RegistryIsolation, Runtime, RuntimeKind, Saga, Si, Ssi, Store,
-    Vanilla,
+    BeginRequest, Causal, CommitOutcome, CommitRequest, Externalization, Options, Pessimistic,
+    RegistryChange, RegistryIsolation, Runtime, RuntimeKind, Saga, Si, Ssi, Store, Vanilla,
 };
 use crate::names::Agent;
 use crate::record::Registry;

@@ -13,8 +13,8 @@
 //! Cost: aborts (stale reads, dead preds) and the cascaded work. A pass does not prove ¬A6.
 
 use super::{
-    AbortReason, BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ,
-    Options, RegistryChange, Runtime, Store,
+    AbortReason, BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ, Options,
+    RegistryChange, Runtime, Store,
 };
 use crate::names::{Agent, Cell, Value};
 use crate::record::Registry;

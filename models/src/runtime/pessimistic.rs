@@ -11,8 +11,8 @@
 //! does not prove ¬A1; the property tests and the checker do that.
 
 use super::{
-    AbortReason, BeginRequest, CommitOutcome, CommitRequest, DropReason,
-    Externalization, Options, RegistryChange, Runtime, Store,
+    AbortReason, BeginRequest, CommitOutcome, CommitRequest, DropReason, Externalization, Options,
+    RegistryChange, Runtime, Store,
 };
 use crate::names::{Agent, Cell};
 use crate::record::Registry;

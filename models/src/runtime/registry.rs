@@ -15,8 +15,8 @@
 //! their pinned ops finish. A pass does not prove more than ¬A2 on top of saga's properties.
 
 use super::{
-    AbortReason, BeginRequest, CommitOutcome, CommitRequest, Discipline,
-    Externalization, Options, Pending, RegistryChange, Runtime, Saga, Store,
+    AbortReason, BeginRequest, CommitOutcome, CommitRequest, Discipline, Externalization, Options,
+    Pending, RegistryChange, Runtime, Saga, Store,
 };
 use crate::names::Agent;
 use crate::record::Registry;

@@ -13,8 +13,8 @@
 //! Cost: delayed externalization, and compensations. A pass does not prove ¬A2.
 
 use super::{
-    AbortReason, BeginRequest, Causal, CommitOutcome, CommitRequest, Externalization,
-    Options, RegistryChange, Runtime, Sequencer, Store,
+    AbortReason, BeginRequest, Causal, CommitOutcome, CommitRequest, Externalization, Options,
+    RegistryChange, Runtime, Sequencer, Store,
 };
 use crate::names::{Agent, Cell, Value};
 use crate::record::{OpRecord, Registry};

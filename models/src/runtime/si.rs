@@ -8,8 +8,8 @@
 //! all-writers hypothesis (every op writes what it reads). Cost: aborts of stale writers.
 
 use super::{
-    BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ, Options,
-    RegistryChange, Runtime, Store,
+    BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ, Options, RegistryChange,
+    Runtime, Store,
 };
 use crate::names::Agent;
 use crate::record::Registry;

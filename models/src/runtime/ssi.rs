@@ -7,8 +7,8 @@
 //! regenerate, paying the tokens again). A pass of its tests does not prove ¬A3 or ¬A6.
 
 use super::{
-    BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ, Options,
-    RegistryChange, Runtime, Store,
+    BeginRequest, CommitOutcome, CommitRequest, Externalization, Occ, Options, RegistryChange,
+    Runtime, Store,
 };
 use crate::names::Agent;
 use crate::record::Registry;

@@ -2,8 +2,8 @@
 //! Both deployed failure modes (deer-flow, LangGraph across supersteps) live here.
 
 use super::{
-    BeginRequest, CommitOutcome, CommitRequest, Externalization, Options,
-    RegistryChange, Runtime, Store,
+    BeginRequest, CommitOutcome, CommitRequest, Externalization, Options, RegistryChange, Runtime,
+    Store,
 };
 use crate::names::Agent;
 use crate::record::Registry;

@@ -111,6 +111,9 @@ pub enum SimError {
     Generation(#[from] GenError),
 }
 
+/// An agent's operation between its read and its commit. Each agent keeps one for the whole
+/// run (and the pool keeps it across trials), so the read list and the commit request reuse
+/// their buffers; `AgentState::open` says whether it holds a live operation.
 struct Op {
     read_pc: usize,
     planned: Option<Tool>,
@@ -119,7 +122,28 @@ struct Op {
     /// The generate step, its input digest (computed only when recording: only a recording
     /// line reads it) and the generation.
     output: Option<(usize, Option<u64>, Generation)>,
-    commit: Option<CommitRequest>,
+    /// The effects issued, once the write step has issued them (`issued`).
+    commit: CommitRequest,
+    issued: bool,
+}
+
+impl Op {
+    fn new() -> Self {
+        Op {
+            read_pc: 0,
+            planned: None,
+            read: Vec::new(),
+            tokens: 0,
+            output: None,
+            commit: CommitRequest {
+                agent: Agent(0),
+                issue: Vec::new(),
+                write_values: agentsim_models::record::ValueMap::new(),
+                completion: Vec::new(),
+            },
+            issued: false,
+        }
+    }
 }
 
 struct AgentState {
@@ -128,7 +152,9 @@ struct AgentState {
     due_ms: u64,
     done: bool,
     attempts: u32,
-    op: Option<Op>,
+    /// Whether `op` holds an open operation.
+    open: bool,
+    op: Op,
     last_read: Vec<(Cell, Value)>,
 }
 
@@ -168,22 +194,33 @@ pub fn run_trial_in<R: Runtime>(
     let mut pool = std::mem::take(buffers);
     let mut rng = ChaCha8Rng::seed_from_u64(setup.trial_seed);
     rng.set_stream(0);
+    // Agent states come from the pool with their buffers (a previous trial's, or new ones);
+    // every field is reset here before anything reads it.
     let mut agents = std::mem::take(&mut pool.agents);
-    assert!(agents.is_empty(), "the pool's agent states were emptied");
-    for spec in &sc.agents {
-        let mut last_read = pool.reads.pop().unwrap_or_default();
-        last_read.clear();
-        let mut st = AgentState {
+    agents.truncate(sc.agents.len());
+    while agents.len() < sc.agents.len() {
+        agents.push(AgentState {
             pc: 0,
             rep: 0,
-            due_ms: spec.start_ms.sample(&mut rng),
+            due_ms: 0,
             done: false,
             attempts: 0,
-            op: None,
-            last_read,
-        };
-        normalize(&mut st, &spec.script, spec.repeat);
-        agents.push(st);
+            open: false,
+            op: Op::new(),
+            last_read: Vec::new(),
+        });
+    }
+    for (st, spec) in agents.iter_mut().zip(&sc.agents) {
+        st.pc = 0;
+        st.rep = 0;
+        st.due_ms = spec.start_ms.sample(&mut rng);
+        st.done = false;
+        st.attempts = 0;
+        st.open = false;
+        st.op.output = None;
+        st.op.issued = false;
+        st.last_read.clear();
+        normalize(st, &spec.script, spec.repeat);
     }
     let mut record_tokens = std::mem::take(&mut pool.record_tokens);
     record_tokens.clear();
@@ -295,8 +332,8 @@ impl<R: Runtime> Engine<'_, R> {
         let open: u64 = self
             .agents
             .iter()
-            .filter_map(|a| a.op.as_ref())
-            .map(|o| o.tokens)
+            .filter(|a| a.open)
+            .map(|a| a.op.tokens)
             .sum();
         self.c.tokens_wasted = wasted + open;
         self.c.makespan_ms = self.now_ms;
@@ -308,12 +345,6 @@ impl<R: Runtime> Engine<'_, R> {
         let parked = |a: &&AgentState| !a.done && a.due_ms == messages::PARKED;
         let blocked = self.agents.iter().filter(parked).count() as u64;
         let cpl = self.cpl.take().map(|c| c.finish(blocked));
-        for st in self.agents.drain(..) {
-            self.pool.reads.push(st.last_read);
-            if let Some(op) = st.op {
-                self.pool.recycle(op);
-            }
-        }
         self.pool.agents = self.agents;
         self.pool.record_tokens = self.record_tokens;
         *pool = self.pool;
@@ -375,11 +406,7 @@ impl<R: Runtime> Engine<'_, R> {
                 effect_ms,
                 order,
             } => {
-                if self.agents[a]
-                    .op
-                    .as_ref()
-                    .is_some_and(|o| o.commit.is_some())
-                {
+                if self.agents[a].open && self.agents[a].op.issued {
                     next = self.commit(a, &mut delay);
                 } else {
                     let mut read = std::mem::take(&mut self.pool.extra);
@@ -484,11 +511,14 @@ impl<R: Runtime> Engine<'_, R> {
 
     /// Appends the cells agent `a`'s open operation read to `out`.
     fn op_cells(&self, a: usize, out: &mut Vec<Cell>) {
-        let op = self.agents[a]
-            .op
-            .as_ref()
-            .expect("a write is inside an operation");
+        let op = self.op(a).expect("a write is inside an operation");
         out.extend(op.read.iter().map(|&(c, _)| c));
+    }
+
+    /// Agent `a`'s open operation, if one is open.
+    fn op(&self, a: usize) -> Option<&Op> {
+        let st = &self.agents[a];
+        st.open.then_some(&st.op)
     }
 
     /// A trace line's text, built only when tracing (no formatting on the untraced path).

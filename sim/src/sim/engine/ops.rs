@@ -3,14 +3,13 @@
 //! within the scenario's bound; tokens are tallied per operation so that aborted work counts
 //! as wasted.
 
-use super::{AgentState, Engine, Op, SimError};
+use super::{AgentState, Engine, SimError};
 use crate::sim::dist::Dist;
 use crate::sim::generator::recorded::to_line;
 use crate::sim::generator::{stub, GenCost, GenInput};
 use crate::sim::scenario::{EffectOrder, Script};
 use agentsim_models::names::{Agent, Cell, Tool, Value};
-use agentsim_models::record::ValueMap;
-use agentsim_models::runtime::{BeginRequest, CommitOutcome, CommitRequest, Runtime};
+use agentsim_models::runtime::{BeginRequest, CommitOutcome, Runtime};
 
 impl<R: Runtime> Engine<'_, R> {
     /// `read`: begin an operation. Returns the next program counter.
@@ -23,36 +22,35 @@ impl<R: Runtime> Engine<'_, R> {
         script: &Script,
         delay: &mut u64,
     ) -> Option<usize> {
-        assert!(self.agents[a].op.is_none(), "read with an operation open");
+        assert!(!self.agents[a].open, "read with an operation open");
         let agent = Agent(a as u32);
         let req = BeginRequest::new(agent, cells, tool);
         let next = match self.rt.start(&req) {
             Ok(()) => {
                 // What the op read stays in the runtime (its in-flight snapshot): no copy.
                 let snapshot = &self.rt.store().pending(agent).snapshot;
-                let mut read = self.pool.reads.pop().unwrap_or_default();
-                read.clear();
-                read.extend(
+                let st = &mut self.agents[a];
+                st.open = true;
+                let op = &mut st.op;
+                op.read_pc = pc;
+                op.planned = tool;
+                op.tokens = 0;
+                op.output = None;
+                op.issued = false;
+                op.read.clear();
+                op.read.extend(
                     req.read_set
                         .iter()
                         .map(|&c| (c, snapshot.read_values.get(c))),
                 );
+                st.last_read.clone_from(&op.read);
                 note!(
                     self,
                     a,
                     "read {} at t={}",
-                    self.show(&read),
+                    self.show(&self.agents[a].op.read),
                     self.rt.store().pending(agent).snapshot.read_time
                 );
-                self.agents[a].last_read.clone_from(&read);
-                self.agents[a].op = Some(Op {
-                    read_pc: pc,
-                    planned: tool,
-                    read,
-                    tokens: 0,
-                    output: None,
-                    commit: None,
-                });
                 Some(pc + 1)
             }
             Err(reason) => {
@@ -93,7 +91,8 @@ impl<R: Runtime> Engine<'_, R> {
         completion: Option<Dist>,
     ) -> Result<u64, SimError> {
         let agent = Agent(a as u32);
-        let op = self.agents[a].op.as_ref();
+        let st = &self.agents[a];
+        let op = st.open.then_some(&st.op);
         let read = op.map_or(&[][..], |o| &o.read[..]);
         let input = GenInput {
             agent,
@@ -120,9 +119,10 @@ impl<R: Runtime> Engine<'_, R> {
         self.c.generations += 1;
         self.c.tokens_total += tokens;
         note!(self, a, "generate {latency} ms, {tokens} tokens");
-        if let Some(op) = self.agents[a].op.as_mut() {
-            op.tokens += tokens;
-            op.output = Some((pc, digest, g));
+        let st = &mut self.agents[a];
+        if st.open {
+            st.op.tokens += tokens;
+            st.op.output = Some((pc, digest, g));
         }
         Ok(latency)
     }
@@ -137,25 +137,10 @@ impl<R: Runtime> Engine<'_, R> {
         order: EffectOrder,
     ) -> Result<u64, SimError> {
         let agent = Agent(a as u32);
-        let op = self.agents[a]
-            .op
-            .as_ref()
-            .expect("write inside an operation");
-        let fallback = GenInput {
-            agent,
-            step: pc,
-            planned: op.planned,
-            read: &op.read,
-            registry: &self.rt.store().pending(agent).snapshot.registry,
-            names: &self.sc.names,
-        };
-        let mut req = self.pool.commits.pop().unwrap_or_else(|| CommitRequest {
-            agent,
-            issue: Vec::new(),
-            write_values: ValueMap::new(),
-            completion: Vec::new(),
-        });
-        // Empty the reused map: its keys are among the cells that request issued.
+        assert!(self.agents[a].open, "write inside an operation");
+        let op = &mut self.agents[a].op;
+        // The op's request is reused: empty its map (its keys are among the cells it issued).
+        let req = &mut op.commit;
         for &c in &req.issue {
             req.write_values.set(c, Value::NULL);
         }
@@ -169,6 +154,14 @@ impl<R: Runtime> Engine<'_, R> {
                 .iter()
                 .for_each(|&c| req.write_values.set(c, g.output.value(c))),
             None => {
+                let fallback = GenInput {
+                    agent,
+                    step: pc,
+                    planned: op.planned,
+                    read: &op.read,
+                    registry: &self.rt.store().pending(agent).snapshot.registry,
+                    names: &self.sc.names,
+                };
                 let d = fallback.digest();
                 ws.iter()
                     .for_each(|&c| req.write_values.set(c, stub::value_for(d, c)));
@@ -202,34 +195,36 @@ impl<R: Runtime> Engine<'_, R> {
         self.pool.latencies = latencies;
         // The previous issue list's buffer becomes the pool's selection buffer.
         self.pool.cells = std::mem::replace(&mut req.issue, ws);
+        op.issued = true;
         note!(
             self,
             a,
             "issue {} completing {:?}",
-            self.show_cells(&req.issue),
-            req.completion
+            self.show_cells(&self.agents[a].op.commit.issue),
+            self.agents[a].op.commit.completion
         );
-        self.agents[a].op.as_mut().expect("checked above").commit = Some(req);
         Ok(last)
     }
 
     /// `write`, second half: commit at the runtime and act on its decision.
     pub(super) fn commit(&mut self, a: usize, delay: &mut u64) -> Option<usize> {
-        let op = self.agents[a]
-            .op
-            .take()
-            .expect("commit inside an operation");
-        let req = op.commit.as_ref().expect("commit after issue");
-        let pc = self.agents[a].pc;
-        let outcome = self.rt.commit(req);
-        let next = match outcome {
+        let st = &self.agents[a];
+        assert!(st.open, "commit inside an operation");
+        assert!(st.op.issued, "commit after issue");
+        let pc = st.pc;
+        let outcome = self.rt.commit(&st.op.commit);
+        let st = &mut self.agents[a];
+        st.open = false;
+        st.op.issued = false;
+        let (tokens, read_pc) = (st.op.tokens, st.op.read_pc);
+        match outcome {
             CommitOutcome::Committed { index, write_time } => {
                 assert_eq!(
                     index,
                     self.record_tokens.len(),
                     "records are appended in order"
                 );
-                self.record_tokens.push(op.tokens);
+                self.record_tokens.push(tokens);
                 self.c.commits += 1;
                 self.agents[a].attempts = 0;
                 note!(self, a, "commit #{index} at t={write_time}");
@@ -245,19 +240,17 @@ impl<R: Runtime> Engine<'_, R> {
                     self.record_tokens.len(),
                     "records are appended in order"
                 );
-                self.record_tokens.push(op.tokens);
+                self.record_tokens.push(tokens);
                 self.c.aborts += 1;
                 self.c.compensations += compensate.len() as u64;
                 note!(self, a, "abort #{index}: {reason:?}");
                 if self.retry(a, delay) {
-                    Some(op.read_pc)
+                    Some(read_pc)
                 } else {
                     Some(pc + 1)
                 }
             }
-        };
-        self.pool.recycle(op);
-        next
+        }
     }
 
     /// `retract`: the latest live committed record of any target agent.

@@ -7,9 +7,8 @@
 //! A passing run does not prove the pool is small: it holds at most the high-water mark of one
 //! trial's buffers.
 
-use super::{AgentState, Op};
-use agentsim_models::names::{Cell, Value};
-use agentsim_models::runtime::CommitRequest;
+use super::AgentState;
+use agentsim_models::names::Cell;
 
 /// Buffers reused across operations and, through [`super::run_trial_in`], across trials, so that in
 /// steady state the hot path allocates only what the runtime's records keep. Reuse never
@@ -25,25 +24,12 @@ pub struct Pool {
     pub(super) extra: Vec<Cell>,
     /// Effect latencies of one issue.
     pub(super) latencies: Vec<u64>,
-    /// Spare `Op::read` buffers, returned when an operation ends.
-    pub(super) reads: Vec<Vec<(Cell, Value)>>,
-    /// Spare commit requests, returned when an operation ends.
-    pub(super) commits: Vec<CommitRequest>,
     /// The enabled agents of one event.
     pub(super) enabled: Vec<usize>,
-    /// The previous trial's agent states and token tallies (emptied, capacity kept).
+    /// The previous trial's agent states, each with its operation's buffers (reset before
+    /// reuse), and token tallies (emptied, capacity kept).
     pub(super) agents: Vec<AgentState>,
     pub(super) record_tokens: Vec<u64>,
-}
-
-impl Pool {
-    /// Takes back an ended operation's buffers.
-    pub(super) fn recycle(&mut self, op: Op) {
-        self.reads.push(op.read);
-        if let Some(req) = op.commit {
-            self.commits.push(req);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -96,7 +82,6 @@ mod tests {
                 }
             }
         }
-        assert!(pool.agents.is_empty(), "agent states go back emptied");
-        assert!(!pool.reads.is_empty(), "buffers were pooled");
+        assert!(!pool.agents.is_empty(), "agent states were pooled");
     }
 }
