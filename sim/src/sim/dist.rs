@@ -79,8 +79,8 @@ const SAMPLE_MAX: f64 = (u64::MAX / 4) as f64;
 /// give 0), the same number for every `x`, without calling `f64::round`: on baseline x86-64
 /// that is a libm call, and it ran on every sample of the simulator's hot path.
 fn whole(x: f64) -> u64 {
-    // `!(x > 0.0)` also catches NaN.
-    if !(x > 0.0) {
+    // NaN, negatives and zero all give 0.
+    if x.is_nan() || x <= 0.0 {
         return 0;
     }
     if x >= SAMPLE_MAX {
