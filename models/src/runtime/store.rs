@@ -28,7 +28,8 @@ pub struct Store {
     pub provenance: bool,
     /// For each cell (indexed by cell id), the log indices of the records that committed a
     /// write to it, in log order (retracted ones included; filter on `aborted`). Derived from
-    /// `log`; it keeps provenance from scanning the whole log. Its length is one past the
+    /// `log`; it keeps provenance from scanning the whole log, and only provenance reads it,
+    /// so it is kept only with provenance on (empty otherwise). Its length is one past the
     /// highest cell written, so equal logs give equal indices.
     writers: Vec<Vec<usize>>,
 }
@@ -177,8 +178,13 @@ impl Store {
         preds
     }
 
-    /// The latest record that wrote `c` and is not aborted, if any.
+    /// The latest record that wrote `c` and is not aborted, if any. Needs provenance on (the
+    /// writer index is kept only then).
     pub fn latest_live_writer(&self, c: Cell) -> Option<usize> {
+        assert!(
+            self.provenance,
+            "the writer index is kept only with provenance on"
+        );
         let writers = self.writers.get(c.0 as usize)?;
         let k = writers
             .iter()
@@ -275,11 +281,13 @@ impl Store {
         if !aborted {
             for &c in &write_set {
                 self.memory.set(c, req.write_values.get(c));
-                let i = c.0 as usize;
-                if self.writers.len() <= i {
-                    self.writers.resize_with(i + 1, Vec::new);
+                if self.provenance {
+                    let i = c.0 as usize;
+                    if self.writers.len() <= i {
+                        self.writers.resize_with(i + 1, Vec::new);
+                    }
+                    self.writers[i].push(self.log.len());
                 }
-                self.writers[i].push(self.log.len());
             }
         }
         assert!(pending.snapshot.read_time < write_time);

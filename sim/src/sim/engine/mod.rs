@@ -490,8 +490,10 @@ impl<R: Runtime> Engine<'_, R> {
     fn select(&mut self, cells: &[Cell], pick: Option<u32>, extra: &[Cell]) -> Vec<Cell> {
         let mut out = std::mem::take(&mut self.pool.cells);
         out.clear();
+        // Element-wise copies: these lists hold a cell or two, where a `memcpy` call costs
+        // more than the copy.
         match pick {
-            None => out.extend_from_slice(cells),
+            None => out.extend(cells.iter().copied()),
             Some(k) => {
                 let pool = &mut self.pool.pick;
                 pool.clear();
@@ -501,7 +503,7 @@ impl<R: Runtime> Engine<'_, R> {
                 }
             }
         }
-        out.extend_from_slice(extra);
+        out.extend(extra.iter().copied());
         if out.len() > 1 {
             out.sort_unstable();
             out.dedup();
