@@ -95,7 +95,7 @@ impl Inflight {
 
     /// (agent, operation) pairs in agent order.
     pub fn iter(&self) -> impl Iterator<Item = (&Agent, &Pending)> {
-        self.0.iter().map(|(a, p)| (a, p))
+        self.into_iter()
     }
 
     /// The operations in agent order.

@@ -135,12 +135,7 @@ impl Op {
             read: Vec::new(),
             tokens: 0,
             output: None,
-            commit: CommitRequest {
-                agent: Agent(0),
-                issue: Vec::new(),
-                write_values: agentsim_models::record::ValueMap::new(),
-                completion: Vec::new(),
-            },
+            commit: CommitRequest::new(Agent(0), &[]),
             issued: false,
         }
     }
@@ -195,7 +190,7 @@ pub fn run_trial_in<R: Runtime>(
     let mut rng = ChaCha8Rng::seed_from_u64(setup.trial_seed);
     rng.set_stream(0);
     // Agent states come from the pool with their buffers (a previous trial's, or new ones);
-    // every field is reset here before anything reads it.
+    // every field is reset here before anything reads it (`read` resets the operation's).
     let mut agents = std::mem::take(&mut pool.agents);
     agents.truncate(sc.agents.len());
     while agents.len() < sc.agents.len() {
@@ -217,8 +212,6 @@ pub fn run_trial_in<R: Runtime>(
         st.done = false;
         st.attempts = 0;
         st.open = false;
-        st.op.output = None;
-        st.op.issued = false;
         st.last_read.clear();
         normalize(st, &spec.script, spec.repeat);
     }
@@ -490,10 +483,8 @@ impl<R: Runtime> Engine<'_, R> {
     fn select(&mut self, cells: &[Cell], pick: Option<u32>, extra: &[Cell]) -> Vec<Cell> {
         let mut out = std::mem::take(&mut self.pool.cells);
         out.clear();
-        // Element-wise copies: these lists hold a cell or two, where a `memcpy` call costs
-        // more than the copy.
         match pick {
-            None => out.extend(cells.iter().copied()),
+            None => out.extend_from_slice(cells),
             Some(k) => {
                 let pool = &mut self.pool.pick;
                 pool.clear();
@@ -503,7 +494,7 @@ impl<R: Runtime> Engine<'_, R> {
                 }
             }
         }
-        out.extend(extra.iter().copied());
+        out.extend_from_slice(extra);
         if out.len() > 1 {
             out.sort_unstable();
             out.dedup();
