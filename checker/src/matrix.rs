@@ -23,10 +23,10 @@
 //! set (`rs ⊆ ws`), so no op commits read-only and si validates every commit.
 //! "Prevented" holds at these bounds only.
 
-use crate::config::{Bounds, BoundsError, Extensions, Replication};
+use crate::config::{Bounds, Extensions, Replication};
 use crate::property::Property;
 use crate::replicated_run;
-use crate::run::{check, CheckConfig};
+use crate::run::{check, CheckConfig, CheckError};
 use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::RuntimeKind;
 
@@ -135,7 +135,7 @@ pub fn entry(
     p: Property,
     max_ops: Option<u32>,
     threads: usize,
-) -> Result<Entry, BoundsError> {
+) -> Result<Entry, CheckError> {
     let (bounds, ext) = scenario(p, max_ops);
     let cfg = CheckConfig {
         bounds,
@@ -170,7 +170,7 @@ pub fn row(
     all_writers: bool,
     max_ops: Option<u32>,
     threads: usize,
-) -> Result<Row, BoundsError> {
+) -> Result<Row, CheckError> {
     let reads = ReadDiscipline::AnyReplica;
     let entries = ANOMALIES
         .iter()
@@ -195,7 +195,7 @@ pub fn reads_row(
     reads: ReadDiscipline,
     max_ops: Option<u32>,
     threads: usize,
-) -> Result<Row, BoundsError> {
+) -> Result<Row, CheckError> {
     let kind = RuntimeKind::Vanilla;
     let a4 = entry(kind, false, reads, Property::A4, max_ops, threads)?;
     let mut entries = vec![None; ANOMALIES.len() - 1];
@@ -215,7 +215,7 @@ pub fn reads_row(
 
 /// Every runtime, then `si+all-writers`, then `vanilla+session-reads` and
 /// `vanilla+pinned-reads` (A4 only).
-pub fn matrix(max_ops: Option<u32>, threads: usize) -> Result<Vec<Row>, BoundsError> {
+pub fn matrix(max_ops: Option<u32>, threads: usize) -> Result<Vec<Row>, CheckError> {
     let mut rows = Vec::new();
     for kind in RuntimeKind::ALL {
         rows.push(row(kind, false, max_ops, threads)?);
