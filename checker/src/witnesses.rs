@@ -118,24 +118,37 @@ impl Witness {
 /// How far past [`lower_bound`] a search may raise its depth cap.
 pub const SLACK_MAX: usize = 2;
 
+/// No witness within the search's limits.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{point}: no witness within {cap} steps ({explored} states visited, at most {max_states} \
+     per round)"
+)]
+pub struct NotFound {
+    pub point: String,
+    pub cap: usize,
+    pub explored: u64,
+    pub max_states: u64,
+}
+
 /// The witness for `p` at [`bounds_for`]`(p)`, or an error naming the point and the states
 /// visited when none is found within `max_states` per round and [`SLACK_MAX`] extra steps.
-pub fn find(p: Point, order: Order, max_states: u64) -> Result<Witness, String> {
+pub fn find(p: Point, order: Order, max_states: u64) -> Result<Witness, NotFound> {
     let m = model(bounds_for(p));
     let o = search(&m, p, order, lower_bound(p) + SLACK_MAX, max_states);
     match o.actions {
         Some(actions) => Ok(witness(&m, p, &actions, o.explored)),
-        None => Err(format!(
-            "{}: no witness within {} steps ({} states visited, at most {max_states} per round)",
-            p.label(),
-            o.cap,
-            o.explored
-        )),
+        None => Err(NotFound {
+            point: p.label(),
+            cap: o.cap,
+            explored: o.explored,
+            max_states,
+        }),
     }
 }
 
 /// Every point's witness, in [`lattice::points`] order.
-pub fn find_all(order: Order, max_states: u64) -> Result<Vec<Witness>, String> {
+pub fn find_all(order: Order, max_states: u64) -> Result<Vec<Witness>, NotFound> {
     lattice::points()
         .into_iter()
         .map(|p| find(p, order, max_states))
