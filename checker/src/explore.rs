@@ -9,6 +9,14 @@
 //! *depth* = states on the longest shortest path (the number of BFS levels). The counts do not
 //! depend on the thread count. Traces are not produced here (thread timing would pick among
 //! equally short ones); `trace::shortest` finds them deterministically.
+//!
+//! Every level runs `threads` workers; the calling thread only coordinates: it waits for them
+//! with a [`TICK`] timeout, reads the resident set against the memory ceiling, raises the
+//! level's stop flag when it is passed, and hands progress snapshots to the reporter. Workers
+//! look at that flag and at the cancel flag before each block, so a stopped search returns
+//! within a block per worker, with partial counts and the reason in [`Outcome::stopped`].
+//! Nothing runs serially between levels but sealing the new level and dropping the old one,
+//! which, packed, is a handful of byte buffers.
 
 use crate::control::{rss_bytes, Phase, Progress, Stopped, TICK};
 use crate::fpset::{omission_estimate, FpSet};

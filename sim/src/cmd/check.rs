@@ -5,7 +5,9 @@
 //! claimed beyond them). Exit 1: a property is violated; its shortest counterexample is
 //! printed as steps plus a replay path (`--replay PATH` with the same flags re-prints it),
 //! and `--trace-out` writes the first violated property's trace as ITF JSON. Exit 2: bad
-//! flags or bounds, or the `--max-states` bound stopped the search.
+//! flags or bounds, or the `--max-states` bound or the `--max-memory-mb` ceiling stopped the
+//! search (the partial counts are printed first). Exit 130: SIGINT or SIGTERM stopped it
+//! (partial counts printed, spill files removed); see `check_watch` for progress lines.
 //!
 //! `--replicas K` checks the replicated store of SPEC §6 instead (`--max-lag`,
 //! `--read-discipline`; property `A4`, split view), composed with `--runtime` for writes; see
@@ -198,6 +200,18 @@ pub fn storage(a: &Args) -> anyhow::Result<Storage> {
         Some(mb) => mb.saturating_mul(1 << 20),
         None => control::default_memory_limit(),
     };
+    // The seen set is pre-sized at 10 bytes a state (8-byte slots at 80 % load): refuse a
+    // pre-size that alone passes the ceiling instead of failing to allocate it.
+    let seen_bytes = a.expect_states.saturating_mul(10);
+    if seen_bytes > max_memory_bytes {
+        bail!(
+            "--expect-states {} needs {} MiB for the seen set, above the {} MiB memory ceiling: \
+             lower --expect-states or raise --max-memory-mb",
+            a.expect_states,
+            seen_bytes >> 20,
+            max_memory_bytes >> 20
+        );
+    }
     let cancel = check_watch::cancel_on_signals().context("installing the SIGINT handler")?;
     Ok(Storage {
         expect_states: a.expect_states,
