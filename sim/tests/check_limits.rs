@@ -106,7 +106,7 @@ fn sigint_removes_spill_files_and_exits_130() {
     let dir = spill_dir("sigint");
     let d = dir.to_str().unwrap();
     // 2 agents, 2 values, 2 tools: about 2 M states, far longer than the wait below.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+    let child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
         .args([
             "check",
             "--runtime",
