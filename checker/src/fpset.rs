@@ -5,11 +5,12 @@
 //! more collision pair among 2⁶⁴ values). A slot costs 8 bytes and nothing else (no control
 //! bytes, no per-entry header); a shard grows by 1.5× once it is `LOAD_MAX` full, so the
 //! table is 53–80 % full, i.e. 10–15 bytes per state, and the rehash peak is one shard's old
-//! plus new array (1/4096 of the set), not a doubling of the whole set. A shard rehashes
-//! under its lock, so a thread that meets it waits; with 4096 shards a rehash is short and
-//! rarely met (at 256, the other thread met nearly every one, see `results/BENCH.md`). Each
-//! lock sits on its own cache line, so two threads taking neighbouring shards do not
-//! contend for one line. `expect` pre-sizes
+//! plus new array (1/256 of the set), not a doubling of the whole set. A shard rehashes
+//! under its lock, so a thread that meets it waits (an 18.9 M-state run made about 3,900
+//! futex calls, a few percent of its time); 4096 shards made that rarer but kept 80 % more
+//! resident memory (the allocator holds many small freed arrays), so 256 it stays
+//! (`results/BENCH.md`). Each lock sits on its own cache line, so two threads taking
+//! neighbouring shards do not contend for one line. `expect` pre-sizes
 //! the shards (with room for their uneven filling) so a run of known size does not rehash.
 //! Slots are addressed by Lemire's range reduction, so capacities need not be powers of two.
 //!
@@ -19,7 +20,7 @@
 use std::sync::Mutex;
 
 /// Bits of a fingerprint (its top bits) that choose the shard.
-const SHARD_BITS: u32 = 12;
+const SHARD_BITS: u32 = 8;
 /// Number of independently locked (and independently grown) shards.
 pub const SHARDS: usize = 1 << SHARD_BITS;
 /// A shard grows when this fraction of its slots is used.
@@ -237,7 +238,7 @@ mod tests {
         assert!(t.insert(0));
         assert!(!t.insert(0));
         assert!(t.contains(0));
-        // Equal home slot for all (same low 56 bits scaled): probing must wrap around.
+        // Equal home slot for all (same low bits scaled): probing must wrap around.
         for k in 1..=40u64 {
             assert!(t.insert(u64::MAX - k));
         }
