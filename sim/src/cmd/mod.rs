@@ -6,6 +6,7 @@
 pub mod bench;
 
 pub mod check;
+pub mod check_watch;
 pub mod cpl;
 pub mod deployed;
 pub mod detect;
