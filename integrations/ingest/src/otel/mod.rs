@@ -1,0 +1,1 @@
+//! OpenTelemetry GenAI traces (OTLP/JSON) → agentsim history.
