@@ -108,7 +108,11 @@ impl Report {
     /// The report for people: one line per count, verdict, error and note.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
-        let counts: Vec<String> = self.counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let counts: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         let _ = writeln!(
             s,
             "{}: {} records from {} ({})",
@@ -122,7 +126,11 @@ impl Report {
             let _ = writeln!(s, "  {a}: {status}: {}", v.why());
         }
         for e in &self.errors {
-            let code = e.code.as_deref().map(|c| format!(" [{c}]")).unwrap_or_default();
+            let code = e
+                .code
+                .as_deref()
+                .map(|c| format!(" [{c}]"))
+                .unwrap_or_default();
             let _ = writeln!(s, "  run error {}{code}: {}", e.kind, e.message);
         }
         for n in &self.notes {
@@ -144,8 +152,18 @@ mod tests {
             records: 2,
             counts: BTreeMap::from([("spans".into(), 5), ("ignored_spans".into(), 1)]),
             verdicts: vec![
-                (Anomaly::A1, Verdict::Decided { basis: "values".into() }),
-                (Anomaly::A3, Verdict::Undecidable { reason: "no aborts".into() }),
+                (
+                    Anomaly::A1,
+                    Verdict::Decided {
+                        basis: "values".into(),
+                    },
+                ),
+                (
+                    Anomaly::A3,
+                    Verdict::Undecidable {
+                        reason: "no aborts".into(),
+                    },
+                ),
             ],
             errors: vec![],
             notes: vec!["n".into()],
@@ -154,7 +172,10 @@ mod tests {
         assert_eq!(j["decidable"]["A1"]["status"], "decided");
         assert_eq!(j["decidable"]["A3"]["why"], "no aborts");
         let t = r.to_text();
-        assert!(t.starts_with("t.json: 2 records from otel (ignored_spans 1, spans 5)"), "{t}");
+        assert!(
+            t.starts_with("t.json: 2 records from otel (ignored_spans 1, spans 5)"),
+            "{t}"
+        );
         assert!(t.contains("  A3: undecidable: no aborts"), "{t}");
         assert_eq!(r.verdict(Anomaly::A1).map(Verdict::status), Some("decided"));
     }

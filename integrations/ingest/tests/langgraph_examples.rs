@@ -11,7 +11,9 @@ use agentsim_models::{jsonl, Anomaly};
 use std::path::PathBuf;
 
 fn path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/traces/langgraph").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/traces/langgraph")
+        .join(name)
 }
 
 fn ingest(name: &str) -> Ingested {
@@ -22,7 +24,11 @@ fn ingest(name: &str) -> Ingested {
 fn point(i: &Ingested) -> Vec<&'static str> {
     let report = fast::detect(&i.history);
     assert_eq!(report, spec::detect(&i.history), "fast and spec disagree");
-    Point::of(&report.anomalies()).members().iter().map(|a| a.name()).collect()
+    Point::of(&report.anomalies())
+        .members()
+        .iter()
+        .map(|a| a.name())
+        .collect()
 }
 
 fn show(i: &Ingested) -> String {
@@ -36,8 +42,16 @@ fn superstep_stale_read_is_a1_and_the_edge_fixes_it() {
     let a1 = fast::detect(&before.history).a1;
     let n = &before.history.names;
     // Both reviewers read draft-1 while the editor committed draft-2 (and nothing else).
-    let readers: Vec<String> = a1.iter().map(|w| n.agent_name(before.history.records[w.reader].agent)).collect();
-    assert_eq!(readers, vec!["reviewer_1", "reviewer_2"], "{}", show(&before));
+    let readers: Vec<String> = a1
+        .iter()
+        .map(|w| n.agent_name(before.history.records[w.reader].agent))
+        .collect();
+    assert_eq!(
+        readers,
+        vec!["reviewer_1", "reviewer_2"],
+        "{}",
+        show(&before)
+    );
     assert!(a1.iter().all(|w| n.cell_name(w.cell) == "draft"));
     let after = ingest("stale_read_fixed.sqlite");
     assert!(point(&after).is_empty(), "{}", show(&after));
@@ -52,10 +66,15 @@ fn lastvalue_conflict_is_an_invalid_update_and_the_reducer_fixes_it() {
     };
     assert_eq!(err.kind, "InvalidUpdateError");
     assert_eq!(err.code.as_deref(), Some("INVALID_CONCURRENT_GRAPH_UPDATE"));
-    assert!(err.message.starts_with("At key 'todos': Can receive only one value per step."));
+    assert!(err
+        .message
+        .starts_with("At key 'todos': Can receive only one value per step."));
     // The failed superstep's two tasks are in the history, aborted.
     assert_eq!(err.records.len(), 2);
-    assert!(err.records.iter().all(|&r| before.history.records[r].aborted));
+    assert!(err
+        .records
+        .iter()
+        .all(|&r| before.history.records[r].aborted));
     let after = ingest("double_write_fixed.sqlite");
     assert!(point(&after).is_empty(), "{}", show(&after));
     assert!(after.report.errors.is_empty());
@@ -79,7 +98,10 @@ fn deerflow_3123_is_a_sequential_clobber_not_an_anomaly() {
     let after = ingest("deerflow_3123_fixed.sqlite");
     let h = &after.history;
     let last = h.records.iter().rev().find(|r| r.writes(todos)).unwrap();
-    assert!(!last.write_values.get(todos).is_null(), "the reducer kept the list");
+    assert!(
+        !last.write_values.get(todos).is_null(),
+        "the reducer kept the list"
+    );
 }
 
 #[test]
@@ -94,13 +116,24 @@ fn toolnode_fanout_is_a6_and_one_call_per_step_fixes_it() {
     };
     assert_eq!(
         cells(&r.io),
-        vec!["tool:refund:call_1", "tool:email:call_2", "tool:ticket:call_3"]
+        vec![
+            "tool:refund:call_1",
+            "tool:email:call_2",
+            "tool:ticket:call_3"
+        ]
     );
     assert_eq!(
         cells(&r.co),
-        vec!["tool:email:call_2", "tool:ticket:call_3", "tool:refund:call_1"]
+        vec![
+            "tool:email:call_2",
+            "tool:ticket:call_3",
+            "tool:refund:call_1"
+        ]
     );
-    assert_eq!(before.report.verdict(Anomaly::A6).map(|v| v.status()), Some("decided"));
+    assert_eq!(
+        before.report.verdict(Anomaly::A6).map(|v| v.status()),
+        Some("decided")
+    );
     let after = ingest("toolnode_fanout_fixed.sqlite");
     assert!(point(&after).is_empty(), "{}", show(&after));
 }
@@ -109,7 +142,10 @@ fn toolnode_fanout_is_a6_and_one_call_per_step_fixes_it() {
 fn a_toolnode_inside_one_task_leaves_a6_undecidable() {
     let i = ingest("toolnode_inline.sqlite");
     assert!(point(&i).is_empty(), "{}", show(&i));
-    assert_eq!(i.report.verdict(Anomaly::A6).map(|v| v.status()), Some("undecidable"));
+    assert_eq!(
+        i.report.verdict(Anomaly::A6).map(|v| v.status()),
+        Some("undecidable")
+    );
 }
 
 #[test]
@@ -119,7 +155,10 @@ fn the_fold_is_in_task_order() {
     let h = &i.history;
     let log = agentsim_models::Cell(h.names.cells.get("log").unwrap());
     let last = h.records.iter().rev().find(|r| r.writes(log)).unwrap();
-    assert_eq!(h.names.value_display(last.write_values.get(log)), "[0,1,2,3]");
+    assert_eq!(
+        h.names.value_display(last.write_values.get(log)),
+        "[0,1,2,3]"
+    );
 }
 
 #[test]
@@ -136,15 +175,27 @@ fn threads_are_chosen_by_name() {
 #[test]
 fn bad_inputs_are_refused_naming_file_and_reason() {
     let cases = [
-        ("bad/not_a_checkpointer.sqlite", "not a LangGraph SQLite checkpointer database: it has no table `checkpoints`"),
-        ("bad/not_sqlite.sqlite", "not a LangGraph SQLite checkpointer database: not an SQLite database"),
-        ("bad/truncated.sqlite", "the database is damaged or truncated"),
+        (
+            "bad/not_a_checkpointer.sqlite",
+            "not a LangGraph SQLite checkpointer database: it has no table `checkpoints`",
+        ),
+        (
+            "bad/not_sqlite.sqlite",
+            "not a LangGraph SQLite checkpointer database: not an SQLite database",
+        ),
+        (
+            "bad/truncated.sqlite",
+            "the database is damaged or truncated",
+        ),
         ("bad/pickled.sqlite", "unknown serialization `pickle`"),
         ("bad/missing.sqlite", "cannot read"),
     ];
     for (name, want) in cases {
         let err = read_langgraph(path(name), None).unwrap_err().to_string();
-        assert!(err.contains(name.trim_start_matches("bad/")), "{name}: {err}");
+        assert!(
+            err.contains(name.trim_start_matches("bad/")),
+            "{name}: {err}"
+        );
         assert!(err.contains(want), "{name}: {err}");
     }
 }

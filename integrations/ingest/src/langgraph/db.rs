@@ -57,7 +57,9 @@ pub fn read(path: &Path, thread: Option<&str>) -> Result<Rows, IngestError> {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| sqlite_error(&file, e))?;
     check(&conn, &file)?;
-    let has_task_path = columns(&conn, "writes", &file)?.iter().any(|c| c == "task_path");
+    let has_task_path = columns(&conn, "writes", &file)?
+        .iter()
+        .any(|c| c == "task_path");
     let thread = choose_thread(&conn, &file, thread)?;
     let checkpoints = checkpoints(&conn, &file, &thread)?;
     let writes = writes(&conn, &file, &thread, has_task_path)?;

@@ -55,7 +55,10 @@ pub fn msgpack(bytes: &[u8]) -> Result<Json, String> {
     let mut rest = bytes;
     let v = rmpv::decode::read_value(&mut rest).map_err(|e| format!("invalid msgpack: {e}"))?;
     if !rest.is_empty() {
-        return Err(format!("{} trailing bytes after the msgpack value", rest.len()));
+        return Err(format!(
+            "{} trailing bytes after the msgpack value",
+            rest.len()
+        ));
     }
     to_json(v)
 }
@@ -100,9 +103,12 @@ fn ext(code: i8, data: &[u8]) -> Result<Json, String> {
             let Json::Array(parts) = payload else {
                 return Err(format!("extension type {code}: expected an array"));
             };
-            let (Some(Json::String(module)), Some(Json::String(name))) = (parts.first(), parts.get(1))
+            let (Some(Json::String(module)), Some(Json::String(name))) =
+                (parts.first(), parts.get(1))
             else {
-                return Err(format!("extension type {code}: expected [module, name, ...]"));
+                return Err(format!(
+                    "extension type {code}: expected [module, name, ...]"
+                ));
             };
             let mut m = Map::new();
             m.insert("__type__".into(), Json::String(format!("{module}.{name}")));
@@ -145,7 +151,10 @@ mod tests {
         assert_eq!(msgpack(&bytes), Ok(json!({"a": [1, "x"]})));
         assert_eq!(decode(Some("null"), &[]), Decoded::Value(Json::Null));
         assert_eq!(decode(Some("json"), b"[1]"), Decoded::Value(json!([1])));
-        assert_eq!(decode(Some("bytes"), &[1, 255]), Decoded::Value(json!("bytes:01ff")));
+        assert_eq!(
+            decode(Some("bytes"), &[1, 255]),
+            Decoded::Value(json!("bytes:01ff"))
+        );
     }
 
     #[test]
@@ -165,9 +174,17 @@ mod tests {
 
     #[test]
     fn refusals_are_clear() {
-        assert_eq!(decode(Some("pickle"), b"x"), Decoded::Unknown("pickle".into()));
-        assert!(matches!(decode(Some("msgpack"), &[0xc1]), Decoded::Bad(_)));
-        assert!(matches!(decode(Some("msgpack"), &[0x01, 0x02]), Decoded::Bad(m) if m.contains("trailing")));
+        assert_eq!(
+            decode(Some("pickle"), b"x"),
+            Decoded::Unknown("pickle".into())
+        );
+        assert!(matches!(
+            decode(Some("msgpack"), &[0x92, 0x01]),
+            Decoded::Bad(_)
+        ));
+        assert!(
+            matches!(decode(Some("msgpack"), &[0x01, 0x02]), Decoded::Bad(m) if m.contains("trailing"))
+        );
         // ext type 42 with one byte of data.
         assert_eq!(
             msgpack(&[0xd4, 42, 0]),

@@ -61,7 +61,9 @@ pub fn ingest(file: &str, rows: Rows) -> Result<Ingested, IngestError> {
     let mut steps = Vec::new();
     let mut failed: Vec<RunError> = Vec::new();
     for (k, cp) in chain.iter().enumerate() {
-        let Some(ts) = tasks.get(&cp.id) else { continue };
+        let Some(ts) = tasks.get(&cp.id) else {
+            continue;
+        };
         let next = chain.get(k + 1);
         *cx.counts.entry("supersteps".into()).or_default() += 1;
         let made = cx.superstep(k as u128, cp, next, ts);
@@ -100,7 +102,12 @@ impl Ctx {
         *self.counts.entry(what.to_owned()).or_default() += n;
     }
 
-    fn decode(&self, what: String, encoding: Option<&str>, bytes: &[u8]) -> Result<Json, IngestError> {
+    fn decode(
+        &self,
+        what: String,
+        encoding: Option<&str>,
+        bytes: &[u8],
+    ) -> Result<Json, IngestError> {
         match decode(encoding, bytes) {
             Decoded::Value(v) => Ok(v),
             Decoded::Unknown(encoding) => Err(IngestError::UnknownEncoding {
@@ -137,7 +144,9 @@ impl Ctx {
             match root.get(parent) {
                 Some(&p) if seen.insert(p.id.as_str()) => order.push(p),
                 Some(_) => {
-                    self.notes.push(format!("checkpoint {parent} is its own ancestor; stopped there"));
+                    self.notes.push(format!(
+                        "checkpoint {parent} is its own ancestor; stopped there"
+                    ));
                     break;
                 }
                 None => {
@@ -222,7 +231,13 @@ impl Ctx {
     }
 
     /// The steps of the tasks that ran from `cp`; `next` is the checkpoint they led to.
-    fn superstep(&mut self, k: u128, cp: &Checkpoint, next: Option<&Checkpoint>, ts: &[Task]) -> Vec<Step> {
+    fn superstep(
+        &mut self,
+        k: u128,
+        cp: &Checkpoint,
+        next: Option<&Checkpoint>,
+        ts: &[Task],
+    ) -> Vec<Step> {
         self.count("tasks", ts.len() as u64);
         // The last task (in task order) writing each key applies last.
         let mut last_writer: BTreeMap<&str, usize> = BTreeMap::new();
@@ -255,7 +270,10 @@ impl Ctx {
             }
             step.writes = self.writes(t, rank, &last_writer, next);
             if push && !effects.is_empty() {
-                fanout.entry(name).or_default().push((rank, step, effects, t.first_rowid));
+                fanout
+                    .entry(name)
+                    .or_default()
+                    .push((rank, step, effects, t.first_rowid));
                 continue;
             }
             if effects.len() >= 2 {
@@ -264,7 +282,11 @@ impl Ctx {
             let cells: Vec<String> = effects.iter().map(|e| e.cell.clone()).collect();
             add_effects(&mut step, &effects);
             step.io = cells.clone();
-            step.co = if effects.len() >= 2 { Vec::new() } else { cells };
+            step.co = if effects.len() >= 2 {
+                Vec::new()
+            } else {
+                cells
+            };
             plain.push(step);
         }
         for (_, group) in fanout {
@@ -357,12 +379,21 @@ impl Ctx {
 
     /// Why the last superstep did not commit, if its writes say.
     fn failure(&mut self, cp: &Checkpoint, ts: &[Task]) -> Option<RunError> {
-        let step = cp.step.map_or_else(|| "?".to_owned(), |s| (s + 1).to_string());
-        if let Some(err) = ts.iter().flat_map(|t| &t.writes).find(|(ch, _)| ch == "__error__") {
+        let step = cp
+            .step
+            .map_or_else(|| "?".to_owned(), |s| (s + 1).to_string());
+        if let Some(err) = ts
+            .iter()
+            .flat_map(|t| &t.writes)
+            .find(|(ch, _)| ch == "__error__")
+        {
             return Some(RunError {
                 kind: python_type(&err.1).unwrap_or("error").to_owned(),
                 code: None,
-                message: format!("superstep {step} failed: {}", crate::value::canonical(&err.1)),
+                message: format!(
+                    "superstep {step} failed: {}",
+                    crate::value::canonical(&err.1)
+                ),
                 records: Vec::new(),
             });
         }
@@ -386,7 +417,10 @@ impl Ctx {
                 records: Vec::new(),
             });
         }
-        let interrupted = ts.iter().flat_map(|t| &t.writes).any(|(ch, _)| ch == "__interrupt__");
+        let interrupted = ts
+            .iter()
+            .flat_map(|t| &t.writes)
+            .any(|(ch, _)| ch == "__interrupt__");
         self.notes.push(if interrupted {
             format!("the run was interrupted in superstep {step}; its tasks are recorded aborted")
         } else {
@@ -480,8 +514,15 @@ fn collect_tool_messages(v: &Json, out: &mut Vec<Effect>) {
         Json::Array(items) => items.iter().for_each(|x| collect_tool_messages(x, out)),
         _ if python_type(v) == Some(TOOL_MESSAGE) => {
             let data = v.get("data");
-            let field = |k: &str| data.and_then(|d| d.get(k)).and_then(Json::as_str).unwrap_or("?");
-            let content = data.and_then(|d| d.get("content")).cloned().unwrap_or(Json::Null);
+            let field = |k: &str| {
+                data.and_then(|d| d.get(k))
+                    .and_then(Json::as_str)
+                    .unwrap_or("?")
+            };
+            let content = data
+                .and_then(|d| d.get("content"))
+                .cloned()
+                .unwrap_or(Json::Null);
             out.push(Effect {
                 cell: format!("tool:{}:{}", field("name"), field("tool_call_id")),
                 value: value_name(&content),
@@ -494,6 +535,7 @@ fn collect_tool_messages(v: &Json, out: &mut Vec<Effect>) {
 /// Adds each effect's cell to the step's writes (its value the tool's result).
 fn add_effects(step: &mut Step, effects: &[Effect]) {
     for e in effects {
-        step.writes.push((e.cell.clone(), Written::Value(e.value.clone())));
+        step.writes
+            .push((e.cell.clone(), Written::Value(e.value.clone())));
     }
 }

@@ -31,7 +31,10 @@ use crate::Ingested;
 use std::path::Path;
 
 /// Ingests one thread of a checkpointer database: `thread`, or the only one it holds.
-pub fn read_langgraph(path: impl AsRef<Path>, thread: Option<&str>) -> Result<Ingested, IngestError> {
+pub fn read_langgraph(
+    path: impl AsRef<Path>,
+    thread: Option<&str>,
+) -> Result<Ingested, IngestError> {
     let path = path.as_ref();
     let rows = db::read(path, thread)?;
     map::ingest(&path.display().to_string(), rows)
