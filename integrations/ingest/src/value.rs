@@ -75,6 +75,15 @@ mod tests {
         assert_eq!(value_name(&a), value_name(&b));
     }
 
+    /// The same vectors are in the Python recorder's tests (`test_value_names_are_the_rust_readers`).
+    #[test]
+    fn names_agree_with_the_python_recorder() {
+        let long = json!("a".repeat(60));
+        assert_eq!(value_name(&long).as_deref(), Some("fnv1a64:93f0ef23ba8f5b89"));
+        let list = json!({"k": vec!["x"; 20]});
+        assert_eq!(value_name(&list).as_deref(), Some("fnv1a64:76b8c19493a61744"));
+    }
+
     #[test]
     fn fnv1a64_matches_the_reference_vectors() {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
