@@ -79,9 +79,15 @@ mod tests {
     #[test]
     fn names_agree_with_the_python_recorder() {
         let long = json!("a".repeat(60));
-        assert_eq!(value_name(&long).as_deref(), Some("fnv1a64:93f0ef23ba8f5b89"));
+        assert_eq!(
+            value_name(&long).as_deref(),
+            Some("fnv1a64:93f0ef23ba8f5b89")
+        );
         let list = json!({"k": vec!["x"; 20]});
-        assert_eq!(value_name(&list).as_deref(), Some("fnv1a64:76b8c19493a61744"));
+        assert_eq!(
+            value_name(&list).as_deref(),
+            Some("fnv1a64:76b8c19493a61744")
+        );
     }
 
     #[test]
