@@ -61,6 +61,9 @@ pub struct Step {
     pub aborted: bool,
 }
 
+/// Cells with the values resolved for them.
+type Pairs = Vec<(String, Option<String>)>;
+
 /// Builds the history of `steps`; `provenance` fills `preds` from what each step read.
 pub fn build(mut steps: Vec<Step>, provenance: bool) -> History {
     // Stable: equal commit instants keep the source's order.
@@ -71,8 +74,7 @@ pub fn build(mut steps: Vec<Step>, provenance: bool) -> History {
     let mut versions: BTreeMap<String, u32> = BTreeMap::new();
     // Pending latest-writer updates, applied once the log passes their write_time.
     let mut applied = 0usize;
-    let mut resolved: Vec<(Vec<(String, Option<String>)>, Vec<(String, Option<String>)>)> =
-        Vec::with_capacity(steps.len());
+    let mut resolved: Vec<(Pairs, Pairs)> = Vec::with_capacity(steps.len());
     for (index, step) in steps.iter().enumerate() {
         let read_at = step.read_at.min(step.commit_at);
         let read_time = commits.partition_point(|&c| c < read_at);

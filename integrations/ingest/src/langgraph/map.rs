@@ -38,6 +38,9 @@ struct Effect {
     value: Option<String>,
 }
 
+/// A task of a ToolNode fan-out: (task rank, its step, its tool calls, its first rowid).
+type Member = (usize, Step, Vec<Effect>, i64);
+
 /// Context of one ingestion: the file name and what the report collects.
 struct Ctx {
     file: String,
@@ -249,7 +252,7 @@ impl Ctx {
             }
         }
         let mut plain = Vec::new();
-        let mut fanout: BTreeMap<String, Vec<(usize, Step, Vec<Effect>, i64)>> = BTreeMap::new();
+        let mut fanout: BTreeMap<String, Vec<Member>> = BTreeMap::new();
         for (rank, t) in ts.iter().enumerate() {
             let (name, push) = self.task_name(cp, t);
             let effects = tool_effects(t);
@@ -334,7 +337,7 @@ impl Ctx {
             self.count("writes", 1);
             let applied = match next {
                 Some(n) if last_writer.get(ch.as_str()) == Some(&rank) => {
-                    n.values.get(ch).map_or(None, value_name)
+                    n.values.get(ch).and_then(value_name)
                 }
                 _ => value_name(v),
             };
@@ -345,10 +348,10 @@ impl Ctx {
 
     /// One record for a ToolNode fan-out: effects in task order and in storage order.
     /// `group` is in task order; each entry is (rank, step, effects, first rowid).
-    fn merge_fanout(&mut self, group: Vec<(usize, Step, Vec<Effect>, i64)>) -> Step {
+    fn merge_fanout(&mut self, group: Vec<Member>) -> Step {
         self.fanouts += 1;
         let io: Vec<Effect> = group.iter().flat_map(|g| g.2.clone()).collect();
-        let mut by_rowid: Vec<&(usize, Step, Vec<Effect>, i64)> = group.iter().collect();
+        let mut by_rowid: Vec<&Member> = group.iter().collect();
         by_rowid.sort_by_key(|g| g.3);
         let co: Vec<String> = by_rowid
             .iter()

@@ -235,12 +235,15 @@ fn structured(s: &Span, key: &str) -> Option<Json> {
     }
 }
 
+/// A registry snapshot: (tool, signature version) pairs.
+type Entries = Vec<(String, u32)>;
+
 /// Registries observed per agent (base name): `gen_ai.tool.definitions`, with versions.
 struct Registries {
     /// base → (start, entries) in time order.
-    seen: BTreeMap<String, Vec<(u64, Vec<(String, u32)>)>>,
+    seen: BTreeMap<String, Vec<(u64, Entries)>>,
     /// span index → its entries.
-    at_span: BTreeMap<usize, Vec<(String, u32)>>,
+    at_span: BTreeMap<usize, Entries>,
 }
 
 impl Registries {
