@@ -75,7 +75,8 @@ mod tests {
         assert_eq!(value_name(&a), value_name(&b));
     }
 
-    /// The same vectors are in the Python recorder's tests (`test_value_names_are_the_rust_readers`).
+    /// The same vectors are in the Python recorder's tests
+    /// (`test_value_names_are_the_rust_readers`).
     #[test]
     fn names_agree_with_the_python_recorder() {
         let long = json!("a".repeat(60));

@@ -183,7 +183,7 @@ mod tests {
             Decoded::Bad(_)
         ));
         assert!(
-            matches!(decode(Some("msgpack"), &[0x01, 0x02]), Decoded::Bad(m) if m.contains("trailing"))
+            matches!(decode(Some("msgpack"), &[1, 2]), Decoded::Bad(m) if m.contains("trailing"))
         );
         // ext type 42 with one byte of data.
         assert_eq!(

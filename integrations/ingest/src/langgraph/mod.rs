@@ -5,16 +5,20 @@
 //! holds the channel values after they were applied. We map (the model of SPEC §7 in
 //! `agentsim_models::langgraph`):
 //!
-//! | LangGraph | agentsim record |
-//! | --- | --- |
-//! | task (a node's run in a superstep) | one operation record; `agent` = node name |
-//! | channel values of the checkpoint the task ran from | `read_set` / `read_values`: every state key (LangGraph hands a node the whole state) |
-//! | the task's pending writes to state keys | `write_set`; the value is the key's value in the next checkpoint for the task that applied last (task order), else the value written |
-//! | superstep order, then task order (`task_path`, as `apply_writes` sorts) | log order: `read_time` = records before the superstep |
-//! | `ToolMessage`s a task wrote | effects `tool:<name>:<tool_call_id>` |
-//! | a ToolNode fan-out (`Send` tasks of one node in one superstep) | one record: `io` = task order (call order), `co` = the order their writes were stored (rowid) |
-//! | writes of a superstep with no checkpoint after it | records with `aborted = true`; a key written by two tasks there is reported as LangGraph's `InvalidUpdateError` |
-//! | versions of the checkpoint a task read | `preds` (producers of what it read, derived by the builder) |
+//! * a task (a node's run in a superstep) → one operation record, `agent` = the node;
+//! * the channel values of the checkpoint it ran from → `read_set` / `read_values`: every
+//!   state key (LangGraph hands a node the whole state);
+//! * its pending writes to state keys → `write_set`; the value is the key's value in the next
+//!   checkpoint for the task that applied last (task order), else the value written;
+//! * superstep order, then task order (`task_path`, as `apply_writes` sorts) → log order,
+//!   `read_time` = the records before the superstep;
+//! * the `ToolMessage`s a task wrote → effects `tool:<name>:<tool_call_id>`;
+//! * a ToolNode fan-out (the `Send` tasks of one node in one superstep) → one record, `io` =
+//!   task order (call order), `co` = the order their writes were stored (rowid);
+//! * the writes of a superstep no checkpoint followed → records with `aborted = true`; a key
+//!   two of them wrote is reported as LangGraph's `InvalidUpdateError`;
+//! * the versions of the checkpoint a task read → `preds` (producers of what it read, derived
+//!   by the builder).
 //!
 //! Only the root namespace is read (subgraph checkpoints are counted and skipped), and only
 //! the latest branch of a forked thread (the chain of parents from the newest checkpoint).

@@ -7,18 +7,26 @@
 //! `gen_ai.operation.name`; every other span (HTTP, DB, …) is ignored and counted, but still
 //! links its children to their agent. The mapping:
 //!
-//! | span (`gen_ai.operation.name`) | agentsim |
-//! | --- | --- |
-//! | `invoke_agent` | an agent invocation; `agent` = `gen_ai.agent.name`, else `gen_ai.agent.id` (`#2`, `#3` … for invocations of one agent that overlap in time) |
-//! | `chat`, `generate_content`, `text_completion` | the generation of a step; a step is the memory reads before it, it, and the writes and tool calls after it (up to the next read or generation) |
-//! | `search_memory` | reads of `<gen_ai.memory.store.id>/<id>` for each record of `gen_ai.memory.records` (value: its `content`), or of `gen_ai.memory.record.id` |
-//! | `retrieval` | reads of `<gen_ai.data_source.id>/<id>` for each of `gen_ai.retrieval.documents` |
-//! | `create_memory`, `update_memory`, `upsert_memory` | writes of those cells (value: the record's `content`); `delete_memory` writes NULL |
-//! | `execute_tool` | an effect `tool:<gen_ai.tool.name>:<gen_ai.tool.call.id>` (value: `gen_ai.tool.call.result`); the first is the step's `planned_tool` |
-//! | memory writes and tool calls of a step | `io` in start order, `co` in end order |
-//! | `gen_ai.tool.definitions` of the generation | `read_registry`; `write_registry` = the agent's latest observed definitions when its first tool call starts; a definition that changed is a new signature version |
-//! | read = first read's start; commit = last write's end | log order and `read_time` (the builder) |
-//! | a step whose every write failed (`status` ERROR) | `aborted` |
+//! * `invoke_agent` → an agent invocation; `agent` = `gen_ai.agent.name`, else
+//!   `gen_ai.agent.id` (`#2`, `#3` … for invocations of one agent that overlap in time);
+//! * `chat`, `generate_content`, `text_completion` → the generation of a step; a step is the
+//!   memory reads before it, it, and the writes and tool calls after it (up to the next read
+//!   or generation);
+//! * `search_memory` → reads of `<gen_ai.memory.store.id>/<id>` for each record of
+//!   `gen_ai.memory.records` (value: its `content`), or of `gen_ai.memory.record.id`;
+//! * `retrieval` → reads of `<gen_ai.data_source.id>/<id>` for each of
+//!   `gen_ai.retrieval.documents`;
+//! * `create_memory`, `update_memory`, `upsert_memory` → writes of those cells (value: the
+//!   record's `content`); `delete_memory` writes NULL;
+//! * `execute_tool` → an effect `tool:<gen_ai.tool.name>:<gen_ai.tool.call.id>` (value:
+//!   `gen_ai.tool.call.result`); the first is the step's `planned_tool`;
+//! * the memory writes and tool calls of a step → `io` in start order, `co` in end order;
+//! * `gen_ai.tool.definitions` of the generation → `read_registry`; `write_registry` = the
+//!   agent's latest observed definitions when its first tool call starts; a definition that
+//!   changed is a new signature version;
+//! * the first read's start and the last write's end → log order and `read_time` (the
+//!   builder);
+//! * a step whose every memory write failed (`status` ERROR) → `aborted`.
 //!
 //! `create_memory_store`, `delete_memory_store`, `embeddings`, `create_agent`, `plan` and
 //! `invoke_workflow` spans are GenAI spans that are not steps; they are counted. What the

@@ -346,7 +346,8 @@ mod tests {
         "name":"chat m","kind":"SPAN_KIND_CLIENT","startTimeUnixNano":"10","endTimeUnixNano":20,
         "attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}},
         {"key":"n","value":{"intValue":"7"}},
-        {"key":"l","value":{"arrayValue":{"values":[{"kvlistValue":{"values":[{"key":"id","value":{"stringValue":"x"}}]}}]}}}],
+        {"key":"l","value":{"arrayValue":{"values":[{"kvlistValue":{"values":[
+        {"key":"id","value":{"stringValue":"x"}}]}}]}}}],
         "status":{"code":"STATUS_CODE_ERROR"}}]}]}]}"#;
 
     #[test]
