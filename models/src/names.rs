@@ -84,11 +84,18 @@ pub struct Interner {
     text: String,
     /// `ends[id]` is where name `id` ends in `text` (it starts where `id − 1` ends).
     ends: Vec<usize>,
-    /// `EMPTY` or an id; the length is 0 or a power of two.
-    slots: Vec<u32>,
+    /// `EMPTY`, or an id in the low 32 bits and the high half of its name's hash above (so a
+    /// probe rarely touches a name that is not the one sought); the length is 0 or a power
+    /// of two.
+    slots: Vec<u64>,
+    /// The last few ids interned or found: a line repeats its fresh values (`co`, `io`,
+    /// `write_values`), and these are checked before the table. Any id here is an answer
+    /// when its name matches, so stale entries are harmless.
+    recent: [u32; 4],
+    recent_next: usize,
 }
 
-const EMPTY: u32 = u32::MAX;
+const EMPTY: u64 = u64::MAX;
 
 impl PartialEq for Interner {
     fn eq(&self, other: &Self) -> bool {
@@ -110,22 +117,34 @@ impl Interner {
     /// The id of `name`, assigning the next one if it is new.
     #[inline]
     pub fn intern(&mut self, name: &str) -> u32 {
+        // Small tables stay in cache; the ring pays off for large ones (values).
+        if self.ends.len() > 256 {
+            if let Some(&id) = self.recent.iter().find(|&&id| self.name(id) == Some(name)) {
+                return id;
+            }
+        }
         if let Some(id) = self.get(name) {
+            self.remember(id);
             return id;
         }
-        let id = u32::try_from(self.ends.len())
-            .ok()
-            .filter(|&id| id != EMPTY)
-            .expect("more than u32::MAX - 1 names");
+        let id = u32::try_from(self.ends.len()).expect("more than u32::MAX names");
         self.text.push_str(name);
         self.ends.push(self.text.len());
         if 2 * self.ends.len() > self.slots.len() {
             self.rehash((2 * self.slots.len()).max(16));
         } else {
-            let slot = self.probe(name);
-            self.slots[slot] = id;
+            let h = hash(name.as_bytes());
+            let slot = self.probe(name, h);
+            self.slots[slot] = entry(id, h);
         }
+        self.remember(id);
         id
+    }
+
+    #[inline]
+    fn remember(&mut self, id: u32) {
+        self.recent[self.recent_next] = id;
+        self.recent_next = (self.recent_next + 1) % self.recent.len();
     }
 
     /// The id of `name`, if it was interned.
@@ -134,21 +153,21 @@ impl Interner {
         if self.slots.is_empty() {
             return None;
         }
-        match self.slots[self.probe(name)] {
+        match self.slots[self.probe(name, hash(name.as_bytes()))] {
             EMPTY => None,
-            id => Some(id),
+            e => Some(e as u32),
         }
     }
 
-    /// The slot holding `name`, or the empty slot where it would go.
+    /// The slot holding `name` (whose hash is `h`), or the empty slot where it would go.
     #[inline]
-    fn probe(&self, name: &str) -> usize {
+    fn probe(&self, name: &str, h: u64) -> usize {
         let mask = self.slots.len() - 1;
-        let mut i = hash(name.as_bytes()) as usize & mask;
+        let mut i = h as usize & mask;
         loop {
             match self.slots[i] {
                 EMPTY => return i,
-                id if self.name(id) == Some(name) => return i,
+                e if e >> 32 == h >> 32 && self.name(e as u32) == Some(name) => return i,
                 _ => i = (i + 1) & mask,
             }
         }
@@ -158,8 +177,9 @@ impl Interner {
         self.slots = vec![EMPTY; len];
         for id in 0..self.ends.len() as u32 {
             let name = self.name(id).expect("an interned id");
-            let slot = self.probe(name);
-            self.slots[slot] = id;
+            let h = hash(name.as_bytes());
+            let slot = self.probe(name, h);
+            self.slots[slot] = entry(id, h);
         }
     }
 
@@ -197,6 +217,14 @@ impl Interner {
         *self = next;
         map
     }
+}
+
+/// A slot: the id, and the high half of the hash (never all ones with a real id).
+#[inline]
+fn entry(id: u32, h: u64) -> u64 {
+    let e = (h & !u64::from(u32::MAX)) | u64::from(id);
+    assert_ne!(e, EMPTY, "id u32::MAX with an all-ones hash");
+    e
 }
 
 /// The hash of a name: a multiply-fold over 8-byte words from a per-process random seed.

@@ -17,7 +17,7 @@ use super::json::{Kind, SyntaxError, Tree};
 use super::{JsonlError, KEYS, READ_META_KEYS, REQUIRED_KEYS};
 use crate::history::History;
 use crate::names::{Agent, Cell, Names, Tool, Value};
-use crate::record::{normalize_set, OpRecord, ReadMeta, ToolEntry};
+use crate::record::{normalize_set, OpRecord, ReadMeta, Registry, ToolEntry};
 use std::io::BufRead;
 use std::path::Path;
 
@@ -80,6 +80,7 @@ impl<R: BufRead> RecordReader<R> {
     }
 
     /// Reads the next record into `rec`; returns its 1-based line, or `None` at the end.
+    /// Every call must pass the same `names` (the reader remembers ids it interned there).
     pub fn next_into(&mut self, names: &mut Names, rec: &mut OpRecord) -> Result<Option<usize>> {
         loop {
             self.buf.clear();
@@ -182,6 +183,10 @@ pub(crate) struct RecordParser {
     tree: Tree,
     scratch: Vec<usize>,
     effects: Vec<(Cell, Value)>,
+    /// The raw text of the last registry parsed, and what it parsed to: consecutive records
+    /// mostly carry the same registry, and re-reading known tool names interns nothing, so
+    /// equal text gives the equal registry without walking it.
+    last_registry: (String, Registry),
     /// Byte offset of the last record's `write_time` value (for the log-order error).
     write_time_offset: u32,
 }
@@ -224,6 +229,7 @@ impl RecordParser {
             at,
             tree: &self.tree,
             scratch: &mut self.scratch,
+            last_registry: &mut self.last_registry,
         };
         let slots = line.slots()?;
         reset(rec);
@@ -305,6 +311,7 @@ struct Line<'a, 'b> {
     at: &'a At<'b>,
     tree: &'a Tree,
     scratch: &'a mut Vec<usize>,
+    last_registry: &'a mut (String, Registry),
 }
 
 impl Line<'_, '_> {
@@ -365,7 +372,7 @@ impl Line<'_, '_> {
             0 => rec.agent = Agent(names.agents.intern(self.string(key, v)?)),
             1 => self.cells(key, v, names, &mut rec.read_set)?,
             2 => self.value_map(key, v, names, &mut rec.read_values)?,
-            3 => self.registry(key, v, names, &mut rec.read_registry)?,
+            3 => self.registry_memo(key, v, names, &mut rec.read_registry)?,
             4 => {
                 rec.planned_tool = match self.kind(v) {
                     Kind::Null => None,
@@ -375,7 +382,7 @@ impl Line<'_, '_> {
             5 => rec.read_time = self.integer(key, v)?,
             6 => self.cells(key, v, names, &mut rec.write_set)?,
             7 => self.value_map(key, v, names, &mut rec.write_values)?,
-            8 => self.registry(key, v, names, &mut rec.write_registry)?,
+            8 => self.registry_memo(key, v, names, &mut rec.write_registry)?,
             9 => rec.write_time = self.integer(key, v)?,
             10 => self.effects(key, v, names, &mut rec.io)?,
             11 => self.effects(key, v, names, &mut rec.co)?,
@@ -474,13 +481,15 @@ impl Line<'_, '_> {
 
     /// A JSON number written as a plain non-negative integer that fits in u64.
     fn integer(&self, key: &str, v: usize) -> Result<u64> {
+        self.uint(v)
+            .ok_or_else(|| self.wrong(key, "a non-negative integer", v))
+    }
+
+    fn uint(&self, v: usize) -> Option<u64> {
         let n = &self.tree.nodes[v];
         let raw = &self.at.text[n.start as usize..n.end as usize];
         let plain = n.kind == Kind::Number && raw.bytes().all(|b| b.is_ascii_digit());
-        match plain.then(|| raw.parse::<u64>().ok()).flatten() {
-            Some(x) => Ok(x),
-            None => Err(self.wrong(key, "a non-negative integer", v)),
-        }
+        plain.then(|| raw.parse::<u64>().ok()).flatten()
     }
 
     fn array(&self, key: &str, v: usize, expected: &'static str) -> Result<()> {
@@ -536,6 +545,27 @@ impl Line<'_, '_> {
             out.set(names.cell(cell), value);
         }
         *self.scratch = keys;
+        Ok(())
+    }
+
+    /// [`Line::registry`], or the last registry again when its text is the same.
+    fn registry_memo(
+        &mut self,
+        key: &str,
+        v: usize,
+        names: &mut Names,
+        out: &mut Registry,
+    ) -> Result<()> {
+        let n = &self.tree.nodes[v];
+        let raw = &self.at.text[n.start as usize..n.end as usize];
+        if self.last_registry.0 == raw {
+            out.clone_from(&self.last_registry.1);
+            return Ok(());
+        }
+        self.registry(key, v, names, out)?;
+        self.last_registry.0.clear();
+        self.last_registry.0.push_str(raw);
+        self.last_registry.1.clone_from(out);
         Ok(())
     }
 
@@ -600,7 +630,10 @@ impl Line<'_, '_> {
                 u32::try_from(x).map_err(|_| self.bad(&at, n, format!("{x} exceeds u32")))?
             }
         };
-        let tool = names.tool(self.string(&format!("{}.tool", key()), tool_at)?);
+        let tool = match self.kind(tool_at) {
+            Kind::String => names.tool(self.text(tool_at)),
+            _ => return Err(self.wrong(&format!("{}.tool", key()), "a string", tool_at)),
+        };
         Ok(ToolEntry { tool, version })
     }
 
@@ -615,7 +648,9 @@ impl Line<'_, '_> {
         self.array(key, v, "an array of [cell, value] pairs")?;
         for (i, item) in self.tree.children(v).enumerate() {
             let at = || format!("{key}[{i}]");
-            self.array(&at(), item, "a [cell, value] pair")?;
+            if self.kind(item) != Kind::Array {
+                return Err(self.wrong(&at(), "a [cell, value] pair", item));
+            }
             let mut parts = self.tree.children(item);
             let (Some(cell), Some(value), None) = (parts.next(), parts.next(), parts.next()) else {
                 let n = self.tree.children(item).count();
@@ -636,14 +671,16 @@ impl Line<'_, '_> {
     fn preds(&self, key: &str, v: usize, out: &mut Vec<u32>) -> Result<()> {
         self.array(key, v, "an array of record indices")?;
         for (i, item) in self.tree.children(v).enumerate() {
-            let at = format!("{key}[{i}]");
-            let p = self.integer(&at, item)?;
+            let at = || format!("{key}[{i}]");
+            let Some(p) = self.uint(item) else {
+                return Err(self.wrong(&at(), "a non-negative integer", item));
+            };
             if p >= self.at.index as u64 {
                 let msg = format!(
                     "{p} does not point to an earlier record (this is record {}, 0-based)",
                     self.at.index
                 );
-                return Err(self.bad(&at, item, msg));
+                return Err(self.bad(&at(), item, msg));
             }
             out.push(p as u32);
         }

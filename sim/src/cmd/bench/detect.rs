@@ -17,12 +17,13 @@ use std::time::Instant;
 /// Time the detectors.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Records in the generated history for the fast detectors.
-    #[arg(long, default_value_t = 1_000_000)]
-    pub records: usize,
-    /// Records in the history for the spec form (quadratic: keep it small).
-    #[arg(long, default_value_t = 10_000)]
-    pub spec_records: usize,
+    /// Records in the generated history for the fast detectors (held in memory, about 600
+    /// bytes each: at most 5,000,000).
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=5_000_000))]
+    pub records: u64,
+    /// Records in the history for the spec form (quadratic: at most 100,000).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub spec_records: u64,
     /// Timed runs of all fast detectors together; the best is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
@@ -55,7 +56,7 @@ fn cpu_seconds() -> Option<f64> {
 
 /// Runs the benchmark.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let w = Workload::standard(args.records, args.seed);
+    let w = Workload::standard(args.records as usize, args.seed);
     eprintln!("generating {} records (seed {})", args.records, args.seed);
     let (h, gen_s) = seconds(|| workload::generate(w));
     eprintln!("generated in {gen_s:.2} s; timing fast detectors");
@@ -73,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = report.expect("repeat ≥ 1");
     let parts = breakdown(&h);
     eprintln!("spec form on {} records", args.spec_records);
-    let small = workload::generate(Workload::standard(args.spec_records, args.seed));
+    let small = workload::generate(Workload::standard(args.spec_records as usize, args.seed));
     let (spec_report, spec_s) = seconds(|| spec::detect(&small));
     let (fast_small, fast_small_s) = seconds(|| fast::detect(&small));
     anyhow::ensure!(
@@ -128,7 +129,7 @@ fn breakdown(h: &History) -> serde_json::Value {
 }
 
 /// Peak resident set size of this process, from Linux's `/proc/self/status`.
-fn peak_rss_mib() -> Option<f64> {
+pub fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -5,6 +5,8 @@
 //! `results/BENCH.md` by hand, with the machine they ran on.
 
 pub mod detect;
+pub mod history;
+pub mod stream;
 pub mod workload;
 
 use clap::{Args as ClapArgs, Subcommand};
@@ -24,6 +26,10 @@ pub enum What {
     Detect(detect::Args),
     /// The simulator: simulated operations per second on one core.
     Sim(crate::cmd::bench_sim::Args),
+    /// Write the detector benchmarks' history as JSON Lines (for `agentsim detect`).
+    History(history::Args),
+    /// The stream detector alone, on generated records, in a bounded window.
+    Stream(stream::Args),
 }
 
 /// Runs the benchmark.
@@ -31,5 +37,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Detect(a) => detect::run(a),
         What::Sim(a) => crate::cmd::bench_sim::run(a),
+        What::History(a) => history::run(a),
+        What::Stream(a) => stream::run(a),
     }
 }
