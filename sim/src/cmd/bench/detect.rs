@@ -44,7 +44,7 @@ fn seconds<T>(f: impl FnOnce() -> T) -> (T, f64) {
 
 /// CPU seconds (user + system) this process has used, from Linux's `/proc/self/stat`, in
 /// clock ticks of 1/100 s (USER_HZ). On a shared machine this, not wall time, is the work done.
-fn cpu_seconds() -> Option<f64> {
+pub fn cpu_seconds() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
     let rest = &stat[stat.rfind(')')? + 2..];
