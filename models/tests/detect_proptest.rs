@@ -8,7 +8,7 @@
 mod detect_support;
 
 use agentsim_models::detect::stream::Limits;
-use agentsim_models::detect::{a4, fast, spec, Summary};
+use agentsim_models::detect::{fast, spec, Summary};
 use detect_support::{arb_raw, assemble, stream_summary, tight_limits};
 use proptest::prelude::*;
 
@@ -36,7 +36,7 @@ proptest! {
     ) {
         let h = assemble(&raw);
         let want = spec::summary(&h, max, true);
-        let mut from_report = Summary::of_report(&spec::detect(&h), &a4::spec(&h.records), h.len() as u64, max);
+        let mut from_report = Summary::of_report(&spec::detect(&h), h.len() as u64, max);
         from_report.replica_meta = want.replica_meta;
         prop_assert_eq!(&want, &from_report);
         prop_assert_eq!(&stream_summary(&h, Limits::unbounded(max)), &want);

@@ -9,8 +9,8 @@
 //! completes the witness); for A4 it is (later record, earlier record, cell), see
 //! [`a4_order`]. A kept prefix says nothing about the witnesses left out beyond their number.
 
-use super::a4::A4Witness;
 use super::{
+    A4Witness,
     A1Witness, A2Witness, A3ResidueWitness, A3Witness, A6Witness, Anomaly, L1StructViolation,
     Report,
 };
@@ -134,9 +134,9 @@ impl Summary {
         }
     }
 
-    /// The summary of a complete report (and A4 witnesses sorted by `Ord`), cut at `max`.
-    pub fn of_report(r: &Report, a4: &[A4Witness], records: u64, max: usize) -> Self {
-        let mut a4 = a4.to_vec();
+    /// The summary of a complete report, cut at `max` (A4 re-ordered into completion order).
+    pub fn of_report(r: &Report, records: u64, max: usize) -> Self {
+        let mut a4 = r.a4.clone();
         a4.sort_by(a4_order);
         Summary {
             a1: Witnesses::from_complete(r.a1.clone(), max),
@@ -151,19 +151,41 @@ impl Summary {
         }
     }
 
-    /// Whether the history exhibits `a` (some witness was counted).
-    pub fn has(&self, a: Anomaly) -> bool {
+    /// How many witnesses of `a` were counted.
+    pub fn count(&self, a: Anomaly) -> u64 {
         match a {
-            Anomaly::A1 => self.a1.any(),
-            Anomaly::A2 => self.a2.any(),
-            Anomaly::A3 => self.a3.any(),
-            Anomaly::A6 => self.a6.any(),
+            Anomaly::A1 => self.a1.total,
+            Anomaly::A2 => self.a2.total,
+            Anomaly::A3 => self.a3.total,
+            Anomaly::A3Residue => self.a3_residue.total,
+            Anomaly::A4 => self.a4.total,
+            Anomaly::A6 => self.a6.total,
         }
     }
 
-    /// The exact set of anomalies exhibited, in lattice order.
+    /// How many witnesses of `a` were counted but not kept.
+    pub fn left_out(&self, a: Anomaly) -> u64 {
+        match a {
+            Anomaly::A1 => self.a1.left_out(),
+            Anomaly::A2 => self.a2.left_out(),
+            Anomaly::A3 => self.a3.left_out(),
+            Anomaly::A3Residue => self.a3_residue.left_out(),
+            Anomaly::A4 => self.a4.left_out(),
+            Anomaly::A6 => self.a6.left_out(),
+        }
+    }
+
+    /// Whether the history exhibits `a` (some witness was counted).
+    pub fn has(&self, a: Anomaly) -> bool {
+        self.count(a) > 0
+    }
+
+    /// The exact set of lattice anomalies exhibited (the lattice point), in lattice order.
     pub fn anomalies(&self) -> Vec<Anomaly> {
-        Anomaly::ALL.into_iter().filter(|&a| self.has(a)).collect()
+        Anomaly::LATTICE
+            .into_iter()
+            .filter(|&a| self.has(a))
+            .collect()
     }
 
     /// Whether `L1_struct` holds.

@@ -191,7 +191,7 @@ pub fn assert_agree(h: &History) {
         assert_eq!(got, expected, "spec != fast (scan_max {scan_max}) on {h:?}");
     }
     for max in [1, usize::MAX] {
-        let want = Summary::of_report(&expected, &[], h.len() as u64, max);
+        let want = Summary::of_report(&expected, h.len() as u64, max);
         for limits in [Limits::unbounded(max), tight_limits(h, max)] {
             let got = stream_summary(h, limits);
             assert_eq!(got, want, "stream != spec ({limits:?}) on {h:?}");

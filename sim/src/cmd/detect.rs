@@ -31,6 +31,7 @@ use agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT;
 use agentsim_models::detect::{spec, Summary, Witnesses};
 use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
+use agentsim_models::anomaly::Scope;
 use agentsim_models::Anomaly;
 use clap::Args as ClapArgs;
 use render::{FromHistory, Kept, Render};
@@ -54,7 +55,7 @@ pub struct Args {
     pub residue: bool,
     /// Exit 1 if any of these anomalies is present (comma-separated: A1,A2,A3,A4,A6).
     #[arg(long, value_delimiter = ',', value_parser = parse_fail_on)]
-    pub fail_on: Vec<FailOn>,
+    pub fail_on: Vec<Anomaly>,
     /// Use the spec-form detectors (quadratic; for cross-checking small histories).
     #[arg(long)]
     pub spec: bool,
@@ -77,25 +78,38 @@ pub struct Args {
     pub idle_ms: u64,
 }
 
-fn parse_anomaly(s: &str) -> Result<Anomaly, String> {
-    Anomaly::parse(s.trim())
-        .ok_or_else(|| format!("unknown anomaly `{s}` (expected A1, A2, A3 or A6)"))
-}
-
-/// An anomaly `--fail-on` can name: one of the lattice's four, or A4 (replicated store).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailOn {
-    Lattice(Anomaly),
-    A4,
-}
-
-fn parse_fail_on(s: &str) -> Result<FailOn, String> {
-    if s.trim().eq_ignore_ascii_case("A4") {
-        return Ok(FailOn::A4);
+/// A `--fail-on` name: any anomaly of the catalogue the text and JSON report.
+fn parse_fail_on(s: &str) -> Result<Anomaly, String> {
+    match Anomaly::parse(s) {
+        Some(a) if reported(a) => Ok(a),
+        _ => Err(format!(
+            "unknown anomaly `{s}` (expected {})",
+            fail_on_names()
+        )),
     }
-    parse_anomaly(s)
-        .map(FailOn::Lattice)
-        .map_err(|_| format!("unknown anomaly `{s}` (expected A1, A2, A3, A4 or A6)"))
+}
+
+/// Whether `detect` reports `a` (and `--fail-on` accepts it): the lattice's four always, A4 on
+/// histories with replica metadata; the residue form is a diagnostic (`--residue`), not a
+/// verdict.
+fn reported(a: Anomaly) -> bool {
+    match a {
+        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A4 | Anomaly::A6 => true,
+        Anomaly::A3Residue => false,
+    }
+}
+
+/// "A1, A2, A3, A4 or A6".
+fn fail_on_names() -> String {
+    let names: Vec<&str> = Anomaly::ALL
+        .into_iter()
+        .filter(|&a| reported(a))
+        .map(Anomaly::name)
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(", "),
+    }
 }
 
 /// Runs the command.
@@ -126,12 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         batch::run(src, &file, args.max_witnesses, args.residue)?
     };
     let s = &outcome.summary;
-    if args.fail_on.contains(&FailOn::A4) && !s.replica_meta {
-        eprintln!(
-            "note: --fail-on A4: {file} has no replica metadata (read_replica, read_version), \
-             so A4 cannot be decided on it; A4 does not fail this run"
-        );
-    }
+    undecidable_note(&file, &args.fail_on, s);
     let printed = match args.json {
         true => serde_json::to_string_pretty(&to_json(&outcome, args.residue))? + "\n",
         false => text(&file, &outcome, args.residue),
@@ -145,12 +154,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// 1 if `--fail-on` names an anomaly that is present, else 0.
-fn exit_code(s: &Summary, fail_on: &[FailOn]) -> ExitCode {
-    let failed = fail_on.iter().any(|&f| match f {
-        FailOn::Lattice(a) => s.has(a),
-        FailOn::A4 => s.a4.any(),
-    });
+fn exit_code(s: &Summary, fail_on: &[Anomaly]) -> ExitCode {
+    let failed = fail_on.iter().any(|&a| s.has(a));
     ExitCode::from(u8::from(failed))
+}
+
+/// Says on stderr which `--fail-on` anomalies the history cannot decide (by the catalogue's
+/// scope: A4 needs replica metadata), so that their absence is not read as a pass.
+fn undecidable_note(file: &str, fail_on: &[Anomaly], s: &Summary) {
+    for &a in fail_on {
+        let decidable = match a.scope() {
+            Scope::Any => true,
+            Scope::Replicated => s.replica_meta,
+        };
+        if !decidable {
+            eprintln!(
+                "note: --fail-on {a}: {file} has no replica metadata (read_replica, \
+                 read_version), so {a} cannot be decided on it; {a} does not fail this run"
+            );
+        }
+    }
 }
 
 /// Whether an error is a write to a closed pipe (the reader of stdout went away).
@@ -299,10 +322,13 @@ mod tests {
 
     #[test]
     fn fail_on_parses_names() {
-        assert_eq!(parse_anomaly("a3"), Ok(Anomaly::A3));
-        assert!(parse_anomaly("A4").is_err());
-        assert_eq!(parse_fail_on("a4"), Ok(FailOn::A4));
-        assert_eq!(parse_fail_on("A6"), Ok(FailOn::Lattice(Anomaly::A6)));
-        assert!(parse_fail_on("A5").unwrap_err().contains("A4"));
+        assert_eq!(parse_fail_on("a3"), Ok(Anomaly::A3));
+        assert_eq!(parse_fail_on("a4"), Ok(Anomaly::A4));
+        assert_eq!(parse_fail_on("A6"), Ok(Anomaly::A6));
+        assert_eq!(
+            parse_fail_on("A5").unwrap_err(),
+            "unknown anomaly `A5` (expected A1, A2, A3, A4 or A6)"
+        );
+        assert!(parse_fail_on("A3_residue").is_err());
     }
 }

@@ -11,12 +11,11 @@
 //! dropped from the table as the stream goes, so fresh values do not accumulate either.
 
 use super::render::{Kept, Render};
-use super::FailOn;
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
 use agentsim_models::detect::Summary;
 use agentsim_models::jsonl::RecordReader;
 use agentsim_models::lattice::{self, Point};
-use agentsim_models::{Names, OpRecord};
+use agentsim_models::{Anomaly, Names, OpRecord};
 use serde_json::json;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -57,7 +56,7 @@ impl Read for Follow {
 }
 
 /// Runs the stream over `path` (`-` for stdin), printing to stdout.
-pub fn run(path: &Path, cfg: Config, fail_on: &[FailOn]) -> anyhow::Result<ExitCode> {
+pub fn run(path: &Path, cfg: Config, fail_on: &[Anomaly]) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let outcome = if path.as_os_str() == "-" {
@@ -70,7 +69,10 @@ pub fn run(path: &Path, cfg: Config, fail_on: &[FailOn]) -> anyhow::Result<ExitC
         detect(src, &path.display().to_string(), cfg, &mut out)
     };
     match outcome {
-        Ok(summary) => Ok(super::exit_code(&summary, fail_on)),
+        Ok(summary) => {
+            super::undecidable_note(&path.display().to_string(), fail_on, &summary);
+            Ok(super::exit_code(&summary, fail_on))
+        }
         // A reader that went away (`| head`) is a normal end, not an error.
         Err(e) if super::is_broken_pipe(&e) => Ok(ExitCode::SUCCESS),
         Err(e) => Err(e),
@@ -182,18 +184,16 @@ fn compact(names: &mut Names, stream: &mut Stream) -> usize {
 fn end(s: &Summary, json: bool, residue: bool) -> String {
     let point = Point::of(&s.anomalies());
     let level = lattice::level(point);
-    let mut lists = vec![
-        ("A1", s.a1.total, s.a1.left_out()),
-        ("A2", s.a2.total, s.a2.left_out()),
-        ("A3", s.a3.total, s.a3.left_out()),
-        ("A6", s.a6.total, s.a6.left_out()),
-    ];
-    if residue {
-        lists.push(("A3_residue", s.a3_residue.total, s.a3_residue.left_out()));
-    }
-    if s.replica_meta {
-        lists.push(("A4", s.a4.total, s.a4.left_out()));
-    }
+    let shown = |a: Anomaly| match a {
+        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A6 => true,
+        Anomaly::A3Residue => residue,
+        Anomaly::A4 => s.replica_meta,
+    };
+    let mut lists: Vec<(&str, u64, u64)> = Anomaly::ALL
+        .into_iter()
+        .filter(|&a| shown(a))
+        .map(|a| (a.name(), s.count(a), s.left_out(a)))
+        .collect();
     lists.push(("L1_struct", s.l1_struct.total, s.l1_struct.left_out()));
     if json {
         let counts: serde_json::Map<_, _> =
