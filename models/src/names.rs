@@ -404,7 +404,10 @@ mod tests {
         let mut n = Names::new();
         let (a, b) = (n.value("a"), n.value("b"));
         let map = n.retain_values(|v| v == b);
-        assert_eq!((map[0], map[a.0 as usize], map[b.0 as usize]), (Some(Value::NULL), None, Some(a)));
+        assert_eq!(
+            (map[0], map[a.0 as usize], map[b.0 as usize]),
+            (Some(Value::NULL), None, Some(a))
+        );
         assert_eq!(n.find_value("b"), Some(Value(1)));
     }
 }

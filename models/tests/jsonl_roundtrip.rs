@@ -111,7 +111,8 @@ proptest! {
                 Err(e) => {
                     let (line, col) = e.position().expect("a line error");
                     prop_assert!(line >= 1 && line <= lines && col >= 1, "{}", e);
-                    prop_assert!(e.to_string().starts_with(&format!("fuzz:{line}:{col}: ")), "{}", e);
+                    let at = format!("fuzz:{line}:{col}: ");
+                    prop_assert!(e.to_string().starts_with(&at), "{}", e);
                     break;
                 }
             }

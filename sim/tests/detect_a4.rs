@@ -93,7 +93,11 @@ fn a_bad_read_version_names_line_and_key() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     // FILE:LINE:COL (issue 20): the column of the bad value.
-    let line = good.lines().nth(1).expect("line 2").replacen(r#""c1":1}"#, r#""c1":"one"}"#, 1);
+    let line = good
+        .lines()
+        .nth(1)
+        .expect("line 2")
+        .replacen(r#""c1":1}"#, r#""c1":"one"}"#, 1);
     let col = line.find(r#""one""#).expect("the value") + 1;
     let want = format!("bad.jsonl:2:{col}: key `read_version.c1`");
     assert!(err.contains(&want), "{err}");

@@ -112,7 +112,10 @@ fn fail_on_exits_one_only_for_present_anomalies() {
     assert_eq!(code("A4"), Some(0));
     let out = agentsim(&["detect", p, "--fail-on", "A1,A4"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("no replica metadata") && stderr.contains("A4 cannot be decided"), "{stderr}");
+    assert!(
+        stderr.contains("no replica metadata") && stderr.contains("A4 cannot be decided"),
+        "{stderr}"
+    );
     let out = agentsim(&["detect", p, "--fail-on", "A5"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown anomaly `A5`"));
@@ -137,7 +140,10 @@ fn malformed_files_exit_two_naming_line_and_key() {
         (
             "type.jsonl",
             GOOD.replace("\"read_time\":0", "\"read_time\":\"0\""),
-            format!(":2:{}: key `read_time`: expected", GOOD.find("0,").expect("0") + 1),
+            format!(
+                ":2:{}: key `read_time`: expected",
+                GOOD.find("0,").expect("0") + 1
+            ),
         ),
         (
             "missing.jsonl",
@@ -149,7 +155,11 @@ fn malformed_files_exit_two_naming_line_and_key() {
             GOOD.replace("\"write_time\":1", "\"write_time\":1,\"preds\":[1]"),
             format!(":2:{}: key `preds[0]`", GOOD.len() + 10),
         ),
-        ("json.jsonl", "{not json".to_owned(), ":2:2: invalid JSON".to_owned()),
+        (
+            "json.jsonl",
+            "{not json".to_owned(),
+            ":2:2: invalid JSON".to_owned(),
+        ),
         (
             "duplicate.jsonl",
             GOOD.replace("\"write_time\":1", "\"write_time\":1,\"agent\":\"b\""),
@@ -157,7 +167,10 @@ fn malformed_files_exit_two_naming_line_and_key() {
         ),
         (
             "co.jsonl",
-            GOOD.replace("\"write_time\":1", "\"write_time\":1,\"io\":[[\"c\",\"v\"]],\"co\":[]"),
+            GOOD.replace(
+                "\"write_time\":1",
+                "\"write_time\":1,\"io\":[[\"c\",\"v\"]],\"co\":[]",
+            ),
             ":2:".to_owned() + &format!("{}: key `co`: the completion order", GOOD.len() + 23),
         ),
     ];

@@ -6,8 +6,8 @@
 
 use super::witnesses::Summary;
 use super::{
-    a4, A1Witness, A2Reason, A2Witness, A3ResidueWitness, A3Witness, A6Witness,
-    L1StructViolation, Report,
+    a4, A1Witness, A2Reason, A2Witness, A3ResidueWitness, A3Witness, A6Witness, L1StructViolation,
+    Report,
 };
 use crate::history::History;
 use crate::names::Value;

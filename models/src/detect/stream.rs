@@ -198,6 +198,9 @@ struct Waiting {
     read_time: u64,
 }
 
+/// The two earliest non-aborted writers (record, write time) of one (cell, value).
+type FirstTwo = [Option<(u64, u64)>; 2];
+
 /// The reads with metadata of one (cell, committed version), and how many read each value.
 #[derive(Clone, Debug, Default)]
 struct A4Group {
@@ -220,7 +223,7 @@ pub struct Stream {
     live: usize,
     waiting: Vec<Waiting>,
     /// (cell, value) → its two earliest non-aborted writers (record, time); residue only.
-    first_two: HashMap<(Cell, Value), [Option<(u64, u64)>; 2]>,
+    first_two: HashMap<(Cell, Value), FirstTwo>,
     a4: BTreeMap<(Cell, u64), A4Group>,
     scratch: Vec<(u64, Cell, Write)>,
     a4_scratch: Vec<(A4Witness, Agent)>,
@@ -263,7 +266,12 @@ impl Stream {
     }
 
     /// Takes the next record of the log, found on line `line` of its source.
-    pub fn push(&mut self, r: &OpRecord, line: u64, sink: &mut impl Sink) -> Result<(), StreamError> {
+    pub fn push(
+        &mut self,
+        r: &OpRecord,
+        line: u64,
+        sink: &mut impl Sink,
+    ) -> Result<(), StreamError> {
         self.check(r)?;
         if r.write_time > self.last_write_time {
             self.settle_waiting(sink);
@@ -290,7 +298,7 @@ impl Stream {
         if !r.aborted {
             self.add_writes(j, r)?;
         }
-        if j % 64 == 0 {
+        if j.is_multiple_of(64) {
             self.aborted.push(0);
         }
         self.aborted[(j / 64) as usize] |= u64::from(r.aborted) << (j % 64);
@@ -363,7 +371,14 @@ impl Stream {
                 };
                 if self.out.a3.push(w) {
                     let pred_agent = self.agents.get(p as usize).copied();
-                    sink.found(line, Found::A3 { w, agent: r.agent, pred_agent });
+                    sink.found(
+                        line,
+                        Found::A3 {
+                            w,
+                            agent: r.agent,
+                            pred_agent,
+                        },
+                    );
                 }
             }
         }
@@ -408,13 +423,26 @@ impl Stream {
             };
             let pushed = self.out.a1.push(w);
             assert!(pushed, "A1 keeps only what it has room for");
-            sink.found(line, Found::A1 { w, reader: r, writer: write });
+            sink.found(
+                line,
+                Found::A1 {
+                    w,
+                    reader: r,
+                    writer: write,
+                },
+            );
         }
         self.out.a1.count_only(total - kept as u64);
     }
 
     /// The `L1_struct` and residue verdicts of every read: now, or when the write time closes.
-    fn reads(&mut self, j: u64, r: &OpRecord, line: u64, sink: &mut impl Sink) -> Result<(), StreamError> {
+    fn reads(
+        &mut self,
+        j: u64,
+        r: &OpRecord,
+        line: u64,
+        sink: &mut impl Sink,
+    ) -> Result<(), StreamError> {
         let wait = !self.waiting.is_empty() || r.read_time == r.write_time;
         for &c in &r.read_set {
             let read = Waiting {
@@ -458,7 +486,13 @@ impl Stream {
                 writer: latest.map(|w| w.record as usize),
             };
             if self.out.l1_struct.push(w) {
-                sink.found(read.line, Found::L1 { w, agent: read.agent });
+                sink.found(
+                    read.line,
+                    Found::L1 {
+                        w,
+                        agent: read.agent,
+                    },
+                );
             }
         }
         if !self.opts.residue || read.value.is_null() {
@@ -479,7 +513,13 @@ impl Stream {
                 value: read.value,
             };
             if self.out.a3_residue.push(w) {
-                sink.found(read.line, Found::Residue { w, agent: read.agent });
+                sink.found(
+                    read.line,
+                    Found::Residue {
+                        w,
+                        agent: read.agent,
+                    },
+                );
             }
         }
     }
@@ -527,13 +567,21 @@ impl Stream {
         for &(w, agent) in &self.a4_scratch[..kept] {
             let pushed = self.out.a4.push(w);
             assert!(pushed, "A4 keeps only what it has room for");
-            sink.found(line, Found::A4 { w, agents: [agent, r.agent] });
+            sink.found(
+                line,
+                Found::A4 {
+                    w,
+                    agents: [agent, r.agent],
+                },
+            );
         }
         self.out.a4.count_only(total - kept as u64);
         for m in &r.read_meta {
             let value = r.read_values.get(m.cell);
             let group = self.a4.entry((m.cell, m.version)).or_default();
-            group.reads.push((a4::read(j as usize, m.replica, value), r.agent));
+            group
+                .reads
+                .push((a4::read(j as usize, m.replica, value), r.agent));
             *group.per_value.entry(value).or_default() += 1;
         }
     }
@@ -581,7 +629,11 @@ impl Stream {
         };
         while let Some(&c) = self.order.front() {
             let cw = &mut self.cells[c.index()];
-            let front = cw.writes.front().copied().expect("order names a kept write");
+            let front = cw
+                .writes
+                .front()
+                .copied()
+                .expect("order names a kept write");
             if front.time > horizon {
                 break;
             }
@@ -621,7 +673,9 @@ impl Stream {
     pub fn remap_values(&mut self, map: &dyn Fn(Value) -> Value) {
         for cw in &mut self.cells {
             cw.writes.iter_mut().for_each(|w| w.value = map(w.value));
-            cw.dropped_last.iter_mut().for_each(|w| w.value = map(w.value));
+            cw.dropped_last
+                .iter_mut()
+                .for_each(|w| w.value = map(w.value));
         }
         self.waiting.iter_mut().for_each(|w| w.value = map(w.value));
         self.first_two = std::mem::take(&mut self.first_two)
@@ -639,7 +693,10 @@ impl Stream {
         o.l1_struct.kept.iter_mut().for_each(|w| {
             (w.read, w.expected) = (map(w.read), map(w.expected));
         });
-        o.a3_residue.kept.iter_mut().for_each(|w| w.value = map(w.value));
+        o.a3_residue
+            .kept
+            .iter_mut()
+            .for_each(|w| w.value = map(w.value));
         o.a4.kept.iter_mut().for_each(|w| {
             (w.first.value, w.second.value) = (map(w.first.value), map(w.second.value));
         });
@@ -736,6 +793,9 @@ mod tests {
         let mut far = records;
         far[40].read_time = 30;
         let e = run(&far, limits).unwrap_err();
-        assert!(matches!(e, StreamError::WindowExceeded { record: 40, .. }), "{e}");
+        assert!(
+            matches!(e, StreamError::WindowExceeded { record: 40, .. }),
+            "{e}"
+        );
     }
 }

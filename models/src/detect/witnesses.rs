@@ -10,9 +10,8 @@
 //! [`a4_order`]. A kept prefix says nothing about the witnesses left out beyond their number.
 
 use super::{
-    A4Witness,
-    A1Witness, A2Witness, A3ResidueWitness, A3Witness, A6Witness, Anomaly, L1StructViolation,
-    Report,
+    A1Witness, A2Witness, A3ResidueWitness, A3Witness, A4Witness, A6Witness, Anomaly,
+    L1StructViolation, Report,
 };
 use std::cmp::Ordering;
 
@@ -205,7 +204,10 @@ mod tests {
         assert!(w.push(2));
         assert!(!w.push(3));
         w.count_only(4);
-        assert_eq!((w.kept.as_slice(), w.total, w.left_out()), (&[1, 2][..], 7, 5));
+        assert_eq!(
+            (w.kept.as_slice(), w.total, w.left_out()),
+            (&[1, 2][..], 7, 5)
+        );
         assert_eq!(Witnesses::from_complete(vec![1, 2, 3], 2), {
             let mut x = Witnesses::new(2);
             for i in 1..=3 {

@@ -252,7 +252,12 @@ impl Parser<'_> {
         let mut seg = from;
         loop {
             match self.b.get(self.pos) {
-                None => return Err(err(self.tree.nodes[i].start as usize, "unterminated string")),
+                None => {
+                    return Err(err(
+                        self.tree.nodes[i].start as usize,
+                        "unterminated string",
+                    ))
+                }
                 Some(b'"') => break,
                 Some(b'\\') => {
                     self.flush(seg);
@@ -413,7 +418,10 @@ mod tests {
         assert_eq!(t.children(arr).count(), 4);
         let x = t.children(0).nth(1).map(|k| k + 1).unwrap();
         assert_eq!(t.str(line, x), "x\"y");
-        assert_eq!(&line[t.nodes[x].start as usize..t.nodes[x].end as usize], r#""x\"y""#);
+        assert_eq!(
+            &line[t.nodes[x].start as usize..t.nodes[x].end as usize],
+            r#""x\"y""#
+        );
         assert_eq!(t.nodes[0].next as usize, t.nodes.len());
     }
 
@@ -436,6 +444,9 @@ mod tests {
         }
         let deep = "[".repeat(100_000);
         assert!(parse(&deep).unwrap_err().message.contains("deeper"));
-        assert_eq!(parse("\"\\ud83d\\ude00\"").map(|t| t.str("", 0).to_owned()), Ok("😀".into()));
+        assert_eq!(
+            parse("\"\\ud83d\\ude00\"").map(|t| t.str("", 0).to_owned()),
+            Ok("😀".into())
+        );
     }
 }

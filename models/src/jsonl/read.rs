@@ -101,7 +101,10 @@ impl<R: BufRead> RecordReader<R> {
             let text = std::str::from_utf8(bytes).map_err(|e| JsonlError::BadUtf8 {
                 file: self.file.clone(),
                 line: self.line,
-                col: column(&String::from_utf8_lossy(&bytes[..e.valid_up_to()]), usize::MAX),
+                col: column(
+                    &String::from_utf8_lossy(&bytes[..e.valid_up_to()]),
+                    usize::MAX,
+                ),
             })?;
             if text.trim().is_empty() {
                 continue;
@@ -257,7 +260,11 @@ impl RecordParser {
             return Err(at.bad("read_time", offset(5), msg));
         }
         if !is_permutation(&rec.io, &rec.co, &mut self.effects) {
-            let offset = if slots[11] == ABSENT { offset(10) } else { offset(11) };
+            let offset = if slots[11] == ABSENT {
+                offset(10)
+            } else {
+                offset(11)
+            };
             let msg = format!(
                 "the completion order ({} effects) is not a permutation of `io` ({} effects): \
                  every issued effect completes exactly once (an absent `co` is empty)",
@@ -291,7 +298,11 @@ fn reset(r: &mut OpRecord) {
 }
 
 /// Whether `co` lists exactly the effects of `io` (as multisets).
-fn is_permutation(io: &[(Cell, Value)], co: &[(Cell, Value)], buf: &mut Vec<(Cell, Value)>) -> bool {
+fn is_permutation(
+    io: &[(Cell, Value)],
+    co: &[(Cell, Value)],
+    buf: &mut Vec<(Cell, Value)>,
+) -> bool {
     if io == co {
         return true;
     }
@@ -413,10 +424,12 @@ impl Line<'_, '_> {
         let (mut replicas, mut versions) = (Vec::new(), Vec::new());
         self.sorted_keys(rk, r, &mut replicas)?;
         self.sorted_keys(vk, v, &mut versions)?;
-        let find = |keys: &[usize], name: &str| {
-            keys.binary_search_by(|&x| self.text(x).cmp(name)).ok()
-        };
-        if let Some(&k) = versions.iter().find(|&&k| find(&replicas, self.text(k)).is_none()) {
+        let find =
+            |keys: &[usize], name: &str| keys.binary_search_by(|&x| self.text(x).cmp(name)).ok();
+        if let Some(&k) = versions
+            .iter()
+            .find(|&&k| find(&replicas, self.text(k)).is_none())
+        {
             let name = self.text(k);
             let msg = format!("cell `{name}` has a version but no `{rk}` entry");
             return Err(self.bad(&format!("{vk}.{name}"), k, msg));
@@ -590,7 +603,12 @@ impl Line<'_, '_> {
         Ok(())
     }
 
-    fn tool_entry(&self, key: &dyn Fn() -> String, v: usize, names: &mut Names) -> Result<ToolEntry> {
+    fn tool_entry(
+        &self,
+        key: &dyn Fn() -> String,
+        v: usize,
+        names: &mut Names,
+    ) -> Result<ToolEntry> {
         let expected = "a tool name or an object {\"tool\": name, \"version\": n}";
         match self.kind(v) {
             Kind::String => {
@@ -620,7 +638,11 @@ impl Line<'_, '_> {
             *slot = k + 1;
         }
         if tool_at == ABSENT {
-            return Err(self.bad(&key(), v, "a registry entry object needs a `tool`".to_owned()));
+            return Err(self.bad(
+                &key(),
+                v,
+                "a registry entry object needs a `tool`".to_owned(),
+            ));
         }
         let version = match version_at {
             ABSENT => 0,
@@ -758,7 +780,17 @@ mod tests {
         let e = parse_history(&line(r#","preds":[0]"#), "h").unwrap_err();
         assert_eq!(e.key(), Some("preds[0]"));
         let e = parse_history("{\"agent\":", "h").unwrap_err();
-        assert!(matches!(e, JsonlError::BadJson { line: 1, col: 10, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                JsonlError::BadJson {
+                    line: 1,
+                    col: 10,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = parse_history("[1]", "h").unwrap_err();
         assert!(matches!(e, JsonlError::NotAnObject { .. }));
     }
@@ -768,7 +800,10 @@ mod tests {
         let e = parse_history(&line(r#","agent":"b""#), "h").unwrap_err();
         assert!(matches!(e, JsonlError::DuplicateKey { .. }), "{e}");
         let col = line(r#","agent":"b""#).rfind("\"agent\"").unwrap() + 1;
-        assert_eq!(e.to_string(), format!("h:1:{col}: key `agent`: duplicate key (it appears earlier in the object)"));
+        assert_eq!(
+            e.to_string(),
+            format!("h:1:{col}: key `agent`: duplicate key (it appears earlier in the object)")
+        );
         let dup = line("").replace(r#""read_values":{}"#, r#""read_values":{"c":"x","c":null}"#);
         let e = parse_history(&dup, "h").unwrap_err();
         assert_eq!(e.key(), Some("read_values.c"));
@@ -786,10 +821,16 @@ mod tests {
         let mut rec = OpRecord::default();
         assert_eq!(reader.next_into(&mut names, &mut rec).unwrap(), Some(1));
         let e = reader.next_into(&mut names, &mut rec).unwrap_err();
-        assert_eq!(e.to_string(), "u:2:12: invalid UTF-8 (the line must be UTF-8 text)");
+        assert_eq!(
+            e.to_string(),
+            "u:2:12: invalid UTF-8 (the line must be UTF-8 text)"
+        );
     }
 
-    const META: &str = r#","read_set":["c","d"],"read_replica":{"c":"s1","d":"primary"},"read_version":{"c":1,"d":0}"#;
+    const META: &str = concat!(
+        r#","read_set":["c","d"],"read_replica":{"c":"s1","d":"primary"},"#,
+        r#""read_version":{"c":1,"d":0}"#
+    );
 
     #[test]
     fn replica_metadata_reads_and_checks() {

@@ -208,7 +208,8 @@ pub fn stream_summary(h: &History, limits: Limits) -> Summary {
     };
     let mut s = Stream::new(opts);
     for (k, r) in h.records.iter().enumerate() {
-        s.push(r, k as u64 + 1, &mut ()).expect("a valid history streams");
+        s.push(r, k as u64 + 1, &mut ())
+            .expect("a valid history streams");
     }
     s.finish(&mut ())
 }

@@ -26,12 +26,12 @@ mod batch;
 mod render;
 mod stream;
 
+use agentsim_models::anomaly::Scope;
 use agentsim_models::detect::stream::Limits;
 use agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT;
 use agentsim_models::detect::{spec, Summary, Witnesses};
 use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
-use agentsim_models::anomaly::Scope;
 use agentsim_models::Anomaly;
 use clap::Args as ClapArgs;
 use render::{FromHistory, Kept, Render};
@@ -268,12 +268,25 @@ fn text(file: &str, o: &batch::Outcome, residue: bool) -> String {
     sec("A3 causal-cascade", "A3", totals(&s.a3));
     sec("A6 tool-effect reordering", "A6", totals(&s.a6));
     if residue {
-        sec("A3 residue (over-approximates A3)", "A3_residue", totals(&s.a3_residue));
+        sec(
+            "A3 residue (over-approximates A3)",
+            "A3_residue",
+            totals(&s.a3_residue),
+        );
     }
     if s.l1_struct_holds() {
-        let _ = writeln!(out, "L1_struct: holds (every read saw the latest committed write)");
+        let _ = writeln!(
+            out,
+            "L1_struct: holds (every read saw the latest committed write)"
+        );
     } else {
-        section(&mut out, "L1_struct violated", totals(&s.l1_struct), &list(o, "L1_struct"), &n);
+        section(
+            &mut out,
+            "L1_struct violated",
+            totals(&s.l1_struct),
+            &list(o, "L1_struct"),
+            &n,
+        );
     }
     let point = Point::of(&s.anomalies());
     let level = lattice::level(point);
@@ -308,7 +321,11 @@ fn section(s: &mut String, title: &str, (total, left): (u64, u64), ws: &[&Kept],
     let plural = if total == 1 { "" } else { "es" };
     let _ = write!(s, "{title}: {total} witness{plural}");
     if left > 0 {
-        let _ = write!(s, " ({} listed, {left} left out: raise --max-witnesses)", ws.len());
+        let _ = write!(
+            s,
+            " ({} listed, {left} left out: raise --max-witnesses)",
+            ws.len()
+        );
     }
     s.push('\n');
     for w in ws {

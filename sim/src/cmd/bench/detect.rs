@@ -19,10 +19,10 @@ use std::time::Instant;
 pub struct Args {
     /// Records in the generated history for the fast detectors (held in memory, about 600
     /// bytes each: at most 5,000,000).
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=5_000_000))]
+    #[arg(long, default_value_t = 1_000_000, value_parser = records(5_000_000))]
     pub records: u64,
     /// Records in the history for the spec form (quadratic: at most 100,000).
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    #[arg(long, default_value_t = 10_000, value_parser = records(100_000))]
     pub spec_records: u64,
     /// Timed runs of all fast detectors together; the best is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -33,6 +33,11 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A record count in `1..=max` (clap says which limit was passed, with exit 2).
+pub fn records(max: u64) -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=max)
 }
 
 /// Runs `f`, returning its result and the wall-clock seconds it took.

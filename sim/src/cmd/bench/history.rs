@@ -23,7 +23,7 @@ pub const RECORDS_MAX: u64 = 1_000_000_000;
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// Records to write.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=RECORDS_MAX))]
+    #[arg(long, default_value_t = 1_000_000, value_parser = super::detect::records(RECORDS_MAX))]
     pub records: u64,
     /// Seed of the generator.
     #[arg(long, default_value_t = 1)]
@@ -38,7 +38,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let w = Workload::standard(args.records as usize, args.seed);
     let sink: Box<dyn Write> = match &args.out {
         Some(p) if p.as_os_str() != "-" => {
-            let f = std::fs::File::create(p).with_context(|| format!("{}: cannot create", p.display()))?;
+            let f = std::fs::File::create(p)
+                .with_context(|| format!("{}: cannot create", p.display()))?;
             Box::new(f)
         }
         _ => Box::new(std::io::stdout().lock()),

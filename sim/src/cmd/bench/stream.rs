@@ -18,7 +18,8 @@ use std::time::Instant;
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// Records to stream.
-    #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..=super::history::RECORDS_MAX))]
+    #[arg(long, default_value_t = 10_000_000,
+          value_parser = super::detect::records(super::history::RECORDS_MAX))]
     pub records: u64,
     /// The window kept, in ticks (write_time − read_time of any record must fit).
     #[arg(long, default_value_t = 1_000_000)]

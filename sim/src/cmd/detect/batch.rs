@@ -75,7 +75,9 @@ pub fn run(
         let names = parser.join().expect("the parser thread does not panic")?;
         if let Some(e) = failed {
             // The reader checks everything the detector checks, so this is a bug, not input.
-            return Err(anyhow::anyhow!(e).context(format!("{file}: the detector refused a record")));
+            return Err(
+                anyhow::anyhow!(e).context(format!("{file}: the detector refused a record"))
+            );
         }
         let summary = stream.finish(&mut sink);
         Ok(Outcome {

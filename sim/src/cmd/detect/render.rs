@@ -169,7 +169,10 @@ impl FromHistory<'_> {
         Kept::L1 { w, agent }
     }
     pub fn a4(&self, w: A4Witness) -> Kept {
-        let agents = [self.rec(w.first.record).agent, self.rec(w.second.record).agent];
+        let agents = [
+            self.rec(w.first.record).agent,
+            self.rec(w.second.record).agent,
+        ];
         Kept::A4 { w, agents }
     }
 }
@@ -237,7 +240,10 @@ impl Render<'_> {
                     }
                 };
                 let agent = self.agent(*agent);
-                format!("record {} ({agent}) planned tool {tool}, but {why}", w.record)
+                format!(
+                    "record {} ({agent}) planned tool {tool}, but {why}",
+                    w.record
+                )
             }
             Kept::A3 {
                 w,

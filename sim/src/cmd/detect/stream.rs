@@ -65,7 +65,13 @@ pub fn run(path: &Path, cfg: Config, fail_on: &[Anomaly]) -> anyhow::Result<Exit
     } else {
         let file = std::fs::File::open(path)
             .map_err(|e| anyhow::anyhow!(e).context(format!("{}: cannot read", path.display())))?;
-        let src = BufReader::with_capacity(1 << 20, Follow { file, idle: cfg.idle });
+        let src = BufReader::with_capacity(
+            1 << 20,
+            Follow {
+                file,
+                idle: cfg.idle,
+            },
+        );
         detect(src, &path.display().to_string(), cfg, &mut out)
     };
     match outcome {
@@ -196,10 +202,14 @@ fn end(s: &Summary, json: bool, residue: bool) -> String {
         .collect();
     lists.push(("L1_struct", s.l1_struct.total, s.l1_struct.left_out()));
     if json {
-        let counts: serde_json::Map<_, _> =
-            lists.iter().map(|&(k, n, _)| (k.to_owned(), json!(n))).collect();
-        let left: serde_json::Map<_, _> =
-            lists.iter().map(|&(k, _, n)| (k.to_owned(), json!(n))).collect();
+        let counts: serde_json::Map<_, _> = lists
+            .iter()
+            .map(|&(k, n, _)| (k.to_owned(), json!(n)))
+            .collect();
+        let left: serde_json::Map<_, _> = lists
+            .iter()
+            .map(|&(k, _, n)| (k.to_owned(), json!(n)))
+            .collect();
         let names: Vec<&str> = point.members().iter().map(|a| a.name()).collect();
         return json!({ "end": { "records": s.records, "witnesses": counts, "left_out": left,
                                 "L1_struct_holds": s.l1_struct_holds(),
@@ -210,6 +220,9 @@ fn end(s: &Summary, json: bool, residue: bool) -> String {
     for (k, n, left) in lists {
         text.push_str(&format!("\n{k}: {n} witnesses ({left} not listed)"));
     }
-    text.push_str(&format!("\nlattice point: {}\nlevel: L{level}", point.label()));
+    text.push_str(&format!(
+        "\nlattice point: {}\nlevel: L{level}",
+        point.label()
+    ));
     text
 }
