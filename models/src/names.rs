@@ -207,7 +207,12 @@ impl Interner {
     /// Keeps only the ids for which `keep` holds, renumbered densely in their old order;
     /// returns the new id of each old id (`None` if dropped).
     pub fn retain(&mut self, keep: impl Fn(u32) -> bool) -> Vec<Option<u32>> {
-        let mut next = Interner::default();
+        let kept = (0..self.len() as u32).filter(|&id| keep(id)).count();
+        let mut next = Interner {
+            // Sized once for what is kept: no growth (and no second table) while filling.
+            slots: vec![EMPTY; (2 * kept + 2).next_power_of_two().max(16)],
+            ..Interner::default()
+        };
         let map = (0..self.len() as u32)
             .map(|id| {
                 let name = self.name(id).expect("an interned id");

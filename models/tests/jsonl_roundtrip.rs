@@ -232,7 +232,10 @@ fn every_defect_names_file_line_and_key() {
         let e = error_on_line_two(line);
         let msg = e.to_string();
         assert_eq!((e.line(), e.key()), (Some(2), Some(*key)), "{msg}");
-        assert!(msg.starts_with("bad.jsonl:2: "), "{msg}");
+        // FILE:LINE:COL: key `K`: message (issue 20).
+        let col = e.position().expect("a position").1;
+        let at = format!("bad.jsonl:2:{col}: key `{key}`: ");
+        assert!(col >= 1 && msg.starts_with(&at), "{msg}");
         assert!(msg.contains(what), "{msg} should say {what}");
     }
     let e = error_on_line_two("{\"agent\": ");

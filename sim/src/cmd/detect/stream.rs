@@ -177,13 +177,14 @@ fn settle<W: Write>(p: Printer<'_, W>) -> anyhow::Result<()> {
 const COMPACT_MIN: usize = 1 << 20;
 
 /// Drops the value names the detector no longer holds; returns the table size at which to
-/// compact again (twice what is live, so the work is amortised over the values read).
+/// compact again: half as many again as are live, so the table stays within 1.5 times the
+/// live window and the work is amortised over the values read since.
 fn compact(names: &mut Names, stream: &mut Stream) -> usize {
     let mut live = vec![false; names.value_count() + 1];
     stream.live_values(&mut |v| live[v.0 as usize] = true);
     let map = names.retain_values(|v| live[v.0 as usize]);
     stream.remap_values(&|v| map[v.0 as usize].expect("a live value is kept"));
-    (2 * names.value_count()).max(COMPACT_MIN)
+    (names.value_count() + names.value_count() / 2).max(COMPACT_MIN)
 }
 
 /// The closing summary: counts, left out, `L1_struct`, lattice point, level.
