@@ -11,11 +11,12 @@
 //! `--read-discipline`; property `A4`, split view), composed with `--runtime` for writes; see
 //! `agentsim_checker::replicated`. Flags that model has no meaning for are refused (exit 2).
 
-use crate::output::write_atomic;
+use crate::artifacts::output::write_atomic;
 use agentsim_checker::frontier::Storage;
 use agentsim_checker::run::{self, CheckConfig, CheckReport, Counterexample};
 use agentsim_checker::{replicated_run, Bounds, Extensions, Property, Replication};
 use agentsim_models::anomaly::Scope;
+use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::RuntimeKind;
 use agentsim_models::Anomaly;
 use anyhow::{bail, Context};
@@ -66,9 +67,10 @@ pub struct Args {
     /// synchronous replication).
     #[arg(long, value_name = "L")]
     pub max_lag: Option<u64>,
-    /// With --replicas: any (any-replica), session, pinned (primary-pinned); default any.
+    /// With --replicas: any-replica (any), session, primary-pinned (pinned); default
+    /// any-replica.
     #[arg(long, value_name = "DISCIPLINE")]
-    pub read_discipline: Option<String>,
+    pub read_discipline: Option<ReadDiscipline>,
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// Extension 1: write values are NULL outside the write set.
@@ -130,10 +132,7 @@ pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replica
     if a.paper {
         bail!("--paper is the single-store model of SPEC §1; drop it with --replicas");
     }
-    let discipline = match &a.read_discipline {
-        Some(d) => Replication::parse_discipline(d).map_err(anyhow::Error::msg)?,
-        None => agentsim_models::replica::ReadDiscipline::AnyReplica,
-    };
+    let discipline = a.read_discipline.unwrap_or(ReadDiscipline::AnyReplica);
     let rep = Replication {
         secondaries,
         max_lag: a.max_lag.unwrap_or(1),
