@@ -100,9 +100,13 @@ fn lex(src: &str) -> Result<Lexer, ParseError> {
                 .take_while(|c| c.is_ascii_digit() || **c == '.')
                 .count();
             let text: String = chars[i..i + n].iter().collect();
+            // A literal too large for f64 would read as infinity, which prints as `inf`, a
+            // field name: refused, so that every formula prints back to itself.
             let x = text
-                .parse()
-                .map_err(|_| err(line, col, format!("bad number `{text}`")))?;
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| err(line, col, format!("bad number `{text}`")))?;
             (Tok::Num(x), n)
         } else if c == '"' {
             lex_string(&chars[i..])
@@ -629,5 +633,16 @@ mod tests {
         assert_eq!(g.depths()[30], 30);
         let f = parse_formula("a30 | a0", &g).unwrap();
         assert_eq!(f.to_string(), "(a30) | (a0)");
+    }
+
+    #[test]
+    fn number_literals_past_f64_are_errors_so_formulas_print_back() {
+        let huge = format!("let a = x == {};", "9".repeat(400));
+        let err = parse_guards(&huge).unwrap_err();
+        assert_eq!((err.line, err.column), (1, 14));
+        assert!(err.found.starts_with("bad number `999"), "{err}");
+        let g = parse_guards(&format!("let a = x == {};", "9".repeat(300))).unwrap();
+        let printed = format!("let a = {};", g.get("a").unwrap());
+        assert_eq!(parse_guards(&printed).unwrap(), g);
     }
 }
