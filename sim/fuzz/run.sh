@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for SECONDS each (default 15), one after another, and fails if any
 # finds a crash, a timeout or an input that passes the memory limit. Installs cargo-fuzz
-# if absent; needs the nightly toolchain. Each run starts from the committed seeds
+# and the nightly toolchain if absent. Each run starts from the committed seeds
 # (seeds/TARGET, copied from scenarios/) in a scratch corpus, so nothing in the tree changes;
 # a failing input is kept in artifacts/TARGET/ and printed.
 #
@@ -10,6 +10,7 @@
 set -euo pipefail
 secs=${1:-15}
 cd "$(dirname "$0")"
+rustup run nightly true 2>/dev/null || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 # Memory: every input may use at most 1 GiB of RSS (a single allocation at most 512 MiB);
 # time: at most 10 s per input. The inputs are at most 4 KiB (libFuzzer's default here).
