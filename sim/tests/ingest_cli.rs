@@ -258,5 +258,5 @@ fn detect_reads_stdin() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("<stdin>:1: invalid JSON"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("<stdin>:1:2: invalid JSON"));
 }

@@ -127,13 +127,8 @@ pub fn count(cfg: Config, salt: u64, mut f: impl FnMut(&mut ChaCha8Rng) -> bool)
 
 /// The rng of one trial: SplitMix64 of the seed, the reproduction's salt and the trial.
 pub fn trial_rng(seed: u64, salt: u64, trial: u64) -> ChaCha8Rng {
-    let mix = |mut z: u64| {
-        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    ChaCha8Rng::seed_from_u64(mix(mix(seed ^ salt) ^ trial))
+    use agentsim_models::mix::splitmix;
+    ChaCha8Rng::seed_from_u64(splitmix(splitmix(seed ^ salt) ^ trial))
 }
 
 /// A uniform integer in `lo..=hi` (multiply-shift; the bias is below 2^-32 for our ranges).
