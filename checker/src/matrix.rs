@@ -28,7 +28,7 @@ use crate::property::Property;
 use crate::replicated_run;
 use crate::run::{check, CheckConfig};
 use agentsim_models::replica::ReadDiscipline;
-use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::runtime::{RuntimeKind, Stack};
 
 /// One cell of the matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,6 +127,59 @@ pub fn expected(kind: RuntimeKind, all_writers: bool, p: Property) -> bool {
     }
 }
 
+/// What one exhaustive check of "never `p`" found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub admitted: bool,
+    /// Steps of the shortest witness, when admitted.
+    pub witness_steps: Option<usize>,
+    /// Distinct states explored.
+    pub states: u64,
+}
+
+/// The bound on distinct states of every matrix check (the scenarios stay far below it).
+pub const MAX_STATES: u64 = 50_000_000;
+
+/// Checks "never `p`" under `stack` in `p`'s scenario; A4 on the replicated store read
+/// `reads`.
+pub fn verdict(
+    stack: Stack,
+    all_writers: bool,
+    reads: ReadDiscipline,
+    p: Property,
+    max_ops: Option<u32>,
+    threads: usize,
+) -> Result<Verdict, BoundsError> {
+    let (bounds, ext) = scenario(p, max_ops);
+    let cfg = CheckConfig {
+        bounds,
+        ext: Extensions { all_writers, ..ext },
+        runtime: stack,
+        symmetry: false,
+        properties: vec![p],
+        threads,
+        max_states: MAX_STATES,
+    };
+    let report = if p == Property::A4 {
+        replicated_run::check(&cfg, replication(reads))?
+    } else {
+        check(&cfg)?
+    };
+    if !report.outcome.complete && !report.outcome.all_violated {
+        return Err(BoundsError::Unsupported(format!(
+            "{} under {stack}: the exploration stopped at {} states (raise MAX_STATES)",
+            p.name(),
+            report.outcome.distinct
+        )));
+    }
+    let cx = report.verdicts[0].counterexample.as_ref();
+    Ok(Verdict {
+        admitted: cx.is_some(),
+        witness_steps: cx.map(|c| c.steps.len()),
+        states: report.outcome.distinct,
+    })
+}
+
 /// Checks "never `p`" for `kind` in `p`'s scenario; A4 on the replicated store read `reads`.
 pub fn entry(
     kind: RuntimeKind,
@@ -136,30 +189,15 @@ pub fn entry(
     max_ops: Option<u32>,
     threads: usize,
 ) -> Result<Entry, BoundsError> {
-    let (bounds, ext) = scenario(p, max_ops);
-    let cfg = CheckConfig {
-        bounds,
-        ext: Extensions { all_writers, ..ext },
-        runtime: kind,
-        symmetry: false,
-        properties: vec![p],
-        threads,
-        max_states: 50_000_000,
-    };
-    let report = if p == Property::A4 {
-        replicated_run::check(&cfg, replication(reads))?
-    } else {
-        check(&cfg)?
-    };
-    let cx = report.verdicts[0].counterexample.as_ref();
+    let v = verdict(kind.stack(), all_writers, reads, p, max_ops, threads)?;
     let expected = match p {
         Property::A4 if reads == ReadDiscipline::PrimaryPinned => false,
         _ => expected(kind, all_writers, p),
     };
     Ok(Entry {
-        admitted: cx.is_some(),
-        witness_steps: cx.map(|c| c.steps.len()),
-        states: report.outcome.distinct,
+        admitted: v.admitted,
+        witness_steps: v.witness_steps,
+        states: v.states,
         expected,
     })
 }

@@ -4,8 +4,9 @@
 //!
 //! Model choice: `vanilla` with no runtime-level extension (provenance, retraction, tool
 //! versions) runs on the packed [`PaperModel`] (the same transition system as the composed
-//! vanilla model; a test pins equal counts), everything else on [`RuntimeModel`]. Symmetry
-//! is offered on the packed model only.
+//! vanilla model; a test pins equal counts), every other stack on [`RuntimeModel`]. Symmetry
+//! is offered on the packed model only. The runtime is a [`Stack`]; a named runtime is one
+//! (`RuntimeKind::stack`, or `.into()`), and the report names it canonically.
 
 use crate::composed::RuntimeModel;
 use crate::config::{Bounds, BoundsError, Extensions};
@@ -16,14 +17,15 @@ use crate::property::{PropSet, Property};
 use crate::render;
 use crate::space::Space;
 use crate::trace;
-use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::runtime::Stack;
 
 /// Everything a check needs.
 #[derive(Clone, Debug)]
 pub struct CheckConfig {
     pub bounds: Bounds,
     pub ext: Extensions,
-    pub runtime: RuntimeKind,
+    /// The runtime: any valid stack of mechanisms.
+    pub runtime: Stack,
     pub symmetry: bool,
     pub properties: Vec<Property>,
     pub threads: usize,
@@ -53,7 +55,7 @@ pub struct Verdict {
 /// The result of a check.
 #[derive(Clone, Debug)]
 pub struct CheckReport {
-    /// `paper` (packed vanilla model) or `runtime:<name>`.
+    /// `paper` (packed vanilla model) or `runtime:<stack>` (its canonical name).
     pub model: String,
     pub outcome: Outcome,
     pub verdicts: Vec<Verdict>,
@@ -68,7 +70,7 @@ impl CheckReport {
 
 /// Whether this configuration runs on the packed paper model.
 pub fn uses_paper_model(cfg: &CheckConfig) -> bool {
-    cfg.runtime == RuntimeKind::Vanilla
+    cfg.runtime == Stack::VANILLA
         && !cfg.ext.provenance
         && !cfg.ext.retraction
         && !cfg.ext.tool_versions
@@ -98,12 +100,12 @@ pub fn check_with(cfg: &CheckConfig, storage: &Storage) -> Result<CheckReport, B
                 .into(),
         ));
     }
-    let m = RuntimeModel::of_kind(cfg.bounds, cfg.ext, cfg.runtime)?;
+    let m = RuntimeModel::of_stack(cfg.bounds, cfg.ext, cfg.runtime)?;
     Ok(check_space(
         &m,
         cfg,
         storage,
-        format!("runtime:{}", cfg.runtime.name()),
+        format!("runtime:{}", cfg.runtime),
     ))
 }
 
@@ -162,7 +164,7 @@ pub fn replay(cfg: &CheckConfig, path: &str) -> Result<Counterexample, String> {
             render::itf(&m, &t, "replay"),
         ));
     }
-    let m = RuntimeModel::of_kind(cfg.bounds, cfg.ext, cfg.runtime).map_err(|e| e.to_string())?;
+    let m = RuntimeModel::of_stack(cfg.bounds, cfg.ext, cfg.runtime).map_err(|e| e.to_string())?;
     let t = trace::replay(&m, &ids)?;
     Ok(render_with(
         render::steps(&m, &t),

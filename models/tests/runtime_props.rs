@@ -9,7 +9,7 @@
 
 use agentsim_models::detect::spec;
 use agentsim_models::runtime::{
-    AnyRuntime, BeginRequest, CommitRequest, Options, RegistryChange, Runtime, RuntimeKind,
+    AnyRuntime, BeginRequest, CommitRequest, Options, RegistryChange, RuntimeKind,
 };
 use agentsim_models::{Agent, Anomaly, Cell, History, Registry, Report, Tool, Value, ValueMap};
 use proptest::prelude::*;
@@ -127,7 +127,7 @@ fn apply(rt: &mut AnyRuntime, step: &Step, all_writers: bool) {
             tool,
             skew,
         } => {
-            if rt.store().inflight.contains_key(&Agent(agent)) {
+            if rt.store().inflight().contains_key(&Agent(agent)) {
                 return;
             }
             let mut req = BeginRequest::new(Agent(agent), cells(reads), tool.map(Tool));
@@ -141,7 +141,7 @@ fn apply(rt: &mut AnyRuntime, step: &Step, all_writers: bool) {
             issue,
             completion,
         } => {
-            let Some(p) = rt.store().inflight.get(&Agent(agent)) else {
+            let Some(p) = rt.store().inflight().get(&Agent(agent)) else {
                 return;
             };
             let mut ws = cells(writes);
@@ -180,7 +180,7 @@ fn apply(rt: &mut AnyRuntime, step: &Step, all_writers: bool) {
 
 /// Memory as it is, except `c` observed as `v` (a skewed read of an external cell).
 fn observe(rt: &AnyRuntime, c: Cell, v: Value) -> ValueMap {
-    let mut m = rt.store().memory.clone();
+    let mut m = rt.store().memory().clone();
     m.set(c, v);
     m
 }

@@ -164,7 +164,7 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
     Ok(CheckConfig {
         bounds,
         ext,
-        runtime,
+        runtime: runtime.into(),
         symmetry: a.symmetry,
         properties,
         threads: a.threads,
@@ -302,7 +302,7 @@ fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>) -> String 
         "model {} runtime {}: agents {} cells {} values {} tools {} max-ops {} external {} \
          skew {} symmetry {}\n",
         r.model,
-        cfg.runtime.name(),
+        cfg.runtime,
         b.agents,
         b.cells,
         b.values,
