@@ -140,8 +140,9 @@ pub struct Verdict {
 /// The bound on distinct states of every matrix check (the scenarios stay far below it).
 pub const MAX_STATES: u64 = 50_000_000;
 
-/// Checks "never `p`" under `stack` in `p`'s scenario; A4 on the replicated store read
-/// `reads`.
+/// Checks "never `p`" under `stack` in `p`'s scenario, exploring at most `max_states`
+/// distinct states (an exploration it stops is an error, never a verdict); A4 on the
+/// replicated store read `reads`.
 pub fn verdict(
     stack: Stack,
     all_writers: bool,
@@ -149,6 +150,7 @@ pub fn verdict(
     p: Property,
     max_ops: Option<u32>,
     threads: usize,
+    max_states: u64,
 ) -> Result<Verdict, BoundsError> {
     let (bounds, ext) = scenario(p, max_ops);
     let cfg = CheckConfig {
@@ -158,7 +160,7 @@ pub fn verdict(
         symmetry: false,
         properties: vec![p],
         threads,
-        max_states: MAX_STATES,
+        max_states,
     };
     let report = if p == Property::A4 {
         replicated_run::check(&cfg, replication(reads))?
@@ -167,7 +169,7 @@ pub fn verdict(
     };
     if !report.outcome.complete && !report.outcome.all_violated {
         return Err(BoundsError::Unsupported(format!(
-            "{} under {stack}: the exploration stopped at {} states (raise MAX_STATES)",
+            "{} under {stack}: the exploration stopped at {} states (raise the bound on states)",
             p.name(),
             report.outcome.distinct
         )));
@@ -189,7 +191,15 @@ pub fn entry(
     max_ops: Option<u32>,
     threads: usize,
 ) -> Result<Entry, BoundsError> {
-    let v = verdict(kind.stack(), all_writers, reads, p, max_ops, threads)?;
+    let v = verdict(
+        kind.stack(),
+        all_writers,
+        reads,
+        p,
+        max_ops,
+        threads,
+        MAX_STATES,
+    )?;
     let expected = match p {
         Property::A4 if reads == ReadDiscipline::PrimaryPinned => false,
         _ => expected(kind, all_writers, p),
