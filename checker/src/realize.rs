@@ -18,13 +18,11 @@
 //! `max_states` distinct states (one that would go further is an error, not a verdict); the
 //! matrix scenarios have under 1 000 states, so a whole search stays far below a gigabyte.
 
-use crate::config::BoundsError;
-use crate::matrix::{self, Verdict};
-use crate::property::Property;
-use agentsim_models::detect::Anomaly;
+use crate::matrix::{self, MatrixError, Verdict};
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::Stack;
+use agentsim_models::Anomaly;
 
 /// What the search may use and how far each check may go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,14 +47,14 @@ impl Default for RealizeConfig {
     }
 }
 
-/// The four verdicts of one stack, in [`Anomaly::ALL`] order.
+/// The four verdicts of one stack, in lattice order ([`Anomaly::LATTICE`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Verdicts(pub [Verdict; 4]);
 
 impl Verdicts {
     /// The point this stack realizes: the anomalies it prevents.
     pub fn excluded(&self) -> Point {
-        let prevented: Vec<Anomaly> = Anomaly::ALL
+        let prevented: Vec<Anomaly> = Anomaly::LATTICE
             .into_iter()
             .zip(self.0)
             .filter(|(_, v)| !v.admitted)
@@ -67,7 +65,7 @@ impl Verdicts {
 
     /// The verdict on `a`.
     pub fn of(&self, a: Anomaly) -> Verdict {
-        self.0[Anomaly::ALL
+        self.0[Anomaly::LATTICE
             .iter()
             .position(|&x| x == a)
             .expect("a lattice anomaly")]
@@ -137,28 +135,19 @@ impl Realizability {
     }
 }
 
-fn property(a: Anomaly) -> Property {
-    match a {
-        Anomaly::A1 => Property::A1,
-        Anomaly::A2 => Property::A2,
-        Anomaly::A3 => Property::A3,
-        Anomaly::A6 => Property::A6,
-    }
-}
-
 /// The four verdicts of `stack` (each anomaly in its matrix scenario).
-pub fn verdicts(stack: Stack, cfg: &RealizeConfig) -> Result<Verdicts, BoundsError> {
+pub fn verdicts(stack: Stack, cfg: &RealizeConfig) -> Result<Verdicts, MatrixError> {
     let mut out = [Verdict {
         admitted: false,
         witness_steps: None,
         states: 0,
     }; 4];
-    for (slot, a) in out.iter_mut().zip(Anomaly::ALL) {
+    for (slot, a) in out.iter_mut().zip(Anomaly::LATTICE) {
         *slot = matrix::verdict(
             stack,
             false,
             ReadDiscipline::AnyReplica,
-            property(a),
+            a,
             cfg.max_ops,
             cfg.threads,
             cfg.max_states,
@@ -178,7 +167,7 @@ pub fn candidates(mechanisms: Stack) -> Vec<Stack> {
 }
 
 /// Runs the search (see the module docs).
-pub fn realize(cfg: &RealizeConfig) -> Result<Realizability, BoundsError> {
+pub fn realize(cfg: &RealizeConfig) -> Result<Realizability, MatrixError> {
     let mut checked: Vec<Candidate> = Vec::new();
     let mut found: Vec<Option<usize>> = vec![None; 16];
     let mut size_done = 0;
@@ -233,7 +222,7 @@ fn evidence(checked: &[Candidate], p: Point) -> Evidence {
         .collect();
     let off = |c: &Candidate| -> Vec<Anomaly> {
         let got = c.verdicts.excluded();
-        Anomaly::ALL
+        Anomaly::LATTICE
             .into_iter()
             .filter(|&a| got.contains(a) != p.contains(a))
             .collect()

@@ -5,9 +5,9 @@
 //! table holds at these bounds (the matrix scenarios), nothing beyond them.
 
 use agentsim_checker::realize::{candidates, realize, Answer, RealizeConfig};
-use agentsim_models::detect::Anomaly;
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::runtime::{Mechanism, Stack};
+use agentsim_models::Anomaly;
 
 /// (excludes, smallest stack, how many other stacks of its size realize the point).
 const TABLE: [(&str, &str, usize); 16] = [
@@ -52,17 +52,12 @@ fn every_point_is_realized_at_the_matrix_bounds() {
         };
         assert_eq!(by.stack.to_string(), stack, "{label}");
         assert_eq!(alt.len(), alternatives, "{label}: {alt:?}");
-        for a in Anomaly::ALL {
+        for (i, a) in Anomaly::LATTICE.into_iter().enumerate() {
             let v = by.verdicts.of(a);
             // Prevented exactly where the point says, admitted with the matrix's witness
             // everywhere else (vanilla's: A1 4 steps, A2 3, A3 5, A6 2).
             assert_eq!(v.admitted, !point.excludes.contains(a), "{label} {a:?}");
-            let witness = match a {
-                Anomaly::A1 => 4,
-                Anomaly::A2 => 3,
-                Anomaly::A3 => 5,
-                Anomaly::A6 => 2,
-            };
+            let witness = [4, 3, 5, 2][i];
             assert_eq!(
                 v.witness_steps,
                 v.admitted.then_some(witness),
@@ -73,10 +68,7 @@ fn every_point_is_realized_at_the_matrix_bounds() {
             // cascade 203, sequencer 57); the others do not change that scenario's space.
             let states = match a {
                 Anomaly::A1 if by.stack.contains(Mechanism::Lock) => 746,
-                Anomaly::A1 => 981,
-                Anomaly::A2 => 91,
-                Anomaly::A3 => 203,
-                Anomaly::A6 => 57,
+                _ => [981, 91, 203, 57][i],
             };
             if !v.admitted {
                 assert_eq!(v.states, states, "{label} {a:?}");

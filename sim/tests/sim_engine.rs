@@ -7,6 +7,7 @@ use agentsim::sim::runner::{run, run_one, RunConfig};
 use agentsim::sim::runtime_choice::RuntimeChoice;
 use agentsim::sim::schedule::Schedule;
 use agentsim::sim::Scenario;
+use agentsim_models::Anomaly;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -27,7 +28,7 @@ fn with(sc: &Scenario, runtime: &str, trials: u64) -> agentsim::sim::RunResult {
 #[test]
 fn edit_review_is_stale_in_every_vanilla_session() {
     let res = with(&edit_review(), "vanilla", 1000);
-    let a1 = &res.aggregate.anomalies["A1"];
+    let a1 = &res.aggregate.anomalies[&Anomaly::A1];
     assert_eq!((a1.k, a1.n), (1000, 1000));
     assert_eq!(res.aggregate.tokens_wasted.max, 0);
     assert_eq!(
@@ -40,7 +41,7 @@ fn edit_review_is_stale_in_every_vanilla_session() {
 fn pessimistic_drops_cost_nothing_and_prevent_a1() {
     let sc = edit_review();
     let res = with(&sc, "pessimistic", 200);
-    assert_eq!(res.aggregate.anomalies["A1"].k, 0);
+    assert_eq!(res.aggregate.anomalies[&Anomaly::A1].k, 0);
     assert!(res.aggregate.drops.mean > 0.0);
     for t in &res.trials {
         assert!(t.metrics.retries <= t.metrics.drops + t.metrics.aborts);
@@ -57,7 +58,7 @@ fn pessimistic_drops_cost_nothing_and_prevent_a1() {
 fn ssi_aborts_waste_tokens_and_retries_stay_bounded() {
     let sc = edit_review();
     let res = with(&sc, "ssi", 200);
-    assert_eq!(res.aggregate.anomalies["A1"].k, 0);
+    assert_eq!(res.aggregate.anomalies[&Anomaly::A1].k, 0);
     assert!(res.aggregate.aborts.mean > 0.0);
     assert!(res.aggregate.tokens_wasted.mean > 0.0);
     for t in &res.trials {
@@ -85,11 +86,11 @@ script = [
 fn effects_reorder_unless_the_runtime_sequences_them() {
     let sc = Scenario::parse(Path::new("effects.toml"), EFFECTS).unwrap();
     let vanilla = with(&sc, "vanilla", 200);
-    let a6 = &vanilla.aggregate.anomalies["A6"];
+    let a6 = &vanilla.aggregate.anomalies[&Anomaly::A6];
     // 4 effects with distinct random latencies are in issue order with probability 1/24.
     assert!(a6.k > 170 && a6.k < 200, "{a6:?}");
     let saga = with(&sc, "saga", 200);
-    assert_eq!(saga.aggregate.anomalies["A6"].k, 0);
+    assert_eq!(saga.aggregate.anomalies[&Anomaly::A6].k, 0);
 }
 
 const RETRACT: &str = r#"
@@ -127,10 +128,10 @@ fn retraction_leaves_a3_unless_the_runtime_cascades() {
     let rt = |n| RuntimeChoice::parse(n).unwrap();
     let s = Schedule::default();
     let van = run_one(&sc, rt("vanilla"), 0, 0, &s, None).unwrap();
-    assert_eq!(van.metrics.anomalies, vec!["A3"]);
+    assert_eq!(van.metrics.anomalies, vec![Anomaly::A3]);
     assert_eq!((van.metrics.retractions, van.metrics.retracted), (1, 1));
     let nc = run_one(&sc, rt("causal-no-cascade"), 0, 0, &s, None).unwrap();
-    assert_eq!(nc.metrics.anomalies, vec!["A3"]);
+    assert_eq!(nc.metrics.anomalies, vec![Anomaly::A3]);
     let causal = run_one(&sc, rt("causal"), 0, 0, &s, None).unwrap();
     assert!(causal.metrics.anomalies.is_empty());
     assert_eq!(

@@ -6,6 +6,7 @@
 use agentsim::sim::runner::{run, RunConfig};
 use agentsim::sim::scenario::OnMissing;
 use agentsim::sim::Scenario;
+use agentsim_models::Anomaly;
 use std::path::{Path, PathBuf};
 
 fn example() -> PathBuf {
@@ -17,7 +18,7 @@ fn the_example_recording_replays_with_its_tokens() {
     let sc = Scenario::load(&example()).unwrap();
     let res = run(&RunConfig::new(&sc)).unwrap();
     let t = &res.trials[0].metrics;
-    assert_eq!(t.anomalies, vec!["A1"]);
+    assert_eq!(t.anomalies, vec![Anomaly::A1]);
     // 3 generations of 1100 prompt tokens plus 364, 427 and 455 completion tokens.
     assert_eq!(t.tokens_total, 4546);
     assert_eq!(t.makespan_ms, 7000);
@@ -47,7 +48,10 @@ fn a_missing_key_names_the_key_unless_the_stub_stands_in() {
     );
     let mut cfg = RunConfig::new(&sc);
     cfg.on_missing = Some(OnMissing::Stub);
-    assert_eq!(run(&cfg).unwrap().trials[0].metrics.anomalies, vec!["A1"]);
+    assert_eq!(
+        run(&cfg).unwrap().trials[0].metrics.anomalies,
+        vec![Anomaly::A1]
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -22,7 +22,7 @@
 
 use super::mechanism::{ActsAt, Mechanism, Spec};
 use super::{AbortReason, CommitRequest, Pending, Runtime, Stack, Store};
-use crate::detect::Anomaly;
+use crate::anomaly::Anomaly;
 
 /// `validate-preds`, as data.
 pub const SPEC_PREDS: Spec = Spec {

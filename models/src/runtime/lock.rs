@@ -17,7 +17,7 @@
 
 use super::mechanism::{ActsAt, Mechanism, Spec};
 use super::{AbortReason, BeginRequest, CommitRequest, DropReason, Pending, Runtime, Stack, Store};
-use crate::detect::Anomaly;
+use crate::anomaly::Anomaly;
 use crate::names::{Agent, Cell};
 use std::collections::BTreeMap;
 

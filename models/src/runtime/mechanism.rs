@@ -17,7 +17,7 @@ use super::{
     AbortReason, BeginRequest, Cascade, CommitRequest, DropReason, Externalization, Lock, Pending,
     Pin, Runtime, Sequence, Stack, Store, Validate, ValidatePreds, ValidateTool, ValidateWriters,
 };
-use crate::detect::Anomaly;
+use crate::anomaly::Anomaly;
 use crate::record::Registry;
 use std::fmt;
 

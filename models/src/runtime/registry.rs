@@ -20,7 +20,7 @@
 
 use super::mechanism::{ActsAt, Mechanism, Spec};
 use super::{AbortReason, CommitRequest, Pending, Runtime, Stack, Store};
-use crate::detect::Anomaly;
+use crate::anomaly::Anomaly;
 use crate::record::Registry;
 
 const PIN_WHY: &str = "pin resolves the call against the read-time registry, so no change of \

@@ -19,7 +19,7 @@
 
 use super::mechanism::{ActsAt, Mechanism, Spec};
 use super::{Externalization, Runtime, Stack, Store};
-use crate::detect::Anomaly;
+use crate::anomaly::Anomaly;
 use crate::names::{Cell, Value};
 use crate::record::OpRecord;
 

@@ -20,7 +20,7 @@
 
 use super::mechanism::{ActsAt, Mechanism, Spec};
 use super::{AbortReason, CommitRequest, Pending, Runtime, Stack, Store};
-use crate::detect::Anomaly;
+use crate::anomaly::Anomaly;
 
 const WRITERS_WHY: &str = "validate checks every commit, the writers' included";
 

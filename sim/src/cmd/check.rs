@@ -15,7 +15,9 @@ use crate::output::write_atomic;
 use agentsim_checker::frontier::Storage;
 use agentsim_checker::run::{self, CheckConfig, CheckReport, Counterexample};
 use agentsim_checker::{replicated_run, Bounds, Extensions, Property, Replication};
+use agentsim_models::anomaly::Scope;
 use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::Anomaly;
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
 use serde_json::json;
@@ -116,8 +118,12 @@ pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replica
         if a.max_lag.is_some() || a.read_discipline.is_some() {
             bail!("--max-lag and --read-discipline need --replicas K (the replicated store)");
         }
-        if cfg.properties.contains(&Property::A4) {
-            bail!("--property A4 needs a replicated store: add --replicas K (SPEC §6)");
+        let replicated = |p: &Property| p.anomaly().map(Anomaly::scope) == Some(Scope::Replicated);
+        if let Some(p) = cfg.properties.iter().find(|p| replicated(p)) {
+            bail!(
+                "--property {} needs a replicated store: add --replicas K (SPEC §6)",
+                p.name()
+            );
         }
         return Ok(None);
     };
@@ -160,7 +166,8 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         skew: a.skew,
     };
     bounds.validate()?;
-    let properties = Property::parse_list(&a.property).map_err(anyhow::Error::msg)?;
+    let properties =
+        Property::parse_list(&a.property).map_err(|e| anyhow::anyhow!("--property: {e}"))?;
     Ok(CheckConfig {
         bounds,
         ext,

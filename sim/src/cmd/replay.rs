@@ -12,6 +12,7 @@ use crate::sim::replay_line::ReplayLine;
 use crate::sim::runner::{run_one, OneTrial};
 use crate::sim::runtime_choice::RuntimeChoice;
 use crate::sim::scenario::Scenario;
+use agentsim_models::Anomaly;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args as ClapArgs;
 use std::fmt::Write as _;
@@ -99,7 +100,7 @@ pub fn describe(sc: &Scenario, t: &OneTrial) -> String {
     let found = if m.anomalies.is_empty() {
         "none".to_owned()
     } else {
-        m.anomalies.join(", ")
+        Anomaly::join(&m.anomalies, ", ")
     };
     let _ = writeln!(
         s,

@@ -7,12 +7,13 @@
 
 use crate::output::write_atomic;
 use crate::sim::generator::recorded;
-use crate::sim::metrics::{Aggregate, REPORTED};
+use crate::sim::metrics::{reported, Aggregate};
 use crate::sim::replay_line::ReplayLine;
 use crate::sim::runner::{self, RunConfig, RunResult};
 use crate::sim::runtime_choice::RuntimeChoice;
 use crate::sim::scenario::{OnMissing, Scenario};
 use crate::sim::scheduler::SchedulerSpec;
+use agentsim_models::Anomaly;
 use anyhow::{anyhow, Context, Result};
 use clap::Args as ClapArgs;
 use serde::Serialize;
@@ -137,7 +138,12 @@ fn write_traces(dir: &std::path::Path, cfg: &RunConfig<'_>, res: &RunResult) -> 
         write_atomic(&path, agentsim_models::jsonl::write_history(h).as_bytes())?;
         if !t.metrics.anomalies.is_empty() {
             let l = replay_line(cfg, t.metrics.trial, &t.metrics.schedule)?;
-            let _ = writeln!(lines, "{} # {}", l, t.metrics.anomalies.join(","));
+            let _ = writeln!(
+                lines,
+                "{} # {}",
+                l,
+                Anomaly::join(&t.metrics.anomalies, ",")
+            );
         }
     }
     write_atomic(&dir.join("replay.txt"), lines.as_bytes())
@@ -184,8 +190,8 @@ fn text(cfg: &RunConfig<'_>, agg: &Aggregate, replay: Option<&ReplayLine>) -> St
         "{:<11} {:>12}  {:>7}  95% Wilson interval",
         "anomaly", "k/N", "rate"
     );
-    for name in REPORTED {
-        let p = &agg.anomalies[name];
+    for a in reported() {
+        let (name, p) = (a.name(), &agg.anomalies[&a]);
         let _ = writeln!(
             s,
             "{name:<11} {:>12}  {:>6.1}%  [{:.1}%, {:.1}%]",

@@ -16,6 +16,7 @@
 use super::{builtin, run_under};
 use crate::figures::{Count, TwinGroup, TwinsData};
 use crate::sim::stats::Proportion;
+use agentsim_models::Anomaly;
 use serde::Serialize;
 
 /// Trials per twin when the command line does not say.
@@ -24,7 +25,7 @@ pub const TRIALS_DEFAULT: u64 = 1000;
 /// One twin: a scenario, the anomaly it targets, its size and the two runtimes.
 #[derive(Clone, Copy, Debug)]
 pub struct TwinSpec {
-    pub anomaly: &'static str,
+    pub anomaly: Anomaly,
     pub size: u32,
     /// What the size counts, for figures (`agents`, `depth`, `width`).
     pub unit: &'static str,
@@ -50,10 +51,17 @@ macro_rules! twin {
 
 /// Every twin, in report order.
 pub const TWINS: [TwinSpec; 12] = [
-    twin!("A1", 2, "agents", "a1.toml", "vanilla", "ssi"),
-    twin!("A1", 2, "agents", "a1.toml", "vanilla", "pessimistic"),
+    twin!(Anomaly::A1, 2, "agents", "a1.toml", "vanilla", "ssi"),
     twin!(
-        "A3",
+        Anomaly::A1,
+        2,
+        "agents",
+        "a1.toml",
+        "vanilla",
+        "pessimistic"
+    ),
+    twin!(
+        Anomaly::A3,
         2,
         "depth",
         "a3-depth2.toml",
@@ -61,7 +69,7 @@ pub const TWINS: [TwinSpec; 12] = [
         "causal"
     ),
     twin!(
-        "A3",
+        Anomaly::A3,
         3,
         "depth",
         "a3-depth3.toml",
@@ -69,20 +77,48 @@ pub const TWINS: [TwinSpec; 12] = [
         "causal"
     ),
     twin!(
-        "A3",
+        Anomaly::A3,
         5,
         "depth",
         "a3-depth5.toml",
         "causal-no-cascade",
         "causal"
     ),
-    twin!("A6", 2, "width", "a6-width2.toml", "vanilla", "saga"),
-    twin!("A6", 4, "width", "a6-width4.toml", "vanilla", "saga"),
-    twin!("A6", 8, "width", "a6-width8.toml", "vanilla", "saga"),
-    twin!("A6", 16, "width", "a6-width16.toml", "vanilla", "saga"),
-    twin!("A2", 2, "width", "a2-width2.toml", "saga", "registry-pin"),
-    twin!("A2", 4, "width", "a2-width4.toml", "saga", "registry-pin"),
-    twin!("A2", 16, "width", "a2-width16.toml", "saga", "registry-pin"),
+    twin!(Anomaly::A6, 2, "width", "a6-width2.toml", "vanilla", "saga"),
+    twin!(Anomaly::A6, 4, "width", "a6-width4.toml", "vanilla", "saga"),
+    twin!(Anomaly::A6, 8, "width", "a6-width8.toml", "vanilla", "saga"),
+    twin!(
+        Anomaly::A6,
+        16,
+        "width",
+        "a6-width16.toml",
+        "vanilla",
+        "saga"
+    ),
+    twin!(
+        Anomaly::A2,
+        2,
+        "width",
+        "a2-width2.toml",
+        "saga",
+        "registry-pin"
+    ),
+    twin!(
+        Anomaly::A2,
+        4,
+        "width",
+        "a2-width4.toml",
+        "saga",
+        "registry-pin"
+    ),
+    twin!(
+        Anomaly::A2,
+        16,
+        "width",
+        "a2-width16.toml",
+        "saga",
+        "registry-pin"
+    ),
 ];
 
 /// k/n as printed by `--json`.
@@ -95,7 +131,7 @@ pub struct KN {
 /// One twin's outcome; serializes to the issue's `--json` shape.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TwinResult {
-    pub anomaly: &'static str,
+    pub anomaly: Anomaly,
     pub size: u32,
     pub mechanism: &'static str,
     pub without: KN,
@@ -133,7 +169,7 @@ fn count(
     let p = r
         .aggregate
         .rate(spec.anomaly)
-        .ok_or_else(|| anyhow::anyhow!("no detector named {}", spec.anomaly))?;
+        .ok_or_else(|| anyhow::anyhow!("the simulator does not report {}", spec.anomaly))?;
     Ok(KN { k: p.k, n: p.n })
 }
 
@@ -185,7 +221,7 @@ mod tests {
     #[test]
     fn json_shape_is_the_issues() {
         let r = TwinResult {
-            anomaly: "A3",
+            anomaly: Anomaly::A3,
             size: 2,
             mechanism: "causal",
             without: KN { k: 3, n: 3 },

@@ -15,6 +15,7 @@ use crate::sim::scenario::{Scenario, Step};
 use crate::sim::stats::Proportion;
 use crate::sim::RunResult;
 use crate::tables::{Cell, Table};
+use agentsim_models::Anomaly;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -98,7 +99,7 @@ fn tokens(r: &RunResult) -> Vec<u64> {
 
 fn result(w: &WorkloadSpec, runtime: &'static str, r: &RunResult, base: &[u64]) -> WorkloadResult {
     let a = &r.aggregate;
-    let a1 = *a.rate("A1").expect("A1 is reported");
+    let a1 = *a.rate(Anomaly::A1).expect("A1 is reported");
     let o = overhead(base, &tokens(r));
     let ms: Vec<f64> = r
         .trials
@@ -169,7 +170,7 @@ pub fn run_l2(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<L2Re
                 retraction_rate: rate,
                 runtime: rt,
                 retracted: Proportion::new(k, n),
-                a3: *r.aggregate.rate("A3").expect("A3 is reported"),
+                a3: *r.aggregate.rate(Anomaly::A3).expect("A3 is reported"),
             });
         }
     }

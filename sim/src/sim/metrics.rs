@@ -8,21 +8,29 @@
 
 use crate::sim::engine::TrialRun;
 use crate::sim::stats::{mean, Proportion};
+use agentsim_models::anomaly::Scope;
 use agentsim_models::detect::{Anomaly, Report};
 use agentsim_models::lattice::{level, Point};
 use serde::Serialize;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
-/// The detector names that summaries report, in order.
-pub const REPORTED: [&str; 5] = ["A1", "A2", "A3", "A6", "A3_residue"];
+/// The anomalies a simulated trial can exhibit, in the order summaries print them: the
+/// lattice's four, then every other catalogue entry decidable on a single-store history (the
+/// A3 residue form). A4 needs replica metadata, which the engine's single store never records.
+pub fn reported() -> impl Iterator<Item = Anomaly> {
+    let rest = Anomaly::ALL
+        .into_iter()
+        .filter(|a| a.lattice_bit().is_none() && a.scope() == Scope::Any);
+    Anomaly::LATTICE.into_iter().chain(rest)
+}
 
 /// What one trial produced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TrialMetrics {
     pub trial: u64,
     /// The exact set of anomalies exhibited (the lattice point), in lattice order.
-    pub anomalies: Vec<&'static str>,
+    pub anomalies: Vec<Anomaly>,
     pub a3_residue: bool,
     /// The highest Lk the history satisfies (0–4).
     pub level: u8,
@@ -50,7 +58,7 @@ impl TrialMetrics {
         let c = &run.counters;
         TrialMetrics {
             trial,
-            anomalies: found.iter().map(|a| a.name()).collect(),
+            anomalies: found.clone(),
             a3_residue: !report.a3_residue.is_empty(),
             level: level(Point::of(&found)),
             records: run.records.len() as u64,
@@ -71,12 +79,14 @@ impl TrialMetrics {
         }
     }
 
-    /// Whether the trial exhibits the named detector (`A1` … `A6`, `A3_residue`).
-    pub fn has(&self, name: &str) -> bool {
-        if name == "A3_residue" {
-            return self.a3_residue;
+    /// Whether the trial exhibits `a`.
+    pub fn has(&self, a: Anomaly) -> bool {
+        match a {
+            Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A6 => self.anomalies.contains(&a),
+            Anomaly::A3Residue => self.a3_residue,
+            // The engine's single store records no replica metadata.
+            Anomaly::A4 => false,
         }
-        self.anomalies.contains(&name)
     }
 
     /// Simulated operations: records appended plus operations dropped before generation.
@@ -107,8 +117,8 @@ impl Spread {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Aggregate {
     pub trials: u64,
-    /// Per detector (`A1`, `A2`, `A3`, `A6`, `A3_residue`): trials exhibiting it.
-    pub anomalies: BTreeMap<&'static str, Proportion>,
+    /// Per anomaly of [`reported`]: trials exhibiting it.
+    pub anomalies: BTreeMap<Anomaly, Proportion>,
     /// Trials exhibiting at least one of A1, A2, A3, A6.
     pub any: Proportion,
     /// Trials with at least one abort, and with at least one drop.
@@ -137,9 +147,8 @@ impl Aggregate {
         let n = trials.len() as u64;
         let count =
             |f: &dyn Fn(&TrialMetrics) -> bool| trials.iter().filter(|t| f(t)).count() as u64;
-        let anomalies = REPORTED
-            .iter()
-            .map(|&name| (name, Proportion::new(count(&|t| t.has(name)), n)))
+        let anomalies = reported()
+            .map(|a| (a, Proportion::new(count(&|t| t.has(a)), n)))
             .collect();
         let mut levels = [0; 5];
         for t in trials {
@@ -167,33 +176,24 @@ impl Aggregate {
         }
     }
 
-    /// The proportion for a detector name.
-    pub fn rate(&self, name: &str) -> Option<&Proportion> {
-        self.anomalies.get(name)
+    /// The proportion of trials exhibiting `a` (`None` for an anomaly not [`reported`]).
+    pub fn rate(&self, a: Anomaly) -> Option<&Proportion> {
+        self.anomalies.get(&a)
     }
-}
-
-/// The anomalies a report exhibits, by name, including the residue form.
-pub fn exhibited(report: &Report) -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = Anomaly::ALL
-        .into_iter()
-        .filter(|&a| report.has(a))
-        .map(Anomaly::name)
-        .collect();
-    if !report.a3_residue.is_empty() {
-        v.push("A3_residue");
-    }
-    v
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn trial(k: u64, anomalies: Vec<&'static str>, tokens: u64) -> TrialMetrics {
+    fn trial(k: u64, anomalies: Vec<Anomaly>, tokens: u64) -> TrialMetrics {
         TrialMetrics {
             trial: k,
-            level: if anomalies.contains(&"A1") { 0 } else { 4 },
+            level: if anomalies.contains(&Anomaly::A1) {
+                0
+            } else {
+                4
+            },
             anomalies,
             a3_residue: false,
             records: 2,
@@ -217,13 +217,13 @@ mod tests {
     #[test]
     fn counts_rates_and_levels() {
         let ts = vec![
-            trial(0, vec!["A1"], 10),
+            trial(0, vec![Anomaly::A1], 10),
             trial(1, vec![], 20),
-            trial(2, vec!["A1"], 30),
+            trial(2, vec![Anomaly::A1], 30),
         ];
         let a = Aggregate::of(&ts);
-        assert_eq!(a.anomalies["A1"].k, 2);
-        assert_eq!(a.anomalies["A6"].k, 0);
+        assert_eq!(a.anomalies[&Anomaly::A1].k, 2);
+        assert_eq!(a.anomalies[&Anomaly::A6].k, 0);
         assert_eq!(a.levels, [2, 0, 0, 0, 1]);
         assert_eq!(
             a.tokens_total,
@@ -235,5 +235,8 @@ mod tests {
         );
         assert_eq!(a.aborted_trials.k, 1);
         assert_eq!(a.ops_total, 6);
+        let names: Vec<&str> = reported().map(Anomaly::name).collect();
+        assert_eq!(names, ["A1", "A2", "A3", "A6", "A3_residue"]);
+        assert!(a.rate(Anomaly::A4).is_none());
     }
 }

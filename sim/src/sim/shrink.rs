@@ -14,6 +14,7 @@ use crate::sim::runner::{run_one, OneTrial};
 use crate::sim::runtime_choice::RuntimeChoice;
 use crate::sim::scenario::{OnMissing, Scenario};
 use crate::sim::schedule::Schedule;
+use agentsim_models::Anomaly;
 
 /// Default bound on replays during one shrink.
 pub const RUNS_MAX: u64 = 20_000;
@@ -27,13 +28,13 @@ pub struct ShrinkInput<'a> {
     pub schedule: Schedule,
     pub on_missing: Option<OnMissing>,
     /// The detector to preserve (`A1`…); `None` = the first one the trial exhibits.
-    pub target: Option<String>,
+    pub target: Option<Anomaly>,
     pub runs_max: u64,
 }
 
 /// The shrunk trial.
 pub struct Shrunk {
-    pub target: String,
+    pub target: Anomaly,
     pub original: OneTrial,
     pub shrunk: OneTrial,
     pub schedule: Schedule,
@@ -48,14 +49,14 @@ pub enum ShrinkError {
     #[error(transparent)]
     Sim(#[from] SimError),
     #[error("the trial does not exhibit {0}: nothing to shrink")]
-    NotExhibited(String),
+    NotExhibited(Anomaly),
     #[error("the trial exhibits no anomaly: nothing to shrink")]
     NoAnomaly,
 }
 
 struct Tester<'a> {
     input: &'a ShrinkInput<'a>,
-    target: String,
+    target: Anomaly,
     runs: u64,
 }
 
@@ -68,7 +69,7 @@ impl Tester<'_> {
         self.runs += 1;
         let i = self.input;
         let t = run_one(i.scenario, i.runtime, i.seed, i.trial, s, i.on_missing)?;
-        Ok(t.metrics.has(&self.target).then_some(t.metrics.events))
+        Ok(t.metrics.has(self.target).then_some(t.metrics.events))
     }
 
     fn holds(&mut self, s: &Schedule) -> Result<bool, SimError> {
@@ -87,18 +88,18 @@ pub fn shrink(input: &ShrinkInput<'_>) -> Result<Shrunk, ShrinkError> {
         &i.schedule,
         i.on_missing,
     )?;
-    let target = match &i.target {
-        Some(t) if original.metrics.has(t) => t.clone(),
-        Some(t) => return Err(ShrinkError::NotExhibited(t.clone())),
+    let target = match i.target {
+        Some(t) if original.metrics.has(t) => t,
+        Some(t) => return Err(ShrinkError::NotExhibited(t)),
         None => match original.metrics.anomalies.first() {
-            Some(a) => (*a).to_owned(),
-            None if original.metrics.a3_residue => "A3_residue".to_owned(),
+            Some(&a) => a,
+            None if original.metrics.has(Anomaly::A3Residue) => Anomaly::A3Residue,
             None => return Err(ShrinkError::NoAnomaly),
         },
     };
     let mut t = Tester {
         input,
-        target: target.clone(),
+        target,
         runs: 0,
     };
     let mut s = i.schedule.clone();
@@ -117,7 +118,7 @@ pub fn shrink(input: &ShrinkInput<'_>) -> Result<Shrunk, ShrinkError> {
     s = shorten(&mut t, s, events)?;
     let shrunk = run_one(i.scenario, i.runtime, i.seed, i.trial, &s, i.on_missing)?;
     assert!(
-        shrunk.metrics.has(&target),
+        shrunk.metrics.has(target),
         "the shrunk schedule keeps the anomaly"
     );
     s.events = shrunk.metrics.events;
