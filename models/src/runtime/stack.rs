@@ -263,6 +263,7 @@ impl Runtime for Stack {
         out
     }
 
+    #[inline]
     fn check(&self, store: &Store, from: usize) {
         for m in self.mechanisms() {
             m.check(store, from);
