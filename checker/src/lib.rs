@@ -10,8 +10,10 @@
 //! Everything checked is checked at the given finite bounds only.
 
 pub mod action;
+pub mod codec;
 pub mod composed;
 pub mod config;
+pub mod control;
 pub mod explore;
 pub mod fpset;
 pub mod frontier;
@@ -29,6 +31,7 @@ pub mod run;
 pub mod space;
 pub mod statecodec;
 pub mod trace;
+pub mod witness_point;
 pub mod witness_search;
 pub mod witnesses;
 
@@ -36,7 +39,8 @@ pub use action::Action;
 pub use composed::RuntimeModel;
 pub use config::{Bounds, BoundsError, Extensions, Replication};
 pub use explore::{explore, ExploreOptions, Outcome};
-pub use paper::{PackedState, PaperModel};
+pub use packed::PackedState;
+pub use paper::PaperModel;
 pub use property::{PropSet, Property};
 pub use replicated::{RepAction, ReplicatedModel};
 pub use run::{check, CheckConfig, CheckReport, Counterexample, Verdict};

@@ -23,10 +23,10 @@
 //! set (`rs ⊆ ws`), so no op commits read-only and si validates every commit.
 //! "Prevented" holds at these bounds only.
 
-use crate::config::{Bounds, BoundsError, Extensions, Replication};
+use crate::config::{Bounds, Extensions, Replication};
 use crate::property::Property;
 use crate::replicated_run;
-use crate::run::{check, CheckConfig};
+use crate::run::{check, CheckConfig, CheckError};
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::{RuntimeKind, Stack};
@@ -36,10 +36,18 @@ use agentsim_models::Anomaly;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MatrixError {
     #[error(transparent)]
-    Bounds(#[from] BoundsError),
+    Check(#[from] CheckError),
     /// The anomaly has no scenario in the matrix (see [`scenario`]).
     #[error("{0} is not a column of the matrix")]
     NotAColumn(Anomaly),
+    /// The exploration stopped (its bound on states, the memory ceiling or a cancel) before it
+    /// decided: neither a prevention nor a witness.
+    #[error("{anomaly} under {stack}: the exploration stopped at {states} states, undecided")]
+    Undecided {
+        anomaly: Anomaly,
+        stack: Stack,
+        states: u64,
+    },
 }
 
 /// One cell of the matrix.
@@ -185,10 +193,11 @@ pub fn verdict(
         Scope::Any => check(&cfg)?,
     };
     if !report.outcome.complete && !report.outcome.all_violated {
-        return Err(MatrixError::Bounds(BoundsError::Unsupported(format!(
-            "{a} under {stack}: the exploration stopped at {} states (raise the bound on states)",
-            report.outcome.distinct
-        ))));
+        return Err(MatrixError::Undecided {
+            anomaly: a,
+            stack,
+            states: report.outcome.distinct,
+        });
     }
     let cx = report.verdicts[0].counterexample.as_ref();
     Ok(Verdict {

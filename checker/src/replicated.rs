@@ -38,7 +38,8 @@ use agentsim_models::runtime::{
 use std::collections::BTreeMap;
 
 /// A state: the runtime, the replicas, and what reads saw.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "")]
 pub struct RepState<R: Runtime> {
     pub rt: Guarded<R>,
     pub replicas: ReplicaSet,

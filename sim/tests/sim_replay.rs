@@ -2,12 +2,12 @@
 //! history exactly, through the library and through the binary; shrinking keeps the anomaly
 //! and removes every scheduling deviation the anomaly does not need.
 
-use agentsim::sim::replay_line::ReplayLine;
-use agentsim::sim::runner::{run, run_one, RunConfig};
-use agentsim::sim::scheduler::SchedulerSpec;
-use agentsim::sim::shrink::{shrink, ShrinkInput, RUNS_MAX};
-use agentsim::sim::Scenario;
 use agentsim_models::Anomaly;
+use agentsim_sim::replay_line::ReplayLine;
+use agentsim_sim::runner::{run, run_one, RunConfig};
+use agentsim_sim::scheduler::SchedulerSpec;
+use agentsim_sim::shrink::{shrink, ShrinkInput, RUNS_MAX};
+use agentsim_sim::Scenario;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -3,11 +3,11 @@
 //! runtime. A pass does not say the examples are calibrated to the paper's rates (the
 //! experiments issue does that).
 
-use agentsim::sim::runner::{run, RunConfig};
-use agentsim::sim::runtime_choice::RuntimeChoice;
-use agentsim::sim::Scenario;
 use agentsim_models::runtime::RuntimeKind;
 use agentsim_models::Anomaly;
+use agentsim_sim::runner::{run, RunConfig};
+use agentsim_sim::runtime_choice::RuntimeChoice;
+use agentsim_sim::Scenario;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

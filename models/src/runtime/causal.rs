@@ -51,11 +51,15 @@ pub const SPEC_CASCADE: Spec = Spec {
 };
 
 /// `validate-preds`: commit only with live preds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ValidatePreds;
 
 /// `cascade`: aborting a record aborts its live dependents.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Cascade;
 
 impl Runtime for ValidatePreds {

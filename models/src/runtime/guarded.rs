@@ -18,7 +18,8 @@ use crate::names::Agent;
 use crate::record::{OpRecord, Registry};
 
 /// The store under runtime `R`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(bound = "")]
 pub struct Guarded<R: Runtime> {
     store: Store,
     runtime: R,

@@ -11,7 +11,9 @@ use super::{Mechanism, Stack};
 use std::fmt;
 
 /// How the `registry` runtime isolates the planned tool (SPEC §5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Discipline {
     /// Abort at commit if the planned tool left the registry or changed its signature.
     Validate,
@@ -133,7 +135,19 @@ impl fmt::Display for RuntimeKind {
 }
 
 /// Options shared by every runtime.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Options {
     /// Record provenance `preds` at each read (extension 2). Forced on by a stack with a
     /// mechanism that reads `preds` (`validate-preds`, `cascade`: `causal` and above).

@@ -34,7 +34,9 @@ pub const SPEC: Spec = Spec {
 };
 
 /// Read-set locking that drops before generation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Lock;
 
 impl Lock {

@@ -22,7 +22,9 @@ use crate::record::Registry;
 use std::fmt;
 
 /// One mechanism, in catalogue order (the order a stack consults them and prints them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Mechanism {
     Lock,
     ValidateWriters,

@@ -65,7 +65,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 /// A request to begin an operation: read `read_set` (and the registry), planning `planned_tool`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct BeginRequest {
     pub agent: Agent,
     /// Cells to read, sorted and unique.
@@ -90,7 +90,7 @@ impl BeginRequest {
 }
 
 /// What a begun operation saw.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
     /// `len(log)` at the read.
     pub read_time: u64,
@@ -252,8 +252,12 @@ impl Externalization {
 /// hook is a point where it may act, returning its decision as data; a hook it does not act
 /// at keeps the default (admit, commit, the live registry, immediate effects, no cascade).
 /// A runtime holds no state of its own (everything it decides from is in the store), so the
-/// checker's state is the store's and every runtime value is a constant.
-pub trait Runtime: Clone + Debug + Hash + Eq + Send + Sync + 'static {
+/// checker's state is the store's and every runtime value is a constant. A state is a value
+/// (the checker hashes and compares it, and encodes it with serde to keep its frontiers packed
+/// or on disk), so a runtime is one too.
+pub trait Runtime:
+    Clone + Debug + Hash + Eq + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static
+{
     /// The mechanisms this runtime is made of (its name, needs and provenance follow).
     fn stack(&self) -> Stack;
 

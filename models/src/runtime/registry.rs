@@ -50,11 +50,15 @@ pub const SPEC_VALIDATE: Spec = Spec {
 };
 
 /// `pin`: the call resolves against the read-time snapshot.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Pin;
 
 /// `validate-tool`: the planned tool's entry must be unchanged since the read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ValidateTool;
 
 impl Runtime for Pin {

@@ -36,7 +36,9 @@ pub const SPEC: Spec = Spec {
 };
 
 /// The `sequencer` mechanism.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Sequence;
 
 impl Runtime for Sequence {
@@ -69,7 +71,7 @@ pub fn compensation_plan(log: &[OpRecord], aborted: &[usize]) -> Vec<(usize, Cel
 }
 
 /// Releases completed effects in issue order.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Sequencer {
     completed: Vec<bool>,
     released: Vec<usize>,

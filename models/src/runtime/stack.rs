@@ -26,7 +26,19 @@ use std::str::FromStr;
 use thiserror::Error;
 
 /// A set of mechanisms: bit `i` is [`Mechanism::ALL`]`[i]`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Stack(u16);
 
 /// Why a stack name or a stack is refused.

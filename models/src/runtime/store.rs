@@ -15,7 +15,7 @@ use crate::names::{Agent, Cell, Value};
 use crate::record::{OpRecord, ReadMeta, Registry, ToolEntry, ValueMap};
 
 /// An operation between its read and its commit.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Pending {
     pub request: BeginRequest,
     pub snapshot: Snapshot,
@@ -23,7 +23,7 @@ pub struct Pending {
 
 /// Log, memory, registry and in-flight operations. Only these methods change them: a per-cell
 /// writer index is derived from the log.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Store {
     log: Vec<OpRecord>,
     memory: ValueMap,
@@ -44,7 +44,7 @@ pub struct Store {
 /// iteration order, equality and hash of a `BTreeMap<Agent, Pending>`, kept as a flat vector
 /// because a run has a handful of agents and begins and commits on every operation (a B-tree
 /// allocates a node and moves entries on each). Its `Hash` feeds the same items as the map's.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Inflight(Vec<(Agent, Pending)>);
 
 impl Inflight {

@@ -81,11 +81,15 @@ fn assert_fresh(store: &Store, index: usize, checked: bool) {
 }
 
 /// `validate`: every commit is validated.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Validate;
 
 /// `validate-writers`: commits that write are validated.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ValidateWriters;
 
 impl Runtime for Validate {

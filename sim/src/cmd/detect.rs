@@ -21,7 +21,7 @@ use agentsim_models::detect::{
     L1StructViolation,
 };
 use agentsim_models::lattice::{self, Point};
-use agentsim_models::{jsonl, Anomaly, History, Report};
+use agentsim_models::{Anomaly, History, Report};
 use anyhow::Context;
 use clap::Args as ClapArgs;
 use serde_json::{json, Value as Json};
@@ -32,8 +32,16 @@ use std::process::ExitCode;
 /// Detect anomalies in a JSON Lines history.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// The history: one operation record per line (see the README, "History format").
+    /// The history: one operation record per line (see the README, "History format"); `-`
+    /// reads stdin. With `--from`, a trace file or checkpoint database instead.
     pub file: PathBuf,
+    /// Ingest FILE first (OTLP/JSON GenAI traces, or a LangGraph SQLite checkpointer) and
+    /// print what it lets us decide with the anomalies.
+    #[arg(long, value_enum)]
+    pub from: Option<super::ingest::From>,
+    /// With `--from langgraph`: the thread to read.
+    #[arg(long)]
+    pub thread: Option<String>,
     /// Print one JSON object: `anomalies`, `lattice_point`, `level`.
     #[arg(long)]
     pub json: bool,
@@ -85,7 +93,8 @@ fn fail_on_names() -> String {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The error already names the file, the line and the key.
-    let history = jsonl::read_history(&args.file)?;
+    let (history, ingest) =
+        super::ingest::history_for_detect(&args.file, args.from, args.thread.as_deref())?;
     let report = if args.spec {
         spec::detect(&history)
     } else {
@@ -96,6 +105,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let level = lattice::level(point);
     if args.json {
         let mut v = to_json(&history, &report, point, level, args.residue);
+        if let Some(ingest) = &ingest {
+            v["ingest"] = ingest.to_json();
+        }
         if let Some(ws) = &split {
             v["anomalies"]["A4"] = ws.iter().map(|w| Render(&history).a4_json(w)).collect();
         }
@@ -105,6 +117,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     } else {
         let file = args.file.display().to_string();
+        if let Some(ingest) = &ingest {
+            print!("{}", ingest.to_text());
+        }
         print!(
             "{}",
             text(&file, &history, &report, point, level, args.residue)

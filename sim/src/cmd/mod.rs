@@ -4,15 +4,18 @@
 //! violated or an anomaly named by `--fail-on` is present; 2 a usage or input error.
 
 pub mod bench;
-pub mod bench_sim;
+
 pub mod check;
+pub mod check_watch;
 pub mod cpl;
 pub mod deployed;
 pub mod detect;
+pub mod ingest;
 pub mod lattice;
 pub mod matrix;
 pub mod replay;
 pub mod reproduce;
+pub mod run_args;
 pub mod shrink;
 pub mod simulate;
 pub mod split_view;
@@ -30,6 +33,8 @@ pub enum Command {
     Reproduce(reproduce::Args),
     /// Detect anomalies (A1, A2, A3, A6; A4 with replica metadata) in a JSON Lines history.
     Detect(detect::Args),
+    /// Convert OpenTelemetry GenAI traces or LangGraph checkpoints into a history.
+    Ingest(ingest::Args),
     /// Print the lattice of consistency models, its cover edges and chains.
     Lattice(lattice::Args),
     /// Exhaustively check the model at small bounds, like TLC (SPEC §1, §3, §5).
@@ -54,7 +59,7 @@ pub enum Command {
     SplitView(split_view::Args),
     /// Causal Past Logic guards: evaluate on an MSC, or benchmark the monitor.
     Cpl(cpl::Args),
-    /// Run a benchmark (`agentsim bench detect`, `agentsim bench sim`).
+    /// Run a benchmark (`agentsim bench detect`, `agentsim bench sim`, `agentsim bench cpl`).
     Bench(bench::Args),
 }
 
@@ -64,6 +69,7 @@ impl Command {
         match self {
             Command::Reproduce(args) => reproduce::run(args),
             Command::Detect(args) => detect::run(args),
+            Command::Ingest(args) => ingest::run(args),
             Command::Lattice(args) => lattice::run(args),
             Command::Check(args) => check::run(args),
             Command::Matrix(args) => matrix::run(args),

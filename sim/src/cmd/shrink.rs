@@ -7,9 +7,9 @@
 //! shrinks to plain time order.
 
 use crate::cmd::replay::{context_switches, describe, load, read_line_arg};
-use crate::sim::replay_line::ReplayLine;
-use crate::sim::shrink::{shrink, ShrinkInput, RUNS_MAX};
 use agentsim_models::Anomaly;
+use agentsim_sim::replay_line::ReplayLine;
+use agentsim_sim::shrink::{shrink, ShrinkInput, RUNS_MAX};
 use anyhow::{anyhow, Result};
 use clap::Args as ClapArgs;
 use std::process::ExitCode;

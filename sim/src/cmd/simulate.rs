@@ -5,15 +5,15 @@
 //! Same seed → byte-identical output, whatever `--threads`. A summary estimates rates under
 //! the modelled timing; it does not prove an anomaly impossible (0/N is not "never").
 
-use crate::output::write_atomic;
-use crate::sim::generator::recorded;
-use crate::sim::metrics::{reported, Aggregate};
-use crate::sim::replay_line::ReplayLine;
-use crate::sim::runner::{self, RunConfig, RunResult};
-use crate::sim::runtime_choice::RuntimeChoice;
-use crate::sim::scenario::{OnMissing, Scenario};
-use crate::sim::scheduler::SchedulerSpec;
+use crate::artifacts::output::write_atomic;
 use agentsim_models::Anomaly;
+use agentsim_sim::generator::recorded;
+use agentsim_sim::metrics::{reported, Aggregate};
+use agentsim_sim::replay_line::ReplayLine;
+use agentsim_sim::runner::{self, RunConfig, RunResult};
+use agentsim_sim::runtime_choice::RuntimeChoice;
+use agentsim_sim::scenario::{OnMissing, Scenario};
+use agentsim_sim::scheduler::SchedulerSpec;
 use anyhow::{anyhow, Context, Result};
 use clap::Args as ClapArgs;
 use serde::Serialize;
@@ -113,7 +113,7 @@ pub fn replay_line(cfg: &RunConfig<'_>, trial: u64, schedule: &str) -> Result<Re
         runtime: cfg.runtime.name().to_owned(),
         seed: cfg.seed,
         trial,
-        schedule: crate::sim::schedule::Schedule::parse(schedule).map_err(|e| anyhow!(e))?,
+        schedule: agentsim_sim::schedule::Schedule::parse(schedule).map_err(|e| anyhow!(e))?,
         on_missing: cfg.on_missing,
     })
 }

@@ -13,11 +13,20 @@
 //! the detectors; a pass shows the mechanism prevented the anomaly on these seeds and timings,
 //! not on every schedule (the exhaustive checker covers small bounds).
 
-use super::{builtin, run_under};
-use crate::figures::{Count, TwinGroup, TwinsData};
-use crate::sim::stats::Proportion;
+use super::run as common;
+use super::run::{builtin, run_under};
+use crate::artifacts::figures::{Count, TwinGroup, TwinsData};
+use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
 use agentsim_models::Anomaly;
+use agentsim_sim::stats::Proportion;
 use serde::Serialize;
+
+/// The `twins` step.
+pub const STEP: Step = Step {
+    name: "twins",
+    about: "the prevention twins, k/N without and with each mechanism (SPEC §7)",
+    run: step_files,
+};
 
 /// Trials per twin when the command line does not say.
 pub const TRIALS_DEFAULT: u64 = 1000;
@@ -204,6 +213,21 @@ pub fn figure_data(results: &[TwinResult]) -> TwinsData {
             })
             .collect(),
     }
+}
+
+/// Twins: 1000 trials per side (100 with `--quick`).
+fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
+    let trials = if ctx.quick { 100 } else { TRIALS_DEFAULT };
+    let results = run(trials, common::SEED, common::default_threads())?;
+    let data = figure_data(&results);
+    let about = "twins: k/N runs exhibiting the anomaly without and with the mechanism";
+    let mut files = vec![figure_file(
+        "twins",
+        about,
+        crate::artifacts::figures::twins::render(&data),
+    )];
+    files.extend(table_files("twins", &data.table()));
+    Ok(files)
 }
 
 #[cfg(test)]
