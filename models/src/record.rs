@@ -49,6 +49,11 @@ impl ValueMap {
         }
     }
 
+    /// Makes the map all-NULL, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
     /// The non-NULL entries, sorted by cell.
     #[inline]
     pub fn entries(&self) -> &[(Cell, Value)] {
@@ -147,6 +152,11 @@ impl Registry {
             Ok(i) => self.0[i] = e,
             Err(i) => self.0.insert(i, e),
         }
+    }
+
+    /// Empties the registry, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.0.clear();
     }
 
     /// Removes `t`; returns whether it was present.
