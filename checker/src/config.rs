@@ -146,6 +146,8 @@ pub enum BoundsError {
     NotReplicated(NotReplicated),
     #[error("provenance, retraction and tool versions need the runtime model")]
     PaperExtensions,
+    #[error(transparent)]
+    Stack(#[from] agentsim_models::runtime::StackError),
 }
 
 /// Extension switches (SPEC §1 "Extensions"); all off is paper-faithful.

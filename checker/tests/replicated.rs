@@ -23,7 +23,7 @@ fn cfg(agents: u32) -> CheckConfig {
             ..Bounds::paper(agents, 1, 3)
         },
         ext: Extensions::default(),
-        runtime: RuntimeKind::Vanilla,
+        runtime: RuntimeKind::Vanilla.into(),
         symmetry: false,
         properties: vec![Property::A4],
         threads: 2,

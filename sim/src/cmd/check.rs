@@ -23,7 +23,7 @@ use agentsim_checker::{
 };
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
-use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
@@ -35,7 +35,9 @@ use std::process::ExitCode;
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// Runtime: vanilla, pessimistic, si, ssi, causal, causal-no-cascade, saga,
-    /// registry-validate, registry-pin.
+    /// registry-validate, registry-pin, or a `+`-joined stack of those and the mechanisms
+    /// lock, validate-writers, validate, validate-preds, cascade, sequencer, pin,
+    /// validate-tool (e.g. lock+sequencer).
     #[arg(long, default_value = "vanilla")]
     pub runtime: String,
     /// Paper-faithful: vanilla with every extension off (the paper's TLC transition system).
@@ -160,6 +162,7 @@ pub fn bounds_message(e: &BoundsError) -> String {
             format!("--replicas: the replicated model has no {what} ({fix})")
         }
         BoundsError::PaperExtensions => e.to_string(),
+        BoundsError::Stack(e) => format!("--runtime: {e}"),
     }
 }
 
@@ -202,7 +205,10 @@ pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replica
 
 /// Validates the flags into a check configuration.
 pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
-    let runtime = RuntimeKind::parse(&a.runtime).map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
+    let runtime: Stack = a
+        .runtime
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
     let ext = Extensions {
         canonical_writes: a.canonical_writes,
         provenance: a.provenance,
@@ -210,7 +216,7 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         tool_versions: a.tool_versions,
         all_writers: a.all_writers,
     };
-    if a.paper && (runtime != RuntimeKind::Vanilla || !ext.is_paper()) {
+    if a.paper && (runtime != Stack::VANILLA || !ext.is_paper()) {
         bail!("--paper means vanilla with every extension off; drop --runtime and extension flags");
     }
     let bounds = Bounds {
@@ -440,7 +446,7 @@ fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>) -> String 
         "model {} runtime {}: agents {} cells {} values {} tools {} max-ops {} external {} \
          skew {} symmetry {}\n",
         r.model,
-        cfg.runtime.name(),
+        cfg.runtime,
         b.agents,
         b.cells,
         b.values,

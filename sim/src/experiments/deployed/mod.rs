@@ -21,7 +21,7 @@ use crate::artifacts::{table_files, Artifact, Ctx, Step};
 use agentsim_models::detect::fast;
 use agentsim_models::history::History;
 use agentsim_models::record::OpRecord;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 /// The `deployed` step.
@@ -125,10 +125,11 @@ pub fn count(cfg: Config, salt: u64, mut f: impl FnMut(&mut ChaCha8Rng) -> bool)
     }
 }
 
-/// The rng of one trial: SplitMix64 of the seed, the reproduction's salt and the trial.
+/// The rng of one trial: the simulator's one rule (`agentsim_sim::rng`), on the
+/// reproduction's own stream (its salt, offset past the simulator's streams).
 pub fn trial_rng(seed: u64, salt: u64, trial: u64) -> ChaCha8Rng {
-    use agentsim_models::mix::splitmix;
-    ChaCha8Rng::seed_from_u64(splitmix(splitmix(seed ^ salt) ^ trial))
+    use agentsim_sim::rng::{stream, trial_rng};
+    trial_rng(seed, trial, stream::DEPLOYED + salt)
 }
 
 /// A uniform integer in `lo..=hi` (multiply-shift; the bias is below 2^-32 for our ranges).
