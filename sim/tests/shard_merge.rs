@@ -238,12 +238,21 @@ fn bad_partials_exit_2_naming_the_files() {
     fails(&["merge", &v2], &[&v2, "`version`"]);
     let moved = write(
         "moved.json",
-        &text.replacen(r#"{"trial":0,"#, r#"{"trial":5,"#, 1),
+        &text.replacen(r#""trials":[[0,"#, r#""trials":[[5,"#, 1),
     );
     fails(
         &["merge", &moved, &b, &c],
         &[&moved, "trial 5 where trial 0 belongs"],
     );
+    let high = write(
+        "level.json",
+        &text.replacen(
+            r#""trials":[[0,["A1"],false,0,"#,
+            r#""trials":[[0,["A1"],false,9,"#,
+            1,
+        ),
+    );
+    fails(&["merge", &high, &b, &c], &[&high, "level 9"]);
     let bin = write("binary.json", "\u{0}\u{1}");
     fails(&["merge", &bin], &[&bin]);
     fails(&["merge", s(&dir.join("absent.json"))], &["absent.json"]);
