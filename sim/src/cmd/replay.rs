@@ -6,7 +6,7 @@
 //! the scenario file and the build are unchanged; a different event count is reported as a
 //! divergence and exits 2.
 
-use crate::artifacts::output::write_atomic;
+use crate::artifacts::output::{preflight, write_atomic};
 use agentsim_models::Anomaly;
 use agentsim_sim::engine::TraceEvent;
 use agentsim_sim::replay_line::ReplayLine;
@@ -57,6 +57,9 @@ pub fn load(line: &ReplayLine) -> Result<(Scenario, RuntimeChoice)> {
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
     let line = read_line_arg(&args.line)?;
+    if let Some(p) = &args.history_out {
+        preflight(p)?;
+    }
     let (sc, rt) = load(&line)?;
     let t = run_one(
         &sc,

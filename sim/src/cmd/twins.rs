@@ -1,6 +1,6 @@
 //! `agentsim twins [--trials 1000] [--seed S] [--json]`: the prevention twins of SPEC §7, per
-//! anomaly and size k/N without the mechanism and with it, with Wilson 95 % intervals; the
-//! table is written under `--out` (default `results/`) as `tables/twins.{md,csv,json}`.
+//! anomaly and size k/N without the mechanism and with it, with Wilson 95 % intervals; with
+//! `--out DIR` the table is also written as `DIR/tables/twins.{md,csv,json}`.
 //!
 //! Exit 0 when the run completed, whatever the counts (the counts are the result; the
 //! integration tests pin them). A run proves the twins' outcome on these seeds only.
@@ -27,6 +27,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
     let threads = args.run.threads();
+    let out = args.run.tables_dir()?;
     let results = twins::run(args.trials, args.seed, threads)?;
     if args.run.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
@@ -35,9 +36,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("{}", r.display());
         }
     }
-    if !args.run.no_write {
+    if let Some(out) = out {
         let table = twins::figure_data(&results).table();
-        for p in write_tables(&args.run.out, "twins", &table)? {
+        for p in write_tables(out, "twins", &table)? {
             eprintln!("twins: wrote {}", p.display());
         }
     }

@@ -27,6 +27,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
     let threads = args.run.threads();
+    let out = args.run.tables_dir()?;
     let rows = workloads::run(args.trials, args.seed, threads)?;
     let l2 = workloads::run_l2(args.trials, args.seed, threads)?;
     if args.run.json {
@@ -36,10 +37,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!();
         print!("{}", workloads::l2_table(&l2).to_markdown());
     }
-    if !args.run.no_write {
-        let mut written = write_tables(&args.run.out, "workloads", &workloads::table(&rows))?;
+    if let Some(out) = out {
+        let mut written = write_tables(out, "workloads", &workloads::table(&rows))?;
         written.extend(write_tables(
-            &args.run.out,
+            out,
             "workloads_l2",
             &workloads::l2_table(&l2),
         )?);
