@@ -49,6 +49,10 @@ fn target(path: &Path) -> Result<Target> {
         Ok(m) if m.is_file() => Ok(Target::File(resolved)),
         Ok(_) => Ok(Target::InPlace(resolved)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Target::File(resolved)),
+        Err(e) if e.kind() == io::ErrorKind::NotADirectory => bail!(
+            "{}: a folder on its path is not a directory",
+            path.display()
+        ),
         Err(e) => Err(e).with_context(|| format!("{}: cannot be written", path.display())),
     }
 }
