@@ -1,4 +1,4 @@
-//! `agentsim merge PARTIAL... [--json] [--out DIR] [--no-write]`: the partial results of a
+//! `agentsim merge PARTIAL... [--json] [--out DIR]`: the partial results of a
 //! sharded seeded command (`--shard I/N --partial-out FILE`), checked and merged, printed as
 //! the unsharded run prints them — the same text, `--json` and table files, byte for byte.
 //!

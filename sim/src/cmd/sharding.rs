@@ -78,6 +78,8 @@ pub trait Seeded: Serialize + DeserializeOwned {
 pub fn run<J: Seeded>(job: &J, shard: &ShardArgs, run: &RunArgs) -> Result<ExitCode> {
     match shard.slice()? {
         None => {
+            // The table folder is checked before the trials run, not after.
+            run.tables_dir()?;
             let out = job.compute(&mut Local, run.threads())?;
             job.print(&out, run)
         }
@@ -142,6 +144,7 @@ pub fn print_merged<J: Seeded>(merged: Merged, files: &str, run: &RunArgs) -> Re
             mine.digest
         );
     }
+    run.tables_dir()?;
     let mut src = Replay::new(merged);
     let out = job.compute(&mut src, 1)?;
     src.finish().map_err(|e| anyhow!("{files}: {e}"))?;

@@ -81,8 +81,8 @@ impl Seeded for Job {
         } else {
             print!("{}", table.to_markdown());
         }
-        if !run.no_write {
-            for p in write_tables(&run.out, &format!("sweep_{}", f.name), &table)? {
+        if let Some(out) = run.tables_dir()? {
+            for p in write_tables(out, &format!("sweep_{}", f.name), &table)? {
                 eprintln!("sweep: wrote {}", p.display());
             }
         }

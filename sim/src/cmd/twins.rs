@@ -1,6 +1,6 @@
 //! `agentsim twins [--trials 1000] [--seed S] [--json]`: the prevention twins of SPEC §7, per
-//! anomaly and size k/N without the mechanism and with it, with Wilson 95 % intervals; the
-//! table is written under `--out` (default `results/`) as `tables/twins.{md,csv,json}`.
+//! anomaly and size k/N without the mechanism and with it, with Wilson 95 % intervals; with
+//! `--out DIR` the table is also written as `DIR/tables/twins.{md,csv,json}`.
 //!
 //! Exit 0 when the run completed, whatever the counts (the counts are the result; the
 //! integration tests pin them). A run proves the twins' outcome on these seeds only.
@@ -76,9 +76,9 @@ impl Seeded for Job {
                 println!("{}", r.display());
             }
         }
-        if !run.no_write {
+        if let Some(out) = run.tables_dir()? {
             let table = twins::figure_data(results).table();
-            for p in write_tables(&run.out, "twins", &table)? {
+            for p in write_tables(out, "twins", &table)? {
                 eprintln!("twins: wrote {}", p.display());
             }
         }

@@ -78,13 +78,9 @@ impl Seeded for Job {
             println!();
             print!("{}", workloads::l2_table(l2).to_markdown());
         }
-        if !run.no_write {
-            let mut written = write_tables(&run.out, "workloads", &workloads::table(rows))?;
-            written.extend(write_tables(
-                &run.out,
-                "workloads_l2",
-                &workloads::l2_table(l2),
-            )?);
+        if let Some(out) = run.tables_dir()? {
+            let mut written = write_tables(out, "workloads", &workloads::table(rows))?;
+            written.extend(write_tables(out, "workloads_l2", &workloads::l2_table(l2))?);
             for p in written {
                 eprintln!("workloads: wrote {}", p.display());
             }
