@@ -23,6 +23,7 @@ pub mod runtime_choice;
 pub mod scenario;
 pub mod schedule;
 pub mod scheduler;
+pub mod shard;
 pub mod shrink;
 pub mod source;
 pub mod stats;

@@ -77,22 +77,35 @@ pub fn detect(h: &History) -> Report {
 
 /// Runs every trial and aggregates.
 pub fn run(cfg: &RunConfig<'_>) -> Result<RunResult, SimError> {
-    let threads = cfg.threads.clamp(1, cfg.trials.max(1) as usize);
+    run_trials(cfg, 0, cfg.trials)
+}
+
+/// Runs trials `lo..hi` of the run (a shard of it: trial k is the same trial it is in the
+/// whole run) and aggregates them, on up to `cfg.threads` threads.
+pub fn run_trials(cfg: &RunConfig<'_>, lo: u64, hi: u64) -> Result<RunResult, SimError> {
+    assert!(lo <= hi, "trial range {lo}..{hi} is reversed");
+    assert!(
+        hi <= cfg.trials,
+        "trial range {lo}..{hi} exceeds {} trials",
+        cfg.trials
+    );
+    let n = hi - lo;
+    let threads = cfg.threads.clamp(1, n.max(1) as usize);
     if threads == 1 {
-        let trials = run_range(cfg, 0, cfg.trials)?;
+        let trials = run_range(cfg, lo, hi)?;
         let metrics: Vec<&TrialMetrics> = trials.iter().map(|t| &t.metrics).collect();
         return Ok(RunResult {
             aggregate: Aggregate::of(&metrics),
             trials,
         });
     }
-    let chunk = cfg.trials.div_ceil(threads as u64).max(1);
+    let chunk = n.div_ceil(threads as u64).max(1);
     let parts: Vec<Result<Vec<TrialResult>, SimError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads as u64)
             .map(|t| {
-                let lo = (t * chunk).min(cfg.trials);
-                let hi = ((t + 1) * chunk).min(cfg.trials);
-                s.spawn(move || run_range(cfg, lo, hi))
+                let a = lo + (t * chunk).min(n);
+                let b = lo + ((t + 1) * chunk).min(n);
+                s.spawn(move || run_range(cfg, a, b))
             })
             .collect();
         handles
@@ -100,11 +113,11 @@ pub fn run(cfg: &RunConfig<'_>) -> Result<RunResult, SimError> {
             .map(|h| h.join().expect("a simulation thread panicked"))
             .collect()
     });
-    let mut trials = Vec::with_capacity(cfg.trials as usize);
+    let mut trials = Vec::with_capacity(n as usize);
     for p in parts {
         trials.extend(p?);
     }
-    assert_eq!(trials.len() as u64, cfg.trials, "every trial ran once");
+    assert_eq!(trials.len() as u64, n, "every trial ran once");
     let metrics: Vec<&TrialMetrics> = trials.iter().map(|t| &t.metrics).collect();
     Ok(RunResult {
         aggregate: Aggregate::of(&metrics),
