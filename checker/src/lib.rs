@@ -7,6 +7,7 @@
 //! (split view) lives; [`replicated_run`] checks it.
 //! Everything checked is checked at the given finite bounds only.
 
+pub mod abstract_model;
 pub mod action;
 pub mod composed;
 pub mod config;

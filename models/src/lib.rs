@@ -10,6 +10,7 @@ pub mod history;
 pub mod jsonl;
 pub mod langgraph;
 pub mod lattice;
+pub mod monitor;
 pub mod names;
 pub mod record;
 pub mod replica;

@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod bench_sim;
 pub mod check;
+pub mod check_abstract;
 pub mod cpl;
 pub mod deployed;
 pub mod detect;
