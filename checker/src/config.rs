@@ -127,15 +127,6 @@ pub struct Replication {
 }
 
 impl Replication {
-    /// Parses `--read-discipline`: the model's names, or `any` / `pinned` for short.
-    pub fn parse_discipline(s: &str) -> Result<ReadDiscipline, String> {
-        match s {
-            "any" => Ok(ReadDiscipline::AnyReplica),
-            "pinned" => Ok(ReadDiscipline::PrimaryPinned),
-            _ => ReadDiscipline::parse(s).map_err(|e| format!("--read-discipline: {e}")),
-        }
-    }
-
     /// Checks the constants and that the rest of the configuration is one the replicated
     /// model has: it has no tools, no skew, no retraction, no tool versions and no symmetry
     /// reduction (A4 is about reads, and these would only grow the space or mean nothing).
@@ -195,12 +186,6 @@ mod tests {
         assert!(err(&b, &none, false).to_string().contains("--replicas 0"));
         let far = Replication { max_lag: 9, ..rep };
         assert!(err(&b, &far, false).to_string().contains("--max-lag 9"));
-        assert_eq!(
-            Replication::parse_discipline("pinned"),
-            Ok(ReadDiscipline::PrimaryPinned)
-        );
-        let e = Replication::parse_discipline("nearest").unwrap_err();
-        assert!(e.starts_with("--read-discipline: unknown"), "{e}");
     }
 
     #[test]

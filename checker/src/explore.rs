@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn propset_bits_round_trip() {
-        let p = PropSet::of(&[Property::A3Residue, Property::A1Snapshot]);
+        let p = PropSet::of(&[Property::A3_RESIDUE, Property::A1Snapshot]);
         assert_eq!(decode(encode(p)), p);
     }
 }

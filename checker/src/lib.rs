@@ -17,6 +17,7 @@ pub mod frontier;
 pub mod matrix;
 pub mod packed;
 pub mod paper;
+pub mod paper_props;
 pub mod property;
 pub mod render;
 pub mod replicated;

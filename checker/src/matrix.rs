@@ -27,8 +27,20 @@ use crate::config::{Bounds, BoundsError, Extensions, Replication};
 use crate::property::Property;
 use crate::replicated_run;
 use crate::run::{check, CheckConfig};
+use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::Anomaly;
+
+/// Why a matrix entry could not be computed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MatrixError {
+    #[error(transparent)]
+    Bounds(#[from] BoundsError),
+    /// The anomaly has no scenario in the matrix (see [`scenario`]).
+    #[error("{0} is not a column of the matrix")]
+    NotAColumn(Anomaly),
+}
 
 /// One cell of the matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,13 +67,13 @@ pub struct Row {
     pub entries: Vec<Option<Entry>>,
 }
 
-/// The matrix's columns.
-pub const ANOMALIES: [Property; 5] = [
-    Property::A1,
-    Property::A2,
-    Property::A3,
-    Property::A6,
-    Property::A4,
+/// The matrix's columns: every anomaly with a [`scenario`], lattice order first, then A4.
+pub const ANOMALIES: [Anomaly; 5] = [
+    Anomaly::A1,
+    Anomaly::A2,
+    Anomaly::A3,
+    Anomaly::A6,
+    Anomaly::A4,
 ];
 
 /// The replicated store of the A4 column: 1 secondary, lag at most 1.
@@ -73,8 +85,9 @@ pub fn replication(reads: ReadDiscipline) -> Replication {
     }
 }
 
-/// The scenario in which `p` is checked.
-pub fn scenario(p: Property, max_ops: Option<u32>) -> (Bounds, Extensions) {
+/// The scenario in which "never `a`" is checked; `None` for the A3 residue form, a diagnostic of
+/// flat traces that has no column (the matrix checks A3 in its preds form).
+pub fn scenario(a: Anomaly, max_ops: Option<u32>) -> Option<(Bounds, Extensions)> {
     let canonical = Extensions {
         canonical_writes: true,
         ..Extensions::default()
@@ -88,15 +101,16 @@ pub fn scenario(p: Property, max_ops: Option<u32>) -> (Bounds, Extensions) {
         external: 0,
         skew: false,
     };
-    match p {
-        Property::A2 => (
+    Some(match a {
+        Anomaly::A1 => (base(2, 1, 0, 2), canonical),
+        Anomaly::A2 => (
             base(1, 1, 1, 1),
             Extensions {
                 tool_versions: true,
                 ..canonical
             },
         ),
-        Property::A3 => (
+        Anomaly::A3 => (
             base(1, 1, 0, 2),
             Extensions {
                 provenance: true,
@@ -104,10 +118,10 @@ pub fn scenario(p: Property, max_ops: Option<u32>) -> (Bounds, Extensions) {
                 ..canonical
             },
         ),
-        Property::A6 => (base(1, 2, 0, 1), canonical),
-        Property::A4 => (base(2, 1, 0, 3), canonical),
-        _ => (base(2, 1, 0, 2), canonical),
-    }
+        Anomaly::A3Residue => return None,
+        Anomaly::A6 => (base(1, 2, 0, 1), canonical),
+        Anomaly::A4 => (base(2, 1, 0, 3), canonical),
+    })
 }
 
 /// Whether SPEC §5 / Table 2 expects `kind` to admit `p`: A1 only at L0, A3 at L0–L1, A6 at
@@ -116,27 +130,34 @@ pub fn scenario(p: Property, max_ops: Option<u32>) -> (Bounds, Extensions) {
 /// live reads of a cell at one committed version were both taken before either op committed,
 /// so with `rs ⊆ ws` they are two concurrent writers of that cell, and first-committer-wins
 /// aborts one of them. (Pinned reads prevent A4 in every row; see [`entry`].)
-pub fn expected(kind: RuntimeKind, all_writers: bool, p: Property) -> bool {
+/// The residue form has no expectation (no column): `None`.
+pub fn expected(kind: RuntimeKind, all_writers: bool, a: Anomaly) -> Option<bool> {
     let level = kind.level();
-    match p {
-        Property::A4 => !(all_writers && kind == RuntimeKind::Si),
-        Property::A1 => level == 0 || (kind == RuntimeKind::Si && !all_writers),
-        Property::A3 => level <= 1,
-        Property::A6 => level <= 2,
-        _ => level <= 3,
-    }
+    Some(match a {
+        Anomaly::A4 => !(all_writers && kind == RuntimeKind::Si),
+        Anomaly::A1 => level == 0 || (kind == RuntimeKind::Si && !all_writers),
+        Anomaly::A3 => level <= 1,
+        Anomaly::A6 => level <= 2,
+        Anomaly::A2 => level <= 3,
+        Anomaly::A3Residue => return None,
+    })
 }
 
-/// Checks "never `p`" for `kind` in `p`'s scenario; A4 on the replicated store read `reads`.
+/// Checks "never `a`" for `kind` in `a`'s scenario; A4 on the replicated store read `reads`.
 pub fn entry(
     kind: RuntimeKind,
     all_writers: bool,
     reads: ReadDiscipline,
-    p: Property,
+    a: Anomaly,
     max_ops: Option<u32>,
     threads: usize,
-) -> Result<Entry, BoundsError> {
-    let (bounds, ext) = scenario(p, max_ops);
+) -> Result<Entry, MatrixError> {
+    let (Some((bounds, ext)), Some(expected)) =
+        (scenario(a, max_ops), expected(kind, all_writers, a))
+    else {
+        return Err(MatrixError::NotAColumn(a));
+    };
+    let p = Property::Never(a);
     let cfg = CheckConfig {
         bounds,
         ext: Extensions { all_writers, ..ext },
@@ -146,16 +167,13 @@ pub fn entry(
         threads,
         max_states: 50_000_000,
     };
-    let report = if p == Property::A4 {
-        replicated_run::check(&cfg, replication(reads))?
-    } else {
-        check(&cfg)?
+    let report = match a.scope() {
+        Scope::Replicated => replicated_run::check(&cfg, replication(reads))?,
+        Scope::Any => check(&cfg)?,
     };
     let cx = report.verdicts[0].counterexample.as_ref();
-    let expected = match p {
-        Property::A4 if reads == ReadDiscipline::PrimaryPinned => false,
-        _ => expected(kind, all_writers, p),
-    };
+    // Pinned reads prevent A4 in every row.
+    let expected = expected && !(a == Anomaly::A4 && reads == ReadDiscipline::PrimaryPinned);
     Ok(Entry {
         admitted: cx.is_some(),
         witness_steps: cx.map(|c| c.steps.len()),
@@ -170,7 +188,7 @@ pub fn row(
     all_writers: bool,
     max_ops: Option<u32>,
     threads: usize,
-) -> Result<Row, BoundsError> {
+) -> Result<Row, MatrixError> {
     let reads = ReadDiscipline::AnyReplica;
     let entries = ANOMALIES
         .iter()
@@ -195,9 +213,9 @@ pub fn reads_row(
     reads: ReadDiscipline,
     max_ops: Option<u32>,
     threads: usize,
-) -> Result<Row, BoundsError> {
+) -> Result<Row, MatrixError> {
     let kind = RuntimeKind::Vanilla;
-    let a4 = entry(kind, false, reads, Property::A4, max_ops, threads)?;
+    let a4 = entry(kind, false, reads, Anomaly::A4, max_ops, threads)?;
     let mut entries = vec![None; ANOMALIES.len() - 1];
     entries.push(Some(a4));
     let short = match reads {
@@ -215,7 +233,7 @@ pub fn reads_row(
 
 /// Every runtime, then `si+all-writers`, then `vanilla+session-reads` and
 /// `vanilla+pinned-reads` (A4 only).
-pub fn matrix(max_ops: Option<u32>, threads: usize) -> Result<Vec<Row>, BoundsError> {
+pub fn matrix(max_ops: Option<u32>, threads: usize) -> Result<Vec<Row>, MatrixError> {
     let mut rows = Vec::new();
     for kind in RuntimeKind::ALL {
         rows.push(row(kind, false, max_ops, threads)?);
@@ -236,16 +254,34 @@ mod tests {
     #[test]
     fn expectations_follow_the_chain() {
         let reg = RuntimeKind::parse("registry").unwrap();
-        for p in ANOMALIES {
-            assert!(expected(RuntimeKind::Vanilla, false, p));
-            assert_eq!(expected(reg, false, p), p == Property::A4, "{p:?}");
+        let expected = |k, w, a| expected(k, w, a).expect("a column");
+        for a in ANOMALIES {
+            assert!(expected(RuntimeKind::Vanilla, false, a));
+            assert_eq!(expected(reg, false, a), a == Anomaly::A4, "{a:?}");
         }
-        assert!(expected(RuntimeKind::Si, false, Property::A1));
-        assert!(!expected(RuntimeKind::Si, true, Property::A1));
-        assert!(!expected(RuntimeKind::Saga, false, Property::A6));
-        assert!(expected(RuntimeKind::Saga, false, Property::A2));
-        assert!(expected(RuntimeKind::Saga, false, Property::A4));
-        assert!(!expected(RuntimeKind::Si, true, Property::A4));
+        assert!(expected(RuntimeKind::Si, false, Anomaly::A1));
+        assert!(!expected(RuntimeKind::Si, true, Anomaly::A1));
+        assert!(!expected(RuntimeKind::Saga, false, Anomaly::A6));
+        assert!(expected(RuntimeKind::Saga, false, Anomaly::A2));
+        assert!(expected(RuntimeKind::Saga, false, Anomaly::A4));
+        assert!(!expected(RuntimeKind::Si, true, Anomaly::A4));
+    }
+
+    /// Every anomaly of the catalogue with a scenario is a column, and only those.
+    #[test]
+    fn the_columns_are_the_catalogue_entries_with_a_scenario() {
+        for a in Anomaly::ALL {
+            assert_eq!(scenario(a, None).is_some(), ANOMALIES.contains(&a), "{a}");
+        }
+        let err = entry(
+            RuntimeKind::Vanilla,
+            false,
+            ReadDiscipline::AnyReplica,
+            Anomaly::A3Residue,
+            None,
+            1,
+        );
+        assert_eq!(err, Err(MatrixError::NotAColumn(Anomaly::A3Residue)));
     }
 
     /// The A4 column separates the disciplines: session splits across agents, pinned not.

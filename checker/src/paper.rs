@@ -275,7 +275,7 @@ impl Space for PaperModel {
         let n = self.records(s, &mut recs);
         let mut out = PropSet::default();
         for p in check.iter() {
-            if p.violated_by_packed(&recs[..n]) {
+            if crate::paper_props::violated_by_packed(p, &recs[..n]) {
                 out.insert(p);
             }
         }

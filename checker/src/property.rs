@@ -1,88 +1,119 @@
-//! The checked properties: "never Ak" over the state's log (SPEC §3), plus `L1_struct`.
+//! The checked properties: "never A" for each anomaly of the catalogue (SPEC §3, §6), plus
+//! `L1_struct` and the snapshot-insufficiency property.
 //!
-//! Each property has a reference evaluation on decoded [`OpRecord`]s through the spec-form
-//! detectors of `agentsim_models::detect::spec`, and the paper model adds a fast evaluation on
-//! unpacked records that a test holds equal to the reference on every reachable state of small
-//! spaces. A property that holds was checked on every reachable state at the given bounds;
-//! nothing is claimed beyond them.
+//! A property is named through [`Anomaly`], the one catalogue every layer matches, so adding an
+//! anomaly is a compile error here until it is given a property and an evaluation. The
+//! reference evaluation ([`Property::violated_by`]) runs the spec-form detectors of
+//! `agentsim_models::detect` on decoded [`OpRecord`]s; the paper model adds a fast evaluation
+//! on its own unpacked records (`crate::paper_props`) that a test holds equal to this one on
+//! every reachable state of small spaces. A property that holds was checked on every reachable
+//! state at the given bounds; nothing is claimed beyond them.
 
-use crate::action::cell_value;
-use crate::packed::Rec;
 use agentsim_models::detect::{a4, spec};
 use agentsim_models::record::OpRecord;
+use agentsim_models::Anomaly;
+use std::cmp::Ordering;
 
 /// A property the checker can check; each is an invariant ("always").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Property {
-    /// Never A1 (stale generation).
-    A1,
-    /// Never A2 (phantom tool).
-    A2,
-    /// Never A3 (causal cascade, preds form).
-    A3,
-    /// Never A3 in residue form (a read value no committed writer produced).
-    A3Residue,
-    /// Never A6 (tool-effect reordering).
-    A6,
+    /// Never the anomaly. `Never(A4)` is meaningful on the replicated model only, whose records
+    /// carry `read_meta`; on the single-store models it holds vacuously.
+    Never(Anomaly),
     /// Always `L1_struct` (every read equals the latest committed write).
     L1Struct,
     /// Never (A1 ∧ L1_struct): its counterexample shows `L1_struct` does not imply ¬A1.
     A1Snapshot,
-    /// Never A4 (split view, SPEC §6): meaningful on the replicated model only, whose records
-    /// carry `read_meta`; on the single-store models it holds vacuously.
-    A4,
 }
 
+/// A name that is not a property.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown property `{0}`; expected one of {names}, all, none", names = Property::names())]
+pub struct UnknownProperty(pub String);
+
 impl Property {
-    /// Every property, in report order.
+    /// Never A1.
+    pub const A1: Property = Property::Never(Anomaly::A1);
+    /// Never A2.
+    pub const A2: Property = Property::Never(Anomaly::A2);
+    /// Never A3 (preds form).
+    pub const A3: Property = Property::Never(Anomaly::A3);
+    /// Never A3 in residue form.
+    pub const A3_RESIDUE: Property = Property::Never(Anomaly::A3Residue);
+    /// Never A4 (split view).
+    pub const A4: Property = Property::Never(Anomaly::A4);
+    /// Never A6.
+    pub const A6: Property = Property::Never(Anomaly::A6);
+
+    /// Every property, in report order (the order of [`Property::index`]).
     pub const ALL: [Property; 8] = [
         Property::A1,
         Property::A2,
         Property::A3,
-        Property::A3Residue,
+        Property::A3_RESIDUE,
         Property::A6,
         Property::L1Struct,
         Property::A1Snapshot,
         Property::A4,
     ];
 
-    /// What `--property all` selects: the four anomalies.
+    /// What `--property all` selects: the four lattice anomalies.
     pub const ANOMALIES: [Property; 4] = [Property::A1, Property::A2, Property::A3, Property::A6];
 
-    /// The CLI and report name.
-    pub fn name(self) -> &'static str {
+    /// The position in [`Property::ALL`]: the report order and the bit in a [`PropSet`].
+    pub const fn index(self) -> u8 {
         match self {
-            Property::A1 => "A1",
-            Property::A2 => "A2",
-            Property::A3 => "A3",
-            Property::A3Residue => "A3_residue",
-            Property::A6 => "A6",
-            Property::L1Struct => "L1_struct",
-            Property::A1Snapshot => "A1_snapshot",
-            Property::A4 => "A4",
+            Property::Never(a) => match a {
+                Anomaly::A1 => 0,
+                Anomaly::A2 => 1,
+                Anomaly::A3 => 2,
+                Anomaly::A3Residue => 3,
+                Anomaly::A6 => 4,
+                Anomaly::A4 => 7,
+            },
+            Property::L1Struct => 5,
+            Property::A1Snapshot => 6,
         }
     }
 
-    /// Parses a `--property` list: names, `all` (A1,A2,A3,A6) or `none`.
-    pub fn parse_list(s: &str) -> Result<Vec<Property>, String> {
+    /// The report name: the anomaly's name for `Never`, else `L1_struct` / `A1_snapshot`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Property::Never(a) => a.name(),
+            Property::L1Struct => "L1_struct",
+            Property::A1Snapshot => "A1_snapshot",
+        }
+    }
+
+    /// The anomaly a `Never` property excludes.
+    pub fn anomaly(self) -> Option<Anomaly> {
+        match self {
+            Property::Never(a) => Some(a),
+            Property::L1Struct | Property::A1Snapshot => None,
+        }
+    }
+
+    fn names() -> String {
+        let names: Vec<&str> = Property::ALL.iter().map(|p| p.name()).collect();
+        names.join(", ")
+    }
+
+    /// Parses one name (ignoring ASCII case).
+    pub fn parse(s: &str) -> Result<Property, UnknownProperty> {
+        Property::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| UnknownProperty(s.trim().to_owned()))
+    }
+
+    /// Parses a comma-separated list: names, `all` (A1,A2,A3,A6) or `none`; sorted, unique.
+    pub fn parse_list(s: &str) -> Result<Vec<Property>, UnknownProperty> {
         let mut out = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part.to_ascii_lowercase().as_str() {
                 "all" => out.extend(Property::ANOMALIES),
                 "none" => {}
-                _ => match Property::ALL
-                    .iter()
-                    .find(|p| p.name().eq_ignore_ascii_case(part))
-                {
-                    Some(&p) => out.push(p),
-                    None => {
-                        let names: Vec<_> = Property::ALL.iter().map(|p| p.name()).collect();
-                        return Err(format!(
-                            "--property: unknown property `{part}`; expected one of {}, all, none",
-                            names.join(", ")
-                        ));
-                    }
-                },
+                _ => out.push(Property::parse(part)?),
             }
         }
         out.sort();
@@ -91,40 +122,35 @@ impl Property {
     }
 
     fn bit(self) -> u8 {
-        1 << (self as u8)
+        1 << self.index()
     }
 
     /// Whether the log violates this property (reference evaluation, spec detectors).
     pub fn violated_by(self, log: &[OpRecord]) -> bool {
         match self {
-            Property::A1 => !spec::a1(log).is_empty(),
-            Property::A2 => !spec::a2(log).is_empty(),
-            Property::A3 => !spec::a3(log).is_empty(),
-            Property::A3Residue => !spec::a3_residue(log).is_empty(),
-            Property::A6 => !spec::a6(log).is_empty(),
+            Property::Never(a) => match a {
+                Anomaly::A1 => !spec::a1(log).is_empty(),
+                Anomaly::A2 => !spec::a2(log).is_empty(),
+                Anomaly::A3 => !spec::a3(log).is_empty(),
+                Anomaly::A3Residue => !spec::a3_residue(log).is_empty(),
+                Anomaly::A4 => !a4::spec(log).is_empty(),
+                Anomaly::A6 => !spec::a6(log).is_empty(),
+            },
             Property::L1Struct => !spec::l1_struct(log).is_empty(),
             Property::A1Snapshot => !spec::a1(log).is_empty() && spec::l1_struct(log).is_empty(),
-            Property::A4 => !a4::spec(log).is_empty(),
         }
     }
+}
 
-    /// Fast evaluation on unpacked paper-model records (nothing aborted, no preds).
-    pub fn violated_by_packed(self, log: &[Rec]) -> bool {
-        match self {
-            Property::A1 => fast_a1(log),
-            Property::A2 => log.iter().any(|r| {
-                r.tool != 0 && r.read_registry & (1 << (r.tool - 1)) != 0 && {
-                    r.write_registry & (1 << (r.tool - 1)) == 0
-                }
-            }),
-            Property::A3 => false,
-            Property::A3Residue => fast_residue(log),
-            Property::A6 => log.iter().any(|r| r.io.len >= 2 && r.io != r.co),
-            Property::L1Struct => !fast_l1(log),
-            Property::A1Snapshot => fast_a1(log) && fast_l1(log),
-            // Paper-model records carry no replica metadata.
-            Property::A4 => false,
-        }
+impl PartialOrd for Property {
+    fn partial_cmp(&self, other: &Property) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Property {
+    fn cmp(&self, other: &Property) -> Ordering {
+        self.index().cmp(&other.index())
     }
 }
 
@@ -162,60 +188,6 @@ impl PropSet {
     }
 }
 
-fn fast_a1(log: &[Rec]) -> bool {
-    log.iter().any(|ri| {
-        log.iter().any(|rj| {
-            let shared = ri.read_set & rj.write_set;
-            ri.agent != rj.agent
-                && shared != 0
-                && ri.read_time < rj.write_time
-                && rj.write_time < ri.write_time
-                && (0..8).any(|c| {
-                    shared & (1 << c) != 0
-                        && cell_value(ri.read_values, c) != cell_value(rj.write_values, c)
-                })
-        })
-    })
-}
-
-/// The latest value written to `c` by a record other than `skip` with write_time ≤ `time`.
-fn latest(log: &[Rec], skip: usize, c: u32, time: u32) -> Option<u32> {
-    let mut best: Option<(u32, u32)> = None;
-    for (k, rk) in log.iter().enumerate() {
-        if k != skip
-            && rk.write_set & (1 << c) != 0
-            && rk.write_time <= time
-            && best.is_none_or(|(t, _)| t <= rk.write_time)
-        {
-            best = Some((rk.write_time, cell_value(rk.write_values, c)));
-        }
-    }
-    best.map(|(_, v)| v)
-}
-
-fn fast_l1(log: &[Rec]) -> bool {
-    log.iter().enumerate().all(|(j, rj)| {
-        (0..8)
-            .filter(|c| rj.read_set & (1 << c) != 0)
-            .all(|c| latest(log, j, c, rj.read_time).unwrap_or(0) == cell_value(rj.read_values, c))
-    })
-}
-
-fn fast_residue(log: &[Rec]) -> bool {
-    log.iter().enumerate().any(|(j, rj)| {
-        (0..8).filter(|c| rj.read_set & (1 << c) != 0).any(|c| {
-            let v = cell_value(rj.read_values, c);
-            v != 0
-                && !log.iter().enumerate().any(|(k, rk)| {
-                    k != j
-                        && rk.write_set & (1 << c) != 0
-                        && cell_value(rk.write_values, c) == v
-                        && rk.write_time <= rj.read_time
-                })
-        })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,8 +203,19 @@ mod tests {
             Property::parse_list("a6,A1,A1").unwrap(),
             vec![Property::A1, Property::A6]
         );
-        let e = Property::parse_list("A5").unwrap_err();
+        let e = Property::parse_list("A5").unwrap_err().to_string();
         assert!(e.contains("A5") && e.contains("A3_residue"), "{e}");
+    }
+
+    #[test]
+    fn every_anomaly_has_a_property_and_all_is_in_index_order() {
+        for (k, p) in Property::ALL.into_iter().enumerate() {
+            assert_eq!(usize::from(p.index()), k, "{p:?}");
+        }
+        for a in Anomaly::ALL {
+            assert!(Property::ALL.contains(&Property::Never(a)), "{a}");
+            assert_eq!(Property::Never(a).name(), a.name());
+        }
     }
 
     #[test]

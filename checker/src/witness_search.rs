@@ -354,7 +354,7 @@ mod tests {
 
     #[test]
     fn heuristic_counts_missing_work() {
-        let all = Point::of(&Anomaly::ALL);
+        let all = Point::of(&Anomaly::LATTICE);
         assert_eq!(Progress::default().h(Point(0), all), lower_bound(all));
         let busy = Progress {
             records: 1,

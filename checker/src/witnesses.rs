@@ -143,7 +143,7 @@ impl Witness {
 
     /// File name of its JSONL history: `L{A1 A2 A3 A6 as 0/1}-{members}.jsonl`.
     pub fn file_name(&self) -> String {
-        let bits: String = Anomaly::ALL
+        let bits: String = Anomaly::LATTICE
             .iter()
             .map(|&a| if self.point.contains(a) { '1' } else { '0' })
             .collect();
@@ -227,12 +227,12 @@ mod tests {
         assert_eq!(lb(&[Anomaly::A1]), 4);
         assert_eq!(lb(&[Anomaly::A3]), 5);
         assert_eq!(lb(&[Anomaly::A1, Anomaly::A3]), 7);
-        assert_eq!(lb(&Anomaly::ALL), 8);
+        assert_eq!(lb(&Anomaly::LATTICE), 8);
     }
 
     #[test]
     fn bounds_grow_with_members() {
-        let all = bounds_for(Point::of(&Anomaly::ALL));
+        let all = bounds_for(Point::of(&Anomaly::LATTICE));
         assert_eq!(
             (all.agents, all.cells, all.tools, all.max_ops),
             (2, 2, 1, 3)

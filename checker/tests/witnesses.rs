@@ -58,12 +58,12 @@ fn a3_residue_form_with_an_external_cell_and_skew() {
     let mut b = Bounds::paper(1, 1, 2);
     (b.external, b.skew) = (1, true);
     let m = paper(b);
-    let t = witness(&m, Property::A3Residue);
+    let t = witness(&m, Property::A3_RESIDUE);
     // StartRead observing a value nobody wrote, CompleteWrite.
     assert_eq!(t.steps(), 2);
     // Without skew the residue form cannot occur.
     let plain = paper(Bounds::paper(1, 1, 2));
-    assert!(shortest(&plain, PropSet::of(&[Property::A3Residue]), MAX).is_empty());
+    assert!(shortest(&plain, PropSet::of(&[Property::A3_RESIDUE]), MAX).is_empty());
 }
 
 #[test]

@@ -5,26 +5,27 @@
 //! are the 4! orders of adding all four. The named chain adds A1, A3, A6, A2 in that order
 //! (L0 = true, L1 = ¬A1, L2 = L1 ∧ ¬A3, L3 = L2 ∧ ¬A6, L4 = L3 ∧ ¬A2).
 
-use crate::detect::Anomaly;
+use crate::anomaly::Anomaly;
 
-/// A point of the lattice: a bit set over [`Anomaly::ALL`] (bit i = `Anomaly::ALL[i]`).
+/// A point of the lattice: a bit set over [`Anomaly::LATTICE`] (bit i = `Anomaly::LATTICE[i]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Point(pub u8);
 
 impl Point {
-    /// The set containing exactly `anomalies`.
+    /// The set of the lattice anomalies among `anomalies` (those outside the lattice, A4 and
+    /// the A3 residue form, are no point's members).
     pub fn of(anomalies: &[Anomaly]) -> Point {
         Point(anomalies.iter().fold(0, |m, &a| m | bit(a)))
     }
 
-    /// Whether `a` is in the set.
+    /// Whether `a` is in the set (never, for an anomaly outside the lattice).
     pub fn contains(self, a: Anomaly) -> bool {
         self.0 & bit(a) != 0
     }
 
     /// The members, in lattice order.
     pub fn members(self) -> Vec<Anomaly> {
-        Anomaly::ALL
+        Anomaly::LATTICE
             .into_iter()
             .filter(|&a| self.contains(a))
             .collect()
@@ -52,11 +53,9 @@ impl Point {
     }
 }
 
+/// The bit of `a` in a point; 0 (no bit) outside the lattice.
 fn bit(a: Anomaly) -> u8 {
-    1 << Anomaly::ALL
-        .iter()
-        .position(|&x| x == a)
-        .expect("anomaly in ALL")
+    a.lattice_bit().map_or(0, |b| 1 << b)
 }
 
 /// The order in which the named chain adds exclusions.
@@ -96,7 +95,7 @@ fn extend(chain: Vec<Point>, out: &mut Vec<Vec<Point>>) {
         out.push(chain);
         return;
     }
-    for a in Anomaly::ALL {
+    for a in Anomaly::LATTICE {
         if !top.contains(a) {
             let mut next = chain.clone();
             next.push(Point(top.0 | bit(a)));

@@ -1,9 +1,10 @@
 //! `agentsim-models`: the formal core of agentsim.
 //!
 //! Operation records and histories (SPEC §2), the anomaly detectors in spec and fast form
-//! (SPEC §3), the lattice (SPEC §4), the runtimes (SPEC §5) and Causal Past Logic (CPL.md).
+//! (SPEC §3) named by one catalogue ([`Anomaly`]), the lattice (SPEC §4), the runtimes (SPEC §5) and Causal Past Logic (CPL.md).
 //! Everything here is deterministic and free of I/O except the explicit JSON Lines readers.
 
+pub mod anomaly;
 pub mod cpl;
 pub mod detect;
 pub mod history;
@@ -16,7 +17,8 @@ pub mod record;
 pub mod replica;
 pub mod runtime;
 
-pub use detect::{Anomaly, Report};
+pub use anomaly::Anomaly;
+pub use detect::Report;
 pub use history::{History, HistoryError};
 pub use names::{Agent, Cell, Names, Replica, Tool, Value};
 pub use record::{OpRecord, ReadMeta, Registry, ToolEntry, ValueMap};

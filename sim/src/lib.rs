@@ -1,15 +1,14 @@
-//! `agentsim`: the deterministic simulator and the command-line front end.
+//! `agentsim`: the command-line front end over the simulator (`agentsim-sim`), the checker
+//! (`agentsim-checker`) and the formal core (`agentsim-models`).
 //!
-//! The binary's subcommands live one per file under [`cmd`]; the simulator's engine, its
-//! schedulers and generators live beside them. Everything here is seeded and runs on virtual
-//! time: the same seed gives the same bytes, whatever the thread count.
+//! Stacked one way, each layer importing only those below it: [`cmd`] (one file per
+//! subcommand: parse flags, validate into a typed config, call one function, print) →
+//! [`experiments`] (each owns its scenario loading, its run and its tables and figures) and
+//! [`bench`] (the benchmarks) → [`artifacts`] (tables, figures, atomic output files and the
+//! `reproduce` driver) → the library crates. Everything is seeded and runs on virtual time:
+//! the same seed gives the same bytes, whatever the thread count.
 
-pub mod checker_steps;
+pub mod artifacts;
+pub mod bench;
 pub mod cmd;
-pub mod deployed;
 pub mod experiments;
-pub mod figures;
-pub mod output;
-pub mod reproduce;
-pub mod sim;
-pub mod tables;

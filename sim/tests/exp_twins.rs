@@ -13,7 +13,7 @@ fn every_twin_is_all_without_and_none_with() {
         assert_eq!(r.without, KN { k: n, n }, "{}", r.display());
         assert_eq!(r.with, KN { k: 0, n }, "{}", r.display());
     }
-    let sizes: Vec<(&str, u32)> = results.iter().map(|r| (r.anomaly, r.size)).collect();
+    let sizes: Vec<(&str, u32)> = results.iter().map(|r| (r.anomaly.name(), r.size)).collect();
     assert_eq!(
         sizes,
         [

@@ -2,7 +2,7 @@
 //! points, 32 cover edges of which the 4 on the named chain are bold, labels L0..L4).
 //! A pass does not prove the picture is pleasant to read; that was checked by eye.
 
-use agentsim::figures::hasse::{self, HasseData};
+use agentsim::artifacts::figures::hasse::{self, HasseData};
 
 fn svg() -> String {
     hasse::render(&HasseData::from_lattice())

@@ -4,7 +4,7 @@
 //! prove the figures are legible; that was checked by eye (set AGENTSIM_FIGURE_PREVIEW=<dir> to
 //! write the SVGs and look at them).
 
-use agentsim::figures::*;
+use agentsim::artifacts::figures::*;
 
 const RUNTIMES: [&str; 9] = [
     "vanilla",
@@ -259,7 +259,7 @@ fn empty_data_renders_without_panicking() {
 
 #[test]
 fn every_figure_has_a_table_of_the_same_numbers() {
-    use agentsim::tables::Cell;
+    use agentsim::artifacts::tables::Cell;
     let m = matrix().table();
     assert_eq!(m.rows.len(), 9 * 4);
     assert_eq!(

@@ -2,9 +2,9 @@
 //! output, and the aggregate does not depend on the number of threads. A pass shows it on
 //! these scenarios and seeds; it cannot prove the absence of nondeterminism elsewhere.
 
-use agentsim::sim::runner::{run, RunConfig};
-use agentsim::sim::scheduler::SchedulerSpec;
-use agentsim::sim::Scenario;
+use agentsim_sim::runner::{run, RunConfig};
+use agentsim_sim::scheduler::SchedulerSpec;
+use agentsim_sim::Scenario;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

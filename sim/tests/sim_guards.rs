@@ -4,8 +4,8 @@
 //! seed and is byte-identical whatever the thread count. A pass says these seeds and timings
 //! behave as pinned, not that the guard prevents stale merges on every schedule.
 
-use agentsim::sim::cpl_twin;
-use agentsim::sim::Scenario;
+use agentsim::experiments::cpl_guards as cpl_twin;
+use agentsim_sim::Scenario;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

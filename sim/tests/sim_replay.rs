@@ -2,11 +2,12 @@
 //! history exactly, through the library and through the binary; shrinking keeps the anomaly
 //! and removes every scheduling deviation the anomaly does not need.
 
-use agentsim::sim::replay_line::ReplayLine;
-use agentsim::sim::runner::{run, run_one, RunConfig};
-use agentsim::sim::scheduler::SchedulerSpec;
-use agentsim::sim::shrink::{shrink, ShrinkInput, RUNS_MAX};
-use agentsim::sim::Scenario;
+use agentsim_models::Anomaly;
+use agentsim_sim::replay_line::ReplayLine;
+use agentsim_sim::runner::{run, run_one, RunConfig};
+use agentsim_sim::scheduler::SchedulerSpec;
+use agentsim_sim::shrink::{shrink, ShrinkInput, RUNS_MAX};
+use agentsim_sim::Scenario;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -102,7 +103,7 @@ fn the_race_needs_a_deviation_and_shrinks_to_exactly_one() {
     let mut cfg = RunConfig::new(&sc);
     cfg.scheduler = SchedulerSpec::Random;
     let res = run(&cfg).unwrap();
-    let a1 = &res.aggregate.anomalies["A1"];
+    let a1 = &res.aggregate.anomalies[&Anomaly::A1];
     assert!(
         a1.k > 0 && a1.k < a1.n,
         "the random scheduler sometimes finds it: {a1:?}"
@@ -126,12 +127,12 @@ fn the_race_needs_a_deviation_and_shrinks_to_exactly_one() {
         trial: bad.metrics.trial,
         schedule: bad.metrics.schedule.parse().unwrap(),
         on_missing: None,
-        target: Some("A1".into()),
+        target: Some(Anomaly::A1),
         runs_max: RUNS_MAX,
     };
     let out = shrink(&input).unwrap();
     assert_eq!(out.schedule.deviations(), 1, "{}", out.schedule);
-    assert!(out.shrunk.metrics.has("A1"));
+    assert!(out.shrunk.metrics.has(Anomaly::A1));
     assert!(out.shrunk.metrics.events <= out.original.metrics.events);
     // All four events of each operation are needed (read, generate, issue, commit); the
     // reader's two trailing waits are not.
@@ -146,7 +147,7 @@ fn pct_finds_the_race() {
     let mut cfg = RunConfig::new(&sc);
     cfg.scheduler = SchedulerSpec::Pct { depth: 2 };
     let res = run(&cfg).unwrap();
-    assert!(res.aggregate.anomalies["A1"].k > 0);
+    assert!(res.aggregate.anomalies[&Anomaly::A1].k > 0);
 }
 
 fn agentsim(args: &[&str]) -> std::process::Output {

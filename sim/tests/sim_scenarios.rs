@@ -3,10 +3,11 @@
 //! runtime. A pass does not say the examples are calibrated to the paper's rates (the
 //! experiments issue does that).
 
-use agentsim::sim::runner::{run, RunConfig};
-use agentsim::sim::runtime_choice::RuntimeChoice;
-use agentsim::sim::Scenario;
 use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::Anomaly;
+use agentsim_sim::runner::{run, RunConfig};
+use agentsim_sim::runtime_choice::RuntimeChoice;
+use agentsim_sim::Scenario;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -129,7 +130,7 @@ fn examples_run_under_every_runtime() {
             cfg.runtime = RuntimeChoice::parse(kind.name()).unwrap();
             let res = run(&cfg).unwrap();
             assert_eq!(res.aggregate.truncated, 0, "{name} {kind:?}");
-            let a1 = res.aggregate.anomalies["A1"].k;
+            let a1 = res.aggregate.anomalies[&Anomaly::A1].k;
             if kind.level() >= 1 && kind.name() != "causal-no-cascade" {
                 assert_eq!(a1, 0, "{name} under {} prevents A1", kind.name());
             }

@@ -58,6 +58,7 @@ pub fn detect_with(h: &History, tuning: Tuning) -> Report {
         out.a6.extend(a6_of(i, ri));
         reads.record(i, ri, &mut out);
     }
+    out.a4 = super::a4::fast(r);
     out
 }
 

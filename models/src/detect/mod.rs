@@ -4,8 +4,9 @@
 //!   records. It is slow and obviously correct; it is the reference.
 //! * [`fast`] computes the same witness sets in near-linear time for large traces.
 //!
-//! A4 (split view) lives only in the replicated model of SPEC §6: it is in [`a4`], with its
-//! own witness type, outside [`Report`] and outside the lattice of SPEC §4.
+//! Every anomaly is named by the catalogue type [`Anomaly`] (`crate::anomaly`). A4 (split view,
+//! SPEC §6) is decided in [`a4`] and reported in [`Report`] beside the others; it is outside the
+//! lattice of SPEC §4 and empty on every history without replica metadata.
 //!
 //! Both return the **complete, sorted** set of witnesses, so agreement is plain equality of
 //! [`Report`]s. A pass says the history has no such anomaly *as defined*; it says nothing about
@@ -25,48 +26,10 @@ pub mod fast;
 pub mod spec;
 pub mod write_index;
 
+pub use crate::anomaly::Anomaly;
+pub use a4::A4Witness;
+
 use crate::names::{Cell, Tool, Value};
-
-/// The four anomalies of the single-store model (A4 lives in the replicated model).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Anomaly {
-    /// Stale generation.
-    A1,
-    /// Phantom tool.
-    A2,
-    /// Causal cascade (preds form).
-    A3,
-    /// Tool-effect reordering.
-    A6,
-}
-
-impl Anomaly {
-    /// All four, in lattice order.
-    pub const ALL: [Anomaly; 4] = [Anomaly::A1, Anomaly::A2, Anomaly::A3, Anomaly::A6];
-
-    /// The short name (`"A1"` …).
-    pub fn name(self) -> &'static str {
-        match self {
-            Anomaly::A1 => "A1",
-            Anomaly::A2 => "A2",
-            Anomaly::A3 => "A3",
-            Anomaly::A6 => "A6",
-        }
-    }
-
-    /// Parses a short name.
-    pub fn parse(s: &str) -> Option<Anomaly> {
-        Anomaly::ALL
-            .into_iter()
-            .find(|a| a.name().eq_ignore_ascii_case(s))
-    }
-}
-
-impl std::fmt::Display for Anomaly {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// A1: record `reader` read `cell`; `writer` (another agent) committed a different value to it
 /// strictly inside `reader`'s generation window.
@@ -135,23 +98,41 @@ pub struct Report {
     pub a3: Vec<A3Witness>,
     pub a3_residue: Vec<A3ResidueWitness>,
     pub a6: Vec<A6Witness>,
+    /// Split views (SPEC §6); empty on histories without replica metadata.
+    pub a4: Vec<A4Witness>,
     /// Violations of `L1_struct`; empty means the structural snapshot condition holds.
     pub l1_struct: Vec<L1StructViolation>,
 }
 
 impl Report {
-    /// Whether the history exhibits `a`.
-    pub fn has(&self, a: Anomaly) -> bool {
+    /// How many witnesses of `a` the history has.
+    pub fn count(&self, a: Anomaly) -> usize {
         match a {
-            Anomaly::A1 => !self.a1.is_empty(),
-            Anomaly::A2 => !self.a2.is_empty(),
-            Anomaly::A3 => !self.a3.is_empty(),
-            Anomaly::A6 => !self.a6.is_empty(),
+            Anomaly::A1 => self.a1.len(),
+            Anomaly::A2 => self.a2.len(),
+            Anomaly::A3 => self.a3.len(),
+            Anomaly::A3Residue => self.a3_residue.len(),
+            Anomaly::A4 => self.a4.len(),
+            Anomaly::A6 => self.a6.len(),
         }
     }
 
-    /// The exact set of anomalies exhibited, in lattice order.
+    /// Whether the history exhibits `a`.
+    pub fn has(&self, a: Anomaly) -> bool {
+        self.count(a) > 0
+    }
+
+    /// The exact set of lattice anomalies exhibited (the history's lattice point), in lattice
+    /// order.
     pub fn anomalies(&self) -> Vec<Anomaly> {
+        Anomaly::LATTICE
+            .into_iter()
+            .filter(|&a| self.has(a))
+            .collect()
+    }
+
+    /// Every catalogue entry exhibited, in catalogue order.
+    pub fn exhibited(&self) -> Vec<Anomaly> {
         Anomaly::ALL.into_iter().filter(|&a| self.has(a)).collect()
     }
 

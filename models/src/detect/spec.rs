@@ -21,6 +21,7 @@ pub fn detect(h: &History) -> Report {
         a3: a3(r),
         a3_residue: a3_residue(r),
         a6: a6(r),
+        a4: super::a4::spec(r),
         l1_struct: l1_struct(r),
     }
 }

@@ -77,18 +77,34 @@ impl ReadDiscipline {
         }
     }
 
-    /// Parses a CLI name; the error lists the valid names.
-    pub fn parse(s: &str) -> Result<ReadDiscipline, String> {
+    /// The short spellings `check --read-discipline` published: `any` and `pinned`.
+    pub fn alias(self) -> Option<&'static str> {
+        match self {
+            ReadDiscipline::AnyReplica => Some("any"),
+            ReadDiscipline::Session => None,
+            ReadDiscipline::PrimaryPinned => Some("pinned"),
+        }
+    }
+
+    /// Parses a name or its short alias; the error lists the valid names.
+    pub fn parse(s: &str) -> Result<ReadDiscipline, UnknownDiscipline> {
         ReadDiscipline::ALL
             .into_iter()
-            .find(|d| d.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = ReadDiscipline::ALL.iter().map(|d| d.name()).collect();
-                format!(
-                    "unknown read discipline `{s}` (valid: {})",
-                    names.join(", ")
-                )
-            })
+            .find(|d| d.name() == s || d.alias() == Some(s))
+            .ok_or_else(|| UnknownDiscipline(s.to_owned()))
+    }
+}
+
+/// A name that is no read discipline.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown read discipline `{0}` (valid: any-replica, session, primary-pinned; any and pinned for short)")]
+pub struct UnknownDiscipline(pub String);
+
+impl std::str::FromStr for ReadDiscipline {
+    type Err = UnknownDiscipline;
+
+    fn from_str(s: &str) -> Result<ReadDiscipline, UnknownDiscipline> {
+        ReadDiscipline::parse(s)
     }
 }
 
@@ -107,7 +123,9 @@ mod tests {
         for d in ReadDiscipline::ALL {
             assert_eq!(ReadDiscipline::parse(d.name()), Ok(d));
         }
-        let e = ReadDiscipline::parse("nearest").unwrap_err();
+        assert_eq!("any".parse(), Ok(ReadDiscipline::AnyReplica));
+        assert_eq!("pinned".parse(), Ok(ReadDiscipline::PrimaryPinned));
+        let e = ReadDiscipline::parse("nearest").unwrap_err().to_string();
         assert!(e.contains("any-replica, session, primary-pinned"), "{e}");
     }
 }

@@ -11,11 +11,14 @@
 //! `--read-discipline`; property `A4`, split view), composed with `--runtime` for writes; see
 //! `agentsim_checker::replicated`. Flags that model has no meaning for are refused (exit 2).
 
-use crate::output::write_atomic;
+use crate::artifacts::output::write_atomic;
 use agentsim_checker::frontier::Storage;
 use agentsim_checker::run::{self, CheckConfig, CheckReport, Counterexample};
 use agentsim_checker::{replicated_run, Bounds, Extensions, Property, Replication};
+use agentsim_models::anomaly::Scope;
+use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::Anomaly;
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
 use serde_json::json;
@@ -65,9 +68,10 @@ pub struct Args {
     /// synchronous replication).
     #[arg(long, value_name = "L")]
     pub max_lag: Option<u64>,
-    /// With --replicas: any (any-replica), session, pinned (primary-pinned); default any.
+    /// With --replicas: any-replica (any), session, primary-pinned (pinned); default
+    /// any-replica.
     #[arg(long, value_name = "DISCIPLINE")]
-    pub read_discipline: Option<String>,
+    pub read_discipline: Option<ReadDiscipline>,
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// Extension 1: write values are NULL outside the write set.
@@ -120,18 +124,19 @@ pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replica
         if a.max_lag.is_some() || a.read_discipline.is_some() {
             bail!("--max-lag and --read-discipline need --replicas K (the replicated store)");
         }
-        if cfg.properties.contains(&Property::A4) {
-            bail!("--property A4 needs a replicated store: add --replicas K (SPEC §6)");
+        let replicated = |p: &Property| p.anomaly().map(Anomaly::scope) == Some(Scope::Replicated);
+        if let Some(p) = cfg.properties.iter().find(|p| replicated(p)) {
+            bail!(
+                "--property {} needs a replicated store: add --replicas K (SPEC §6)",
+                p.name()
+            );
         }
         return Ok(None);
     };
     if a.paper {
         bail!("--paper is the single-store model of SPEC §1; drop it with --replicas");
     }
-    let discipline = match &a.read_discipline {
-        Some(d) => Replication::parse_discipline(d).map_err(anyhow::Error::msg)?,
-        None => agentsim_models::replica::ReadDiscipline::AnyReplica,
-    };
+    let discipline = a.read_discipline.unwrap_or(ReadDiscipline::AnyReplica);
     let rep = Replication {
         secondaries,
         max_lag: a.max_lag.unwrap_or(1),
@@ -164,7 +169,8 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         skew: a.skew,
     };
     bounds.validate()?;
-    let properties = Property::parse_list(&a.property).map_err(anyhow::Error::msg)?;
+    let properties =
+        Property::parse_list(&a.property).map_err(|e| anyhow::anyhow!("--property: {e}"))?;
     Ok(CheckConfig {
         bounds,
         ext,

@@ -1,19 +1,22 @@
 //! `agentsim cpl`: Causal Past Logic guards (CPL.md, issue 9).
 //!
+//! `twin SCENARIO [--trials N] [--seed S] [--threads T] [--json]`: the guard twin of a scenario
+//! with `[cpl]` (issue 9 item 5); exit 0 when the run completed, whatever the counts.
 //! `eval GUARDS.cpl MSC.jsonl` runs the knowledge-vector monitor (messages through the binary
 //! wire) and the literal reference evaluator over the MSC in file order, and prints every named
 //! guard at every event's lifeline; any disagreement is a bug, printed with both values, exit 1.
-//! `bench` times the monitor on the reference workloads (see `cpl/bench.rs`); `twin` runs a
-//! scenario's guard twin in the simulator (see `cpl/twin.rs`).
+//! `bench` times the monitor on the reference workloads (`crate::bench::cpl`, also
+//! `agentsim bench cpl`); `twin` runs a scenario's guard twin in the simulator
+//! (`crate::experiments::cpl_guards`).
 //! Agreement on one file proves nothing about other files; `models/tests/cpl_exhaustive.rs`
 //! is the bounded proof.
 
-mod bench;
-mod twin;
-
+use crate::experiments::cpl_guards;
+use crate::experiments::run::default_threads;
 use agentsim_models::cpl::{
     compile, jsonl, parse_guards, run, Causal, Formula, Kind, Msc, Program, Reference, Symbols,
 };
+use agentsim_sim::scenario::Scenario;
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use std::fmt::Write as _;
@@ -32,10 +35,11 @@ pub struct Args {
 pub enum CplCommand {
     /// Every named guard at every event: monitor and reference, which must agree.
     Eval(EvalArgs),
-    /// Per-event time and bytes per message on the reference workloads of CPL.md.
-    Bench(bench::BenchArgs),
+    /// Per-event time and bytes per message on the reference workloads of CPL.md (the same
+    /// as `agentsim bench cpl`).
+    Bench(crate::cmd::bench::CplArgs),
     /// A scenario's guard twin: k/N stale actions without the guard and with it.
-    Twin(twin::TwinArgs),
+    Twin(TwinArgs),
 }
 
 /// `agentsim cpl eval`.
@@ -54,8 +58,8 @@ pub struct EvalArgs {
 pub fn run(args: Args) -> Result<ExitCode> {
     match args.command {
         CplCommand::Eval(a) => eval(a),
-        CplCommand::Bench(a) => bench::run(a),
-        CplCommand::Twin(a) => twin::run(a),
+        CplCommand::Bench(a) => crate::cmd::bench::cpl(a),
+        CplCommand::Twin(a) => twin(a),
     }
 }
 
@@ -181,4 +185,38 @@ fn json(msc: &Msc, names: &[&str], rows: &[Row]) -> String {
         }
     }
     format!("{}\n", serde_json::to_string_pretty(&out).expect("json"))
+}
+
+/// `agentsim cpl twin`.
+#[derive(Debug, ClapArgs)]
+pub struct TwinArgs {
+    /// A scenario file with a `[cpl]` section naming `unguarded` and `stale`.
+    pub scenario: PathBuf,
+    /// Trials per arm (default: the scenario's `trials`).
+    #[arg(long)]
+    pub trials: Option<u64>,
+    /// The run seed (default: the scenario's `seed`); both arms use the same trial seeds.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Worker threads (results do not depend on it); default: all cores.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `cpl twin`.
+fn twin(args: TwinArgs) -> anyhow::Result<ExitCode> {
+    let sc = Scenario::load(&args.scenario)?;
+    let trials = args.trials.unwrap_or(sc.trials);
+    anyhow::ensure!(trials >= 1, "--trials must be at least 1");
+    let threads = args.threads.unwrap_or_else(default_threads).max(1);
+    let twin = cpl_guards::run(&sc, trials, args.seed.unwrap_or(sc.seed), threads)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&twin)?);
+    } else {
+        print!("{}", twin.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -3,10 +3,10 @@
 //! Prints one line per reproduction and measure (or `--json`: an array of objects with the
 //! counts and 95 % Wilson intervals). Seeded and deterministic: the same `--seed` and
 //! `--trials` give the same bytes. A pass says the models behave as the deployed systems were
-//! reported to; see `crate::deployed` for what it does not prove.
+//! reported to; see `crate::experiments::deployed` for what it does not prove.
 
-use crate::deployed::{self, interval, Config, Row};
-use crate::figures::Count;
+use crate::artifacts::figures::Count;
+use crate::experiments::deployed::{self, interval, Config, Row};
 use clap::Args as ClapArgs;
 use std::fmt::Write as _;
 use std::process::ExitCode;

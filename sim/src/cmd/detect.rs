@@ -42,31 +42,44 @@ pub struct Args {
     pub residue: bool,
     /// Exit 1 if any of these anomalies is present (comma-separated: A1,A2,A3,A4,A6).
     #[arg(long, value_delimiter = ',', value_parser = parse_fail_on)]
-    pub fail_on: Vec<FailOn>,
+    pub fail_on: Vec<Anomaly>,
     /// Use the spec-form detectors (quadratic; for cross-checking small histories).
     #[arg(long)]
     pub spec: bool,
 }
 
-fn parse_anomaly(s: &str) -> Result<Anomaly, String> {
-    Anomaly::parse(s.trim())
-        .ok_or_else(|| format!("unknown anomaly `{s}` (expected A1, A2, A3 or A6)"))
-}
-
-/// An anomaly `--fail-on` can name: one of the lattice's four, or A4 (replicated store).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailOn {
-    Lattice(Anomaly),
-    A4,
-}
-
-fn parse_fail_on(s: &str) -> Result<FailOn, String> {
-    if s.trim().eq_ignore_ascii_case("A4") {
-        return Ok(FailOn::A4);
+/// A `--fail-on` name: any anomaly of the catalogue the text and JSON report.
+fn parse_fail_on(s: &str) -> Result<Anomaly, String> {
+    match Anomaly::parse(s) {
+        Some(a) if reported(a) => Ok(a),
+        _ => Err(format!(
+            "unknown anomaly `{s}` (expected {})",
+            fail_on_names()
+        )),
     }
-    parse_anomaly(s)
-        .map(FailOn::Lattice)
-        .map_err(|_| format!("unknown anomaly `{s}` (expected A1, A2, A3, A4 or A6)"))
+}
+
+/// Whether `detect` reports `a` (and `--fail-on` accepts it): the lattice's four always, A4 on
+/// histories with replica metadata; the residue form is a diagnostic (`--residue`), not a
+/// verdict.
+fn reported(a: Anomaly) -> bool {
+    match a {
+        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A4 | Anomaly::A6 => true,
+        Anomaly::A3Residue => false,
+    }
+}
+
+/// "A1, A2, A3, A4 or A6".
+fn fail_on_names() -> String {
+    let names: Vec<&str> = Anomaly::ALL
+        .into_iter()
+        .filter(|&a| reported(a))
+        .map(Anomaly::name)
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(", "),
+    }
 }
 
 /// Runs the command.
@@ -78,10 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         fast::detect(&history)
     };
-    let split = a4::has_replica_meta(&history).then(|| match args.spec {
-        true => a4::spec(&history.records),
-        false => a4::detect(&history),
-    });
+    let split = a4::has_replica_meta(&history).then_some(&report.a4);
     let point = Point::of(&report.anomalies());
     let level = lattice::level(point);
     if args.json {
@@ -106,10 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             print!("{s}");
         }
     }
-    let failed = args.fail_on.iter().any(|&f| match f {
-        FailOn::Lattice(a) => report.has(a),
-        FailOn::A4 => split.as_ref().is_some_and(|ws| !ws.is_empty()),
-    });
+    let failed = args.fail_on.iter().any(|&a| report.has(a));
     Ok(if failed {
         ExitCode::from(1)
     } else {
@@ -365,10 +372,13 @@ mod tests {
 
     #[test]
     fn fail_on_parses_names() {
-        assert_eq!(parse_anomaly("a3"), Ok(Anomaly::A3));
-        assert!(parse_anomaly("A4").is_err());
-        assert_eq!(parse_fail_on("a4"), Ok(FailOn::A4));
-        assert_eq!(parse_fail_on("A6"), Ok(FailOn::Lattice(Anomaly::A6)));
-        assert!(parse_fail_on("A5").unwrap_err().contains("A4"));
+        assert_eq!(parse_fail_on("a3"), Ok(Anomaly::A3));
+        assert_eq!(parse_fail_on("a4"), Ok(Anomaly::A4));
+        assert_eq!(parse_fail_on("A6"), Ok(Anomaly::A6));
+        assert_eq!(
+            parse_fail_on("A5").unwrap_err(),
+            "unknown anomaly `A5` (expected A1, A2, A3, A4 or A6)"
+        );
+        assert!(parse_fail_on("A3_residue").is_err());
     }
 }

@@ -4,7 +4,7 @@
 //! violated or an anomaly named by `--fail-on` is present; 2 a usage or input error.
 
 pub mod bench;
-pub mod bench_sim;
+
 pub mod check;
 pub mod check_abstract;
 pub mod cpl;
@@ -14,6 +14,7 @@ pub mod lattice;
 pub mod matrix;
 pub mod replay;
 pub mod reproduce;
+pub mod run_args;
 pub mod shrink;
 pub mod simulate;
 pub mod split_view;
@@ -55,7 +56,7 @@ pub enum Command {
     SplitView(split_view::Args),
     /// Causal Past Logic guards: evaluate on an MSC, or benchmark the monitor.
     Cpl(cpl::Args),
-    /// Run a benchmark (`agentsim bench detect`, `agentsim bench sim`).
+    /// Run a benchmark (`agentsim bench detect`, `agentsim bench sim`, `agentsim bench cpl`).
     Bench(bench::Args),
 }
 

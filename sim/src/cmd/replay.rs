@@ -6,12 +6,13 @@
 //! the scenario file and the build are unchanged; a different event count is reported as a
 //! divergence and exits 2.
 
-use crate::output::write_atomic;
-use crate::sim::engine::TraceEvent;
-use crate::sim::replay_line::ReplayLine;
-use crate::sim::runner::{run_one, OneTrial};
-use crate::sim::runtime_choice::RuntimeChoice;
-use crate::sim::scenario::Scenario;
+use crate::artifacts::output::write_atomic;
+use agentsim_models::Anomaly;
+use agentsim_sim::engine::TraceEvent;
+use agentsim_sim::replay_line::ReplayLine;
+use agentsim_sim::runner::{run_one, OneTrial};
+use agentsim_sim::runtime_choice::RuntimeChoice;
+use agentsim_sim::scenario::Scenario;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args as ClapArgs;
 use std::fmt::Write as _;
@@ -99,7 +100,7 @@ pub fn describe(sc: &Scenario, t: &OneTrial) -> String {
     let found = if m.anomalies.is_empty() {
         "none".to_owned()
     } else {
-        m.anomalies.join(", ")
+        Anomaly::join(&m.anomalies, ", ")
     };
     let _ = writeln!(
         s,

@@ -1,20 +1,19 @@
 //! `agentsim reproduce [--out DIR] [--check] [--quick] [--only STEP]`: every table and figure
 //! regenerated into `results/`, byte for byte.
 //!
-//! Without `--check` it runs the steps of [`crate::reproduce`] and writes each file atomically
+//! Without `--check` it runs the steps of [`crate::experiments::steps`] and writes each file atomically
 //! into `--out`, then the index `README.md`. With `--check` it writes the same files into a fresh
 //! temporary folder instead, compares them byte for byte with `--out`, and exits 1 naming every
 //! file that differs, is missing, or sits in `figures/`/`tables/` although no step makes it.
 //! A passing check proves the committed files are what this build generates; it says nothing
 //! about whether the generating code is right.
 
-use crate::output::write_atomic;
-use crate::reproduce::{self, Artifact, Step};
+use crate::artifacts::reproduce::{self, Mismatches};
+use crate::artifacts::{Artifact, Step};
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
-use std::collections::BTreeSet;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -52,7 +51,7 @@ struct Config {
 }
 
 fn config(args: Args) -> Result<Config> {
-    let all = reproduce::steps();
+    let all = crate::experiments::steps();
     let mut steps = Vec::new();
     for name in &args.only {
         match all.iter().find(|s| s.name == name) {
@@ -90,9 +89,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let code = if cfg.check {
         check(&cfg, &files)?
     } else {
-        for f in &files {
-            write_atomic(&cfg.out.join(&f.path), &f.bytes)?;
-        }
+        reproduce::write(&cfg.out, &files)?;
         report(&cfg, &files, &Mismatches::default())?;
         ExitCode::SUCCESS
     };
@@ -104,50 +101,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// What `--check` found, each list sorted.
-#[derive(Default)]
-struct Mismatches {
-    differs: Vec<String>,
-    missing: Vec<String>,
-    unexpected: Vec<String>,
-}
-
-impl Mismatches {
-    fn is_empty(&self) -> bool {
-        self.differs.is_empty() && self.missing.is_empty() && self.unexpected.is_empty()
-    }
-}
-
 fn check(cfg: &Config, files: &[Artifact]) -> Result<ExitCode> {
-    let fresh = std::env::temp_dir().join(format!("agentsim-reproduce-{}", std::process::id()));
-    if fresh.exists() {
-        std::fs::remove_dir_all(&fresh).with_context(|| format!("clearing {}", fresh.display()))?;
-    }
-    for f in files {
-        write_atomic(&fresh.join(&f.path), &f.bytes)?;
-    }
-    let mut found = Mismatches::default();
-    for f in files {
-        let new = std::fs::read(fresh.join(&f.path))
-            .with_context(|| format!("reading back {}", fresh.join(&f.path).display()))?;
-        match std::fs::read(cfg.out.join(&f.path)) {
-            Ok(old) if old == new => {}
-            Ok(_) => found.differs.push(f.path.clone()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                found.missing.push(f.path.clone())
-            }
-            Err(e) => {
-                let path = cfg.out.join(&f.path);
-                return Err(e).with_context(|| format!("reading {}", path.display()));
-            }
-        }
-    }
-    if cfg.complete {
-        found.unexpected = strays(&cfg.out, files)?;
-    }
+    let (found, fresh) = reproduce::compare(&cfg.out, files, cfg.complete)?;
     report(cfg, files, &found)?;
     if found.is_empty() {
-        std::fs::remove_dir_all(&fresh).with_context(|| format!("removing {}", fresh.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
     for (what, list) in [
@@ -165,27 +122,6 @@ fn check(cfg: &Config, files: &[Artifact]) -> Result<ExitCode> {
         cfg.out.display()
     );
     Ok(ExitCode::from(1))
-}
-
-/// Files under `figures/` and `tables/` of `out` that no step produced (left over from a
-/// renamed or removed step), as `/`-separated relative paths.
-fn strays(out: &Path, files: &[Artifact]) -> Result<Vec<String>> {
-    let made: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    let mut stray = Vec::new();
-    for dir in ["figures", "tables"] {
-        let Ok(entries) = std::fs::read_dir(out.join(dir)) else {
-            continue;
-        };
-        for entry in entries {
-            let entry = entry.with_context(|| format!("listing {}", out.join(dir).display()))?;
-            let rel = format!("{dir}/{}", entry.file_name().to_string_lossy());
-            if !made.contains(rel.as_str()) {
-                stray.push(rel);
-            }
-        }
-    }
-    stray.sort();
-    Ok(stray)
 }
 
 /// Prints the summary on stdout; a closed pipe (`| head`) is an error, not a panic.

@@ -7,8 +7,9 @@
 //! shrinks to plain time order.
 
 use crate::cmd::replay::{context_switches, describe, load, read_line_arg};
-use crate::sim::replay_line::ReplayLine;
-use crate::sim::shrink::{shrink, ShrinkInput, RUNS_MAX};
+use agentsim_models::Anomaly;
+use agentsim_sim::replay_line::ReplayLine;
+use agentsim_sim::shrink::{shrink, ShrinkInput, RUNS_MAX};
 use anyhow::{anyhow, Result};
 use clap::Args as ClapArgs;
 use std::process::ExitCode;
@@ -20,7 +21,7 @@ pub struct Args {
     pub line: String,
     /// The anomaly to keep (A1, A2, A3, A6, A3_residue); default the first exhibited.
     #[arg(long)]
-    pub anomaly: Option<String>,
+    pub anomaly: Option<Anomaly>,
     /// Bound on replays while shrinking.
     #[arg(long, default_value_t = RUNS_MAX)]
     pub runs_max: u64,
@@ -40,7 +41,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         trial: line.trial,
         schedule: line.schedule.clone(),
         on_missing: line.on_missing,
-        target: args.anomaly.clone(),
+        target: args.anomaly,
         runs_max: args.runs_max,
     };
     let out = shrink(&input).map_err(|e| anyhow!("{e}"))?;

@@ -5,14 +5,15 @@
 //! Same seed → byte-identical output, whatever `--threads`. A summary estimates rates under
 //! the modelled timing; it does not prove an anomaly impossible (0/N is not "never").
 
-use crate::output::write_atomic;
-use crate::sim::generator::recorded;
-use crate::sim::metrics::{Aggregate, REPORTED};
-use crate::sim::replay_line::ReplayLine;
-use crate::sim::runner::{self, RunConfig, RunResult};
-use crate::sim::runtime_choice::RuntimeChoice;
-use crate::sim::scenario::{OnMissing, Scenario};
-use crate::sim::scheduler::SchedulerSpec;
+use crate::artifacts::output::write_atomic;
+use agentsim_models::Anomaly;
+use agentsim_sim::generator::recorded;
+use agentsim_sim::metrics::{reported, Aggregate};
+use agentsim_sim::replay_line::ReplayLine;
+use agentsim_sim::runner::{self, RunConfig, RunResult};
+use agentsim_sim::runtime_choice::RuntimeChoice;
+use agentsim_sim::scenario::{OnMissing, Scenario};
+use agentsim_sim::scheduler::SchedulerSpec;
 use anyhow::{anyhow, Context, Result};
 use clap::Args as ClapArgs;
 use serde::Serialize;
@@ -112,7 +113,7 @@ pub fn replay_line(cfg: &RunConfig<'_>, trial: u64, schedule: &str) -> Result<Re
         runtime: cfg.runtime.name().to_owned(),
         seed: cfg.seed,
         trial,
-        schedule: crate::sim::schedule::Schedule::parse(schedule).map_err(|e| anyhow!(e))?,
+        schedule: agentsim_sim::schedule::Schedule::parse(schedule).map_err(|e| anyhow!(e))?,
         on_missing: cfg.on_missing,
     })
 }
@@ -137,7 +138,12 @@ fn write_traces(dir: &std::path::Path, cfg: &RunConfig<'_>, res: &RunResult) -> 
         write_atomic(&path, agentsim_models::jsonl::write_history(h).as_bytes())?;
         if !t.metrics.anomalies.is_empty() {
             let l = replay_line(cfg, t.metrics.trial, &t.metrics.schedule)?;
-            let _ = writeln!(lines, "{} # {}", l, t.metrics.anomalies.join(","));
+            let _ = writeln!(
+                lines,
+                "{} # {}",
+                l,
+                Anomaly::join(&t.metrics.anomalies, ",")
+            );
         }
     }
     write_atomic(&dir.join("replay.txt"), lines.as_bytes())
@@ -184,8 +190,8 @@ fn text(cfg: &RunConfig<'_>, agg: &Aggregate, replay: Option<&ReplayLine>) -> St
         "{:<11} {:>12}  {:>7}  95% Wilson interval",
         "anomaly", "k/N", "rate"
     );
-    for name in REPORTED {
-        let p = &agg.anomalies[name];
+    for a in reported() {
+        let (name, p) = (a.name(), &agg.anomalies[&a]);
         let _ = writeln!(
             s,
             "{name:<11} {:>12}  {:>6.1}%  [{:.1}%, {:.1}%]",

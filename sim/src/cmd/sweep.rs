@@ -6,7 +6,8 @@
 //! Exit 0 when the run completed; 2 on a bad sweep file (the message names file and field).
 //! A sweep shows trends of the synthetic model, not a deployment's rates.
 
-use crate::experiments::{sweep, write_tables};
+use crate::artifacts::write_tables;
+use crate::experiments::sweep;
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,7 +21,7 @@ pub struct Args {
     #[arg(long)]
     pub trials: Option<u64>,
     #[command(flatten)]
-    pub run: crate::experiments::RunArgs,
+    pub run: crate::cmd::run_args::RunArgs,
 }
 
 /// Runs the command.

@@ -5,7 +5,8 @@
 //! Exit 0 when the run completed, whatever the counts (the counts are the result; the
 //! integration tests pin them). A run proves the twins' outcome on these seeds only.
 
-use crate::experiments::{twins, write_tables};
+use crate::artifacts::write_tables;
+use crate::experiments::twins;
 use clap::Args as ClapArgs;
 use std::process::ExitCode;
 
@@ -19,7 +20,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     #[command(flatten)]
-    pub run: crate::experiments::RunArgs,
+    pub run: crate::cmd::run_args::RunArgs,
 }
 
 /// Runs the command.

@@ -5,7 +5,8 @@
 //! Exit 0 when the run completed. The rates are estimates under the scenario files' modelled
 //! timings (their comments say how each parameter was chosen), not measurements of models.
 
-use crate::experiments::{workloads, write_tables};
+use crate::artifacts::write_tables;
+use crate::experiments::workloads;
 use clap::Args as ClapArgs;
 use std::process::ExitCode;
 
@@ -19,7 +20,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     #[command(flatten)]
-    pub run: crate::experiments::RunArgs,
+    pub run: crate::cmd::run_args::RunArgs,
 }
 
 /// Runs the command.

@@ -8,8 +8,8 @@
 //! method would widen it slightly). A pass does not prove the normal approximation is good at
 //! small n.
 
-use crate::figures::style::Estimate;
-use crate::sim::stats::Z95;
+use crate::artifacts::figures::style::Estimate;
+use agentsim_sim::stats::Z95;
 
 /// The mean of `xs` with a normal 95 % interval (the standard error of the mean).
 pub fn mean_interval(xs: &[f64]) -> Estimate {

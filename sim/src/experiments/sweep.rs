@@ -10,16 +10,29 @@
 //! own private cell. A sweep shows trends under this synthetic model, not a deployment's.
 
 use super::paired::{mean_interval, overhead};
-use super::run_under;
-use crate::figures::{Estimate, SweepData, SweepPoint, SweepSeries};
-use crate::sim::runtime_choice::RuntimeChoice;
-use crate::sim::scenario::Scenario;
-use crate::sim::stats::Proportion;
-use crate::sim::RunResult;
-use crate::tables::{Cell, Table};
+use super::run as common;
+use super::run::run_under;
+use crate::artifacts::figures::{Estimate, SweepData, SweepPoint, SweepSeries};
+use crate::artifacts::tables::{Cell, Table};
+use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
+use agentsim_sim::runtime_choice::RuntimeChoice;
+use agentsim_sim::scenario::Scenario;
+use agentsim_sim::stats::Proportion;
+use agentsim_sim::RunResult;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+/// The `sweep` step.
+pub const STEP: Step = Step {
+    name: "sweep",
+    about: "the contention sweep (SPEC §7)",
+    run: step_files,
+};
+
+/// The committed sweep file.
+const SWEEP_FILE: &str = "scenarios/sweeps/contention.toml";
+const SWEEP_TEXT: &str = include_str!("../../../scenarios/sweeps/contention.toml");
 
 /// The sweep file as written.
 #[derive(Clone, Debug, Deserialize)]
@@ -125,7 +138,7 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<SweepFile> {
         return Err(bad("runtimes", "list at least one runtime"));
     }
     for r in &f.runtimes {
-        RuntimeChoice::parse(r).map_err(|e| bad("runtimes", &e))?;
+        RuntimeChoice::parse(r).map_err(|e| bad("runtimes", &e.to_string()))?;
     }
     let g = &f.grid;
     if g.agents.is_empty()
@@ -389,6 +402,24 @@ pub fn figure_data(f: &SweepFile, results: &[SweepResult]) -> SweepData {
         x_desc: format!("{} ({})", f.x, fixed.join(", ")),
         series,
     }
+}
+
+/// The contention sweep of `scenarios/sweeps/contention.toml`.
+fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
+    let path = Path::new(SWEEP_FILE);
+    let f = parse(path, SWEEP_TEXT)?;
+    let trials = if ctx.quick { f.quick_trials } else { f.trials };
+    let results = run(&f, path, trials, common::default_threads())?;
+    let data = figure_data(&f, &results);
+    let stem = format!("sweep_{}", f.name);
+    let about = "contention sweep: anomaly, abort/drop, token overhead, makespan per runtime";
+    let mut files = vec![figure_file(
+        &stem,
+        about,
+        crate::artifacts::figures::sweep::render(&data),
+    )];
+    files.extend(table_files(&stem, &table(&f, &results)));
+    Ok(files)
 }
 
 #[cfg(test)]

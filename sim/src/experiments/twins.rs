@@ -13,10 +13,20 @@
 //! the detectors; a pass shows the mechanism prevented the anomaly on these seeds and timings,
 //! not on every schedule (the exhaustive checker covers small bounds).
 
-use super::{builtin, run_under};
-use crate::figures::{Count, TwinGroup, TwinsData};
-use crate::sim::stats::Proportion;
+use super::run as common;
+use super::run::{builtin, run_under};
+use crate::artifacts::figures::{Count, TwinGroup, TwinsData};
+use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
+use agentsim_models::Anomaly;
+use agentsim_sim::stats::Proportion;
 use serde::Serialize;
+
+/// The `twins` step.
+pub const STEP: Step = Step {
+    name: "twins",
+    about: "the prevention twins, k/N without and with each mechanism (SPEC §7)",
+    run: step_files,
+};
 
 /// Trials per twin when the command line does not say.
 pub const TRIALS_DEFAULT: u64 = 1000;
@@ -24,7 +34,7 @@ pub const TRIALS_DEFAULT: u64 = 1000;
 /// One twin: a scenario, the anomaly it targets, its size and the two runtimes.
 #[derive(Clone, Copy, Debug)]
 pub struct TwinSpec {
-    pub anomaly: &'static str,
+    pub anomaly: Anomaly,
     pub size: u32,
     /// What the size counts, for figures (`agents`, `depth`, `width`).
     pub unit: &'static str,
@@ -50,10 +60,17 @@ macro_rules! twin {
 
 /// Every twin, in report order.
 pub const TWINS: [TwinSpec; 12] = [
-    twin!("A1", 2, "agents", "a1.toml", "vanilla", "ssi"),
-    twin!("A1", 2, "agents", "a1.toml", "vanilla", "pessimistic"),
+    twin!(Anomaly::A1, 2, "agents", "a1.toml", "vanilla", "ssi"),
     twin!(
-        "A3",
+        Anomaly::A1,
+        2,
+        "agents",
+        "a1.toml",
+        "vanilla",
+        "pessimistic"
+    ),
+    twin!(
+        Anomaly::A3,
         2,
         "depth",
         "a3-depth2.toml",
@@ -61,7 +78,7 @@ pub const TWINS: [TwinSpec; 12] = [
         "causal"
     ),
     twin!(
-        "A3",
+        Anomaly::A3,
         3,
         "depth",
         "a3-depth3.toml",
@@ -69,20 +86,48 @@ pub const TWINS: [TwinSpec; 12] = [
         "causal"
     ),
     twin!(
-        "A3",
+        Anomaly::A3,
         5,
         "depth",
         "a3-depth5.toml",
         "causal-no-cascade",
         "causal"
     ),
-    twin!("A6", 2, "width", "a6-width2.toml", "vanilla", "saga"),
-    twin!("A6", 4, "width", "a6-width4.toml", "vanilla", "saga"),
-    twin!("A6", 8, "width", "a6-width8.toml", "vanilla", "saga"),
-    twin!("A6", 16, "width", "a6-width16.toml", "vanilla", "saga"),
-    twin!("A2", 2, "width", "a2-width2.toml", "saga", "registry-pin"),
-    twin!("A2", 4, "width", "a2-width4.toml", "saga", "registry-pin"),
-    twin!("A2", 16, "width", "a2-width16.toml", "saga", "registry-pin"),
+    twin!(Anomaly::A6, 2, "width", "a6-width2.toml", "vanilla", "saga"),
+    twin!(Anomaly::A6, 4, "width", "a6-width4.toml", "vanilla", "saga"),
+    twin!(Anomaly::A6, 8, "width", "a6-width8.toml", "vanilla", "saga"),
+    twin!(
+        Anomaly::A6,
+        16,
+        "width",
+        "a6-width16.toml",
+        "vanilla",
+        "saga"
+    ),
+    twin!(
+        Anomaly::A2,
+        2,
+        "width",
+        "a2-width2.toml",
+        "saga",
+        "registry-pin"
+    ),
+    twin!(
+        Anomaly::A2,
+        4,
+        "width",
+        "a2-width4.toml",
+        "saga",
+        "registry-pin"
+    ),
+    twin!(
+        Anomaly::A2,
+        16,
+        "width",
+        "a2-width16.toml",
+        "saga",
+        "registry-pin"
+    ),
 ];
 
 /// k/n as printed by `--json`.
@@ -95,7 +140,7 @@ pub struct KN {
 /// One twin's outcome; serializes to the issue's `--json` shape.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TwinResult {
-    pub anomaly: &'static str,
+    pub anomaly: Anomaly,
     pub size: u32,
     pub mechanism: &'static str,
     pub without: KN,
@@ -133,7 +178,7 @@ fn count(
     let p = r
         .aggregate
         .rate(spec.anomaly)
-        .ok_or_else(|| anyhow::anyhow!("no detector named {}", spec.anomaly))?;
+        .ok_or_else(|| anyhow::anyhow!("the simulator does not report {}", spec.anomaly))?;
     Ok(KN { k: p.k, n: p.n })
 }
 
@@ -170,6 +215,21 @@ pub fn figure_data(results: &[TwinResult]) -> TwinsData {
     }
 }
 
+/// Twins: 1000 trials per side (100 with `--quick`).
+fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
+    let trials = if ctx.quick { 100 } else { TRIALS_DEFAULT };
+    let results = run(trials, common::SEED, common::default_threads())?;
+    let data = figure_data(&results);
+    let about = "twins: k/N runs exhibiting the anomaly without and with the mechanism";
+    let mut files = vec![figure_file(
+        "twins",
+        about,
+        crate::artifacts::figures::twins::render(&data),
+    )];
+    files.extend(table_files("twins", &data.table()));
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,7 +245,7 @@ mod tests {
     #[test]
     fn json_shape_is_the_issues() {
         let r = TwinResult {
-            anomaly: "A3",
+            anomaly: Anomaly::A3,
             size: 2,
             mechanism: "causal",
             without: KN { k: 3, n: 3 },

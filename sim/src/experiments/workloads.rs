@@ -9,14 +9,24 @@
 //! the modelled timings produce; where they miss the paper's figure, the README says so.
 
 use super::paired::{mean_interval, overhead};
-use super::{builtin, run_under};
-use crate::figures::{Count, Estimate, WorkloadData, WorkloadRow};
-use crate::sim::scenario::{Scenario, Step};
-use crate::sim::stats::Proportion;
-use crate::sim::RunResult;
-use crate::tables::{Cell, Table};
+use super::run as common;
+use super::run::{builtin, run_under};
+use crate::artifacts::figures::{Count, Estimate, WorkloadData, WorkloadRow};
+use crate::artifacts::tables::{Cell, Table};
+use crate::artifacts::{self, figure_file, table_files, Artifact, Ctx};
+use agentsim_models::Anomaly;
+use agentsim_sim::scenario::{Scenario, Step};
+use agentsim_sim::stats::Proportion;
+use agentsim_sim::RunResult;
 use serde::Serialize;
 use std::sync::Arc;
+
+/// The `workloads` step.
+pub const STEP: artifacts::Step = artifacts::Step {
+    name: "workloads",
+    about: "the three workloads under vanilla/pessimistic/si/ssi and L2 (SPEC §7)",
+    run: step_files,
+};
 
 /// Trials per workload and runtime when the command line does not say.
 pub const TRIALS_DEFAULT: u64 = 1000;
@@ -98,7 +108,7 @@ fn tokens(r: &RunResult) -> Vec<u64> {
 
 fn result(w: &WorkloadSpec, runtime: &'static str, r: &RunResult, base: &[u64]) -> WorkloadResult {
     let a = &r.aggregate;
-    let a1 = *a.rate("A1").expect("A1 is reported");
+    let a1 = *a.rate(Anomaly::A1).expect("A1 is reported");
     let o = overhead(base, &tokens(r));
     let ms: Vec<f64> = r
         .trials
@@ -169,7 +179,7 @@ pub fn run_l2(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<L2Re
                 retraction_rate: rate,
                 runtime: rt,
                 retracted: Proportion::new(k, n),
-                a3: *r.aggregate.rate("A3").expect("A3 is reported"),
+                a3: *r.aggregate.rate(Anomaly::A3).expect("A3 is reported"),
             });
         }
     }
@@ -277,6 +287,28 @@ pub fn figure_data(results: &[WorkloadResult]) -> Vec<WorkloadData> {
                 .collect(),
         })
         .collect()
+}
+
+/// Workloads: Table 4 and the L2 runs (1000 sessions per cell, 100 with `--quick`).
+fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
+    let trials = if ctx.quick { 100 } else { TRIALS_DEFAULT };
+    let threads = common::default_threads();
+    let rows = run(trials, common::SEED, threads)?;
+    ctx.progress("Table 4 done; L2 runs");
+    let l2 = run_l2(trials, common::SEED, threads)?;
+    let mut files = Vec::new();
+    for data in figure_data(&rows) {
+        let stem = format!("workload_{}", data.workload.replace('-', "_"));
+        let about = format!("{}: A1 rate and token overhead per runtime", data.workload);
+        files.push(figure_file(
+            &stem,
+            &about,
+            crate::artifacts::figures::workloads::render(&data),
+        ));
+    }
+    files.extend(table_files("workloads", &table(&rows)));
+    files.extend(table_files("workloads_l2", &l2_table(&l2)));
+    Ok(files)
 }
 
 #[cfg(test)]

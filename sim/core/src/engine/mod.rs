@@ -1,0 +1,532 @@
+//! The discrete-event engine: one trial of a scenario on virtual time (milliseconds).
+//!
+//! Each agent has one pending event: run the script step at its program counter when its due
+//! time comes. At every event the agents due within `window_ms` of the earliest are enabled,
+//! ordered by (due, agent); the scheduler picks one; time advances to its due time (never
+//! backwards) and the step runs. `read` begins an operation at the runtime, `generate` calls
+//! the generator (latency, tokens), `write` issues the effects (each with a completion
+//! latency) and commits when the last completes; the runtime's decision (begun/dropped,
+//! committed/aborted) is acted on here: drops cost nothing, aborts waste the operation's
+//! tokens, and either is retried (re-read, regenerate) up to the scenario's retry bound.
+//! All randomness is the trial's ChaCha8 stream 0; the scheduler has its own stream.
+//!
+//! A trial that runs says the runtime's assertions held on this schedule and this seed;
+//! whether an anomaly *can* happen is for many trials (or the exhaustive checker) to say.
+
+/// Adds a trace line, formatting it only when tracing is on.
+macro_rules! note {
+    ($self:ident, $a:expr, $($fmt:tt)*) => {
+        if $self.trace.is_some() {
+            let text = format!($($fmt)*);
+            $self.note($a, text);
+        }
+    };
+}
+
+mod messages;
+mod ops;
+mod pool;
+
+pub use pool::Pool;
+
+pub use messages::CplTrial;
+
+use crate::dist::{below, chance};
+use crate::generator::{GenError, Generation, Generator};
+use crate::scenario::{Cond, Scenario, Script, Step};
+use crate::schedule::Schedule;
+use crate::scheduler::Scheduler;
+use agentsim_models::names::{Agent, Cell, Tool, Value};
+use agentsim_models::record::OpRecord;
+use agentsim_models::runtime::{CommitRequest, Runtime};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// What the engine counts in one trial.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub commits: u64,
+    pub aborts: u64,
+    pub drops: u64,
+    pub retries: u64,
+    /// Supervisor retractions that hit a live record.
+    pub retractions: u64,
+    /// Records aborted by those retractions, cascades included.
+    pub retracted: u64,
+    /// Completed effects undone by aborts (reverse issue order, saga and above).
+    pub compensations: u64,
+    pub generations: u64,
+    pub tokens_total: u64,
+    /// Tokens of generations whose operation ended aborted (at commit, retracted, cascaded)
+    /// or never ended (a truncated trial).
+    pub tokens_wasted: u64,
+    pub makespan_ms: u64,
+    pub events: u64,
+    /// The trial hit `events_max` with agents still running.
+    pub truncated: bool,
+}
+
+/// One executed event, for readable traces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    pub event: u64,
+    pub time_ms: u64,
+    pub agent: Agent,
+    /// The position the scheduler chose among `enabled` enabled events.
+    pub choice: usize,
+    pub enabled: usize,
+    pub text: String,
+}
+
+/// The result of one trial.
+#[derive(Clone, Debug)]
+pub struct TrialRun {
+    pub records: Vec<OpRecord>,
+    pub counters: Counters,
+    pub schedule: Schedule,
+    /// Filled only when tracing.
+    pub trace: Vec<TraceEvent>,
+    /// Recording lines of every generation (only when recording).
+    pub recorded: Vec<String>,
+    /// What the guarded agents did (scenarios with `[cpl]` only).
+    pub cpl: Option<CplTrial>,
+}
+
+/// How to run one trial.
+pub struct TrialSetup<'a> {
+    pub scenario: &'a Scenario,
+    pub trial_seed: u64,
+    pub generator: &'a dyn Generator,
+    pub scheduler: &'a mut dyn Scheduler,
+    /// Stop after this many events (shrinking), instead of `events_max`.
+    pub stop: Option<u64>,
+    pub trace: bool,
+    pub record: bool,
+}
+
+/// A trial that could not run (a recorded generation is missing).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Generation(#[from] GenError),
+}
+
+/// An agent's operation between its read and its commit. Each agent keeps one for the whole
+/// run (and the pool keeps it across trials), so the read list and the commit request reuse
+/// their buffers; `AgentState::open` says whether it holds a live operation.
+struct Op {
+    read_pc: usize,
+    planned: Option<Tool>,
+    read: Vec<(Cell, Value)>,
+    tokens: u64,
+    /// The generate step, its input digest (computed only when recording: only a recording
+    /// line reads it) and the generation.
+    output: Option<(usize, Option<u64>, Generation)>,
+    /// The effects issued, once the write step has issued them (`issued`).
+    commit: CommitRequest,
+    issued: bool,
+}
+
+impl Op {
+    fn new() -> Self {
+        Op {
+            read_pc: 0,
+            planned: None,
+            read: Vec::new(),
+            tokens: 0,
+            output: None,
+            commit: CommitRequest::new(Agent(0), &[]),
+            issued: false,
+        }
+    }
+}
+
+struct AgentState {
+    pc: usize,
+    rep: u32,
+    due_ms: u64,
+    done: bool,
+    attempts: u32,
+    /// Whether `op` holds an open operation.
+    open: bool,
+    op: Op,
+    last_read: Vec<(Cell, Value)>,
+}
+
+struct Engine<'a, R: Runtime> {
+    sc: &'a Scenario,
+    rt: R,
+    rng: ChaCha8Rng,
+    generator: &'a dyn Generator,
+    agents: Vec<AgentState>,
+    now_ms: u64,
+    c: Counters,
+    record_tokens: Vec<u64>,
+    trace: Option<Vec<TraceEvent>>,
+    recorded: Option<Vec<String>>,
+    event: u64,
+    /// The scheduler's choice for the current event: (position, enabled count).
+    cur: (usize, usize),
+    /// Messages and monitors (scenarios with `[cpl]` only).
+    cpl: Option<messages::CplRun<'a>>,
+    pool: Pool,
+}
+
+/// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
+pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, SimError> {
+    run_trial_in(rt, setup, &mut Pool::default())
+}
+
+/// [`run_trial`] reusing `pool`'s buffers (a loop over trials passes the same pool to each;
+/// the result is identical to [`run_trial`]'s).
+pub fn run_trial_in<R: Runtime>(
+    mut rt: R,
+    setup: TrialSetup<'_>,
+    buffers: &mut Pool,
+) -> Result<TrialRun, SimError> {
+    let sc = setup.scenario;
+    rt.reserve(sc.ops_hint());
+    let mut pool = std::mem::take(buffers);
+    let mut rng = ChaCha8Rng::seed_from_u64(setup.trial_seed);
+    rng.set_stream(0);
+    // Agent states come from the pool with their buffers (a previous trial's, or new ones);
+    // every field is reset here before anything reads it (`read` resets the operation's).
+    let mut agents = std::mem::take(&mut pool.agents);
+    agents.truncate(sc.agents.len());
+    while agents.len() < sc.agents.len() {
+        agents.push(AgentState {
+            pc: 0,
+            rep: 0,
+            due_ms: 0,
+            done: false,
+            attempts: 0,
+            open: false,
+            op: Op::new(),
+            last_read: Vec::new(),
+        });
+    }
+    for (st, spec) in agents.iter_mut().zip(&sc.agents) {
+        st.pc = 0;
+        st.rep = 0;
+        st.due_ms = spec.start_ms.sample(&mut rng);
+        st.done = false;
+        st.attempts = 0;
+        st.open = false;
+        st.last_read.clear();
+        normalize(st, &spec.script, spec.repeat);
+    }
+    let mut record_tokens = std::mem::take(&mut pool.record_tokens);
+    record_tokens.clear();
+    let mut e = Engine {
+        sc,
+        rt,
+        rng,
+        generator: setup.generator,
+        agents,
+        now_ms: 0,
+        c: Counters::default(),
+        record_tokens,
+        trace: setup.trace.then(Vec::new),
+        recorded: setup.record.then(Vec::new),
+        event: 0,
+        cur: (0, 1),
+        cpl: sc
+            .cpl
+            .as_deref()
+            .map(|c| messages::CplRun::new(c, sc.agents.len())),
+        pool,
+    };
+    let schedule = e.run(setup.scheduler, setup.trial_seed, setup.stop)?;
+    Ok(e.finish(schedule, buffers))
+}
+
+/// Moves past the end of the script: the next repetition, or done.
+fn normalize(st: &mut AgentState, script: &Script, repeat: u32) {
+    while !st.done && st.pc >= script.steps.len() {
+        st.rep += 1;
+        st.pc = 0;
+        if st.rep >= repeat.max(1) || script.steps.is_empty() {
+            st.done = true;
+        }
+    }
+}
+
+impl<R: Runtime> Engine<'_, R> {
+    fn run(
+        &mut self,
+        sched: &mut dyn Scheduler,
+        seed: u64,
+        stop: Option<u64>,
+    ) -> Result<Schedule, SimError> {
+        sched.start_trial(seed, self.agents.len(), self.sc.steps_hint());
+        let limit = stop.unwrap_or(self.sc.events_max).min(self.sc.events_max);
+        let mut schedule = Schedule {
+            stop,
+            ..Schedule::default()
+        };
+        let mut enabled = std::mem::take(&mut self.pool.enabled);
+        while let Some(min) = self.earliest_due() {
+            if self.event >= limit {
+                self.c.truncated = stop.is_none();
+                break;
+            }
+            enabled.clear();
+            let horizon = min.saturating_add(self.sc.window_ms);
+            enabled.extend((0..self.agents.len()).filter(|&i| {
+                let a = &self.agents[i];
+                !a.done && a.due_ms <= horizon
+            }));
+            if enabled.len() > 1 {
+                enabled.sort_by_key(|&i| (self.agents[i].due_ms, i));
+            }
+            let pos = sched.choose(self.event, &enabled);
+            assert!(
+                pos < enabled.len(),
+                "scheduler chose outside the enabled set"
+            );
+            if pos != 0 {
+                schedule.choices.insert(self.event, pos as u32);
+            }
+            let a = enabled[pos];
+            self.now_ms = self.now_ms.max(self.agents[a].due_ms);
+            self.cur = (pos, enabled.len());
+            self.step(a)?;
+            self.event += 1;
+        }
+        schedule.events = self.event;
+        self.pool.enabled = enabled;
+        Ok(schedule)
+    }
+
+    /// The earliest due time among running agents, if any runs.
+    fn earliest_due(&self) -> Option<u64> {
+        self.agents
+            .iter()
+            .filter(|a| !a.done && a.due_ms != messages::PARKED)
+            .map(|a| a.due_ms)
+            .min()
+    }
+
+    /// The trial's result; the buffers go back to `pool`.
+    fn finish(mut self, schedule: Schedule, pool: &mut Pool) -> TrialRun {
+        // The runtime is done: its log moves out as the trial's records, with no copy.
+        let log = self.rt.into_store().log;
+        assert_eq!(
+            log.len(),
+            self.record_tokens.len(),
+            "one token tally per record"
+        );
+        let wasted: u64 = log
+            .iter()
+            .zip(&self.record_tokens)
+            .filter(|(r, _)| r.aborted)
+            .map(|(_, &t)| t)
+            .sum();
+        let open: u64 = self
+            .agents
+            .iter()
+            .filter(|a| a.open)
+            .map(|a| a.op.tokens)
+            .sum();
+        self.c.tokens_wasted = wasted + open;
+        self.c.makespan_ms = self.now_ms;
+        self.c.events = self.event;
+        assert!(
+            self.c.tokens_wasted <= self.c.tokens_total,
+            "wasted tokens exceed the total"
+        );
+        let parked = |a: &&AgentState| !a.done && a.due_ms == messages::PARKED;
+        let blocked = self.agents.iter().filter(parked).count() as u64;
+        let cpl = self.cpl.take().map(|c| c.finish(blocked));
+        self.pool.agents = self.agents;
+        self.pool.record_tokens = self.record_tokens;
+        *pool = self.pool;
+        TrialRun {
+            cpl,
+            records: log,
+            counters: self.c,
+            schedule,
+            trace: self.trace.unwrap_or_default(),
+            recorded: self.recorded.unwrap_or_default(),
+        }
+    }
+
+    fn note(&mut self, a: usize, text: String) {
+        let (choice, enabled) = self.cur;
+        let (event, time_ms) = (self.event, self.now_ms);
+        if let Some(t) = self.trace.as_mut() {
+            t.push(TraceEvent {
+                event,
+                time_ms,
+                agent: Agent(a as u32),
+                choice,
+                enabled,
+                text,
+            });
+        }
+    }
+
+    /// Runs the step at agent `a`'s program counter.
+    fn step(&mut self, a: usize) -> Result<(), SimError> {
+        let sc = self.sc;
+        let spec = &sc.agents[a];
+        let script: &Script = &spec.script;
+        let pc = self.agents[a].pc;
+        assert!(!self.agents[a].done, "a finished agent has no event");
+        assert!(
+            pc < script.steps.len(),
+            "the program counter is inside the script"
+        );
+        let mut next = Some(pc + 1);
+        let mut delay = 0;
+        let text: String = match &script.steps[pc] {
+            Step::Read { cells, pick, tool } => {
+                let cells = self.select(cells, *pick, &[]);
+                next = self.read(a, pc, cells, *tool, script, &mut delay);
+                String::new()
+            }
+            Step::Generate {
+                latency_ms,
+                completion,
+            } => {
+                delay = self.generate(a, pc, *latency_ms, *completion)?;
+                String::new()
+            }
+            Step::Write {
+                cells,
+                pick,
+                include_read,
+                effect_ms,
+                order,
+            } => {
+                if self.agents[a].open && self.agents[a].op.issued {
+                    next = self.commit(a, &mut delay);
+                } else {
+                    let mut read = std::mem::take(&mut self.pool.extra);
+                    read.clear();
+                    if *include_read {
+                        self.op_cells(a, &mut read);
+                    }
+                    let ws = self.select(cells, *pick, &read);
+                    self.pool.extra = read;
+                    delay = self.issue(a, pc, ws, *effect_ms, *order)?;
+                    next = Some(pc);
+                }
+                String::new()
+            }
+            Step::Wait { latency_ms, prob } => {
+                if chance(&mut self.rng, *prob) {
+                    delay = latency_ms.sample(&mut self.rng);
+                }
+                self.traced(|| format!("wait {delay} ms"))
+            }
+            Step::Retract { targets, prob } => {
+                if chance(&mut self.rng, *prob) {
+                    self.retract(targets)
+                } else {
+                    self.traced(|| "retract skipped".into())
+                }
+            }
+            Step::Registry { change, prob } => {
+                if chance(&mut self.rng, *prob) {
+                    self.rt.change_registry(*change);
+                    self.traced(|| format!("registry {change:?}"))
+                } else {
+                    self.traced(|| "registry change skipped".into())
+                }
+            }
+            Step::Branch {
+                cell,
+                when,
+                target,
+                prob,
+            } => {
+                let v = lookup(&self.agents[a].last_read, *cell);
+                let holds = match when {
+                    Cond::Null => v.is_null(),
+                    Cond::NotNull => !v.is_null(),
+                };
+                if holds && chance(&mut self.rng, *prob) {
+                    next = Some(*target);
+                }
+                let taken = if next == Some(pc + 1) {
+                    "not taken"
+                } else {
+                    "taken"
+                };
+                self.traced(|| {
+                    format!(
+                        "branch on {}={}: {taken}",
+                        sc.names.cell_name(*cell),
+                        sc.names.value_display(v)
+                    )
+                })
+            }
+            Step::Send { .. } | Step::Recv { .. } | Step::Set { .. } | Step::Act { .. } => {
+                self.cpl_step(a, pc, &script.steps[pc], &mut next, &mut delay)
+            }
+        };
+        if !text.is_empty() {
+            self.note(a, text);
+        }
+        let st = &mut self.agents[a];
+        st.due_ms = self.now_ms.saturating_add(delay);
+        if let Some(n) = next {
+            st.pc = n;
+        }
+        normalize(st, script, spec.repeat);
+        Ok(())
+    }
+
+    /// The cells a step touches: all of `cells`, or `pick` of them at random; plus `extra`.
+    /// Sorted and unique, in the pool's `cells` buffer (hand it back when done).
+    fn select(&mut self, cells: &[Cell], pick: Option<u32>, extra: &[Cell]) -> Vec<Cell> {
+        let mut out = std::mem::take(&mut self.pool.cells);
+        out.clear();
+        match pick {
+            None => out.extend_from_slice(cells),
+            Some(k) => {
+                let pool = &mut self.pool.pick;
+                pool.clear();
+                pool.extend_from_slice(cells);
+                for _ in 0..k.min(pool.len() as u32) {
+                    out.push(pool.swap_remove(below(&mut self.rng, pool.len())));
+                }
+            }
+        }
+        out.extend_from_slice(extra);
+        if out.len() > 1 {
+            out.sort_unstable();
+            out.dedup();
+        }
+        out
+    }
+
+    /// Appends the cells agent `a`'s open operation read to `out`.
+    fn op_cells(&self, a: usize, out: &mut Vec<Cell>) {
+        let op = self.op(a).expect("a write is inside an operation");
+        out.extend(op.read.iter().map(|&(c, _)| c));
+    }
+
+    /// Agent `a`'s open operation, if one is open.
+    fn op(&self, a: usize) -> Option<&Op> {
+        let st = &self.agents[a];
+        st.open.then_some(&st.op)
+    }
+
+    /// A trace line's text, built only when tracing (no formatting on the untraced path).
+    fn traced(&self, text: impl FnOnce() -> String) -> String {
+        if self.trace.is_some() {
+            text()
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// The value of `c` in a sorted read list (NULL if not read).
+fn lookup(read: &[(Cell, Value)], c: Cell) -> Value {
+    read.iter()
+        .find(|&&(k, _)| k == c)
+        .map_or(Value::NULL, |&(_, v)| v)
+}

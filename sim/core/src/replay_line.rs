@@ -1,0 +1,109 @@
+//! The one line that replays a trial: scenario, runtime, seed, trial and schedule.
+//!
+//! `scenario=<path> runtime=<name> seed=<n> trial=<k> schedule=<S1:…> [on_missing=stub]`,
+//! whitespace-separated `key=value` tokens (so paths must not contain spaces). The parser
+//! accepts the line as `simulate` prints it, with or without the leading
+//! `replay: agentsim replay '…'`. A line replays exactly only against the same scenario
+//! file and the same build.
+
+use crate::scenario::OnMissing;
+use crate::schedule::Schedule;
+use std::fmt;
+use std::path::PathBuf;
+
+/// A parsed replay line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayLine {
+    pub scenario: PathBuf,
+    pub runtime: String,
+    pub seed: u64,
+    pub trial: u64,
+    pub schedule: Schedule,
+    pub on_missing: Option<OnMissing>,
+}
+
+impl fmt::Display for ReplayLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "scenario={} runtime={} seed={} trial={} schedule={}",
+            self.scenario.display(),
+            self.runtime,
+            self.seed,
+            self.trial,
+            self.schedule
+        )?;
+        if self.on_missing == Some(OnMissing::Stub) {
+            f.write_str(" on_missing=stub")?;
+        }
+        Ok(())
+    }
+}
+
+impl ReplayLine {
+    /// The command a user can paste.
+    pub fn command(&self) -> String {
+        format!("agentsim replay '{self}'")
+    }
+
+    /// Parses a replay line; the error names the missing or malformed key.
+    pub fn parse(line: &str) -> Result<ReplayLine, String> {
+        let (mut scenario, mut runtime, mut seed, mut trial, mut schedule) =
+            (None, None, None, None, None);
+        let mut on_missing = None;
+        let tokens = line
+            .split_whitespace()
+            .map(|t| t.trim_matches(|c| c == '\'' || c == '"'));
+        for tok in tokens {
+            let Some((k, v)) = tok.split_once('=') else {
+                continue;
+            };
+            let num = |v: &str| {
+                v.parse::<u64>()
+                    .map_err(|_| format!("`{k}={v}` is not a number"))
+            };
+            match k {
+                "scenario" => scenario = Some(PathBuf::from(v)),
+                "runtime" => runtime = Some(v.to_owned()),
+                "seed" => seed = Some(num(v)?),
+                "trial" => trial = Some(num(v)?),
+                "schedule" => schedule = Some(Schedule::parse(v)?),
+                "on_missing" => on_missing = Some(OnMissing::parse(v)?),
+                _ => return Err(format!("unknown key `{k}` in replay line")),
+            }
+        }
+        let need = |name: &str| format!("replay line lacks `{name}=`: {line}");
+        Ok(ReplayLine {
+            scenario: scenario.ok_or_else(|| need("scenario"))?,
+            runtime: runtime.ok_or_else(|| need("runtime"))?,
+            seed: seed.ok_or_else(|| need("seed"))?,
+            trial: trial.ok_or_else(|| need("trial"))?,
+            schedule: schedule.ok_or_else(|| need("schedule"))?,
+            on_missing,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_prefixes() {
+        let l = ReplayLine {
+            scenario: "scenarios/edit-review.toml".into(),
+            runtime: "vanilla".into(),
+            seed: 7,
+            trial: 3,
+            schedule: Schedule::parse("S1:20:4=1").unwrap(),
+            on_missing: Some(OnMissing::Stub),
+        };
+        assert_eq!(ReplayLine::parse(&l.to_string()), Ok(l.clone()));
+        let printed = format!("replay: {}", l.command());
+        assert_eq!(ReplayLine::parse(&printed), Ok(l));
+        assert!(ReplayLine::parse("scenario=x runtime=v seed=1 trial=2")
+            .unwrap_err()
+            .contains("schedule"));
+        assert!(ReplayLine::parse("seed=x").unwrap_err().contains("number"));
+    }
+}

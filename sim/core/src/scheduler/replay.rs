@@ -1,0 +1,44 @@
+//! The replay scheduler: takes the choices of a [`Schedule`] string, position 0 elsewhere.
+//!
+//! Replaying the same seed with the recorded choices reproduces the trial exactly, because
+//! schedulers never touch the engine's RNG. A choice beyond the enabled set (a hand-edited or
+//! shrunk string) is clamped to the last position rather than rejected, so every string is a
+//! valid schedule; such a replay is still deterministic, just a different trial.
+
+use super::Scheduler;
+use crate::schedule::Schedule;
+
+/// Follows a recorded schedule.
+#[derive(Clone, Debug)]
+pub struct Replay {
+    schedule: Schedule,
+}
+
+impl Replay {
+    pub fn new(schedule: Schedule) -> Self {
+        Self { schedule }
+    }
+}
+
+impl Scheduler for Replay {
+    fn start_trial(&mut self, _trial_seed: u64, _agents: usize, _steps_hint: usize) {}
+
+    fn choose(&mut self, event: u64, enabled: &[usize]) -> usize {
+        assert!(!enabled.is_empty(), "choose needs an enabled event");
+        (self.schedule.choice_at(event) as usize).min(enabled.len() - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn follows_and_clamps() {
+        let mut r = Replay::new(Schedule::parse("S1:10:2=1,4=5").unwrap());
+        r.start_trial(0, 2, 10);
+        assert_eq!(r.choose(1, &[0, 1]), 0);
+        assert_eq!(r.choose(2, &[0, 1]), 1);
+        assert_eq!(r.choose(4, &[0, 1]), 1);
+    }
+}

@@ -1,0 +1,256 @@
+//! Figure (e): the contention sweep — anomaly rate, abort/drop rate, token overhead and makespan
+//! against contention, one line per runtime with its interval as a translucent band.
+//!
+//! Four panels in a 2 × 2 grid share one legend on the right, so a runtime has the same colour
+//! everywhere. Points whose estimate is not finite or not ordered are left out of a line rather
+//! than drawn at a made-up value. A pass proves layout and determinism, not the sweep's numbers.
+
+use super::style::{self, Area, DrawResult, Estimate, BODY_PX, INK, SMALL_PX};
+use crate::artifacts::tables::{Cell, Table};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
+
+/// One runtime at one contention level.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepPoint {
+    /// The contention level (x axis), e.g. agents per cell.
+    pub contention: f64,
+    /// Fraction of runs exhibiting any anomaly.
+    pub anomaly_rate: Estimate,
+    /// Fraction of operations aborted or dropped by the runtime.
+    pub abort_rate: Estimate,
+    /// Token overhead over vanilla, as a fraction.
+    pub token_overhead: Estimate,
+    /// Makespan in virtual milliseconds.
+    pub makespan_ms: Estimate,
+}
+
+/// One runtime's curve.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepSeries {
+    /// Runtime name (`RuntimeKind::name`).
+    pub runtime: String,
+    /// Points, in increasing contention.
+    pub points: Vec<SweepPoint>,
+}
+
+/// The sweep figure's data.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepData {
+    /// What contention means here, for the x axis (e.g. `agents sharing one cell`).
+    pub x_desc: String,
+    /// One series per runtime.
+    pub series: Vec<SweepSeries>,
+}
+
+impl SweepData {
+    /// Long format: one row per (runtime, contention, metric) with mean and interval.
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(
+            format!("Contention sweep ({})", self.x_desc),
+            &["runtime", "contention", "metric", "mean", "lo", "hi"],
+        );
+        for s in &self.series {
+            for p in &s.points {
+                for m in &METRICS {
+                    let e = (m.get)(p);
+                    t.push(vec![
+                        Cell::text(s.runtime.clone()),
+                        Cell::float(p.contention, 3),
+                        Cell::text(m.key),
+                        Cell::float(e.mean, 4),
+                        Cell::float(e.lo, 4),
+                        Cell::float(e.hi, 4),
+                    ]);
+                }
+            }
+        }
+        t
+    }
+}
+
+/// A panel: its caption, how to read its metric and whether it is a fraction.
+struct Metric {
+    key: &'static str,
+    caption: &'static str,
+    get: fn(&SweepPoint) -> Estimate,
+    percent: bool,
+}
+
+const METRICS: [Metric; 4] = [
+    Metric {
+        key: "anomaly_rate",
+        caption: "anomaly rate",
+        get: |p| p.anomaly_rate,
+        percent: true,
+    },
+    Metric {
+        key: "abort_rate",
+        caption: "abort / drop rate",
+        get: |p| p.abort_rate,
+        percent: true,
+    },
+    Metric {
+        key: "token_overhead",
+        caption: "token overhead vs vanilla",
+        get: |p| p.token_overhead,
+        percent: true,
+    },
+    Metric {
+        key: "makespan_ms",
+        caption: "makespan (virtual ms)",
+        get: |p| p.makespan_ms,
+        percent: false,
+    },
+];
+
+const WIDTH: u32 = 1200;
+const HEIGHT: u32 = 780;
+const LEGEND_W: u32 = 210;
+
+/// Renders the four panels as SVG text.
+pub fn render(data: &SweepData) -> String {
+    style::svg("sweep", (WIDTH, HEIGHT), |root| {
+        let area = style::titled(root, "Contention sweep")?;
+        let (grid, legend_area) = area.split_horizontally(WIDTH - LEGEND_W);
+        for (panel, metric) in grid.split_evenly((2, 2)).iter().zip(&METRICS) {
+            draw_panel(panel, data, metric)?;
+        }
+        legend(&legend_area, data)
+    })
+}
+
+fn valid(series: &SweepSeries, metric: &Metric) -> Vec<(f64, Estimate)> {
+    series
+        .points
+        .iter()
+        .filter(|p| p.contention.is_finite())
+        .map(|p| (p.contention, (metric.get)(p)))
+        .filter(|(_, e)| e.is_valid())
+        .collect()
+}
+
+fn ranges(data: &SweepData, metric: &Metric) -> ((f64, f64), (f64, f64)) {
+    let all: Vec<(f64, Estimate)> = data.series.iter().flat_map(|s| valid(s, metric)).collect();
+    let x0 = all.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x1 = all.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    let y0 = all.iter().map(|p| p.1.lo).fold(0.0, f64::min);
+    let y1 = all.iter().map(|p| p.1.hi).fold(0.0, f64::max);
+    let (x0, x1) = match (x0 < x1, x0 == x1) {
+        (true, _) => (x0, x1),
+        // One contention level: centre it rather than draw a zero-width axis.
+        (false, true) => (x0 - 0.5, x0 + 0.5),
+        (false, false) => (0.0, 1.0),
+    };
+    let y1 = if y1 > y0 { y1 } else { y0 + 1.0 };
+    ((x0, x1), (y0, y1 + 0.06 * (y1 - y0)))
+}
+
+fn draw_panel(area: &Area, data: &SweepData, metric: &Metric) -> DrawResult {
+    let ((x0, x1), (y0, y1)) = ranges(data, metric);
+    let mut chart = ChartBuilder::on(area)
+        .caption(metric.caption, (style::FONT, BODY_PX).into_font())
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x0..x1, y0..y1)?;
+    let pct = |y: &f64| format!("{:.0}%", y * 100.0);
+    let plain = |y: &f64| format!("{y:.0}");
+    let fmt: &dyn Fn(&f64) -> String = if metric.percent { &pct } else { &plain };
+    chart
+        .configure_mesh()
+        .x_labels(6)
+        .y_labels(6)
+        .y_label_formatter(fmt)
+        .x_desc(data.x_desc.as_str())
+        .label_style((style::FONT, SMALL_PX))
+        .axis_desc_style((style::FONT, SMALL_PX))
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(INK.mix(0.08))
+        .draw()?;
+    for (i, series) in data.series.iter().enumerate() {
+        let color = style::runtime_color(&series.runtime, i);
+        let pts = valid(series, metric);
+        let mut band: Vec<(f64, f64)> = pts.iter().map(|(x, e)| (*x, e.hi)).collect();
+        band.extend(pts.iter().rev().map(|(x, e)| (*x, e.lo)));
+        if pts.len() > 1 {
+            chart.draw_series(std::iter::once(Polygon::new(
+                band,
+                color.mix(0.15).filled(),
+            )))?;
+        }
+        let line = pts.iter().map(|(x, e)| (*x, e.mean));
+        chart.draw_series(LineSeries::new(line, color.stroke_width(2)))?;
+        let dots = pts
+            .iter()
+            .map(|(x, e)| Circle::new((*x, e.mean), 3, color.filled()));
+        chart.draw_series(dots)?;
+    }
+    Ok(())
+}
+
+fn legend(area: &Area, data: &SweepData) -> DrawResult {
+    let font = style::text(SMALL_PX, INK, HPos::Left, VPos::Center);
+    style::label(
+        area,
+        "runtime",
+        (16, 40),
+        &style::bold(BODY_PX, INK, HPos::Left, VPos::Center),
+    )?;
+    for (i, series) in data.series.iter().enumerate() {
+        let y = 70 + 26 * i as i32;
+        let color = style::runtime_color(&series.runtime, i);
+        area.draw(&PathElement::new(
+            vec![(16, y), (44, y)],
+            color.stroke_width(3),
+        ))?;
+        style::label(area, &series.runtime, (52, y), &font)?;
+    }
+    let y = 70 + 26 * data.series.len() as i32 + 10;
+    let note = "bands: intervals as reported";
+    style::label(area, note, (16, y), &font)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(x: f64, rate: Estimate) -> SweepPoint {
+        SweepPoint {
+            contention: x,
+            anomaly_rate: rate,
+            abort_rate: Estimate::MISSING,
+            token_overhead: rate,
+            makespan_ms: rate,
+        }
+    }
+
+    #[test]
+    fn invalid_points_are_left_out_not_invented() {
+        let ok = Estimate {
+            mean: 0.5,
+            lo: 0.25,
+            hi: 0.75,
+        };
+        let backwards = Estimate {
+            mean: 0.5,
+            lo: 0.75,
+            hi: 0.25,
+        };
+        let s = SweepSeries {
+            runtime: "si".into(),
+            points: vec![point(1.0, ok), point(2.0, backwards), point(f64::NAN, ok)],
+        };
+        assert_eq!(valid(&s, &METRICS[0]), vec![(1.0, ok)]);
+        assert!(valid(&s, &METRICS[1]).is_empty());
+        let data = SweepData {
+            x_desc: "x".into(),
+            series: vec![s],
+        };
+        // One usable x value: centred in a unit-wide axis rather than a zero-width one.
+        let ((x0, x1), (y0, y1)) = ranges(&data, &METRICS[0]);
+        assert_eq!((x0, x1), (0.5, 1.5));
+        assert_eq!(y0, 0.0);
+        assert!((y1 - 0.75 * 1.06).abs() < 1e-12);
+    }
+}

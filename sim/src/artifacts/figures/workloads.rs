@@ -1,0 +1,125 @@
+//! Figure (d): workload A1 rates and token overhead per runtime, two panels side by side.
+//!
+//! Left: the fraction of runs exhibiting A1 (stale generation) with its 95 % Wilson interval;
+//! right: token overhead relative to the vanilla runtime, with the interval the workload runner
+//! reports. Rows are runtimes in data order and line up across the two panels. A pass proves the
+//! layout and determinism, not the rates (the workload runner's tests do).
+
+use super::bars::{self, Bar, BarPanel, BarRow};
+use super::style::{self, Count, Estimate};
+use super::twins::count_cells;
+use crate::artifacts::tables::{Cell, Table};
+
+/// One runtime's results on the workload.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WorkloadRow {
+    /// Runtime name (`RuntimeKind::name`).
+    pub runtime: String,
+    /// Runs exhibiting A1 out of runs.
+    pub a1: Count,
+    /// Token overhead over vanilla as a fraction (0.12 = 12 % more tokens), with its interval.
+    pub token_overhead: Estimate,
+}
+
+/// The workload figure's data.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WorkloadData {
+    /// Workload name, shown in the title (e.g. `A1 stale-generation workload`).
+    pub workload: String,
+    /// One row per runtime, top to bottom.
+    pub rows: Vec<WorkloadRow>,
+}
+
+impl WorkloadData {
+    /// One row per runtime: A1 counts with Wilson interval, token overhead with its interval.
+    pub fn table(&self) -> Table {
+        let mut t = Table::new(
+            format!(
+                "Workload {}: A1 rate and token overhead per runtime",
+                self.workload
+            ),
+            &[
+                "runtime",
+                "a1_k",
+                "a1_n",
+                "a1_rate",
+                "a1_lo95",
+                "a1_hi95",
+                "token_overhead",
+                "token_overhead_lo",
+                "token_overhead_hi",
+            ],
+        );
+        for r in &self.rows {
+            let mut row = vec![Cell::text(r.runtime.clone())];
+            row.extend(count_cells(r.a1));
+            let o = r.token_overhead;
+            row.extend([o.mean, o.lo, o.hi].map(|x| Cell::float(x, 4)));
+            t.push(row);
+        }
+        t
+    }
+}
+
+const WIDTH: u32 = 1100;
+const ROW_H: u32 = 40;
+
+/// Renders the two panels as SVG text.
+pub fn render(data: &WorkloadData) -> String {
+    let n = data.rows.len().max(1) as u32;
+    let height = 44 + 30 + 50 + 20 + ROW_H * n;
+    let left = rows(data, rate_bar);
+    let right = rows(data, overhead_bar);
+    let label_w = bars::label_width(&left);
+    style::svg("workloads", (WIDTH, height), |root| {
+        let area = style::titled(root, &format!("Workload: {}", data.workload))?;
+        let split = label_w + (WIDTH - label_w) / 2;
+        let (a, b) = area.split_horizontally(split);
+        let rate = BarPanel {
+            caption: "runs exhibiting A1",
+            x_desc: "fraction of runs (95% Wilson interval)",
+            rows: &left,
+            percent: true,
+            unit: true,
+            label_w,
+        };
+        bars::draw(root, &a, &rate)?;
+        let tokens = BarPanel {
+            caption: "token overhead vs vanilla",
+            x_desc: "extra tokens (interval as reported)",
+            rows: &right,
+            percent: true,
+            unit: false,
+            label_w: 0,
+        };
+        bars::draw(root, &b, &tokens)
+    })
+}
+
+fn rows(data: &WorkloadData, bar: impl Fn(usize, &WorkloadRow) -> Bar) -> Vec<BarRow> {
+    data.rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| BarRow {
+            label: r.runtime.clone(),
+            sublabel: String::new(),
+            bars: vec![bar(i, r)],
+        })
+        .collect()
+}
+
+fn rate_bar(i: usize, r: &WorkloadRow) -> Bar {
+    Bar {
+        value: r.a1.wilson95().unwrap_or(Estimate::MISSING),
+        color: style::runtime_color(&r.runtime, i),
+        note: format!("{}/{}", r.a1.k, r.a1.n),
+    }
+}
+
+fn overhead_bar(i: usize, r: &WorkloadRow) -> Bar {
+    Bar {
+        value: r.token_overhead,
+        color: style::runtime_color(&r.runtime, i),
+        note: format!("{:+.1}%", r.token_overhead.mean * 100.0),
+    }
+}

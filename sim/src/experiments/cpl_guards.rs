@@ -1,0 +1,270 @@
+//! The guard twin (issue 9 item 5): a scenario with `[cpl]` run with its guards as written and
+//! with every `act` guarded by the section's `unguarded` guard instead, on the same trial
+//! seeds; per arm, trials with a stale action (the scenario's `stale` formula, decided by the
+//! reference evaluator) as k/N with a Wilson 95 % interval, plus actions done and refused,
+//! waits, blocked trials and message sizes.
+//!
+//! Trial k of both arms has the same seed, so the draws agree until a guard decides otherwise;
+//! the two scenarios differ in the guard only ([`Scenario::with_guard`]). Trials run on any
+//! number of threads and are collected in trial order, so the result is byte-identical
+//! whatever the thread count. A 0/N with the guard says no sampled interleaving produced a
+//! stale action; the bounded proof that the monitor decides the guard exactly is
+//! `models/tests/cpl_exhaustive.rs`, and every decision here is checked against the reference.
+
+use super::run::{default_threads, proportion_cells};
+use crate::artifacts::tables::{Cell, Table};
+use crate::artifacts::{table_files, Artifact, Ctx, Step};
+use agentsim_sim::engine::{run_trial, CplTrial, TrialSetup};
+use agentsim_sim::runner::{generator, trial_seed};
+use agentsim_sim::scenario::Scenario;
+use agentsim_sim::scheduler::SchedulerSpec;
+use agentsim_sim::stats::Proportion;
+use serde::Serialize;
+
+/// The `cpl-guards` step.
+pub const STEP: Step = Step {
+    name: "cpl-guards",
+    about: "guarded agents: k/N stale merges without and with the CPL guard",
+    run: step_files,
+};
+
+/// A scenario file of the source tree (the guard file is resolved next to its scenario).
+fn source_file(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(rel)
+}
+
+/// One arm of the twin: which guard, and what its trials did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Arm {
+    /// The guard every `act` step used.
+    pub guard: String,
+    /// Trials with at least one stale action.
+    pub stale: Proportion,
+    /// Trials in which some agent was still waiting at a `recv` at the end.
+    pub blocked: Proportion,
+    /// Actions done, refused, stale, over all trials.
+    pub done: u64,
+    pub refusals: u64,
+    pub stale_actions: u64,
+    /// `recv` steps that had to wait, over all trials.
+    pub waits: u64,
+    pub messages: u64,
+    /// Mean wire size of a message (binary encoding), bytes.
+    pub bytes_per_message: f64,
+}
+
+/// The twin: without the mechanism (the `unguarded` guard) and with it (the guards as written).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Twin {
+    pub scenario: String,
+    pub trials: u64,
+    pub seed: u64,
+    pub without: Arm,
+    pub with: Arm,
+}
+
+impl Twin {
+    /// Human-readable lines.
+    pub fn display(&self) -> String {
+        let arm = |side: &str, a: &Arm| {
+            format!(
+                "{side:<7} {:<12} stale {:<30} done {} refused {} waits {} blocked {}/{} \
+                 messages {} ({:.1} B each)\n",
+                a.guard,
+                a.stale.display(),
+                a.done,
+                a.refusals,
+                a.waits,
+                a.blocked.k,
+                a.blocked.n,
+                a.messages,
+                a.bytes_per_message
+            )
+        };
+        format!(
+            "{}: {} trials, seed {}\n{}{}",
+            self.scenario,
+            self.trials,
+            self.seed,
+            arm("without", &self.without),
+            arm("with", &self.with)
+        )
+    }
+}
+
+/// Runs both arms of `sc`'s guard twin.
+pub fn run(sc: &Scenario, trials: u64, seed: u64, threads: usize) -> anyhow::Result<Twin> {
+    let spec = sc
+        .cpl
+        .as_ref()
+        .ok_or_else(|| anyhow::anyhow!("{}: no [cpl] section", sc.file.display()))?;
+    let unguarded = spec.unguarded.ok_or_else(|| {
+        anyhow::anyhow!("{}: [cpl] names no `unguarded` guard", sc.file.display())
+    })?;
+    anyhow::ensure!(
+        spec.stale.is_some(),
+        "{}: [cpl] has no `stale` formula",
+        sc.file.display()
+    );
+    let guarded = guard_of(sc)?;
+    let weak = sc.with_guard(unguarded);
+    let name = |g: usize| spec.guard_name(g).to_owned();
+    Ok(Twin {
+        scenario: sc.name.clone(),
+        trials,
+        seed,
+        without: arm(&weak, name(unguarded), trials, seed, threads)?,
+        with: arm(sc, name(guarded), trials, seed, threads)?,
+    })
+}
+
+/// The guard of the scenario's `act` steps (they must all use one).
+fn guard_of(sc: &Scenario) -> anyhow::Result<usize> {
+    let mut guards: Vec<usize> = sc
+        .agents
+        .iter()
+        .flat_map(|a| a.script.steps.iter())
+        .filter_map(|s| match s {
+            agentsim_sim::scenario::Step::Act { guard, .. } => Some(*guard),
+            _ => None,
+        })
+        .collect();
+    guards.sort_unstable();
+    guards.dedup();
+    match guards[..] {
+        [g] => Ok(g),
+        _ => anyhow::bail!(
+            "{}: the twin needs every `act` step to use one guard (found {})",
+            sc.file.display(),
+            guards.len()
+        ),
+    }
+}
+
+fn arm(
+    sc: &Scenario,
+    guard: String,
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Arm> {
+    let runs = run_trials(sc, trials, seed, threads)?;
+    let sum = |f: fn(&CplTrial) -> u64| runs.iter().map(f).sum::<u64>();
+    let count = |f: fn(&CplTrial) -> bool| runs.iter().filter(|t| f(t)).count() as u64;
+    let messages = sum(|t| t.messages);
+    Ok(Arm {
+        guard,
+        stale: Proportion::new(count(|t| t.stale > 0), trials),
+        blocked: Proportion::new(count(|t| t.blocked > 0), trials),
+        done: sum(|t| t.done),
+        refusals: sum(|t| t.refusals),
+        stale_actions: sum(|t| t.stale),
+        waits: sum(|t| t.waits),
+        messages,
+        bytes_per_message: sum(|t| t.bytes) as f64 / messages.max(1) as f64,
+    })
+}
+
+/// Every trial's [`CplTrial`], in trial order, on `threads` threads.
+pub fn run_trials(
+    sc: &Scenario,
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Vec<CplTrial>> {
+    let threads = threads.clamp(1, trials.max(1) as usize) as u64;
+    let chunk = trials.div_ceil(threads).max(1);
+    let parts: Vec<anyhow::Result<Vec<CplTrial>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (lo, hi) = ((t * chunk).min(trials), ((t + 1) * chunk).min(trials));
+                s.spawn(move || range(sc, seed, lo, hi))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a simulation thread panicked"))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(trials as usize);
+    for p in parts {
+        out.extend(p?);
+    }
+    assert_eq!(out.len() as u64, trials, "every trial ran once");
+    Ok(out)
+}
+
+fn range(sc: &Scenario, seed: u64, lo: u64, hi: u64) -> anyhow::Result<Vec<CplTrial>> {
+    let generator = generator(sc, None);
+    let mut sched = SchedulerSpec::Random.build();
+    let mut out = Vec::with_capacity((hi - lo) as usize);
+    for k in lo..hi {
+        let setup = TrialSetup {
+            scenario: sc,
+            trial_seed: trial_seed(seed, k),
+            generator: generator.as_ref(),
+            scheduler: sched.as_mut(),
+            stop: None,
+            trace: false,
+            record: false,
+        };
+        let rt = sc.runtime.build(sc.registry(), sc.provenance);
+        let run =
+            run_trial(rt, setup).map_err(|e| anyhow::anyhow!("{}: {e}", sc.file.display()))?;
+        anyhow::ensure!(
+            !run.counters.truncated,
+            "{}: trial {k} hit events_max; raise [schedule] events_max",
+            sc.file.display()
+        );
+        out.push(run.cpl.expect("a scenario with [cpl] reports its messages"));
+    }
+    Ok(out)
+}
+
+/// The guard twin of `scenarios/cpl/stale-evidence.toml` (100 trials with `--quick`).
+fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
+    let sc = Scenario::load(&source_file("scenarios/cpl/stale-evidence.toml"))?;
+    let trials = if ctx.quick {
+        sc.trials.min(100)
+    } else {
+        sc.trials
+    };
+    let twin = run(&sc, trials, sc.seed, default_threads())?;
+    let mut t = Table::new(
+        format!(
+            "guarded agents (CPL): {}, {} trials per arm, seed {}",
+            twin.scenario, twin.trials, twin.seed
+        ),
+        &[
+            "arm",
+            "guard",
+            "stale_k",
+            "n",
+            "stale_rate",
+            "stale_lo",
+            "stale_hi",
+            "merges",
+            "refusals",
+            "waits",
+            "blocked_k",
+            "messages",
+            "bytes_per_message",
+        ],
+    );
+    for (side, arm) in [("without", &twin.without), ("with", &twin.with)] {
+        let mut row = vec![Cell::text(side), Cell::text(arm.guard.as_str())];
+        row.extend(proportion_cells(&arm.stale));
+        row.extend([
+            Cell::Int(arm.done as i64),
+            Cell::Int(arm.refusals as i64),
+            Cell::Int(arm.waits as i64),
+            Cell::Int(arm.blocked.k as i64),
+            Cell::Int(arm.messages as i64),
+            Cell::float(arm.bytes_per_message, 1),
+        ]);
+        t.push(row);
+    }
+    Ok(table_files("cpl_stale_evidence", &t))
+}
