@@ -157,18 +157,21 @@ fn retracting() -> Extensions {
     }
 }
 
-/// Walks every runtime at `b`, `ext` with every property watched; returns the walks.
-fn walk_all(b: Bounds, ext: Extensions) -> Vec<Walked> {
+/// Walks each of `kinds` at `b`, `ext` with every property watched; returns the walks.
+fn walk_kinds(kinds: &[RuntimeKind], b: Bounds, ext: Extensions) -> Vec<Walked> {
     let all = PropSet::of(&Property::ALL);
-    RuntimeKind::ALL
+    kinds
         .iter()
         .map(|&kind| {
             let w = walk(kind, b, ext, all);
-            eprintln!("{kind} {b:?} {ext:?}: {w:?}");
             assert!(w.abstract_states <= w.states, "{kind}: {w:?}");
             w
         })
         .collect()
+}
+
+fn walk_all(b: Bounds, ext: Extensions) -> Vec<Walked> {
+    walk_kinds(&RuntimeKind::ALL, b, ext)
 }
 
 /// 2 agents, 1 cell, MaxOps 3 (A1's home).
@@ -183,14 +186,16 @@ fn alpha_commutes_three_agents() {
     walk_all(small(3, 1, 0, 2), canonical());
 }
 
-/// 1 agent, 2 cells, 1 tool with versions, MaxOps 2 (A2 and A6), every write ordering.
+/// A2 with tool versions (1 agent, 1 cell, 1 tool, MaxOps 2) and A6 with every write
+/// ordering (1 agent, 2 cells, MaxOps 2).
 #[test]
 fn alpha_commutes_tools_and_orderings() {
     let ext = Extensions {
         tool_versions: true,
         ..canonical()
     };
-    walk_all(small(1, 2, 1, 2), ext);
+    walk_all(small(1, 1, 1, 2), ext);
+    walk_all(small(1, 2, 0, 2), canonical());
 }
 
 /// The paper-faithful system (free write values, 2 values, 2 tools): 1 agent, 1 cell,
@@ -219,14 +224,28 @@ fn alpha_commutes_all_writers() {
     walk_all(small(2, 1, 0, 3), ext);
 }
 
-/// Provenance and retraction (the summary keeps records): 2 agents, 1 cell, MaxOps 3, and
-/// 2 agents, 2 cells, MaxOps 2.
-#[test]
-fn alpha_commutes_with_retraction() {
-    for w in walk_all(small(2, 1, 0, 3), retracting()) {
+/// Provenance and retraction (the summary keeps records): 2 agents, 1 cell, MaxOps 3, in
+/// three tests so they run side by side; and 1 agent, 2 cells, MaxOps 2.
+fn walk_retracting(kinds: &[RuntimeKind]) {
+    for w in walk_kinds(kinds, small(2, 1, 0, 3), retracting()) {
         assert!(w.stutters > 0, "{w:?}");
     }
-    walk_all(small(2, 2, 0, 2), retracting());
+    walk_kinds(kinds, small(1, 2, 0, 2), retracting());
+}
+
+#[test]
+fn alpha_commutes_with_retraction_l0_l1() {
+    walk_retracting(&RuntimeKind::ALL[..3]);
+}
+
+#[test]
+fn alpha_commutes_with_retraction_ssi_causal() {
+    walk_retracting(&RuntimeKind::ALL[3..6]);
+}
+
+#[test]
+fn alpha_commutes_with_retraction_l3_l4() {
+    walk_retracting(&RuntimeKind::ALL[6..]);
 }
 
 fn explored<S: Space>(m: &S, check: PropSet) -> crate::explore::Outcome
@@ -287,14 +306,133 @@ fn compare(kind: RuntimeKind, b: Bounds, ext: Extensions, props: &[Property]) ->
 #[test]
 fn verdicts_agree_in_the_matrix_scenarios() {
     use crate::matrix::scenario;
+    use agentsim_models::Anomaly;
+    let at = |a, ops| scenario(a, ops).expect("a matrix column");
     for kind in RuntimeKind::ALL {
-        for p in [Property::A1, Property::A2, Property::A3, Property::A6] {
-            let (b, ext) = scenario(p, None);
+        for a in [Anomaly::A1, Anomaly::A2, Anomaly::A3, Anomaly::A6] {
+            let (b, ext) = at(a, None);
             compare(kind, b, ext, &Property::ALL);
         }
-        let (b, ext) = scenario(Property::A1, Some(3));
+        let (b, ext) = at(Anomaly::A1, Some(3));
         compare(kind, b, ext, &Property::ALL);
-        let (b, ext) = scenario(Property::A3, None);
+        let (b, ext) = at(Anomaly::A3, None);
         compare(kind, Bounds { agents: 2, ..b }, ext, &Property::ALL);
     }
+}
+
+/// The reductions the concrete model lacks (agent and cell symmetry, the canonical order of
+/// kept records) keep every verdict and witness length, at bounds the concrete model cannot
+/// reach in test time: 3 agents, 2 cells, MaxOps 3, each matrix column, every runtime.
+#[test]
+fn reductions_keep_verdicts() {
+    use crate::matrix::scenario;
+    use agentsim_models::Anomaly;
+    for kind in RuntimeKind::ALL {
+        for a in [Anomaly::A1, Anomaly::A2, Anomaly::A3, Anomaly::A6] {
+            let (mut b, ext) = scenario(a, Some(3)).expect("a matrix column");
+            (b.agents, b.cells) = (3, 2);
+            let mut props = vec![Property::Never(a)];
+            if a == Anomaly::A1 {
+                props.extend([Property::L1Struct, Property::A1Snapshot]);
+            }
+            let run = |symmetry| {
+                let cfg = CheckConfig {
+                    bounds: b,
+                    ext,
+                    runtime: kind,
+                    symmetry,
+                    properties: props.clone(),
+                    threads: 2,
+                    max_states: u64::MAX,
+                };
+                check_abstract(&cfg, true, &Storage::default()).unwrap()
+            };
+            let (plain, reduced) = (run(false), run(true));
+            let (p, r) = (&plain.report, &reduced.report);
+            assert_eq!(p.outcome.violated, r.outcome.violated, "{kind} {a}");
+            assert_eq!(p.outcome.depth, r.outcome.depth, "{kind} {a}");
+            assert!(r.outcome.distinct <= p.outcome.distinct, "{kind} {a}");
+            for (x, y) in p.verdicts.iter().zip(&r.verdicts) {
+                let len =
+                    |v: &crate::run::Verdict| v.counterexample.as_ref().map(|c| c.steps.len());
+                assert_eq!(len(x), len(y), "{kind} {a} {:?}", x.property);
+            }
+        }
+    }
+}
+
+/// Without a length bound the retraction-free model closes, and its verdicts are those of
+/// the abstract model at MaxOps 4 and of the concrete one at MaxOps 3 (2 agents, 1 cell,
+/// every runtime).
+#[test]
+fn unbounded_runs_close_and_agree() {
+    let b = small(2, 1, 0, 4);
+    for kind in RuntimeKind::ALL {
+        let props = [
+            Property::A1,
+            Property::A6,
+            Property::L1Struct,
+            Property::A1Snapshot,
+        ];
+        let cfg = CheckConfig {
+            bounds: b,
+            ext: canonical(),
+            runtime: kind,
+            symmetry: false,
+            properties: props.to_vec(),
+            threads: 1,
+            max_states: u64::MAX,
+        };
+        let open = check_abstract(&cfg, false, &Storage::default()).unwrap();
+        let bounded = check_abstract(&cfg, true, &Storage::default()).unwrap();
+        assert!(open.all_lengths || open.report.violated(), "{kind}: closes");
+        assert!(!bounded.all_lengths);
+        assert_eq!(
+            open.report.outcome.violated, bounded.report.outcome.violated,
+            "{kind}"
+        );
+        let conc = RuntimeModel::of_kind(small(2, 1, 0, 3), canonical(), kind).unwrap();
+        let c = explored(&conc, PropSet::of(&props));
+        assert_eq!(c.violated, open.report.outcome.violated, "{kind}");
+    }
+}
+
+/// The canonical encoding round-trips every reachable state to its representative.
+#[test]
+fn codec_round_trips() {
+    use super::codec::{decode, encode, CellPerms};
+    let b = small(3, 2, 0, 3);
+    let abs = AbstractModel::new(AbstractConfig {
+        bounds: b,
+        ext: retracting(),
+        stack: Stack::of_kind(RuntimeKind::Causal { cascade: false }),
+        watch: PropSet::of(&Property::ALL),
+        bounded: true,
+        symmetry: true,
+    })
+    .unwrap();
+    let perms = CellPerms::all(2);
+    let mut seen = HashSet::new();
+    let mut stack = vec![abs.init()];
+    let mut actions = Vec::new();
+    while let Some(s) = stack.pop() {
+        let mut bytes = Vec::new();
+        encode(&s, true, &perms, &mut bytes);
+        if !seen.insert(bytes.clone()) {
+            continue;
+        }
+        let (back, used) = decode(3, &bytes);
+        assert_eq!(used, bytes.len());
+        let mut again = Vec::new();
+        encode(&back, true, &perms, &mut again);
+        assert_eq!(again, bytes, "decode gives the representative");
+        assert_eq!(
+            abs.verdict(&back, PropSet::of(&Property::ALL)),
+            abs.verdict(&s, PropSet::of(&Property::ALL))
+        );
+        actions.clear();
+        abs.actions(&s, &mut actions);
+        stack.extend(actions.iter().filter_map(|&a| abs.next_state(&s, a)));
+    }
+    assert!(seen.len() > 1_000, "{}", seen.len());
 }

@@ -17,10 +17,11 @@ use crate::matrix::{expected, scenario};
 use crate::property::Property;
 use crate::run::CheckConfig;
 use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::Anomaly;
 use std::time::Instant;
 
 /// The matrix's columns on the abstract model (A4 needs replicas, which it does not have).
-pub const COLUMNS: [Property; 4] = [Property::A1, Property::A2, Property::A3, Property::A6];
+pub const COLUMNS: [Anomaly; 4] = [Anomaly::A1, Anomaly::A2, Anomaly::A3, Anomaly::A6];
 
 /// How far a verdict reaches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,30 +87,34 @@ pub struct MatrixOptions {
 pub fn cell_config(
     kind: RuntimeKind,
     all_writers: bool,
-    p: Property,
+    a: Anomaly,
     o: &MatrixOptions,
-) -> CheckConfig {
-    let (mut bounds, ext) = scenario(p, Some(o.max_ops));
+) -> Result<CheckConfig, BoundsError> {
+    let not_a_column = || BoundsError::Unsupported(format!("{a} is not an abstract matrix column"));
+    let (mut bounds, ext) = scenario(a, Some(o.max_ops)).ok_or_else(not_a_column)?;
+    if !COLUMNS.contains(&a) {
+        return Err(not_a_column());
+    }
     (bounds.agents, bounds.cells) = (o.agents, o.cells);
-    CheckConfig {
+    Ok(CheckConfig {
         bounds,
         ext: Extensions { all_writers, ..ext },
         runtime: kind,
         symmetry: o.symmetry,
-        properties: vec![p],
+        properties: vec![Property::Never(a)],
         threads: o.threads,
         max_states: o.max_states,
-    }
+    })
 }
 
 /// Decides one cell: unbounded when it can close, else up to `o.max_ops`.
 pub fn entry(
     kind: RuntimeKind,
     all_writers: bool,
-    p: Property,
+    a: Anomaly,
     o: &MatrixOptions,
 ) -> Result<AbstractEntry, BoundsError> {
-    let cfg = cell_config(kind, all_writers, p, o);
+    let cfg = cell_config(kind, all_writers, a, o)?;
     let storage = Storage::default();
     let try_unbounded = o.unbounded_first && !cfg.ext.retraction;
     let start = Instant::now();
@@ -134,7 +139,7 @@ pub fn entry(
         reach,
         states: r.report.outcome.distinct,
         seconds: start.elapsed().as_secs_f64(),
-        expected: expected(kind, all_writers, p),
+        expected: expected(kind, all_writers, a).expect("every column has an expectation"),
     })
 }
 
@@ -148,7 +153,7 @@ pub fn abstract_matrix(o: &MatrixOptions) -> Result<Vec<AbstractRow>, BoundsErro
     for (kind, all_writers) in rows {
         let entries = COLUMNS
             .iter()
-            .map(|&p| entry(kind, all_writers, p, o))
+            .map(|&a| entry(kind, all_writers, a, o))
             .collect::<Result<_, _>>()?;
         let label = if all_writers {
             format!("{}+all-writers", kind.name())

@@ -16,6 +16,8 @@ pub mod model;
 
 #[cfg(test)]
 mod equivalence;
+#[cfg(test)]
+mod monitor_tests;
 
 pub use check::{check_abstract, AbstractReport};
 pub use matrix::{abstract_matrix, AbstractEntry, AbstractRow, MatrixOptions, Reach};

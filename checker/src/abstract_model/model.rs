@@ -34,6 +34,7 @@ use agentsim_models::monitor::{
 };
 use agentsim_models::names::{Cell, Tool, Value};
 use agentsim_models::record::{Registry, ToolEntry, ValueMap};
+use agentsim_models::Anomaly;
 
 /// An abstract state.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -80,15 +81,17 @@ pub struct AbstractModel {
 /// The monitor properties that decide `p`.
 pub fn props_for(p: Property) -> Props {
     match p {
-        Property::A1 => Props::of(&[Prop::A1]),
-        Property::A2 => Props::of(&[Prop::A2]),
-        Property::A3 => Props::of(&[Prop::A3]),
-        Property::A3Residue => Props::of(&[Prop::A3Residue]),
-        Property::A6 => Props::of(&[Prop::A6]),
+        Property::Never(a) => match a {
+            Anomaly::A1 => Props::of(&[Prop::A1]),
+            Anomaly::A2 => Props::of(&[Prop::A2]),
+            Anomaly::A3 => Props::of(&[Prop::A3]),
+            Anomaly::A3Residue => Props::of(&[Prop::A3Residue]),
+            Anomaly::A6 => Props::of(&[Prop::A6]),
+            // The single store records no replica metadata: A4 holds vacuously.
+            Anomaly::A4 => Props::default(),
+        },
         Property::L1Struct => Props::of(&[Prop::L1Struct]),
         Property::A1Snapshot => Props::of(&[Prop::A1, Prop::L1Struct]),
-        // The single store records no replica metadata: A4 holds vacuously.
-        Property::A4 => Props::default(),
     }
 }
 
