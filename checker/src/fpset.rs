@@ -5,7 +5,12 @@
 //! more collision pair among 2⁶⁴ values). A slot costs 8 bytes and nothing else (no control
 //! bytes, no per-entry header); a shard grows by 1.5× once it is `LOAD_MAX` full, so the
 //! table is 53–80 % full, i.e. 10–15 bytes per state, and the rehash peak is one shard's old
-//! plus new array (1/256 of the set), not a doubling of the whole set. `expect` pre-sizes
+//! plus new array (1/256 of the set), not a doubling of the whole set. A shard rehashes
+//! under its lock, so a thread that meets it waits (an 18.9 M-state run made about 3,900
+//! futex calls, a few percent of its time); 4096 shards made that rarer but kept 80 % more
+//! resident memory (the allocator holds many small freed arrays), so 256 it stays
+//! (`results/BENCH.md`). Each lock sits on its own cache line, so two threads taking
+//! neighbouring shards do not contend for one line. `expect` pre-sizes
 //! the shards (with room for their uneven filling) so a run of known size does not rehash.
 //! Slots are addressed by Lemire's range reduction, so capacities need not be powers of two.
 //!
@@ -14,8 +19,10 @@
 
 use std::sync::Mutex;
 
+/// Bits of a fingerprint (its top bits) that choose the shard.
+const SHARD_BITS: u32 = 8;
 /// Number of independently locked (and independently grown) shards.
-pub const SHARDS: usize = 256;
+pub const SHARDS: usize = 1 << SHARD_BITS;
 /// A shard grows when this fraction of its slots is used.
 const LOAD_MAX: f64 = 0.8;
 /// The smallest shard capacity.
@@ -56,8 +63,8 @@ impl FpTable {
     }
 
     fn home(&self, fp: u64) -> usize {
-        // The top 8 bits chose the shard; the rest spread over the slots.
-        ((u128::from(fp << 8) * self.slots.len() as u128) >> 64) as usize
+        // The top bits chose the shard; the rest spread over the slots.
+        ((u128::from(fp << SHARD_BITS) * self.slots.len() as u128) >> 64) as usize
     }
 
     /// Inserts `fp` (which must be non-zero); true if it was not there.
@@ -125,10 +132,15 @@ fn nonzero(fp: u64) -> u64 {
     }
 }
 
+/// A shard on its own cache line (two lines: adjacent-line prefetch pairs them).
+#[derive(Debug)]
+#[repr(align(128))]
+struct Shard(Mutex<FpTable>);
+
 /// The sharded, thread-safe seen set.
 #[derive(Debug)]
 pub struct FpSet {
-    shards: Vec<Mutex<FpTable>>,
+    shards: Vec<Shard>,
 }
 
 impl FpSet {
@@ -139,13 +151,14 @@ impl FpSet {
         let per_shard = (mean + 4.0 * mean.sqrt()) as usize;
         FpSet {
             shards: (0..SHARDS)
-                .map(|_| Mutex::new(FpTable::with_expected(per_shard)))
+                .map(|_| Shard(Mutex::new(FpTable::with_expected(per_shard))))
                 .collect(),
         }
     }
 
     fn shard(&self, fp: u64) -> std::sync::MutexGuard<'_, FpTable> {
-        self.shards[(fp >> 56) as usize]
+        self.shards[(fp >> (64 - SHARD_BITS)) as usize]
+            .0
             .lock()
             .expect("seen-set shard poisoned")
     }
@@ -178,7 +191,7 @@ impl FpSet {
     fn each(&self, f: impl Fn(&FpTable) -> u64) -> u64 {
         self.shards
             .iter()
-            .map(|s| f(&s.lock().expect("seen-set shard poisoned")))
+            .map(|s| f(&s.0.lock().expect("seen-set shard poisoned")))
             .sum()
     }
 }
@@ -225,7 +238,7 @@ mod tests {
         assert!(t.insert(0));
         assert!(!t.insert(0));
         assert!(t.contains(0));
-        // Equal home slot for all (same low 56 bits scaled): probing must wrap around.
+        // Equal home slot for all (same low bits scaled): probing must wrap around.
         for k in 1..=40u64 {
             assert!(t.insert(u64::MAX - k));
         }

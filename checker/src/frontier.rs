@@ -3,16 +3,17 @@
 //!
 //! A level is a list of blocks of at most a few hundred states. Workers append whole blocks
 //! and claim whole blocks, so the level's order follows thread timing but its contents do not
-//! (counts never depend on order). A model that encodes its states ([`Space::encode`]) has
-//! its blocks stored as bytes (the paper model's 3-agent states take 8–18 bytes instead of
-//! a boxed `[u128]` of ~190); blocks past `mem_bytes` are appended to a file under
-//! `spill_dir`, written in 1 MiB batches and read back one block at a time. A model without
-//! an encoding keeps its blocks as states in memory. The spill file is removed when the
-//! level is dropped (a killed process leaves it behind: its name says what it is).
+//! (counts never depend on order). Every block is stored as bytes in its model's encoding
+//! ([`Space::encode`]: the paper model's bit-exact one, 8–18 bytes a state at 3 agents; any
+//! other model's generic [`crate::codec`]); blocks past `frontier_mem_bytes` are appended to a
+//! file under `spill_dir`, written in 1 MiB batches and read back one block at a time. The
+//! spill file is removed when the level is dropped, which a stopped search (cancel flag,
+//! memory ceiling) does too; a killed process leaves it behind: its name says what it is.
 //!
 //! A pass of the tests shows a spilled level yields exactly the states pushed into it; it does
 //! not show anything about disk-full or I/O errors, which stop the run with a message.
 
+use crate::control::{Limits, Reporter};
 use crate::space::Space;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -20,10 +21,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+/// States per frontier block (the unit a worker claims and appends).
+pub const CHUNK: usize = 512;
+
 /// Bytes collected before one write to the spill file.
 const WRITE_BATCH: usize = 1 << 20;
 
-/// Where and how much of each level the explorer may keep in memory.
+/// Where and how much of each level the explorer may keep in memory, and what steers it.
 #[derive(Clone, Debug)]
 pub struct Storage {
     /// Pre-size the seen set for this many distinct states (0: grow as needed).
@@ -32,8 +36,10 @@ pub struct Storage {
     pub frontier_mem_bytes: u64,
     /// Directory for spill files.
     pub spill_dir: PathBuf,
-    /// Print one line per BFS level on stderr.
-    pub progress: bool,
+    /// The cancel flag and the memory ceiling.
+    pub limits: Limits,
+    /// Receives a snapshot at each level's end and every tick inside a level.
+    pub progress: Option<Reporter>,
 }
 
 impl Default for Storage {
@@ -42,38 +48,38 @@ impl Default for Storage {
             expect_states: 0,
             frontier_mem_bytes: 1 << 30,
             spill_dir: std::env::temp_dir(),
-            progress: false,
+            limits: Limits {
+                cancel: None,
+                max_memory_bytes: u64::MAX,
+            },
+            progress: None,
         }
     }
 }
 
-enum Block<T> {
-    States(Vec<T>),
+enum Block {
     Packed(Vec<u8>),
     Spilled { offset: u64, len: usize },
 }
 
 /// A block of states ready to append to a level (packed outside the level's lock).
-pub struct Packed<T> {
-    block: Block<T>,
+pub struct Packed {
+    bytes: Vec<u8>,
     count: u64,
 }
 
-/// Packs a block of states with `space`'s encoding, or keeps them as states if it has none.
-pub fn pack<S: Space<State = T>, T>(space: &S, states: Vec<T>) -> Packed<T>
-where
-    T: Clone + Send + Sync,
-{
-    let count = states.len() as u64;
+/// Packs a block of states with `space`'s encoding.
+pub fn pack<S: Space>(space: &S, states: &[S::State]) -> Packed {
     let mut bytes = Vec::with_capacity(4 + 16 * states.len());
     bytes.extend_from_slice(&(states.len() as u32).to_le_bytes());
-    let block = if states.iter().all(|s| space.encode(s, &mut bytes)) {
-        bytes.shrink_to_fit();
-        Block::Packed(bytes)
-    } else {
-        Block::States(states)
-    };
-    Packed { block, count }
+    for s in states {
+        space.encode(s, &mut bytes);
+    }
+    bytes.shrink_to_fit();
+    Packed {
+        bytes,
+        count: states.len() as u64,
+    }
 }
 
 /// A spill file, deleted on drop.
@@ -145,9 +151,9 @@ impl Drop for SpillFile {
     }
 }
 
-/// One BFS level.
-pub struct Level<T> {
-    blocks: Vec<Block<T>>,
+/// One BFS level, packed.
+pub struct Level {
+    blocks: Vec<Block>,
     states: u64,
     mem_bytes: u64,
     budget: u64,
@@ -155,9 +161,9 @@ pub struct Level<T> {
     spill: Option<SpillFile>,
 }
 
-impl<T> Level<T> {
+impl Level {
     /// An empty level with the storage limits of `storage`.
-    pub fn new(storage: &Storage) -> Level<T> {
+    pub fn new(storage: &Storage) -> Level {
         Level {
             blocks: Vec::new(),
             states: 0,
@@ -196,15 +202,9 @@ impl<T> Level<T> {
     }
 
     /// Appends a block made by [`pack`].
-    pub fn push(&mut self, block: Packed<T>) {
+    pub fn push(&mut self, block: Packed) {
         self.states += block.count;
-        let bytes = match block.block {
-            Block::Packed(bytes) => bytes,
-            other => {
-                self.blocks.push(other);
-                return;
-            }
-        };
+        let bytes = block.bytes;
         if self.mem_bytes + bytes.len() as u64 <= self.budget {
             self.mem_bytes += bytes.len() as u64;
             self.blocks.push(Block::Packed(bytes));
@@ -227,20 +227,8 @@ impl<T> Level<T> {
     }
 
     /// The states of block `i`, appended to `out` (`buf` is scratch for reading).
-    pub fn load<S: Space<State = T>>(
-        &self,
-        space: &S,
-        i: usize,
-        buf: &mut Vec<u8>,
-        out: &mut Vec<T>,
-    ) where
-        T: Clone + Send + Sync,
-    {
+    pub fn load<S: Space>(&self, space: &S, i: usize, buf: &mut Vec<u8>, out: &mut Vec<S::State>) {
         let bytes: &[u8] = match &self.blocks[i] {
-            Block::States(v) => {
-                out.extend_from_slice(v);
-                return;
-            }
             Block::Packed(b) => b,
             Block::Spilled { offset, len } => {
                 let spill = self.spill.as_ref().expect("a spilled block has a file");
@@ -251,9 +239,7 @@ impl<T> Level<T> {
         let count = u32::from_le_bytes(bytes[..4].try_into().expect("4-byte count"));
         let mut at = 4;
         for _ in 0..count {
-            let (s, used) = space
-                .decode(&bytes[at..])
-                .expect("a packed block decodes with the encoding that wrote it");
+            let (s, used) = space.decode(&bytes[at..]);
             out.push(s);
             at += used;
         }
@@ -297,7 +283,7 @@ mod tests {
         };
         let mut level = Level::new(&storage);
         for block in all.chunks(100) {
-            level.push(pack(&m, block.to_vec()));
+            level.push(pack(&m, block));
         }
         level.seal();
         assert_eq!(level.len(), 1_000);

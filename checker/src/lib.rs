@@ -9,8 +9,10 @@
 
 pub mod abstract_model;
 pub mod action;
+pub mod codec;
 pub mod composed;
 pub mod config;
+pub mod control;
 pub mod explore;
 pub mod fpset;
 pub mod frontier;
@@ -27,6 +29,7 @@ pub mod run;
 pub mod space;
 pub mod statecodec;
 pub mod trace;
+pub mod witness_point;
 pub mod witness_search;
 pub mod witnesses;
 
@@ -34,7 +37,8 @@ pub use action::Action;
 pub use composed::RuntimeModel;
 pub use config::{Bounds, BoundsError, Extensions, Replication};
 pub use explore::{explore, ExploreOptions, Outcome};
-pub use paper::{PackedState, PaperModel};
+pub use packed::PackedState;
+pub use paper::PaperModel;
 pub use property::{PropSet, Property};
 pub use replicated::{RepAction, ReplicatedModel};
 pub use run::{check, CheckConfig, CheckReport, Counterexample, Verdict};

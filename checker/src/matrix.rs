@@ -23,10 +23,10 @@
 //! set (`rs ⊆ ws`), so no op commits read-only and si validates every commit.
 //! "Prevented" holds at these bounds only.
 
-use crate::config::{Bounds, BoundsError, Extensions, Replication};
+use crate::config::{Bounds, Extensions, Replication};
 use crate::property::Property;
 use crate::replicated_run;
-use crate::run::{check, CheckConfig};
+use crate::run::{check, CheckConfig, CheckError};
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::RuntimeKind;
@@ -36,7 +36,7 @@ use agentsim_models::Anomaly;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MatrixError {
     #[error(transparent)]
-    Bounds(#[from] BoundsError),
+    Check(#[from] CheckError),
     /// The anomaly has no scenario in the matrix (see [`scenario`]).
     #[error("{0} is not a column of the matrix")]
     NotAColumn(Anomaly),

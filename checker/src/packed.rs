@@ -11,6 +11,12 @@ use crate::config::Bounds;
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::{OpRecord, Registry, ToolEntry, ValueMap};
 
+/// A packed state of the paper model: `[header, inflight[0..A], log[0..len]]`.
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct PackedState(pub Box<[u128]>);
+
 /// One record (or pending op: write fields zero), unpacked into plain integers.
 /// Value maps use 4 bits per cell, sets are bit masks, `tool` is 0 for NULL else t+1.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

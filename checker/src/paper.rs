@@ -18,11 +18,9 @@ use agentsim_models::names::Tool;
 use agentsim_models::names::{Cell, Value};
 use agentsim_models::record::{Registry, ToolEntry, ValueMap};
 
-const WORDS_MAX: usize = 1 + AGENTS_MAX as usize + MAX_OPS_MAX as usize;
+pub use crate::packed::PackedState;
 
-/// A packed state: `[header, inflight[0..A], log[0..len]]`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PackedState(pub Box<[u128]>);
+const WORDS_MAX: usize = 1 + AGENTS_MAX as usize + MAX_OPS_MAX as usize;
 
 /// The paper-faithful model (plus the store-level switches above).
 #[derive(Clone, Debug)]
@@ -303,13 +301,12 @@ impl Space for PaperModel {
         }
     }
 
-    fn encode(&self, s: &PackedState, out: &mut Vec<u8>) -> bool {
+    fn encode(&self, s: &PackedState, out: &mut Vec<u8>) {
         statecodec::encode(&self.layout, self.agents(), s, out);
-        true
     }
 
-    fn decode(&self, bytes: &[u8]) -> Option<(PackedState, usize)> {
-        Some(statecodec::decode(&self.layout, self.agents(), bytes))
+    fn decode(&self, bytes: &[u8]) -> (PackedState, usize) {
+        statecodec::decode(&self.layout, self.agents(), bytes)
     }
 }
 

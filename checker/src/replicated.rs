@@ -38,7 +38,7 @@ use agentsim_models::runtime::{
 use std::collections::BTreeMap;
 
 /// A state: the runtime, the replicas, and what reads saw.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RepState<R> {
     pub rt: R,
     pub replicas: ReplicaSet,

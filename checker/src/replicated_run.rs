@@ -8,12 +8,11 @@
 //! `replicas` (each replica's applied version per cell). A trace shows one way to split; it
 //! does not show every way.
 
-use crate::config::{BoundsError, Replication};
-use crate::explore::{explore, ExploreOptions};
-use crate::property::PropSet;
+use crate::config::Replication;
+use crate::frontier::Storage;
 use crate::render;
 use crate::replicated::{replica_name, value_name, RepAction, RepState, ReplicatedModel};
-use crate::run::{CheckConfig, CheckReport, Counterexample, Verdict};
+use crate::run::{check_space, CheckConfig, CheckError, CheckReport, Counterexample};
 use crate::space::{Space, StepText};
 use crate::trace::{self, Trace};
 use agentsim_models::names::{Agent, Cell};
@@ -24,14 +23,17 @@ use serde_json::{json, Value as Json};
 type Model = ReplicatedModel<AnyRuntime>;
 type State = RepState<AnyRuntime>;
 
-fn model(cfg: &CheckConfig, rep: Replication) -> Result<Model, BoundsError> {
+fn model(cfg: &CheckConfig, rep: Replication) -> Result<Model, CheckError> {
     if cfg.threads == 0 {
-        return Err(BoundsError::Unsupported(
-            "--threads must be at least 1".into(),
-        ));
+        return Err(CheckError::NoThreads);
     }
     rep.validate(&cfg.bounds, &cfg.ext, cfg.symmetry)?;
-    ReplicatedModel::of_kind(cfg.bounds, cfg.ext, rep, cfg.runtime)
+    Ok(ReplicatedModel::of_kind(
+        cfg.bounds,
+        cfg.ext,
+        rep,
+        cfg.runtime,
+    )?)
 }
 
 /// The report's model name, e.g. `replicated:vanilla/any-replica/k1/lag1`.
@@ -45,40 +47,29 @@ pub fn model_name(cfg: &CheckConfig, rep: Replication) -> String {
     )
 }
 
-/// Runs the check on the replicated model (`cfg.symmetry` must be off).
-pub fn check(cfg: &CheckConfig, rep: Replication) -> Result<CheckReport, BoundsError> {
+/// Runs the check on the replicated model (`cfg.symmetry` must be off) with the default
+/// [`Storage`].
+pub fn check(cfg: &CheckConfig, rep: Replication) -> Result<CheckReport, CheckError> {
+    check_with(cfg, rep, &Storage::default())
+}
+
+/// Runs the check on the replicated model within `storage`'s limits.
+pub fn check_with(
+    cfg: &CheckConfig,
+    rep: Replication,
+    storage: &Storage,
+) -> Result<CheckReport, CheckError> {
     let m = model(cfg, rep)?;
-    let opts = ExploreOptions {
-        threads: cfg.threads,
-        check: PropSet::of(&cfg.properties),
-        max_states: cfg.max_states,
-    };
-    let outcome = explore(&m, &opts);
-    let traces = if outcome.violated.is_empty() {
-        Default::default()
-    } else {
-        trace::shortest(&m, outcome.violated, cfg.max_states)
-    };
-    let verdicts = cfg
-        .properties
-        .iter()
-        .map(|&p| Verdict {
-            property: p,
-            counterexample: traces
-                .get(&p)
-                .map(|t| render(&m, t, &format!("counterexample to {}", p.name()))),
-        })
-        .collect();
-    Ok(CheckReport {
-        model: model_name(cfg, rep),
-        outcome,
-        verdicts,
-    })
+    Ok(check_space(&m, cfg, storage, model_name(cfg, rep), render))
 }
 
 /// Replays a path (`0/4/17`) on the replicated model and renders it.
-pub fn replay(cfg: &CheckConfig, rep: Replication, path: &str) -> Result<Counterexample, String> {
-    let m = model(cfg, rep).map_err(|e| e.to_string())?;
+pub fn replay(
+    cfg: &CheckConfig,
+    rep: Replication,
+    path: &str,
+) -> Result<Counterexample, CheckError> {
+    let m = model(cfg, rep)?;
     let ids = trace::parse_path(path)?;
     let t = trace::replay(&m, &ids)?;
     Ok(render(&m, &t, "replay"))

@@ -15,8 +15,9 @@ use crate::paper::PaperModel;
 use crate::property::{PropSet, Property};
 use crate::render;
 use crate::space::Space;
-use crate::trace;
+use crate::trace::{self, PathError, Trace};
 use agentsim_models::runtime::RuntimeKind;
+use thiserror::Error;
 
 /// Everything a check needs.
 #[derive(Clone, Debug)]
@@ -66,6 +67,22 @@ impl CheckReport {
     }
 }
 
+/// Why a check could not run, or a replay could not be followed.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Bounds(#[from] BoundsError),
+    #[error("the explorer needs at least one worker thread")]
+    NoThreads,
+    #[error(
+        "symmetry reduction is implemented for vanilla without provenance, retraction or \
+         tool versions"
+    )]
+    Symmetry,
+    #[error(transparent)]
+    Path(#[from] PathError),
+}
+
 /// Whether this configuration runs on the packed paper model.
 pub fn uses_paper_model(cfg: &CheckConfig) -> bool {
     cfg.runtime == RuntimeKind::Vanilla
@@ -75,68 +92,71 @@ pub fn uses_paper_model(cfg: &CheckConfig) -> bool {
 }
 
 /// Runs the check with the default [`Storage`] (1 GiB of packed frontier per level in memory).
-pub fn check(cfg: &CheckConfig) -> Result<CheckReport, BoundsError> {
+pub fn check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
     check_with(cfg, &Storage::default())
 }
 
 /// Runs the check, keeping the exploration within `storage`'s limits.
-pub fn check_with(cfg: &CheckConfig, storage: &Storage) -> Result<CheckReport, BoundsError> {
+pub fn check_with(cfg: &CheckConfig, storage: &Storage) -> Result<CheckReport, CheckError> {
     cfg.bounds.validate()?;
     if cfg.threads == 0 {
-        return Err(BoundsError::Unsupported(
-            "--threads must be at least 1".into(),
-        ));
+        return Err(CheckError::NoThreads);
     }
     if uses_paper_model(cfg) {
         let m = PaperModel::new(cfg.bounds, cfg.ext, cfg.symmetry)?;
-        return Ok(check_space(&m, cfg, storage, "paper".into()));
+        return Ok(check_space(&m, cfg, storage, "paper".into(), render_space));
     }
     if cfg.symmetry {
-        return Err(BoundsError::Unsupported(
-            "--symmetry is implemented for vanilla without provenance, retraction or tool \
-             versions"
-                .into(),
-        ));
+        return Err(CheckError::Symmetry);
     }
     let m = RuntimeModel::of_kind(cfg.bounds, cfg.ext, cfg.runtime)?;
-    Ok(check_space(
-        &m,
-        cfg,
-        storage,
-        format!("runtime:{}", cfg.runtime.name()),
-    ))
+    let name = format!("runtime:{}", cfg.runtime.name());
+    Ok(check_space(&m, cfg, storage, name, render_space))
 }
 
-fn check_space<S: Space>(
+/// Renders a trace with the SPEC §1 step list and ITF document.
+fn render_space<S: Space>(space: &S, t: &Trace<S::State, S::Action>, what: &str) -> Counterexample {
+    Counterexample {
+        steps: render::steps(space, t),
+        path: t.path_string(),
+        itf: render::itf(space, t, what),
+    }
+}
+
+/// Explores `space`, then (unless the search was stopped) finds and renders the shortest
+/// counterexample of each violated property with `render`.
+pub(crate) fn check_space<S: Space>(
     space: &S,
     cfg: &CheckConfig,
     storage: &Storage,
     model: String,
-) -> CheckReport
-where
-    S::State: Clone + Send + Sync,
-{
+    render: impl Fn(&S, &Trace<S::State, S::Action>, &str) -> Counterexample,
+) -> CheckReport {
     let opts = ExploreOptions {
         threads: cfg.threads,
         check: PropSet::of(&cfg.properties),
         max_states: cfg.max_states,
     };
-    let outcome = explore_with(space, &opts, storage);
-    let traces = if outcome.violated.is_empty() {
+    let mut outcome = explore_with(space, &opts, storage);
+    let traces = if outcome.violated.is_empty() || outcome.stopped.is_some() {
         Default::default()
     } else {
-        trace::shortest(space, outcome.violated, cfg.max_states)
+        match trace::shortest_with(space, outcome.violated, cfg.max_states, storage) {
+            Ok(t) => t,
+            Err(stop) => {
+                (outcome.complete, outcome.stopped) = (false, Some(stop));
+                Default::default()
+            }
+        }
     };
     let verdicts = cfg
         .properties
         .iter()
         .map(|&p| Verdict {
             property: p,
-            counterexample: traces.get(&p).map(|t| Counterexample {
-                steps: render::steps(space, t),
-                path: t.path_string(),
-                itf: render::itf(space, t, &format!("counterexample to {}", p.name())),
-            }),
+            counterexample: traces
+                .get(&p)
+                .map(|t| render(space, t, &format!("counterexample to {}", p.name()))),
         })
         .collect();
     CheckReport {
@@ -147,25 +167,18 @@ where
 }
 
 /// Replays a path on the model `cfg` selects and renders it.
-pub fn replay(cfg: &CheckConfig, path: &str) -> Result<Counterexample, String> {
+pub fn replay(cfg: &CheckConfig, path: &str) -> Result<Counterexample, CheckError> {
     let ids = trace::parse_path(path)?;
-    let render_with = |steps: Vec<String>, itf| Counterexample {
-        steps,
-        path: path.to_owned(),
-        itf,
+    let with_path = |mut cx: Counterexample| {
+        cx.path = path.to_owned();
+        cx
     };
     if uses_paper_model(cfg) {
-        let m = PaperModel::new(cfg.bounds, cfg.ext, cfg.symmetry).map_err(|e| e.to_string())?;
+        let m = PaperModel::new(cfg.bounds, cfg.ext, cfg.symmetry)?;
         let t = trace::replay(&m, &ids)?;
-        return Ok(render_with(
-            render::steps(&m, &t),
-            render::itf(&m, &t, "replay"),
-        ));
+        return Ok(with_path(render_space(&m, &t, "replay")));
     }
-    let m = RuntimeModel::of_kind(cfg.bounds, cfg.ext, cfg.runtime).map_err(|e| e.to_string())?;
+    let m = RuntimeModel::of_kind(cfg.bounds, cfg.ext, cfg.runtime)?;
     let t = trace::replay(&m, &ids)?;
-    Ok(render_with(
-        render::steps(&m, &t),
-        render::itf(&m, &t, "replay"),
-    ))
+    Ok(with_path(render_space(&m, &t, "replay")))
 }

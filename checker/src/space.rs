@@ -5,9 +5,12 @@
 //! n²/2⁶⁵ (≈ 3·10⁻⁴ at 10⁸ states, ≈ 10⁻¹¹ at the pinned 31,942). A collision can only hide
 //! states, never invent one, so a reported violation is always real.
 
+use crate::codec;
 use crate::config::Bounds;
 use crate::property::PropSet;
 use agentsim_models::record::{OpRecord, Registry, ValueMap};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::hash::{Hash, Hasher};
 
 /// An agent's pending op, as traces show it.
@@ -40,11 +43,14 @@ pub trait StepText {
 }
 
 /// A stateright model the parallel explorer and the trace search can run. Its actions are
-/// small `Copy` values ([`crate::Action`] for SPEC §1, others for the replicated model).
+/// small `Copy` values ([`crate::Action`] for SPEC §1, others for the replicated model). Its
+/// states derive serde's traits, which gives every model a packed encoding for frontiers
+/// ([`crate::codec`]) unless it brings a tighter one.
 pub trait Space:
-    stateright::Model<Action: Copy + std::fmt::Debug + PartialEq + Send + Sync + StepText> + Sync
-where
-    Self::State: Clone + Send + Sync,
+    stateright::Model<
+        Action: Copy + std::fmt::Debug + PartialEq + Send + Sync + StepText,
+        State: Clone + Send + Sync + Serialize + DeserializeOwned,
+    > + Sync
 {
     /// The constants this model was built with.
     fn bounds(&self) -> Bounds;
@@ -58,16 +64,16 @@ where
     /// The state in SPEC §1 terms.
     fn view(&self, state: &Self::State) -> StateView;
 
-    /// Appends a compact byte encoding of `state` (for frontiers kept packed or spilled to
-    /// disk); false if the model has none, and then its frontier is kept as states.
-    fn encode(&self, _state: &Self::State, _out: &mut Vec<u8>) -> bool {
-        false
+    /// Appends a compact byte encoding of `state` (frontiers are kept packed and spilled to
+    /// disk in it); the default is the generic [`crate::codec`].
+    fn encode(&self, state: &Self::State, out: &mut Vec<u8>) {
+        codec::encode(state, out);
     }
 
     /// Decodes one state that [`Space::encode`] wrote at the front of `bytes`: the state and
-    /// the bytes it took. `None` if the model has no encoding.
-    fn decode(&self, _bytes: &[u8]) -> Option<(Self::State, usize)> {
-        None
+    /// the bytes it took.
+    fn decode(&self, bytes: &[u8]) -> (Self::State, usize) {
+        codec::decode(bytes)
     }
 }
 

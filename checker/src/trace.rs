@@ -8,10 +8,14 @@
 //! trace shows one way to violate a property; it does not show every way.
 
 use crate::action::Action;
+use crate::control::{rss_bytes, Phase, Progress, Stopped, TICK};
+use crate::fpset::FpTable;
+use crate::frontier::{pack, Level, Storage, CHUNK};
 use crate::property::{PropSet, Property};
-use crate::space::{IdentityHasher, Space};
-use std::collections::{BTreeMap, HashSet};
-use std::hash::BuildHasherDefault;
+use crate::space::Space;
+use std::collections::BTreeMap;
+use std::time::Instant;
+use thiserror::Error;
 
 /// A run from an initial state: `states[k + 1]` is `states[k]` after `actions[k]`.
 #[derive(Clone, Debug)]
@@ -35,28 +39,41 @@ impl<S, A> Trace<S, A> {
     }
 }
 
+/// Why a replay path cannot be followed.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum PathError {
+    #[error("path `{path}`: `{part}` is not an index")]
+    NotAnIndex { path: String, part: String },
+    #[error("empty path")]
+    Empty,
+    #[error("no initial state {0}")]
+    NoInit(u32),
+    #[error("step {step}: no action {index}")]
+    NoAction { step: usize, index: u32 },
+    #[error("step {step}: action {index} is disabled")]
+    Disabled { step: usize, index: u32 },
+}
+
 /// Parses a replay line such as `0/4/17`.
-pub fn parse_path(s: &str) -> Result<Vec<u32>, String> {
+pub fn parse_path(s: &str) -> Result<Vec<u32>, PathError> {
     s.split('/')
         .map(|p| {
-            p.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("path `{s}`: `{p}` is not an index"))
+            p.trim().parse::<u32>().map_err(|_| PathError::NotAnIndex {
+                path: s.to_owned(),
+                part: p.to_owned(),
+            })
         })
         .collect()
 }
 
 /// Replays a path; fails on an index out of range or a disabled action.
-pub fn replay<S: Space>(space: &S, path: &[u32]) -> Result<Trace<S::State, S::Action>, String>
-where
-    S::State: Clone + Send + Sync,
-{
-    let (&first, rest) = path.split_first().ok_or("empty path")?;
+pub fn replay<S: Space>(space: &S, path: &[u32]) -> Result<Trace<S::State, S::Action>, PathError> {
+    let (&first, rest) = path.split_first().ok_or(PathError::Empty)?;
     let inits = space.init_states();
     let mut state = inits
         .get(first as usize)
         .cloned()
-        .ok_or(format!("no initial state {first}"))?;
+        .ok_or(PathError::NoInit(first))?;
     let mut trace = Trace {
         path: path.to_vec(),
         actions: Vec::new(),
@@ -66,12 +83,13 @@ where
     for (step, &k) in rest.iter().enumerate() {
         actions.clear();
         space.actions(&state, &mut actions);
+        let step = step + 1;
         let a = *actions
             .get(k as usize)
-            .ok_or(format!("step {}: no action {k}", step + 1))?;
+            .ok_or(PathError::NoAction { step, index: k })?;
         state = space
             .next_state(&state, a)
-            .ok_or(format!("step {}: action {k} is disabled", step + 1))?;
+            .ok_or(PathError::Disabled { step, index: k })?;
         trace.actions.push(a);
         trace.states.push(state.clone());
     }
@@ -80,7 +98,7 @@ where
 
 /// The search's bookkeeping: fingerprints seen and, per node, how it was reached.
 struct Search {
-    seen: HashSet<u64, BuildHasherDefault<IdentityHasher>>,
+    seen: FpTable,
     /// `nodes[n]` = (parent node or `u32::MAX`, index of the init state or of the action).
     nodes: Vec<(u32, u32)>,
     found: BTreeMap<Property, u32>,
@@ -88,17 +106,10 @@ struct Search {
 }
 
 impl Search {
-    fn visit<S: Space>(
-        &mut self,
-        space: &S,
-        s: S::State,
-        from: (u32, u32),
-    ) -> Option<(S::State, u32)>
-    where
-        S::State: Clone + Send + Sync,
-    {
-        if !self.seen.insert(space.fingerprint(&s)) {
-            return None;
+    /// Visits a successor; true if it is new (it is then node `nodes.len() - 1`).
+    fn visit<S: Space>(&mut self, space: &S, s: &S::State, from: (u32, u32)) -> bool {
+        if !self.seen.insert(space.fingerprint(s)) {
+            return false;
         }
         let node = self.nodes.len() as u32;
         self.nodes.push(from);
@@ -107,10 +118,10 @@ impl Search {
             .iter()
             .filter(|p| !self.found.contains_key(p))
             .collect();
-        for p in space.violations(&s, PropSet::of(&open)).iter() {
+        for p in space.violations(s, PropSet::of(&open)).iter() {
             self.found.insert(p, node);
         }
-        Some((s, node))
+        true
     }
 
     fn done(&self) -> bool {
@@ -118,48 +129,126 @@ impl Search {
     }
 }
 
+/// The shortest counterexample of each violated property of a space.
+pub type Traces<S> =
+    BTreeMap<Property, Trace<<S as stateright::Model>::State, <S as stateright::Model>::Action>>;
+
 /// For each property in `targets` that some reachable state violates, the first shortest
 /// counterexample. Stops early once every target has one, or after `max_states` states.
-pub fn shortest<S: Space>(
+pub fn shortest<S: Space>(space: &S, targets: PropSet, max_states: u64) -> Traces<S> {
+    shortest_with(space, targets, max_states, &Storage::default())
+        .expect("the default storage has no limits")
+}
+
+/// [`shortest`] with frontiers kept packed (and spilled) per `storage`, stopping with the
+/// reason if its limits say so. A level's states are nodes `first..first + len` in order,
+/// so only the fingerprints and one (parent, action) pair per state stay in memory.
+pub fn shortest_with<S: Space>(
     space: &S,
     targets: PropSet,
     max_states: u64,
-) -> BTreeMap<Property, Trace<S::State, S::Action>>
-where
-    S::State: Clone + Send + Sync,
-{
+    storage: &Storage,
+) -> Result<Traces<S>, Stopped> {
     let mut search = Search {
-        seen: HashSet::default(),
+        seen: FpTable::with_expected(0),
         nodes: Vec::new(),
         found: BTreeMap::new(),
         targets,
     };
-    let mut frontier: Vec<(S::State, u32)> = Vec::new();
+    let mut fresh = Vec::new();
     for (k, s) in space.init_states().into_iter().enumerate() {
-        frontier.extend(search.visit(space, s, (u32::MAX, k as u32)));
-    }
-    let mut actions = Vec::new();
-    while !frontier.is_empty() && !search.done() && search.seen.len() as u64 <= max_states {
-        let mut next = Vec::new();
-        for (s, node) in &frontier {
-            actions.clear();
-            space.actions(s, &mut actions);
-            for (k, &a) in actions.iter().enumerate() {
-                if let Some(n) = space.next_state(s, a) {
-                    next.extend(search.visit(space, n, (*node, k as u32)));
-                }
-            }
+        if search.visit(space, &s, (u32::MAX, k as u32)) {
+            fresh.push(s);
         }
-        frontier = next;
     }
-    search
+    let mut frontier = Level::new(storage);
+    for block in fresh.chunks(CHUNK) {
+        frontier.push(pack(space, block));
+    }
+    frontier.seal();
+    let (mut first, mut depth) = (0u32, 1u32);
+    let start = Instant::now();
+    while !frontier.is_empty() && !search.done() && search.seen.len() as u64 <= max_states {
+        if let Some(stop) = storage.limits.check() {
+            return Err(stop);
+        }
+        let next_first = search.nodes.len() as u32;
+        frontier = next_level(space, &mut search, &frontier, first, storage)?;
+        first = next_first;
+        depth += u32::from(!frontier.is_empty());
+        if let Some(r) = &storage.progress {
+            (r.0)(&Progress {
+                phase: Phase::Trace,
+                depth,
+                distinct: search.nodes.len() as u64,
+                generated: 0,
+                level_states: frontier.len(),
+                level_blocks_done: 0,
+                level_blocks: frontier.blocks(),
+                seconds: start.elapsed().as_secs_f64(),
+                rss_bytes: rss_bytes(),
+                seen_bytes: 8 * search.seen.capacity() as u64,
+                spilled_bytes: frontier.spilled_bytes(),
+                level_end: true,
+            });
+        }
+    }
+    Ok(search
         .found
         .iter()
         .map(|(&p, &node)| {
             let path = path_to(&search.nodes, node);
             (p, replay(space, &path).expect("a recorded path replays"))
         })
-        .collect()
+        .collect())
+}
+
+/// Expands the level whose states are nodes `first..`, in order; the new states get the next
+/// node ids in the order they are pushed.
+fn next_level<S: Space>(
+    space: &S,
+    search: &mut Search,
+    frontier: &Level,
+    first: u32,
+    storage: &Storage,
+) -> Result<Level, Stopped> {
+    let mut next = Level::new(storage);
+    let (mut buf, mut states, mut out) = (Vec::new(), Vec::new(), Vec::with_capacity(CHUNK));
+    let mut actions = Vec::new();
+    let mut node = first;
+    let mut checked = Instant::now();
+    for i in 0..frontier.blocks() {
+        if checked.elapsed() >= TICK {
+            if let Some(stop) = storage.limits.check() {
+                return Err(stop);
+            }
+            checked = Instant::now();
+        }
+        states.clear();
+        frontier.load(space, i, &mut buf, &mut states);
+        for s in &states {
+            actions.clear();
+            space.actions(s, &mut actions);
+            for (k, &a) in actions.iter().enumerate() {
+                let Some(n) = space.next_state(s, a) else {
+                    continue;
+                };
+                if search.visit(space, &n, (node, k as u32)) {
+                    out.push(n);
+                    if out.len() == CHUNK {
+                        next.push(pack(space, &out));
+                        out.clear();
+                    }
+                }
+            }
+            node += 1;
+        }
+    }
+    if !out.is_empty() {
+        next.push(pack(space, &out));
+    }
+    next.seal();
+    Ok(next)
 }
 
 fn path_to(nodes: &[(u32, u32)], mut node: u32) -> Vec<u32> {

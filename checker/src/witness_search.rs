@@ -1,6 +1,6 @@
 //! The search behind [`crate::witnesses`]: for one target lattice point, a shortest path to a
 //! state whose log exhibits exactly that point, by a depth cap raised from
-//! [`lower_bound`](crate::witnesses::lower_bound) and pruning with an admissible estimate of
+//! [`lower_bound`](crate::witness_point::lower_bound) and pruning with an admissible estimate of
 //! the steps still needed ([`Progress::h`]), in depth-first (IDA*) or breadth-first order.
 //!
 //! Both orders keep only fingerprints and (parent, action) pairs, so memory stays at tens of
@@ -12,7 +12,7 @@
 use crate::action::Action;
 use crate::composed::RuntimeModel;
 use crate::space::{IdentityHasher, Space};
-use crate::witnesses::{lower_bound, point_of, records_needed};
+use crate::witness_point::{lower_bound, point_of, records_needed};
 use agentsim_models::detect::Anomaly;
 use agentsim_models::lattice::Point;
 use agentsim_models::runtime::{Runtime, Store};

@@ -30,56 +30,14 @@ use crate::config::{Bounds, Extensions};
 use crate::render;
 use crate::space::Space;
 use crate::trace::{replay, Trace};
+pub use crate::witness_point::{lower_bound, point_of, records_needed};
 use crate::witness_search::path_of;
 pub use crate::witness_search::{search, Order, Outcome};
-use agentsim_models::detect::write_index::WriteIndex;
 use agentsim_models::detect::{fast, spec, Anomaly};
 use agentsim_models::history::History;
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::names::Names;
-use agentsim_models::record::OpRecord;
 use agentsim_models::runtime::RuntimeKind;
-
-/// The lattice point of a log: the exact set of anomalies the fast detectors find in it.
-pub fn point_of(log: &[OpRecord]) -> Point {
-    let index = WriteIndex::build(log);
-    let mut found = Vec::new();
-    if !fast::a1(log, &index, fast::Tuning::default()).is_empty() {
-        found.push(Anomaly::A1);
-    }
-    if !fast::a2(log).is_empty() {
-        found.push(Anomaly::A2);
-    }
-    if !fast::a3(log).is_empty() {
-        found.push(Anomaly::A3);
-    }
-    if !fast::a6(log).is_empty() {
-        found.push(Anomaly::A6);
-    }
-    Point::of(&found)
-}
-
-/// The fewest records a history exhibiting exactly `p` needs. A1 needs a reader and a writer
-/// (both live); A3 a live record and its aborted predecessor, which with A1 is a third record
-/// (A1's two records must be live); A2 and A6 are each one record's property.
-pub fn records_needed(p: Point) -> u32 {
-    let (a1, a3) = (p.contains(Anomaly::A1), p.contains(Anomaly::A3));
-    match (a1, a3) {
-        (true, true) => 3,
-        (true, false) | (false, true) => 2,
-        _ => u32::from(!p.is_empty()),
-    }
-}
-
-/// A bound-independent lower bound on a witness's steps: two per record, one registry change
-/// for A2, one Retract for A3.
-pub fn lower_bound(p: Point) -> usize {
-    let extra = [Anomaly::A2, Anomaly::A3]
-        .iter()
-        .filter(|&&a| p.contains(a))
-        .count();
-    2 * records_needed(p) as usize + extra
-}
 
 /// The smallest bounds that contain a witness for `p` (one value, so A1 reads NULL and sees v1
 /// written, or the reverse).
@@ -160,24 +118,37 @@ impl Witness {
 /// How far past [`lower_bound`] a search may raise its depth cap.
 pub const SLACK_MAX: usize = 2;
 
+/// No witness within the search's limits.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{point}: no witness within {cap} steps ({explored} states visited, at most {max_states} \
+     per round)"
+)]
+pub struct NotFound {
+    pub point: String,
+    pub cap: usize,
+    pub explored: u64,
+    pub max_states: u64,
+}
+
 /// The witness for `p` at [`bounds_for`]`(p)`, or an error naming the point and the states
 /// visited when none is found within `max_states` per round and [`SLACK_MAX`] extra steps.
-pub fn find(p: Point, order: Order, max_states: u64) -> Result<Witness, String> {
+pub fn find(p: Point, order: Order, max_states: u64) -> Result<Witness, NotFound> {
     let m = model(bounds_for(p));
     let o = search(&m, p, order, lower_bound(p) + SLACK_MAX, max_states);
     match o.actions {
         Some(actions) => Ok(witness(&m, p, &actions, o.explored)),
-        None => Err(format!(
-            "{}: no witness within {} steps ({} states visited, at most {max_states} per round)",
-            p.label(),
-            o.cap,
-            o.explored
-        )),
+        None => Err(NotFound {
+            point: p.label(),
+            cap: o.cap,
+            explored: o.explored,
+            max_states,
+        }),
     }
 }
 
 /// Every point's witness, in [`lattice::points`] order.
-pub fn find_all(order: Order, max_states: u64) -> Result<Vec<Witness>, String> {
+pub fn find_all(order: Order, max_states: u64) -> Result<Vec<Witness>, NotFound> {
     lattice::points()
         .into_iter()
         .map(|p| find(p, order, max_states))

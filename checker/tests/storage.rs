@@ -1,14 +1,22 @@
 //! The explorer's storage (issue 5, item 7): the open-addressing seen set, the packed frontier
 //! and spilling to disk give exactly the pinned TLC counts, whatever the memory budget, the
 //! pre-sizing and the thread count. A budget of 0 bytes forces every block of every level
-//! through the spill file. These tests show the storage changes no count at these bounds; they
+//! through the spill file; every model spills (the generic codec), and a cancel flag or a
+//! memory ceiling stops a search cleanly. These tests show the storage changes no count at these bounds; they
 //! say nothing about fingerprint collisions, which only larger runs could exhibit.
 
+use agentsim_checker::control::{Progress, Reporter, Stopped};
 use agentsim_checker::explore::{explore, explore_with, ExploreOptions, Outcome};
 use agentsim_checker::frontier::Storage;
-use agentsim_checker::{Bounds, Extensions, PaperModel, PropSet, Property, RuntimeModel};
+use agentsim_checker::run::{self, CheckConfig};
+use agentsim_checker::{
+    Bounds, Extensions, PaperModel, PropSet, Property, ReplicatedModel, Replication, RuntimeModel,
+};
+use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::RuntimeKind;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 fn opts(threads: usize, check: PropSet) -> ExploreOptions {
     ExploreOptions {
@@ -30,7 +38,7 @@ fn spilling(dir: &Path, expect_states: u64) -> Storage {
         expect_states,
         frontier_mem_bytes: 0,
         spill_dir: dir.to_path_buf(),
-        progress: false,
+        ..Storage::default()
     }
 }
 
@@ -108,14 +116,109 @@ fn spilled_frontier_keeps_the_verdicts() {
     std::fs::remove_dir(&dir).unwrap();
 }
 
-/// A model without a byte encoding (the runtime model) keeps its frontier as states.
+/// Every model spills through the generic codec: the runtime models and the replicated one
+/// give the in-memory counts with every level on disk, and leave no file behind.
 #[test]
-fn models_without_an_encoding_stay_in_memory() {
-    let dir = spill_dir("runtime");
+fn every_model_spills_with_unchanged_counts() {
+    let dir = spill_dir("every-model");
+    let none = PropSet::default();
     let b = Bounds::paper(1, 1, 2);
-    let m = RuntimeModel::of_kind(b, Extensions::default(), RuntimeKind::Vanilla).unwrap();
-    let o = explore_with(&m, &opts(2, PropSet::default()), &spilling(&dir, 0));
+    let vanilla = RuntimeModel::of_kind(b, Extensions::default(), RuntimeKind::Vanilla).unwrap();
+    let o = explore_with(&vanilla, &opts(2, none), &spilling(&dir, 0));
     assert_eq!(counts(&o), (31_942, 33_497, 7));
-    assert_eq!(o.spilled_bytes, 0);
+    assert!(o.spilled_bytes > 0);
+    let mut two = Bounds::paper(2, 1, 1);
+    two.values = 1;
+    for kind in RuntimeKind::ALL {
+        let m = RuntimeModel::of_kind(two, Extensions::default(), kind).unwrap();
+        let mem = explore(&m, &opts(2, none));
+        let disk = explore_with(&m, &opts(2, none), &spilling(&dir, 0));
+        assert_eq!(counts(&mem), counts(&disk), "{}", kind.name());
+        assert!(disk.spilled_bytes > 0, "{}", kind.name());
+    }
+    let rep = Replication {
+        secondaries: 1,
+        max_lag: 1,
+        discipline: ReadDiscipline::AnyReplica,
+    };
+    let mut rb = Bounds::paper(2, 1, 2);
+    (rb.values, rb.tools) = (1, 0);
+    let m = ReplicatedModel::of_kind(rb, Extensions::default(), rep, RuntimeKind::Vanilla).unwrap();
+    let mem = explore(&m, &opts(2, none));
+    let disk = explore_with(&m, &opts(2, none), &spilling(&dir, 0));
+    assert_eq!(counts(&mem), counts(&disk));
+    assert!(disk.spilled_bytes > 0);
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "spill files are removed: {left:?}");
+    std::fs::remove_dir(&dir).unwrap();
+}
+
+/// The shortest counterexamples do not depend on where the frontier is kept: the trace
+/// search spills too and finds the same paths.
+#[test]
+fn spilled_trace_search_finds_the_same_counterexamples() {
+    let dir = spill_dir("traces");
+    let mut b = Bounds::paper(2, 1, 2);
+    (b.values, b.tools) = (1, 1);
+    let cfg = CheckConfig {
+        bounds: b,
+        ext: Extensions::default(),
+        runtime: RuntimeKind::Si,
+        symmetry: false,
+        properties: vec![Property::A1, Property::A2, Property::A6],
+        threads: 2,
+        max_states: u64::MAX,
+    };
+    let paths = |storage: &Storage| {
+        let r = run::check_with(&cfg, storage).unwrap();
+        let p: Vec<_> = r
+            .verdicts
+            .iter()
+            .map(|v| v.counterexample.as_ref().map(|c| c.path.clone()))
+            .collect();
+        (p, counts(&r.outcome))
+    };
+    let mem = paths(&Storage::default());
+    assert!(
+        mem.0.iter().any(Option::is_some),
+        "something is violated: {mem:?}"
+    );
+    assert_eq!(paths(&spilling(&dir, 0)), mem);
+    std::fs::remove_dir(&dir).unwrap();
+}
+
+/// A raised cancel flag stops the search between blocks: partial counts, the reason, and no
+/// spill file left; a memory ceiling below the current resident set stops it the same way.
+#[test]
+fn cancel_and_memory_ceiling_stop_cleanly() {
+    let dir = spill_dir("stop");
+    let m = paper(2, 1, 2, false);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let mut storage = spilling(&dir, 0);
+    storage.limits.cancel = Some(cancel);
+    // Raise the flag at the end of the fourth level, as a signal handler would.
+    storage.progress = Some(Reporter(Arc::new(move |p: &Progress| {
+        if p.level_end && p.depth == 4 {
+            flag.store(true, Ordering::Relaxed);
+        }
+    })));
+    let o = explore_with(&m, &opts(2, PropSet::default()), &storage);
+    assert_eq!(o.stopped, Some(Stopped::Cancelled));
+    assert!(!o.complete);
+    assert_eq!(o.depth, 4, "stopped before expanding the fifth level");
+    assert!(o.distinct < 2_063_972);
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "spill files are removed: {left:?}");
+
+    if agentsim_checker::control::rss_bytes().is_some() {
+        let mut tight = spilling(&dir, 0);
+        tight.limits.max_memory_bytes = 1 << 20;
+        let o = explore_with(&m, &opts(2, PropSet::default()), &tight);
+        assert!(
+            matches!(o.stopped, Some(Stopped::Memory { limit_bytes, .. }) if limit_bytes == 1 << 20)
+        );
+        assert!(!o.complete);
+    }
     std::fs::remove_dir(&dir).unwrap();
 }

@@ -4,13 +4,12 @@
 //! compare, hash and sort. A [`Names`] table maps ids back to the strings a user wrote.
 //! Value id 0 is NULL (SPEC §1: "a sentinel not in Values; it is value 0 in code").
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 macro_rules! id_type {
     ($(#[$m:meta])* $name:ident, $prefix:literal) => {
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize)]
         pub struct $name(pub u32);
 
         impl $name {
@@ -51,7 +50,19 @@ id_type!(
 );
 
 /// A cell value; `Value::NULL` (id 0) is the sentinel for "never written".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Value(pub u32);
 
 impl Value {
@@ -75,44 +86,188 @@ impl fmt::Display for Value {
 }
 
 /// One interning table: string ↔ dense id, in order of first appearance.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// The names live in one arena string; an open-addressing table of ids (linear probing, at
+/// most half full) finds a name's id by hashing it. Lookups never iterate the table, so its
+/// layout (which depends on a per-process random hash seed, against inputs built to collide)
+/// never reaches an id or an output: ids are the order of first appearance, always.
+#[derive(Clone, Default)]
 pub struct Interner {
-    names: Vec<String>,
-    ids: BTreeMap<String, u32>,
+    text: String,
+    /// `ends[id]` is where name `id` ends in `text` (it starts where `id − 1` ends).
+    ends: Vec<usize>,
+    /// `EMPTY`, or an id in the low 32 bits and the high half of its name's hash above (so a
+    /// probe rarely touches a name that is not the one sought); the length is 0 or a power
+    /// of two.
+    slots: Vec<u64>,
+    /// The last few ids interned or found: a line repeats its fresh values (`co`, `io`,
+    /// `write_values`), and these are checked before the table. Any id here is an answer
+    /// when its name matches, so stale entries are harmless.
+    recent: [u32; 4],
+    recent_next: usize,
+}
+
+const EMPTY: u64 = u64::MAX;
+
+impl PartialEq for Interner {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text && self.ends == other.ends
+    }
+}
+
+impl Eq for Interner {}
+
+impl fmt::Debug for Interner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries((0..self.len() as u32).filter_map(|id| self.name(id)))
+            .finish()
+    }
 }
 
 impl Interner {
     /// The id of `name`, assigning the next one if it is new.
+    #[inline]
     pub fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
+        // Small tables stay in cache; the ring pays off for large ones (values).
+        if self.ends.len() > 256 {
+            if let Some(&id) = self.recent.iter().find(|&&id| self.name(id) == Some(name)) {
+                return id;
+            }
+        }
+        if let Some(id) = self.get(name) {
+            self.remember(id);
             return id;
         }
-        let id = u32::try_from(self.names.len()).expect("more than u32::MAX names");
-        self.names.push(name.to_owned());
-        self.ids.insert(name.to_owned(), id);
+        let id = u32::try_from(self.ends.len()).expect("more than u32::MAX names");
+        self.text.push_str(name);
+        self.ends.push(self.text.len());
+        if 2 * self.ends.len() > self.slots.len() {
+            self.rehash((2 * self.slots.len()).max(16));
+        } else {
+            let h = hash(name.as_bytes());
+            let slot = self.probe(name, h);
+            self.slots[slot] = entry(id, h);
+        }
+        self.remember(id);
         id
     }
 
+    #[inline]
+    fn remember(&mut self, id: u32) {
+        self.recent[self.recent_next] = id;
+        self.recent_next = (self.recent_next + 1) % self.recent.len();
+    }
+
     /// The id of `name`, if it was interned.
+    #[inline]
     pub fn get(&self, name: &str) -> Option<u32> {
-        self.ids.get(name).copied()
+        if self.slots.is_empty() {
+            return None;
+        }
+        match self.slots[self.probe(name, hash(name.as_bytes()))] {
+            EMPTY => None,
+            e => Some(e as u32),
+        }
+    }
+
+    /// The slot holding `name` (whose hash is `h`), or the empty slot where it would go.
+    #[inline]
+    fn probe(&self, name: &str, h: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = h as usize & mask;
+        loop {
+            match self.slots[i] {
+                EMPTY => return i,
+                e if e >> 32 == h >> 32 && self.name(e as u32) == Some(name) => return i,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    fn rehash(&mut self, len: usize) {
+        self.slots = vec![EMPTY; len];
+        for id in 0..self.ends.len() as u32 {
+            let name = self.name(id).expect("an interned id");
+            let h = hash(name.as_bytes());
+            let slot = self.probe(name, h);
+            self.slots[slot] = entry(id, h);
+        }
     }
 
     /// The name of `id`, if it exists.
     #[inline]
     pub fn name(&self, id: u32) -> Option<&str> {
-        self.names.get(id as usize).map(String::as_str)
+        let end = *self.ends.get(id as usize)?;
+        let start = match id {
+            0 => 0,
+            _ => self.ends[id as usize - 1],
+        };
+        Some(&self.text[start..end])
     }
 
     /// How many names are interned.
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.ends.len()
     }
 
     /// Whether no name is interned.
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.ends.is_empty()
     }
+
+    /// Keeps only the ids for which `keep` holds, renumbered densely in their old order;
+    /// returns the new id of each old id (`None` if dropped).
+    pub fn retain(&mut self, keep: impl Fn(u32) -> bool) -> Vec<Option<u32>> {
+        let kept = (0..self.len() as u32).filter(|&id| keep(id)).count();
+        let mut next = Interner {
+            // Sized once for what is kept: no growth (and no second table) while filling.
+            slots: vec![EMPTY; (2 * kept + 2).next_power_of_two().max(16)],
+            ..Interner::default()
+        };
+        let map = (0..self.len() as u32)
+            .map(|id| {
+                let name = self.name(id).expect("an interned id");
+                keep(id).then(|| next.intern(name))
+            })
+            .collect();
+        *self = next;
+        map
+    }
+}
+
+/// A slot: the id, and the high half of the hash (never all ones with a real id).
+#[inline]
+fn entry(id: u32, h: u64) -> u64 {
+    let e = (h & !u64::from(u32::MAX)) | u64::from(id);
+    assert_ne!(e, EMPTY, "id u32::MAX with an all-ones hash");
+    e
+}
+
+/// The hash of a name: a multiply-fold over 8-byte words from a per-process random seed.
+#[inline]
+fn hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let fold = |a: u64, b: u64| {
+        let full = u128::from(a) * u128::from(b);
+        (full as u64) ^ ((full >> 64) as u64)
+    };
+    let mut h = seed() ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        h = fold(h ^ word, K);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    fold(h ^ u64::from_le_bytes(tail), K ^ 0xA076_1D64_78BD_642F)
+}
+
+/// A random seed, drawn once per process (it changes speed on hostile input, never ids).
+fn seed() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| RandomState::new().hash_one(0x5eed_u64) | 1)
 }
 
 /// The name tables of one history. Values start at id 1: id 0 is NULL.
@@ -215,6 +370,16 @@ impl Names {
     pub fn value_count(&self) -> usize {
         self.values.len()
     }
+    /// Keeps only the values for which `keep` holds (value ids, NULL excluded), renumbered in
+    /// their old order; returns the new value of each old one (`None` if dropped), indexed by
+    /// the old id (index 0, NULL, maps to NULL). For long streams whose values are mostly
+    /// fresh: the table then holds what is live, not the history.
+    pub fn retain_values(&mut self, keep: impl Fn(Value) -> bool) -> Vec<Option<Value>> {
+        let map = self.values.retain(|id| keep(Value(id + 1)));
+        std::iter::once(Some(Value::NULL))
+            .chain(map.into_iter().map(|m| m.map(|id| Value(id + 1))))
+            .collect()
+    }
     /// Looks up a value by name without interning.
     pub fn find_value(&self, name: &str) -> Option<Value> {
         self.values.get(name).map(|id| Value(id + 1))
@@ -235,5 +400,31 @@ mod tests {
         assert_eq!(n.value_name(Value::NULL), None);
         assert_eq!(n.value_name(Value(1)).as_deref(), Some("x"));
         assert_eq!(n.cell_name(Cell(1)), "review");
+    }
+
+    #[test]
+    fn a_growing_table_keeps_every_id() {
+        let mut t = Interner::default();
+        for k in 0..10_000 {
+            assert_eq!(t.intern(&format!("n{k}")), k);
+        }
+        for k in (0..10_000).rev() {
+            assert_eq!(t.get(&format!("n{k}")), Some(k));
+            assert_eq!(t.name(k), Some(format!("n{k}").as_str()));
+        }
+        assert_eq!(t.get("n10000"), None);
+        assert_eq!(t.intern(""), 10_000);
+        assert_eq!(t.get(""), Some(10_000));
+        let map = t.retain(|id| id % 2 == 1);
+        assert_eq!((map[3], map[4], t.len()), (Some(1), None, 5_000));
+        assert_eq!(t.get("n3"), Some(1));
+        let mut n = Names::new();
+        let (a, b) = (n.value("a"), n.value("b"));
+        let map = n.retain_values(|v| v == b);
+        assert_eq!(
+            (map[0], map[a.0 as usize], map[b.0 as usize]),
+            (Some(Value::NULL), None, Some(a))
+        );
+        assert_eq!(n.find_value("b"), Some(Value(1)));
     }
 }

@@ -7,7 +7,18 @@
 use crate::names::{Agent, Cell, Replica, Tool, Value};
 
 /// A total map from cells to values, NULL where unset. Sorted by cell, no NULL entries.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct ValueMap(Vec<(Cell, Value)>);
 
 impl ValueMap {
@@ -38,6 +49,11 @@ impl ValueMap {
         }
     }
 
+    /// Makes the map all-NULL, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
     /// The non-NULL entries, sorted by cell.
     #[inline]
     pub fn entries(&self) -> &[(Cell, Value)] {
@@ -55,14 +71,37 @@ impl ValueMap {
 }
 
 /// A registry entry: a tool and its signature version (extension 4; version 0 without it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct ToolEntry {
     pub tool: Tool,
     pub version: u32,
 }
 
 /// A registry snapshot: sorted by tool, at most one entry per tool.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Registry(Vec<ToolEntry>);
 
 impl Registry {
@@ -115,6 +154,11 @@ impl Registry {
         }
     }
 
+    /// Empties the registry, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
     /// Removes `t`; returns whether it was present.
     pub fn remove(&mut self, t: Tool) -> bool {
         match self.0.binary_search_by_key(&t, |x| x.tool) {
@@ -148,7 +192,9 @@ impl Registry {
 /// cell's **committed version** at the moment of the read (the primary's head for the cell,
 /// 0 before any write). The value observed is the record's `read_values[cell]`. Two reads at
 /// the same committed version that observe different values are a split view (A4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct ReadMeta {
     pub cell: Cell,
     pub replica: Replica,
@@ -156,7 +202,18 @@ pub struct ReadMeta {
 }
 
 /// One operation record (SPEC §2). Field names follow the paper's `Memory.tla`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct OpRecord {
     pub agent: Agent,
     /// Cells read, sorted and unique.

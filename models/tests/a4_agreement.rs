@@ -5,8 +5,25 @@
 //! compute the same thing; that the spec form is the right thing is what its literal loops
 //! are for.
 
-use agentsim_models::detect::a4;
+use agentsim_models::detect::stream::{Limits, Options, Stream};
+use agentsim_models::detect::{a4, Witnesses};
 use agentsim_models::{Agent, Cell, OpRecord, ReadMeta, Replica, Value, ValueMap};
+
+/// The stream detector's A4 list equals the spec form's in completion order, cut at `max`.
+fn stream_agrees(h: &[OpRecord], max: usize) {
+    let opts = Options {
+        limits: Limits::unbounded(max),
+        residue: false,
+        keep_agents: false,
+    };
+    let mut s = Stream::new(opts);
+    for (k, r) in h.iter().enumerate() {
+        s.push(r, k as u64 + 1, &mut ()).expect("streams");
+    }
+    let mut want = Witnesses::new(max);
+    a4::spec_in_completion_order(h, &mut want);
+    assert_eq!(s.finish(&mut ()).a4, want, "{h:?}");
+}
 use proptest::prelude::*;
 
 /// One cell's read in a record: not read, read without metadata, or read with metadata.
@@ -101,6 +118,9 @@ fn enumerate(choices: &[OpRecord], len: usize) -> (usize, usize) {
         let h: Vec<OpRecord> = idx.iter().map(|&i| choices[i].clone()).collect();
         let spec = a4::spec(&h);
         assert_eq!(a4::fast(&h), spec, "{h:?}");
+        for max in [1, usize::MAX] {
+            stream_agrees(&h, max);
+        }
         checked += 1;
         split += usize::from(!spec.is_empty());
         let Some(k) = (0..len).rev().find(|&k| idx[k] + 1 < choices.len()) else {
@@ -161,6 +181,9 @@ proptest! {
     fn agree_on_random_histories(h in prop::collection::vec(arb_record(3, 3, 2), 0..40)) {
         let spec = a4::spec(&h);
         prop_assert_eq!(a4::fast(&h), spec.clone());
+        for max in [0, 2, usize::MAX] {
+            stream_agrees(&h, max);
+        }
         for w in &spec {
             prop_assert!(w.first.record < w.second.record);
             prop_assert!(w.first.value != w.second.value);

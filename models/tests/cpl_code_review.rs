@@ -35,7 +35,7 @@ impl Values {
 
 fn evaluate(guards: &str, msc: Msc, syms: &mut Symbols) -> Values {
     let g = parse_guards(guards).unwrap();
-    let prog = compile(&g, &msc.lifelines, &msc.vars, syms);
+    let prog = compile(&g, &msc.lifelines, &msc.vars, syms).unwrap();
     let order: Vec<usize> = (0..msc.len()).collect();
     let rows = run::run(&prog, syms, &msc, &order).unwrap();
     let formulas: Vec<Formula> = g.defs.iter().map(|(_, f)| f.clone()).collect();

@@ -333,7 +333,7 @@ fn monitor_equals_reference_on_every_small_msc() {
         .map(|(i, f)| (format!("f{i}"), f.clone()))
         .collect();
     let guards = Guards { defs };
-    let prog = compile(&guards, &names, &["x".into()], &mut Symbols::new());
+    let prog = compile(&guards, &names, &["x".into()], &mut Symbols::new()).unwrap();
     assert_eq!(
         prog.lifelines.len(),
         LIFELINES,

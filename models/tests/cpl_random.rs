@@ -120,7 +120,7 @@ fn check_seed(seed: u64) {
         .enumerate()
         .map(|(i, f)| (format!("f{i}"), f.clone()))
         .collect();
-    let prog = compile(&Guards { defs }, &msc.lifelines, &msc.vars, &mut syms);
+    let prog = compile(&Guards { defs }, &msc.lifelines, &msc.vars, &mut syms).unwrap();
     let expected = Reference::new(&formulas, &msc.lifelines, &msc.vars).evaluate(
         &msc,
         &Causal::new(&msc),
@@ -149,7 +149,8 @@ fn check_wire(seed: u64) {
         &msc.lifelines,
         &msc.vars,
         &mut syms,
-    );
+    )
+    .unwrap();
     let mut sys = System::new(&prog);
     let (mut msg, mut back, mut bytes) = (Message::new(&prog), Message::new(&prog), Vec::new());
     for ev in &msc.events {

@@ -7,8 +7,9 @@
 
 mod detect_support;
 
-use agentsim_models::detect::{fast, spec};
-use detect_support::{arb_raw, assemble};
+use agentsim_models::detect::stream::Limits;
+use agentsim_models::detect::{fast, spec, Summary};
+use detect_support::{arb_raw, assemble, stream_summary, tight_limits};
 use proptest::prelude::*;
 
 proptest! {
@@ -24,6 +25,22 @@ proptest! {
             prop_assert_eq!(&got, &expected, "scan_max {}", scan_max);
         }
         prop_assert_eq!(fast::detect(&h), expected);
+    }
+
+    /// The limited spec form and the stream detector: equal counts and kept prefixes, for
+    /// every cut, keeping everything or only the tightest window.
+    #[test]
+    fn stream_equals_spec_summary(
+        raw in prop::collection::vec(arb_raw(), 0..=200),
+        max in prop_oneof![0usize..6, Just(usize::MAX)],
+    ) {
+        let h = assemble(&raw);
+        let want = spec::summary(&h, max, true);
+        let mut from_report = Summary::of_report(&spec::detect(&h), h.len() as u64, max);
+        from_report.replica_meta = want.replica_meta;
+        prop_assert_eq!(&want, &from_report);
+        prop_assert_eq!(&stream_summary(&h, Limits::unbounded(max)), &want);
+        prop_assert_eq!(&stream_summary(&h, tight_limits(&h, max)), &want);
     }
 }
 

@@ -58,11 +58,65 @@ proptest! {
 
     #[test]
     fn write_then_read_is_identity(raw in prop::collection::vec(arb_raw(), 0..=200)) {
-        let h = assemble(&raw);
+        let h = permuted_co(assemble(&raw));
         let text = jsonl::write_history(&h);
         let back = jsonl::parse_history(&text, "mem").expect("own output reads back");
         prop_assert_eq!(&rename(&h, &back.names).records, &back.records);
         prop_assert_eq!(jsonl::write_history(&back), text);
+    }
+}
+
+/// `h` with every completion order that is not a permutation of its issue order replaced by
+/// the issue order: the reader refuses those (issue 20), the detectors' generator makes them.
+fn permuted_co(mut h: History) -> History {
+    for r in &mut h.records {
+        let (mut io, mut co) = (r.io.clone(), r.co.clone());
+        io.sort_unstable();
+        co.sort_unstable();
+        if io != co {
+            r.co = r.io.clone();
+        }
+    }
+    h
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Hostile bytes: any mutation of a valid history reads back or is an error naming a line
+    /// and a column on it; the reader never panics.
+    #[test]
+    fn mutated_input_is_read_or_refused_never_a_panic(
+        raw in prop::collection::vec(arb_raw(), 1..=8),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..6),
+    ) {
+        let mut bytes = jsonl::write_history(&permuted_co(assemble(&raw))).into_bytes();
+        for (at, byte, how) in edits {
+            let i = at.index(bytes.len());
+            match how {
+                0 => bytes[i] = byte,
+                1 => bytes.insert(i, byte),
+                _ => { bytes.remove(i); }
+            }
+            if bytes.is_empty() { break; }
+        }
+        let lines = bytes.split(|&b| b == b'\n').count();
+        let mut reader = jsonl::RecordReader::new(bytes.as_slice(), "fuzz");
+        let mut names = Names::new();
+        let mut rec = agentsim_models::OpRecord::default();
+        loop {
+            match reader.next_into(&mut names, &mut rec) {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    let (line, col) = e.position().expect("a line error");
+                    prop_assert!(line >= 1 && line <= lines && col >= 1, "{}", e);
+                    let at = format!("fuzz:{line}:{col}: ");
+                    prop_assert!(e.to_string().starts_with(&at), "{}", e);
+                    break;
+                }
+            }
+        }
     }
 }
 
@@ -178,7 +232,10 @@ fn every_defect_names_file_line_and_key() {
         let e = error_on_line_two(line);
         let msg = e.to_string();
         assert_eq!((e.line(), e.key()), (Some(2), Some(*key)), "{msg}");
-        assert!(msg.starts_with("bad.jsonl:2: "), "{msg}");
+        // FILE:LINE:COL: key `K`: message (issue 20).
+        let col = e.position().expect("a position").1;
+        let at = format!("bad.jsonl:2:{col}: key `{key}`: ");
+        assert!(col >= 1 && msg.starts_with(&at), "{msg}");
         assert!(msg.contains(what), "{msg} should say {what}");
     }
     let e = error_on_line_two("{\"agent\": ");

@@ -92,7 +92,15 @@ fn a_bad_read_version_names_line_and_key() {
     let out = agentsim(&["detect", path.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.jsonl:2: key `read_version.c1`"), "{err}");
+    // FILE:LINE:COL (issue 20): the column of the bad value.
+    let line = good
+        .lines()
+        .nth(1)
+        .expect("line 2")
+        .replacen(r#""c1":1}"#, r#""c1":"one"}"#, 1);
+    let col = line.find(r#""one""#).expect("the value") + 1;
+    let want = format!("bad.jsonl:2:{col}: key `read_version.c1`");
+    assert!(err.contains(&want), "{err}");
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
 

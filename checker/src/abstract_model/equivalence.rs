@@ -430,6 +430,13 @@ fn codec_round_trips() {
             abs.verdict(&back, PropSet::of(&Property::ALL)),
             abs.verdict(&s, PropSet::of(&Property::ALL))
         );
+        let mut exact = Vec::new();
+        Space::encode(&abs, &s, &mut exact);
+        assert_eq!(
+            Space::decode(&abs, &exact),
+            (s.clone(), exact.len()),
+            "frontier codec"
+        );
         actions.clear();
         abs.actions(&s, &mut actions);
         stack.extend(actions.iter().filter_map(|&a| abs.next_state(&s, a)));

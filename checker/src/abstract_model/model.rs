@@ -37,7 +37,9 @@ use agentsim_models::record::{Registry, ToolEntry, ValueMap};
 use agentsim_models::Anomaly;
 
 /// An abstract state.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct AbsState {
     pub summary: Summary<()>,
     /// 4 bits per cell.
@@ -407,14 +409,9 @@ impl Space for AbstractModel {
         })
     }
 
-    fn encode(&self, s: &AbsState, out: &mut Vec<u8>) -> bool {
-        codec::encode(s, self.cfg.symmetry, &self.cell_perms, out);
-        true
-    }
-
-    fn decode(&self, bytes: &[u8]) -> Option<(AbsState, usize)> {
-        Some(codec::decode(self.cfg.bounds.agents as usize, bytes))
-    }
+    // Frontiers use the generic serde encoding (the default): it keeps the state as it is,
+    // while `codec` writes a representative (record order, symmetry), and the trace search
+    // replays action indices (a `Retract(k)` names a record by position) from decoded states.
 
     fn violations(&self, s: &AbsState, check: PropSet) -> PropSet {
         self.verdict(s, check)

@@ -4,9 +4,24 @@
 //! flattens it into the monitor's subformula table. `P` stays a node of its own so that the
 //! reference can check the derived definition `P φ = ∨_B @B(true S φ)` instead of assuming it.
 //! `Display` prints a formula back in the concrete syntax of `parse.rs`, fully parenthesised.
+//!
+//! A name defined by an earlier `let` stays a reference ([`Formula::Named`]) instead of a copy,
+//! so a guard file's formulas are linear in its text: `let a1 = a0 & a0; let a2 = a1 & a1; …`
+//! would double in size per line if inlined. The walks over a formula recurse and rely on the
+//! parser's bound [`MAX_DEPTH`] (which counts through names), so no file can make one overflow
+//! the stack; formulas built in code are trusted to be as shallow.
 
 use std::cmp::Ordering;
 use std::fmt;
+
+/// How deep a formula may nest: operators on one path from the root to an atom, counting the
+/// operators of the guards its names stand for (parentheses do not count). The parser, which
+/// keeps its own stack on the heap, refuses a deeper formula with an error at the operator that
+/// goes past the limit; so compiling, both evaluators, printing, cloning and dropping recurse at
+/// most this deep, measured to fit in 1 MiB of stack (`models/tests/cpl_let_and_depth.rs`).
+/// Every formula in the repository nests under 40. A chain `a & b & c` is `(a & b) & c`, one
+/// level per operator: group a chain of more than 1,000 terms with parentheses.
+pub const MAX_DEPTH: usize = 1_000;
 
 /// A comparison operator of an atom.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -138,13 +153,17 @@ pub enum Formula {
     At(String, Box<Formula>),
     /// `P φ`: φ somewhere in the causal past (derived: `∨_B @B(true S φ)`).
     Past(Box<Formula>),
+    /// A guard defined earlier by `let`: its index in [`Guards::defs`] and its name. It stands
+    /// for that guard's formula; it is a reference, not a copy.
+    Named(usize, String),
 }
 
 impl Formula {
-    /// Operator nesting depth: atoms and constants are 0.
+    /// Operator nesting depth: atoms, constants and names are 0 (a name's own depth is
+    /// [`Guards::depths`]).
     pub fn depth(&self) -> usize {
         match self {
-            Formula::True | Formula::False | Formula::Atom(..) => 0,
+            Formula::True | Formula::False | Formula::Atom(..) | Formula::Named(..) => 0,
             Formula::Not(a) | Formula::Yesterday(a) | Formula::At(_, a) | Formula::Past(a) => {
                 1 + a.depth()
             }
@@ -168,11 +187,13 @@ impl fmt::Display for Formula {
             Formula::Since(a, b) => write!(f, "({a}) S ({b})"),
             Formula::At(b, a) => write!(f, "@{b}({a})"),
             Formula::Past(a) => write!(f, "P ({a})"),
+            Formula::Named(_, name) => write!(f, "{name}"),
         }
     }
 }
 
-/// The named guards of a guard file, in definition order, each with `let` references inlined.
+/// The named guards of a guard file, in definition order. A guard refers to an earlier one by
+/// [`Formula::Named`] with that guard's index, never to itself or a later one.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Guards {
     /// `(name, formula)` pairs.
@@ -180,9 +201,41 @@ pub struct Guards {
 }
 
 impl Guards {
-    /// The formula of a named guard.
+    /// The formula of a named guard (names of earlier guards in it stay references).
     pub fn get(&self, name: &str) -> Option<&Formula> {
         self.defs.iter().find(|(n, _)| n == name).map(|(_, f)| f)
+    }
+
+    /// The nesting depth of every guard with its names expanded, in one pass over the
+    /// definitions (each name adds its guard's depth, computed before it).
+    pub fn depths(&self) -> Vec<usize> {
+        let mut depths = Vec::with_capacity(self.defs.len());
+        for (i, (_, f)) in self.defs.iter().enumerate() {
+            let d = expanded_depth(f, &depths);
+            assert!(depths.len() == i, "one depth per guard");
+            depths.push(d);
+        }
+        depths
+    }
+}
+
+/// [`Formula::depth`] with each name counted as deep as `depths[k]`, its guard's.
+fn expanded_depth(f: &Formula, depths: &[usize]) -> usize {
+    match f {
+        Formula::True | Formula::False | Formula::Atom(..) => 0,
+        Formula::Named(k, name) => {
+            assert!(
+                *k < depths.len(),
+                "`{name}` names guard {k}, not an earlier one"
+            );
+            depths[*k]
+        }
+        Formula::Not(a) | Formula::Yesterday(a) | Formula::At(_, a) | Formula::Past(a) => {
+            1 + expanded_depth(a, depths)
+        }
+        Formula::And(a, b) | Formula::Or(a, b) | Formula::Since(a, b) => {
+            1 + expanded_depth(a, depths).max(expanded_depth(b, depths))
+        }
     }
 }
 

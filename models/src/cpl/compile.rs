@@ -4,14 +4,39 @@
 //! children always come before parents, so one forward pass evaluates a row. `P φ` expands to
 //! `∨_B @B(true S φ)` over the program's lifelines (CPL.md). Remote terms `@B.x` become slots
 //! of the *selected* `(B, x)` pairs, the only variables a message carries. Lifelines and
-//! fields named only in the guards are appended (they never have events). Compilation does
-//! not evaluate anything; that the table means what the tree means is what the exhaustive
-//! test checks against `reference.rs`.
+//! fields named only in the guards are appended (they never have events). A name
+//! ([`Formula::Named`]) compiles to its guard's node, compiled once, so the table is linear in
+//! the guard text. Compilation refuses a program whose monitors would hold more than
+//! [`MAX_STATE`] truth values (every lifeline keeps a row per lifeline). It does not evaluate
+//! anything; that the table means what the tree means is what the exhaustive test checks
+//! against `reference.rs`.
 
 use super::ast::{Cmp, Formula, Guards, Lit, Term};
 use super::value::{Symbols, Value};
 use std::collections::BTreeMap;
 use std::ops::Range;
+
+/// The most truth values the monitors of one program may hold together: lifelines² ×
+/// subformulas (each lifeline's monitor keeps one row per lifeline), 2^27, i.e. 128 MiB of
+/// rows. The code-review guards need 4² × 16 = 256, the largest workload of CPL.md 32² × 39.
+pub const MAX_STATE: u64 = 1 << 27;
+
+/// Why guards do not compile.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    /// The monitors would hold more than [`MAX_STATE`] truth values.
+    #[error(
+        "the guards need at least {subformulas} subformulas over {lifelines} lifelines, so \
+         the monitors would hold {lifelines}² × {subformulas} truth values, more than the \
+         limit of {MAX_STATE}; use fewer lifelines or fewer distinct subformulas"
+    )]
+    TooLarge {
+        /// Lifelines of the program.
+        lifelines: usize,
+        /// Subformulas compiled when the limit was passed.
+        subformulas: usize,
+    },
+}
 
 /// A compiled term.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -97,7 +122,7 @@ pub fn compile(
     lifelines: &[String],
     vars: &[String],
     syms: &mut Symbols,
-) -> Program {
+) -> Result<Program, CompileError> {
     let mut c = Compiler {
         lifelines: lifelines.to_vec(),
         vars: vars.to_vec(),
@@ -110,18 +135,19 @@ pub fn compile(
     for (_, f) in &guards.defs {
         c.collect_lifelines(f);
     }
-    let named: Vec<(String, usize)> = guards
-        .defs
-        .iter()
-        .map(|(n, f)| (n.clone(), c.formula(f) as usize))
-        .collect();
-    c.finish(named)
+    let mut named: Vec<(String, usize)> = Vec::with_capacity(guards.defs.len());
+    for (n, f) in &guards.defs {
+        let node = c.formula(f, &named)?;
+        named.push((n.clone(), node as usize));
+    }
+    Ok(c.finish(named))
 }
 
 impl Compiler<'_> {
     fn collect_lifelines(&mut self, f: &Formula) {
         match f {
-            Formula::True | Formula::False => {}
+            // A name's lifelines were collected with its own guard, which comes first.
+            Formula::True | Formula::False | Formula::Named(..) => {}
             Formula::Atom(l, _, r) => {
                 for t in [l, r] {
                     if let Term::Remote(b, _) = t {
@@ -145,47 +171,71 @@ impl Compiler<'_> {
         position_or_push(&mut self.lifelines, name)
     }
 
-    fn node(&mut self, n: Node) -> u32 {
+    /// The index of node `n`, added unless an equal node exists; refused once the monitors'
+    /// state would pass [`MAX_STATE`].
+    fn node(&mut self, n: Node) -> Result<u32, CompileError> {
         let key = format!("{n:?}");
         if let Some(&i) = self.keys.get(&key) {
-            return i;
+            return Ok(i);
         }
-        let i = u32::try_from(self.nodes.len()).expect("fewer than 2^32 subformulas");
+        let lifelines = self.lifelines.len();
+        let state = (lifelines as u64).pow(2) * (self.nodes.len() as u64 + 1);
+        if state > MAX_STATE {
+            let subformulas = self.nodes.len() + 1;
+            return Err(CompileError::TooLarge {
+                lifelines,
+                subformulas,
+            });
+        }
+        // MAX_STATE < 2^32 bounds the count of nodes.
+        let i = self.nodes.len() as u32;
         self.nodes.push(n);
         self.keys.insert(key, i);
-        i
+        Ok(i)
     }
 
-    fn formula(&mut self, f: &Formula) -> u32 {
+    /// Compiles `f`; `named` holds the nodes of the guards before it.
+    fn formula(&mut self, f: &Formula, named: &[(String, usize)]) -> Result<u32, CompileError> {
+        let sub = |c: &mut Self, g: &Formula| c.formula(g, named);
         let n = match f {
             Formula::True => Node::True,
             Formula::False => Node::False,
             Formula::Atom(l, op, r) => Node::Atom(self.term(l), *op, self.term(r)),
-            Formula::Not(a) => Node::Not(self.formula(a)),
-            Formula::And(a, b) => Node::And(self.formula(a), self.formula(b)),
-            Formula::Or(a, b) => Node::Or(self.formula(a), self.formula(b)),
-            Formula::Yesterday(a) => Node::Yesterday(self.formula(a)),
-            Formula::Since(a, b) => Node::Since(self.formula(a), self.formula(b)),
-            Formula::At(b, a) => Node::At(self.lifeline(b), self.formula(a)),
-            Formula::Past(a) => return self.past(a),
+            Formula::Not(a) => Node::Not(sub(self, a)?),
+            Formula::And(a, b) => Node::And(sub(self, a)?, sub(self, b)?),
+            Formula::Or(a, b) => Node::Or(sub(self, a)?, sub(self, b)?),
+            Formula::Yesterday(a) => Node::Yesterday(sub(self, a)?),
+            Formula::Since(a, b) => Node::Since(sub(self, a)?, sub(self, b)?),
+            Formula::At(b, a) => Node::At(self.lifeline(b), sub(self, a)?),
+            Formula::Past(a) => {
+                let phi = sub(self, a)?;
+                return self.past(phi);
+            }
+            Formula::Named(k, name) => {
+                let (n, node) = named.get(*k).expect("a name refers to an earlier guard");
+                assert_eq!(n, name, "guard {k} is `{n}`, not `{name}`");
+                return Ok(*node as u32);
+            }
         };
         self.node(n)
     }
 
-    /// `P φ = ∨_B @B(true S φ)`.
-    fn past(&mut self, f: &Formula) -> u32 {
-        let phi = self.formula(f);
-        let t = self.node(Node::True);
-        let since = self.node(Node::Since(t, phi));
+    /// `P φ = ∨_B @B(true S φ)`, given φ's node.
+    fn past(&mut self, phi: u32) -> Result<u32, CompileError> {
+        let t = self.node(Node::True)?;
+        let since = self.node(Node::Since(t, phi))?;
         let mut acc = None;
         for b in 0..self.lifelines.len() as u32 {
-            let at = self.node(Node::At(b, since));
+            let at = self.node(Node::At(b, since))?;
             acc = Some(match acc {
                 None => at,
-                Some(prev) => self.node(Node::Or(prev, at)),
+                Some(prev) => self.node(Node::Or(prev, at))?,
             });
         }
-        acc.unwrap_or_else(|| self.node(Node::False))
+        match acc {
+            Some(a) => Ok(a),
+            None => self.node(Node::False),
+        }
     }
 
     fn term(&mut self, t: &Term) -> CTerm {
@@ -260,7 +310,7 @@ mod tests {
     #[test]
     fn shared_subformulas_get_one_index() {
         let g = parse_guards("let a = x == 1 & x == 1; let b = Y (x == 1);").unwrap();
-        let p = compile(&g, &["A".into()], &[], &mut Symbols::new());
+        let p = compile(&g, &["A".into()], &[], &mut Symbols::new()).unwrap();
         assert_eq!(p.len(), 3);
         assert_eq!(p.nodes[1], Node::And(0, 0));
         assert_eq!(p.guard("b"), Some(2));
@@ -274,7 +324,8 @@ mod tests {
             &["A".into(), "B".into()],
             &["x".into()],
             &mut Symbols::new(),
-        );
+        )
+        .unwrap();
         assert_eq!(p.lifelines, vec!["A", "B", "C"]);
         assert_eq!(p.vars, vec!["x", "y"]);
         assert_eq!(p.selected, vec![(0, 0), (2, 1)]);

@@ -18,8 +18,8 @@ pub mod value;
 pub mod wire;
 pub mod workload;
 
-pub use ast::{Cmp, Formula, Guards, Lit, Term};
-pub use compile::{compile, Program};
+pub use ast::{Cmp, Formula, Guards, Lit, Term, MAX_DEPTH};
+pub use compile::{compile, CompileError, Program, MAX_STATE};
 pub use monitor::{Message, Monitor};
 pub use msc::{Causal, Event, Kind, Msc, MscError};
 pub use parse::{parse_formula, parse_guards, ParseError};

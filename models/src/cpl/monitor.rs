@@ -222,7 +222,7 @@ mod tests {
     fn receive_copies_only_rows_that_are_ahead() {
         let mut syms = Symbols::new();
         let g = parse_guards("let seen = @A(x == 1); let mine = Y (x == 1);").unwrap();
-        let p = compile(&g, &["A".into(), "B".into()], &["x".into()], &mut syms);
+        let p = compile(&g, &["A".into(), "B".into()], &["x".into()], &mut syms).unwrap();
         let (mut a, mut b) = (Monitor::new(&p, 0), Monitor::new(&p, 1));
         let mut msg = Message::new(&p);
         a.send(&p, &syms, &[(0, Value::Num(1.0))], &mut msg);

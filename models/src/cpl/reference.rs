@@ -4,8 +4,10 @@
 //! No clocks, no recurrences: `latest` comes from the causal-order closure of [`Causal`],
 //! `φ S ψ` quantifies over the lifeline's events as the definition does, and `P φ` is "φ at
 //! some f ≤ e" (not its derived form), so the compiler's expansion is checked, not assumed.
-//! Comparisons use [`Lit::compare`], not the monitor's. Memoising per (subformula, event)
-//! changes the cost, not the meaning. Being the oracle, it is only as right as its reading of
+//! Comparisons use [`Lit::compare`], not the monitor's. A name ([`Formula::Named`]) is its
+//! guard's formula, evaluated once. Memoising per (subformula, event) changes the cost, not the
+//! meaning; the recursion is as deep as the formulas, which the parser bounds
+//! ([`super::ast::MAX_DEPTH`]). Being the oracle, it is only as right as its reading of
 //! CPL.md; the hand-built code-review runs in `models/tests/cpl_code_review.rs` pin that.
 
 use super::ast::{Cmp, Formula, Lit, Term};
@@ -44,6 +46,8 @@ pub struct Reference {
 
 impl Reference {
     /// Resolves `formulas`; names absent from `lifelines`/`vars` have no events / no values.
+    /// `Formula::Named(k, _)` stands for `formulas[k]`, which must come before it: pass a
+    /// guard file's formulas in definition order.
     pub fn new(formulas: &[Formula], lifelines: &[String], vars: &[String]) -> Reference {
         let mut r = Reference {
             nodes: Vec::new(),
@@ -61,6 +65,10 @@ impl Reference {
         let find = |names: &[String], n: &str| names.iter().position(|m| m == n);
         let mut sub = |g: &Formula| self.add(g, lifelines, vars);
         let node = match f {
+            Formula::Named(k, name) => {
+                let root = self.roots.get(*k);
+                return *root.unwrap_or_else(|| panic!("`{name}` is not an earlier formula"));
+            }
             Formula::True => RNode::Bool(true),
             Formula::False => RNode::Bool(false),
             Formula::Atom(l, op, r) => {

@@ -163,7 +163,7 @@ mod tests {
         ];
         let msc = Msc::new(names.clone(), vec!["x".into()], events).unwrap();
         let g = parse_guards("let k = @A.x == 2;").unwrap();
-        let p = compile(&g, &names, &msc.vars, &mut syms);
+        let p = compile(&g, &names, &msc.vars, &mut syms).unwrap();
         let rows = run(&p, &mut syms, &msc, &[1, 0, 2]).unwrap();
         assert_eq!(rows, vec![vec![true], vec![false], vec![true]]);
         assert_eq!(

@@ -121,7 +121,7 @@ mod tests {
 
     fn shape(w: &Workload) -> (usize, usize, usize) {
         let g = parse_guards(&w.guards).unwrap();
-        let p = compile(&g, &w.lifelines, &[], &mut Symbols::new());
+        let p = compile(&g, &w.lifelines, &[], &mut Symbols::new()).unwrap();
         let vars: std::collections::BTreeSet<u32> = p.selected.iter().map(|s| s.1).collect();
         (p.lifelines.len(), p.len(), vars.len())
     }

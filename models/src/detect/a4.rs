@@ -16,6 +16,7 @@
 //! A clean result says no two recorded reads split; it says nothing about reads the history
 //! did not record or recorded without a version.
 
+use super::witnesses::Witnesses;
 use crate::history::History;
 use crate::names::{Cell, Replica, Value};
 use crate::record::OpRecord;
@@ -71,6 +72,32 @@ pub fn spec(r: &[OpRecord]) -> Vec<A4Witness> {
     out
 }
 
+/// The spec form in A4's completion order
+/// ([`a4_order`](super::witnesses::a4_order)): the later record outer, the earlier
+/// inner, each record's reads by cell; every witness is counted, the first `out.max()` kept.
+pub fn spec_in_completion_order(r: &[OpRecord], out: &mut Witnesses<A4Witness>) {
+    for (j, rj) in r.iter().enumerate() {
+        for (i, ri) in r[..j].iter().enumerate() {
+            if ri.aborted || rj.aborted {
+                continue;
+            }
+            for m in &ri.read_meta {
+                for n in &rj.read_meta {
+                    let (vi, vj) = (ri.read_values.get(m.cell), rj.read_values.get(n.cell));
+                    if m.cell == n.cell && m.version == n.version && vi != vj {
+                        out.push(A4Witness {
+                            first: read(i, m.replica, vi),
+                            second: read(j, n.replica, vj),
+                            cell: m.cell,
+                            version: m.version,
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Fast form: sort every live read by (cell, version, value, record) and pair each read with
 /// the reads of *other* values in its (cell, version) group. O(n log n + out) for n reads and
 /// out witnesses: every pair of value classes visited yields at least one witness.
@@ -118,7 +145,7 @@ fn pair_classes(x: &[Key], y: &[Key], out: &mut Vec<A4Witness>) {
     }
 }
 
-fn read(record: usize, replica: Replica, value: Value) -> A4Read {
+pub(crate) fn read(record: usize, replica: Replica, value: Value) -> A4Read {
     A4Read {
         record,
         replica,
@@ -129,6 +156,7 @@ fn read(record: usize, replica: Replica, value: Value) -> A4Read {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::detect::witnesses::a4_order;
     use crate::names::Agent;
     use crate::record::{ReadMeta, ValueMap};
 
@@ -185,5 +213,10 @@ mod tests {
             .collect();
         assert_eq!(pairs, vec![(0, 1), (0, 2), (0, 3), (1, 2), (2, 3)]);
         assert_eq!(fast(&r), got);
+        let mut limited = Witnesses::new(3);
+        spec_in_completion_order(&r, &mut limited);
+        let mut ordered = got.clone();
+        ordered.sort_by(a4_order);
+        assert_eq!((limited.total, &limited.kept[..]), (5, &ordered[..3]));
     }
 }

@@ -119,7 +119,7 @@ pub fn a6(r: &[OpRecord]) -> Vec<A6Witness> {
         .collect()
 }
 
-fn a2_of(i: usize, ri: &OpRecord) -> Option<A2Witness> {
+pub(crate) fn a2_of(i: usize, ri: &OpRecord) -> Option<A2Witness> {
     let tool = ri.planned_tool.filter(|_| !ri.aborted)?;
     let seen = ri.read_registry.get(tool)?;
     let reason = match ri.write_registry.get(tool) {
@@ -152,7 +152,7 @@ fn a3_of(r: &[OpRecord], j: usize, rj: &OpRecord, out: &mut Vec<A3Witness>) {
     }
 }
 
-fn a6_of(i: usize, ri: &OpRecord) -> Option<A6Witness> {
+pub(crate) fn a6_of(i: usize, ri: &OpRecord) -> Option<A6Witness> {
     if ri.aborted || ri.io.len() < 2 || ri.io.len() != ri.co.len() || ri.co == ri.io {
         return None;
     }

@@ -3,6 +3,11 @@
 //! * [`spec`] transcribes the definitions literally: quantifiers become nested loops over
 //!   records. It is slow and obviously correct; it is the reference.
 //! * [`fast`] computes the same witness sets in near-linear time for large traces.
+//! * [`stream`] computes them again over a log read once, in bounded memory, reporting each
+//!   witness when the record that completes it arrives; it is what `agentsim detect` runs.
+//!
+//! [`witnesses`] counts every witness and keeps a bounded prefix of each list ([`Summary`]);
+//! the spec form and the stream agree on counts and kept prefixes.
 //!
 //! Every anomaly is named by the catalogue type [`Anomaly`] (`crate::anomaly`). A4 (split view,
 //! SPEC §6) is decided in [`a4`] and reported in [`Report`] beside the others; it is outside the
@@ -24,10 +29,13 @@
 pub mod a4;
 pub mod fast;
 pub mod spec;
+pub mod stream;
+pub mod witnesses;
 pub mod write_index;
 
 pub use crate::anomaly::Anomaly;
 pub use a4::A4Witness;
+pub use witnesses::{Summary, Witnesses};
 
 use crate::names::{Cell, Tool, Value};
 

@@ -4,8 +4,9 @@
 //! use them on small histories (the enumeration tests, proptest, the checker's tiny logs).
 //! See the module docs of [`crate::detect`] for how aborted records are read.
 
+use super::witnesses::Summary;
 use super::{
-    A1Witness, A2Reason, A2Witness, A3ResidueWitness, A3Witness, A6Witness, L1StructViolation,
+    a4, A1Witness, A2Reason, A2Witness, A3ResidueWitness, A3Witness, A6Witness, L1StructViolation,
     Report,
 };
 use crate::history::History;
@@ -26,10 +27,54 @@ pub fn detect(h: &History) -> Report {
     }
 }
 
+/// Every spec-form detector, counting every witness and keeping the first `max` of each in
+/// completion order (the loops below visit witnesses in exactly that order), A4 included when
+/// some record has replica metadata. Memory is O(max) beyond the history.
+pub fn summary(h: &History, max: usize, residue: bool) -> Summary {
+    let r = &h.records;
+    let mut s = Summary::new(max);
+    a1_each(r, &mut |w| {
+        s.a1.push(w);
+    });
+    a2_each(r, &mut |w| {
+        s.a2.push(w);
+    });
+    a3_each(r, &mut |w| {
+        s.a3.push(w);
+    });
+    if residue {
+        a3_residue_each(r, &mut |w| {
+            s.a3_residue.push(w);
+        });
+    }
+    a6_each(r, &mut |w| {
+        s.a6.push(w);
+    });
+    l1_struct_each(r, &mut |w| {
+        s.l1_struct.push(w);
+    });
+    s.replica_meta = a4::has_replica_meta(h);
+    a4::spec_in_completion_order(r, &mut s.a4);
+    s.records = r.len() as u64;
+    s
+}
+
+fn collect<T: Ord>(each: impl FnOnce(&mut dyn FnMut(T))) -> Vec<T> {
+    let mut out = Vec::new();
+    each(&mut |w| out.push(w));
+    // On a valid history the loops visit witnesses in order already (preds are sorted).
+    out.sort_unstable();
+    out
+}
+
 /// A1 stale-generation: ∃ i ≠ j, agent(i) ≠ agent(j), c ∈ read_set(i) ∩ write_set(j),
 /// read_time(i) < write_time(j) < write_time(i), read_values(i)[c] ≠ write_values(j)[c].
 pub fn a1(r: &[OpRecord]) -> Vec<A1Witness> {
-    let mut out = Vec::new();
+    collect(|f| a1_each(r, f))
+}
+
+/// [`a1`]'s witnesses, in order, to `out`.
+pub fn a1_each(r: &[OpRecord], out: &mut dyn FnMut(A1Witness)) {
     for (i, ri) in r.iter().enumerate() {
         for (j, rj) in r.iter().enumerate() {
             if i == j || ri.agent == rj.agent || ri.aborted || rj.aborted {
@@ -41,7 +86,7 @@ pub fn a1(r: &[OpRecord]) -> Vec<A1Witness> {
                     && rj.write_time < ri.write_time
                     && ri.read_values.get(c) != rj.write_values.get(c)
                 {
-                    out.push(A1Witness {
+                    out(A1Witness {
                         reader: i,
                         writer: j,
                         cell: c,
@@ -50,14 +95,16 @@ pub fn a1(r: &[OpRecord]) -> Vec<A1Witness> {
             }
         }
     }
-    out.sort_unstable();
-    out
 }
 
 /// A2 phantom-tool: planned_tool ≠ NULL, planned_tool ∈ read_registry, and planned_tool ∉
 /// write_registry or its signature version differs (extension 4).
 pub fn a2(r: &[OpRecord]) -> Vec<A2Witness> {
-    let mut out = Vec::new();
+    collect(|f| a2_each(r, f))
+}
+
+/// [`a2`]'s witnesses, in order, to `out`.
+pub fn a2_each(r: &[OpRecord], out: &mut dyn FnMut(A2Witness)) {
     for (i, ri) in r.iter().enumerate() {
         if ri.aborted {
             continue;
@@ -74,40 +121,45 @@ pub fn a2(r: &[OpRecord]) -> Vec<A2Witness> {
             },
             Some(_) => continue,
         };
-        out.push(A2Witness {
+        out(A2Witness {
             record: i,
             tool: t,
             reason,
         });
     }
-    out
 }
 
 /// A3 causal-cascade (preds form): some j is not aborted and some p ∈ preds(j) is aborted.
 pub fn a3(r: &[OpRecord]) -> Vec<A3Witness> {
-    let mut out = Vec::new();
+    collect(|f| a3_each(r, f))
+}
+
+/// [`a3`]'s witnesses, in order, to `out`.
+pub fn a3_each(r: &[OpRecord], out: &mut dyn FnMut(A3Witness)) {
     for (j, rj) in r.iter().enumerate() {
         if rj.aborted {
             continue;
         }
         for &p in &rj.preds {
             if r.get(p as usize).is_some_and(|rp| rp.aborted) {
-                out.push(A3Witness {
+                out(A3Witness {
                     record: j,
                     pred: p as usize,
                 });
             }
         }
     }
-    out.sort_unstable();
-    out
 }
 
 /// A3 residue form: some j read a non-NULL value v of c ∈ read_set(j) that no other
 /// non-aborted k wrote (c ∈ write_set(k), write_values(k)[c] = v) with
 /// write_time(k) ≤ read_time(j).
 pub fn a3_residue(r: &[OpRecord]) -> Vec<A3ResidueWitness> {
-    let mut out = Vec::new();
+    collect(|f| a3_residue_each(r, f))
+}
+
+/// [`a3_residue`]'s witnesses, in order, to `out`.
+pub fn a3_residue_each(r: &[OpRecord], out: &mut dyn FnMut(A3ResidueWitness)) {
     for (j, rj) in r.iter().enumerate() {
         for &c in &rj.read_set {
             let v = rj.read_values.get(c);
@@ -122,7 +174,7 @@ pub fn a3_residue(r: &[OpRecord]) -> Vec<A3ResidueWitness> {
                     && rk.write_time <= rj.read_time
             });
             if !produced {
-                out.push(A3ResidueWitness {
+                out(A3ResidueWitness {
                     record: j,
                     cell: c,
                     value: v,
@@ -130,21 +182,23 @@ pub fn a3_residue(r: &[OpRecord]) -> Vec<A3ResidueWitness> {
             }
         }
     }
-    out
 }
 
 /// A6 tool-effect reordering: |io| ≥ 2, co ≠ io, and co is a permutation of io.
 pub fn a6(r: &[OpRecord]) -> Vec<A6Witness> {
-    let mut out = Vec::new();
+    collect(|f| a6_each(r, f))
+}
+
+/// [`a6`]'s witnesses, in order, to `out`.
+pub fn a6_each(r: &[OpRecord], out: &mut dyn FnMut(A6Witness)) {
     for (i, ri) in r.iter().enumerate() {
         if ri.aborted || ri.io.len() < 2 || ri.co == ri.io {
             continue;
         }
         if is_permutation(&ri.io, &ri.co) {
-            out.push(A6Witness { record: i });
+            out(A6Witness { record: i });
         }
     }
-    out
 }
 
 /// Whether `b` is a permutation of `a`: same length, and every element of `a` is matched by
@@ -169,7 +223,11 @@ fn is_permutation<T: PartialEq>(a: &[T], b: &[T]) -> bool {
 /// `L1_struct`: every read value (cells of the read set) equals the latest committed write to
 /// that cell at or before the read time, NULL if none. Returns the violations.
 pub fn l1_struct(r: &[OpRecord]) -> Vec<L1StructViolation> {
-    let mut out = Vec::new();
+    collect(|f| l1_struct_each(r, f))
+}
+
+/// [`l1_struct`]'s violations, in order, to `out`.
+pub fn l1_struct_each(r: &[OpRecord], out: &mut dyn FnMut(L1StructViolation)) {
     for (j, rj) in r.iter().enumerate() {
         for &c in &rj.read_set {
             let mut latest: Option<usize> = None;
@@ -188,7 +246,7 @@ pub fn l1_struct(r: &[OpRecord]) -> Vec<L1StructViolation> {
             let expected = latest.map_or(Value::NULL, |k| r[k].write_values.get(c));
             let read = rj.read_values.get(c);
             if read != expected {
-                out.push(L1StructViolation {
+                out(L1StructViolation {
                     record: j,
                     cell: c,
                     read,
@@ -198,7 +256,6 @@ pub fn l1_struct(r: &[OpRecord]) -> Vec<L1StructViolation> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -5,18 +5,20 @@
 //! One [`OpRecord`](crate::record::OpRecord) per line, in log order, with exactly the keys of
 //! [`KEYS`]; cells, tools and values are strings, `null` is NULL. The reader ([`parse_history`],
 //! [`read_history`]) rejects anything else with a typed [`JsonlError`] that names the file, the
-//! 1-based line and the key, and never panics on input. The writer ([`write_history`]) is
-//! byte-deterministic: every key, in the order of [`KEYS`], one record per line (the optional
-//! [`READ_META_KEYS`] only when a record has replica metadata).
+//! 1-based line, the column and the key, and never panics on input: invalid UTF-8, invalid
+//! JSON, a key given twice, a `co` that is not a permutation of `io` are all errors. The writer
+//! ([`write_history`]) is byte-deterministic: every key, in the order of [`KEYS`], one record
+//! per line (the optional [`READ_META_KEYS`] only when a record has replica metadata).
 //!
 //! A successful read says the file is a well-formed history (sets, times and preds consistent);
 //! it does not say the history is one the model of SPEC §1 could produce (read values may
 //! deviate from memory, as with skew or an instrumentation shim around a real framework).
 
+mod json;
 mod read;
 mod write;
 
-pub use read::{parse_history, read_history};
+pub use read::{parse_history, read_history, RecordReader};
 pub use write::{write_history, write_record};
 
 /// Every key of a record line, in the writer's order.
@@ -58,7 +60,8 @@ pub const REQUIRED_KEYS: [&str; 7] = [
     "write_time",
 ];
 
-/// Why a history file could not be read. Every variant but `Io` names file, line and key.
+/// Why a history file could not be read. Every variant but `Io` names file, line and column
+/// (1-based, in characters), in the one format `FILE:LINE:COL: key `K`: message`.
 #[derive(Debug, thiserror::Error)]
 pub enum JsonlError {
     #[error("{file}: cannot read")]
@@ -67,65 +70,92 @@ pub enum JsonlError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{file}:{line}: invalid JSON: {message}")]
+    #[error("{file}:{line}:{col}: invalid UTF-8 (the line must be UTF-8 text)")]
+    BadUtf8 {
+        file: String,
+        line: usize,
+        col: usize,
+    },
+    #[error("{file}:{line}:{col}: invalid JSON: {message}")]
     BadJson {
         file: String,
         line: usize,
+        col: usize,
         message: String,
     },
-    #[error("{file}:{line}: expected a JSON object (one record per line), found {found}")]
+    #[error("{file}:{line}:{col}: expected a JSON object (one record per line), found {found}")]
     NotAnObject {
         file: String,
         line: usize,
+        col: usize,
         found: String,
     },
-    #[error("{file}:{line}: unknown key `{key}` (known keys: {})", KEYS.join(", "))]
+    #[error("{file}:{line}:{col}: key `{key}`: unknown key (known keys: {})", KEYS.join(", "))]
     UnknownKey {
         file: String,
         line: usize,
+        col: usize,
         key: String,
     },
-    #[error("{file}:{line}: missing required key `{key}`")]
+    #[error("{file}:{line}:{col}: key `{key}`: duplicate key (it appears earlier in the object)")]
+    DuplicateKey {
+        file: String,
+        line: usize,
+        col: usize,
+        key: String,
+    },
+    #[error("{file}:{line}:{col}: key `{key}`: missing required key")]
     MissingKey {
         file: String,
         line: usize,
+        col: usize,
         key: &'static str,
     },
-    #[error("{file}:{line}: key `{key}`: expected {expected}, found {found}")]
+    #[error("{file}:{line}:{col}: key `{key}`: expected {expected}, found {found}")]
     WrongType {
         file: String,
         line: usize,
+        col: usize,
         key: String,
         expected: &'static str,
         found: String,
     },
-    #[error("{file}:{line}: key `{key}`: {message}")]
+    #[error("{file}:{line}:{col}: key `{key}`: {message}")]
     BadValue {
         file: String,
         line: usize,
+        col: usize,
         key: String,
         message: String,
     },
 }
 
 impl JsonlError {
-    /// The 1-based line, if the error is about one line.
-    pub fn line(&self) -> Option<usize> {
+    /// The 1-based line and column, if the error is about one line.
+    pub fn position(&self) -> Option<(usize, usize)> {
         match self {
             JsonlError::Io { .. } => None,
-            JsonlError::BadJson { line, .. }
-            | JsonlError::NotAnObject { line, .. }
-            | JsonlError::UnknownKey { line, .. }
-            | JsonlError::MissingKey { line, .. }
-            | JsonlError::WrongType { line, .. }
-            | JsonlError::BadValue { line, .. } => Some(*line),
+            JsonlError::BadUtf8 { line, col, .. }
+            | JsonlError::BadJson { line, col, .. }
+            | JsonlError::NotAnObject { line, col, .. }
+            | JsonlError::UnknownKey { line, col, .. }
+            | JsonlError::DuplicateKey { line, col, .. }
+            | JsonlError::MissingKey { line, col, .. }
+            | JsonlError::WrongType { line, col, .. }
+            | JsonlError::BadValue { line, col, .. } => Some((*line, *col)),
         }
+    }
+
+    /// The 1-based line, if the error is about one line.
+    pub fn line(&self) -> Option<usize> {
+        self.position().map(|(line, _)| line)
     }
 
     /// The offending key (a path such as `io[1][0]` for nested values), if there is one.
     pub fn key(&self) -> Option<&str> {
         match self {
             JsonlError::UnknownKey { key, .. }
+            | JsonlError::DuplicateKey { key, .. }
             | JsonlError::WrongType { key, .. }
             | JsonlError::BadValue { key, .. } => Some(key),
             JsonlError::MissingKey { key, .. } => Some(key),

@@ -1,16 +1,24 @@
-//! Reading JSON Lines histories: one record per line, every defect reported with file, line, key.
+//! Reading JSON Lines histories: one record per line, every defect reported with file, line,
+//! column and key.
 //!
-//! Each line is parsed into a `serde_json::Value` and then walked key by key, so that an error
-//! can name the exact key (a path like `io[1][0]` for nested values). Adding a key is one entry
-//! in [`super::KEYS`] and one arm in [`LineReader::field`]; issue 10's `read_replica` and
-//! `read_version` are combined with each other and `read_set` in `LineReader::read_meta`. Blank lines are skipped; `preds` count records, which are the lines
+//! Each line is parsed by [`super::json`] into a reused flat tree, then walked key by key, so
+//! that an error can name the exact key (a path like `io[1][0]` for nested values) and its
+//! column. Adding a key is one entry in [`super::KEYS`], one in [`slot`] and one arm in
+//! [`Line::field`]. Names are interned in a defined order, which fixes every id and so the
+//! order witnesses sort in: line by line, the keys of a line in sorted order (`aborted`,
+//! `agent`, `co`, `io`, …), the entries of an object sorted by name (a value before its cell),
+//! array items in order. Blank lines are skipped; `preds` count records, which are the lines
 //! when the file has no blank lines.
+//!
+//! [`RecordReader`] reads a `BufRead` one record at a time into a reused [`OpRecord`], so a
+//! caller that does not keep the records (the stream detector) holds one line, not the file.
 
+use super::json::{Kind, SyntaxError, Tree};
 use super::{JsonlError, KEYS, READ_META_KEYS, REQUIRED_KEYS};
 use crate::history::History;
 use crate::names::{Agent, Cell, Names, Tool, Value};
-use crate::record::{normalize_set, OpRecord, ReadMeta, Registry, ToolEntry, ValueMap};
-use serde_json::{Map, Value as Json};
+use crate::record::{normalize_set, OpRecord, ReadMeta, Registry, ToolEntry};
+use std::io::BufRead;
 use std::path::Path;
 
 type Result<T> = std::result::Result<T, JsonlError>;
@@ -19,343 +27,706 @@ type Result<T> = std::result::Result<T, JsonlError>;
 pub fn read_history(path: impl AsRef<Path>) -> Result<History> {
     let path = path.as_ref();
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| JsonlError::Io {
+    let io = |source| JsonlError::Io {
         file: file.clone(),
         source,
-    })?;
-    parse_history(&text, &file)
-}
-
-/// Parses a history from JSON Lines text; `source` names it in errors (a path or `<stdin>`).
-pub fn parse_history(text: &str, source: &str) -> Result<History> {
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let mut reader = RecordReader::new(std::io::BufReader::with_capacity(1 << 20, f), &file);
     let mut h = History::new(Names::new());
-    let mut previous_write_time = 0;
-    for (n, text) in text.lines().enumerate() {
-        if text.trim().is_empty() {
-            continue;
-        }
-        let line = LineReader {
-            file: source,
-            line: n + 1,
-            index: h.records.len(),
-        };
-        let record = line.record(text, &mut h.names)?;
-        if record.write_time < previous_write_time {
-            return Err(line.bad(
-                "write_time",
-                format!(
-                    "{} is before the previous record's {previous_write_time} \
-                     (records must appear in log order, write_time ascending)",
-                    record.write_time
-                ),
-            ));
-        }
-        previous_write_time = record.write_time;
-        h.records.push(record);
+    let mut rec = OpRecord::default();
+    while reader.next_into(&mut h.names, &mut rec)?.is_some() {
+        h.records.push(rec.clone());
     }
     debug_assert_eq!(h.validate(), Ok(()));
     Ok(h)
 }
 
-/// Where we are: the file, the 1-based line, the 0-based record index.
-struct LineReader<'a> {
+/// Parses a history from JSON Lines text; `source` names it in errors (a path or `<stdin>`).
+pub fn parse_history(text: &str, source: &str) -> Result<History> {
+    let mut reader = RecordReader::new(text.as_bytes(), source);
+    let mut h = History::new(Names::new());
+    let mut rec = OpRecord::default();
+    while reader.next_into(&mut h.names, &mut rec)?.is_some() {
+        h.records.push(rec.clone());
+    }
+    debug_assert_eq!(h.validate(), Ok(()));
+    Ok(h)
+}
+
+/// Reads records one line at a time from any `BufRead`, checking log order across lines.
+pub struct RecordReader<R> {
+    src: R,
+    file: String,
+    buf: Vec<u8>,
+    line: usize,
+    index: usize,
+    previous_write_time: u64,
+    parser: RecordParser,
+}
+
+impl<R: BufRead> RecordReader<R> {
+    /// A reader of `src`, called `file` in errors.
+    pub fn new(src: R, file: &str) -> Self {
+        RecordReader {
+            src,
+            file: file.to_owned(),
+            buf: Vec::new(),
+            line: 0,
+            index: 0,
+            previous_write_time: 0,
+            parser: RecordParser::default(),
+        }
+    }
+
+    /// Reads the next record into `rec`; returns its 1-based line, or `None` at the end.
+    /// Every call must pass the same `names` (the reader remembers ids it interned there).
+    pub fn next_into(&mut self, names: &mut Names, rec: &mut OpRecord) -> Result<Option<usize>> {
+        loop {
+            self.buf.clear();
+            let n = self
+                .src
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|source| JsonlError::Io {
+                    file: self.file.clone(),
+                    source,
+                })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            let mut bytes = self.buf.as_slice();
+            bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+            bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+            let text = std::str::from_utf8(bytes).map_err(|e| JsonlError::BadUtf8 {
+                file: self.file.clone(),
+                line: self.line,
+                col: column(
+                    &String::from_utf8_lossy(&bytes[..e.valid_up_to()]),
+                    usize::MAX,
+                ),
+            })?;
+            if text.trim().is_empty() {
+                continue;
+            }
+            let at = At {
+                file: &self.file,
+                line: self.line,
+                index: self.index,
+                text,
+            };
+            self.parser.parse_into(&at, names, rec)?;
+            if rec.write_time < self.previous_write_time {
+                let msg = format!(
+                    "{} is before the previous record's {} (records must appear in log order, \
+                     write_time ascending)",
+                    rec.write_time, self.previous_write_time
+                );
+                let col = self.parser.write_time_offset;
+                return Err(at.bad("write_time", col, msg));
+            }
+            self.previous_write_time = rec.write_time;
+            self.index += 1;
+            return Ok(Some(self.line));
+        }
+    }
+
+    /// The number of records read so far.
+    pub fn records(&self) -> usize {
+        self.index
+    }
+}
+
+/// The 1-based column (in characters) of byte `offset` of `text`.
+fn column(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    let mut at = offset;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text[..at].chars().count() + 1
+}
+
+/// Where we are: the file, the 1-based line, the 0-based record index, the line's text.
+pub(crate) struct At<'a> {
     file: &'a str,
     line: usize,
     index: usize,
+    text: &'a str,
 }
 
-impl LineReader<'_> {
-    fn record(&self, text: &str, names: &mut Names) -> Result<OpRecord> {
-        let json: Json = serde_json::from_str(text).map_err(|e| JsonlError::BadJson {
+impl At<'_> {
+    fn col(&self, offset: u32) -> usize {
+        column(self.text, offset as usize)
+    }
+
+    fn bad(&self, key: &str, offset: u32, message: String) -> JsonlError {
+        JsonlError::BadValue {
             file: self.file.to_owned(),
             line: self.line,
-            message: e.to_string(),
-        })?;
-        let Json::Object(obj) = json else {
-            return Err(JsonlError::NotAnObject {
-                file: self.file.to_owned(),
-                line: self.line,
-                found: describe(&json),
-            });
-        };
-        let mut rec = OpRecord::default();
-        for (key, value) in &obj {
-            self.field(&mut rec, key, value, names)?;
+            col: self.col(offset),
+            key: key.to_owned(),
+            message,
         }
-        if let Some(key) = REQUIRED_KEYS.into_iter().find(|k| !obj.contains_key(*k)) {
+    }
+
+    fn syntax(&self, e: SyntaxError) -> JsonlError {
+        JsonlError::BadJson {
+            file: self.file.to_owned(),
+            line: self.line,
+            col: column(self.text, e.offset),
+            message: e.message,
+        }
+    }
+}
+
+/// The reusable state of the line parser.
+#[derive(Default)]
+pub(crate) struct RecordParser {
+    tree: Tree,
+    scratch: Vec<usize>,
+    effects: Vec<(Cell, Value)>,
+    /// The raw text of the last registry parsed, and what it parsed to: consecutive records
+    /// mostly carry the same registry, and re-reading known tool names interns nothing, so
+    /// equal text gives the equal registry without walking it.
+    last_registry: (String, Registry),
+    /// Byte offset of the last record's `write_time` value (for the log-order error).
+    write_time_offset: u32,
+}
+
+/// Sentinel for "key absent".
+const ABSENT: usize = usize::MAX;
+
+/// The index of a known key in [`KEYS`].
+fn slot(key: &str) -> Option<usize> {
+    Some(match key {
+        "agent" => 0,
+        "read_set" => 1,
+        "read_values" => 2,
+        "read_registry" => 3,
+        "planned_tool" => 4,
+        "read_time" => 5,
+        "write_set" => 6,
+        "write_values" => 7,
+        "write_registry" => 8,
+        "write_time" => 9,
+        "io" => 10,
+        "co" => 11,
+        "aborted" => 12,
+        "preds" => 13,
+        "read_replica" => 14,
+        "read_version" => 15,
+        _ => return None,
+    })
+}
+
+/// The keys whose values set record fields, in sorted name order (the interning order);
+/// `read_replica` and `read_version` are combined afterwards.
+const FIELD_ORDER: [usize; 14] = [12, 0, 11, 10, 4, 13, 3, 1, 5, 2, 8, 6, 9, 7];
+
+impl RecordParser {
+    /// Parses the record on line `at` into `rec` (every field replaced), interning names.
+    fn parse_into(&mut self, at: &At<'_>, names: &mut Names, rec: &mut OpRecord) -> Result<()> {
+        self.tree.parse(at.text).map_err(|e| at.syntax(e))?;
+        let mut line = Line {
+            at,
+            tree: &self.tree,
+            scratch: &mut self.scratch,
+            last_registry: &mut self.last_registry,
+        };
+        let slots = line.slots()?;
+        reset(rec);
+        for s in FIELD_ORDER {
+            if slots[s] != ABSENT {
+                line.field(s, slots[s], rec, names)?;
+            }
+        }
+        let absent = |k: &str| slots[slot(k).expect("a known key")] == ABSENT;
+        if let Some(key) = REQUIRED_KEYS.into_iter().find(|&k| absent(k)) {
             return Err(JsonlError::MissingKey {
-                file: self.file.to_owned(),
-                line: self.line,
+                file: at.file.to_owned(),
+                line: at.line,
+                col: line.col(0),
                 key,
             });
         }
-        rec.read_meta = self.read_meta(&obj, &rec.read_set, names)?;
+        line.read_meta(slots[14], slots[15], rec, names)?;
+        let offset = |s: usize| self.tree.nodes[slots[s]].start;
         if rec.read_time > rec.write_time {
             let msg = format!(
                 "{} is after write_time {} (an operation reads before it writes)",
                 rec.read_time, rec.write_time
             );
-            return Err(self.bad("read_time", msg));
+            return Err(at.bad("read_time", offset(5), msg));
         }
-        Ok(rec)
+        if !is_permutation(&rec.io, &rec.co, &mut self.effects) {
+            let offset = if slots[11] == ABSENT {
+                offset(10)
+            } else {
+                offset(11)
+            };
+            let msg = format!(
+                "the completion order ({} effects) is not a permutation of `io` ({} effects): \
+                 every issued effect completes exactly once (an absent `co` is empty)",
+                rec.co.len(),
+                rec.io.len()
+            );
+            return Err(at.bad("co", offset, msg));
+        }
+        self.write_time_offset = offset(9);
+        Ok(())
+    }
+}
+
+/// Every field emptied, allocations kept.
+fn reset(r: &mut OpRecord) {
+    r.agent = Agent::default();
+    r.read_set.clear();
+    r.read_values.clear();
+    r.read_registry.clear();
+    r.planned_tool = None;
+    r.read_time = 0;
+    r.write_set.clear();
+    r.write_values.clear();
+    r.write_registry.clear();
+    r.write_time = 0;
+    r.io.clear();
+    r.co.clear();
+    r.aborted = false;
+    r.preds.clear();
+    r.read_meta.clear();
+}
+
+/// Whether `co` lists exactly the effects of `io` (as multisets).
+fn is_permutation(
+    io: &[(Cell, Value)],
+    co: &[(Cell, Value)],
+    buf: &mut Vec<(Cell, Value)>,
+) -> bool {
+    if io == co {
+        return true;
+    }
+    if io.len() != co.len() {
+        return false;
+    }
+    buf.clear();
+    buf.extend_from_slice(io);
+    buf.sort_unstable();
+    let mut other = co.to_vec();
+    other.sort_unstable();
+    *buf == other
+}
+
+/// One line being walked.
+struct Line<'a, 'b> {
+    at: &'a At<'b>,
+    tree: &'a Tree,
+    scratch: &'a mut Vec<usize>,
+    last_registry: &'a mut (String, Registry),
+}
+
+impl Line<'_, '_> {
+    fn kind(&self, i: usize) -> Kind {
+        self.tree.nodes[i].kind
     }
 
-    /// Parses one key into `rec`. The one place that knows every key.
-    fn field(&self, rec: &mut OpRecord, key: &str, v: &Json, names: &mut Names) -> Result<()> {
-        match key {
-            "agent" => rec.agent = Agent(names.agents.intern(self.string(key, v)?)),
-            "read_set" => rec.read_set = self.cells(key, v, names)?,
-            "read_values" => rec.read_values = self.value_map(key, v, names)?,
-            "read_registry" => rec.read_registry = self.registry(key, v, names)?,
-            "planned_tool" => {
-                rec.planned_tool = match v {
-                    Json::Null => None,
+    fn text(&self, i: usize) -> &str {
+        self.tree.str(self.at.text, i)
+    }
+
+    fn col(&self, i: usize) -> usize {
+        self.at.col(self.tree.nodes[i].start)
+    }
+
+    /// The value node of each known key, checking for unknown and duplicate keys.
+    fn slots(&self) -> Result<[usize; 16]> {
+        if self.kind(0) != Kind::Object {
+            return Err(JsonlError::NotAnObject {
+                file: self.at.file.to_owned(),
+                line: self.at.line,
+                col: self.col(0),
+                found: self.describe(0),
+            });
+        }
+        let mut slots = [ABSENT; 16];
+        for k in self.tree.children(0) {
+            let key = self.text(k);
+            let Some(s) = slot(key) else {
+                return Err(JsonlError::UnknownKey {
+                    file: self.at.file.to_owned(),
+                    line: self.at.line,
+                    col: self.col(k),
+                    key: key.to_owned(),
+                });
+            };
+            if slots[s] != ABSENT {
+                return Err(self.duplicate(key.to_owned(), k));
+            }
+            slots[s] = k + 1;
+        }
+        Ok(slots)
+    }
+
+    fn duplicate(&self, key: String, at: usize) -> JsonlError {
+        JsonlError::DuplicateKey {
+            file: self.at.file.to_owned(),
+            line: self.at.line,
+            col: self.col(at),
+            key,
+        }
+    }
+
+    /// Parses one key's value into `rec`. The one place that knows every field.
+    fn field(&mut self, s: usize, v: usize, rec: &mut OpRecord, names: &mut Names) -> Result<()> {
+        let key = KEYS[s];
+        match s {
+            0 => rec.agent = Agent(names.agents.intern(self.string(key, v)?)),
+            1 => self.cells(key, v, names, &mut rec.read_set)?,
+            2 => self.value_map(key, v, names, &mut rec.read_values)?,
+            3 => self.registry_memo(key, v, names, &mut rec.read_registry)?,
+            4 => {
+                rec.planned_tool = match self.kind(v) {
+                    Kind::Null => None,
                     _ => Some(Tool(names.tools.intern(self.string(key, v)?))),
                 }
             }
-            "read_time" => rec.read_time = self.integer(key, v)?,
-            "write_set" => rec.write_set = self.cells(key, v, names)?,
-            "write_values" => rec.write_values = self.value_map(key, v, names)?,
-            "write_registry" => rec.write_registry = self.registry(key, v, names)?,
-            "write_time" => rec.write_time = self.integer(key, v)?,
-            "io" => rec.io = self.effects(key, v, names)?,
-            "co" => rec.co = self.effects(key, v, names)?,
-            "aborted" => {
-                rec.aborted = v.as_bool().ok_or_else(|| self.wrong(key, "a boolean", v))?
+            5 => rec.read_time = self.integer(key, v)?,
+            6 => self.cells(key, v, names, &mut rec.write_set)?,
+            7 => self.value_map(key, v, names, &mut rec.write_values)?,
+            8 => self.registry_memo(key, v, names, &mut rec.write_registry)?,
+            9 => rec.write_time = self.integer(key, v)?,
+            10 => self.effects(key, v, names, &mut rec.io)?,
+            11 => self.effects(key, v, names, &mut rec.co)?,
+            12 => {
+                rec.aborted = match self.kind(v) {
+                    Kind::Bool(b) => b,
+                    _ => return Err(self.wrong(key, "a boolean", v)),
+                }
             }
-            "preds" => rec.preds = self.preds(key, v)?,
-            // Combined with each other and with read_set in `read_meta`, once every key is in.
-            "read_replica" | "read_version" => {}
-            _ => {
-                debug_assert!(!KEYS.contains(&key));
-                return Err(JsonlError::UnknownKey {
-                    file: self.file.to_owned(),
-                    line: self.line,
-                    key: key.to_owned(),
-                });
-            }
+            13 => self.preds(key, v, &mut rec.preds)?,
+            _ => unreachable!("read_replica and read_version are combined in read_meta"),
         }
         Ok(())
     }
 
     /// The optional `read_replica` (cell → replica name) and `read_version` (cell → committed
     /// version) objects: both or neither, the same cells, each in `read_set`.
-    fn read_meta(
-        &self,
-        obj: &Map<String, Json>,
-        read_set: &[Cell],
-        names: &mut Names,
-    ) -> Result<Vec<ReadMeta>> {
+    fn read_meta(&self, r: usize, v: usize, rec: &mut OpRecord, names: &mut Names) -> Result<()> {
         let [rk, vk] = READ_META_KEYS;
-        let (replicas, versions) = match (obj.get(rk), obj.get(vk)) {
-            (None, None) => return Ok(Vec::new()),
-            (Some(_), None) => return Err(self.bad(rk, format!("needs `{vk}` beside it"))),
-            (None, Some(_)) => return Err(self.bad(vk, format!("needs `{rk}` beside it"))),
-            (Some(r), Some(v)) => (r, v),
-        };
-        let replicas = self.object(rk, replicas, "an object mapping cell names to replicas")?;
-        let versions = self.object(vk, versions, "an object mapping cell names to versions")?;
-        if let Some(cell) = versions.keys().find(|c| !replicas.contains_key(*c)) {
-            let msg = format!("cell `{cell}` has a version but no `{rk}` entry");
-            return Err(self.bad(&format!("{vk}.{cell}"), msg));
+        match (r, v) {
+            (ABSENT, ABSENT) => return Ok(()),
+            (_, ABSENT) => return Err(self.bad(rk, r, format!("needs `{vk}` beside it"))),
+            (ABSENT, _) => return Err(self.bad(vk, v, format!("needs `{rk}` beside it"))),
+            _ => {}
         }
-        let mut meta = Vec::with_capacity(replicas.len());
-        for (name, replica) in replicas {
-            let at = format!("{rk}.{name}");
-            let replica = names.replica(self.string(&at, replica)?);
-            let Some(version) = versions.get(name) else {
+        self.object(rk, r, "an object mapping cell names to replicas")?;
+        self.object(vk, v, "an object mapping cell names to versions")?;
+        let (mut replicas, mut versions) = (Vec::new(), Vec::new());
+        self.sorted_keys(rk, r, &mut replicas)?;
+        self.sorted_keys(vk, v, &mut versions)?;
+        let find =
+            |keys: &[usize], name: &str| keys.binary_search_by(|&x| self.text(x).cmp(name)).ok();
+        if let Some(&k) = versions
+            .iter()
+            .find(|&&k| find(&replicas, self.text(k)).is_none())
+        {
+            let name = self.text(k);
+            let msg = format!("cell `{name}` has a version but no `{rk}` entry");
+            return Err(self.bad(&format!("{vk}.{name}"), k, msg));
+        }
+        for &k in &replicas {
+            let name = self.text(k);
+            let key = format!("{rk}.{name}");
+            let replica = names.replica(self.string(&key, k + 1)?);
+            let Some(at) = find(&versions, name) else {
                 let msg = format!("cell `{name}` has a replica but no `{vk}` entry");
-                return Err(self.bad(&at, msg));
+                return Err(self.bad(&key, k, msg));
             };
-            let version = self.integer(&format!("{vk}.{name}"), version)?;
+            let version = self.integer(&format!("{vk}.{name}"), versions[at] + 1)?;
             let cell = names.cell(name);
-            if read_set.binary_search(&cell).is_err() {
-                return Err(self.bad(&at, format!("cell `{name}` is not in read_set")));
+            if rec.read_set.binary_search(&cell).is_err() {
+                return Err(self.bad(&key, k, format!("cell `{name}` is not in read_set")));
             }
-            meta.push(ReadMeta {
+            rec.read_meta.push(ReadMeta {
                 cell,
                 replica,
                 version,
             });
         }
-        meta.sort_unstable();
-        Ok(meta)
+        rec.read_meta.sort_unstable();
+        Ok(())
     }
 
-    fn wrong(&self, key: &str, expected: &'static str, found: &Json) -> JsonlError {
+    /// The keys of object `v` into `keys`, sorted by name, checked for duplicates.
+    fn sorted_keys(&self, key: &str, v: usize, keys: &mut Vec<usize>) -> Result<()> {
+        keys.clear();
+        keys.extend(self.tree.children(v));
+        let (tree, text) = (self.tree, self.at.text);
+        // Stable: of two equal names, the later one (the duplicate) comes second.
+        keys.sort_by(|&a, &b| tree.str(text, a).cmp(tree.str(text, b)));
+        if let Some(w) = keys.windows(2).find(|w| self.text(w[0]) == self.text(w[1])) {
+            return Err(self.duplicate(format!("{key}.{}", self.text(w[1])), w[1]));
+        }
+        Ok(())
+    }
+
+    fn wrong(&self, key: &str, expected: &'static str, v: usize) -> JsonlError {
         JsonlError::WrongType {
-            file: self.file.to_owned(),
-            line: self.line,
+            file: self.at.file.to_owned(),
+            line: self.at.line,
+            col: self.col(v),
             key: key.to_owned(),
             expected,
-            found: describe(found),
+            found: self.describe(v),
         }
     }
 
-    fn bad(&self, key: &str, message: String) -> JsonlError {
-        JsonlError::BadValue {
-            file: self.file.to_owned(),
-            line: self.line,
-            key: key.to_owned(),
-            message,
+    fn bad(&self, key: &str, v: usize, message: String) -> JsonlError {
+        self.at.bad(key, self.tree.nodes[v].start, message)
+    }
+
+    fn string(&self, key: &str, v: usize) -> Result<&str> {
+        match self.kind(v) {
+            Kind::String => Ok(self.text(v)),
+            _ => Err(self.wrong(key, "a string", v)),
         }
     }
 
-    fn string<'v>(&self, key: &str, v: &'v Json) -> Result<&'v str> {
-        v.as_str().ok_or_else(|| self.wrong(key, "a string", v))
-    }
-
-    fn integer(&self, key: &str, v: &Json) -> Result<u64> {
-        v.as_u64()
+    /// A JSON number written as a plain non-negative integer that fits in u64.
+    fn integer(&self, key: &str, v: usize) -> Result<u64> {
+        self.uint(v)
             .ok_or_else(|| self.wrong(key, "a non-negative integer", v))
     }
 
-    fn array<'v>(&self, key: &str, v: &'v Json, expected: &'static str) -> Result<&'v [Json]> {
-        v.as_array()
-            .map(Vec::as_slice)
-            .ok_or_else(|| self.wrong(key, expected, v))
+    fn uint(&self, v: usize) -> Option<u64> {
+        let n = &self.tree.nodes[v];
+        let raw = &self.at.text[n.start as usize..n.end as usize];
+        let plain = n.kind == Kind::Number && raw.bytes().all(|b| b.is_ascii_digit());
+        plain.then(|| raw.parse::<u64>().ok()).flatten()
     }
 
-    fn object<'v>(
-        &self,
-        key: &str,
-        v: &'v Json,
-        expected: &'static str,
-    ) -> Result<&'v Map<String, Json>> {
-        v.as_object().ok_or_else(|| self.wrong(key, expected, v))
+    fn array(&self, key: &str, v: usize, expected: &'static str) -> Result<()> {
+        match self.kind(v) {
+            Kind::Array => Ok(()),
+            _ => Err(self.wrong(key, expected, v)),
+        }
+    }
+
+    fn object(&self, key: &str, v: usize, expected: &'static str) -> Result<()> {
+        match self.kind(v) {
+            Kind::Object => Ok(()),
+            _ => Err(self.wrong(key, expected, v)),
+        }
     }
 
     /// A string names a value; `null` is NULL.
-    fn value(&self, key: &str, v: &Json, names: &mut Names) -> Result<Value> {
-        match v {
-            Json::Null => Ok(Value::NULL),
-            Json::String(s) => Ok(names.value(s)),
-            _ => Err(self.wrong(key, "a value name (string) or null", v)),
+    fn value(&self, key: &dyn Fn() -> String, v: usize, names: &mut Names) -> Result<Value> {
+        match self.kind(v) {
+            Kind::Null => Ok(Value::NULL),
+            Kind::String => Ok(names.value(self.text(v))),
+            _ => Err(self.wrong(&key(), "a value name (string) or null", v)),
         }
     }
 
     /// An array of cell names, read as a set (sorted, duplicates merged).
-    fn cells(&self, key: &str, v: &Json, names: &mut Names) -> Result<Vec<Cell>> {
-        let items = self.array(key, v, "an array of cell names")?;
-        let mut cells = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let name = self.string(&format!("{key}[{i}]"), item)?;
-            cells.push(names.cell(name));
+    fn cells(&self, key: &str, v: usize, names: &mut Names, out: &mut Vec<Cell>) -> Result<()> {
+        self.array(key, v, "an array of cell names")?;
+        for (i, item) in self.tree.children(v).enumerate() {
+            match self.kind(item) {
+                Kind::String => out.push(names.cell(self.text(item))),
+                _ => return Err(self.wrong(&format!("{key}[{i}]"), "a string", item)),
+            }
         }
-        normalize_set(&mut cells);
-        Ok(cells)
+        normalize_set(out);
+        Ok(())
     }
 
     /// An object cell → value or null; a missing cell reads as NULL.
-    fn value_map(&self, key: &str, v: &Json, names: &mut Names) -> Result<ValueMap> {
-        let obj = self.object(key, v, "an object mapping cell names to values")?;
-        let mut map = ValueMap::new();
-        for (cell, value) in obj {
-            let value = self.value(&format!("{key}.{cell}"), value, names)?;
-            map.set(names.cell(cell), value);
+    fn value_map(
+        &mut self,
+        key: &str,
+        v: usize,
+        names: &mut Names,
+        out: &mut crate::record::ValueMap,
+    ) -> Result<()> {
+        self.object(key, v, "an object mapping cell names to values")?;
+        let mut keys = std::mem::take(self.scratch);
+        self.sorted_keys(key, v, &mut keys)?;
+        for &k in &keys {
+            let cell = self.text(k);
+            let value = self.value(&|| format!("{key}.{cell}"), k + 1, names)?;
+            out.set(names.cell(cell), value);
         }
-        Ok(map)
+        *self.scratch = keys;
+        Ok(())
+    }
+
+    /// [`Line::registry`], or the last registry again when its text is the same.
+    fn registry_memo(
+        &mut self,
+        key: &str,
+        v: usize,
+        names: &mut Names,
+        out: &mut Registry,
+    ) -> Result<()> {
+        let n = &self.tree.nodes[v];
+        let raw = &self.at.text[n.start as usize..n.end as usize];
+        if self.last_registry.0 == raw {
+            out.clone_from(&self.last_registry.1);
+            return Ok(());
+        }
+        self.registry(key, v, names, out)?;
+        self.last_registry.0.clear();
+        self.last_registry.0.push_str(raw);
+        self.last_registry.1.clone_from(out);
+        Ok(())
     }
 
     /// An array of tool names (version 0) or `{"tool": name, "version": n}` objects.
-    fn registry(&self, key: &str, v: &Json, names: &mut Names) -> Result<Registry> {
-        let items = self.array(key, v, "an array of tool names or {tool, version} objects")?;
-        let mut reg = Registry::new();
-        for (i, item) in items.iter().enumerate() {
-            let at = format!("{key}[{i}]");
+    fn registry(
+        &self,
+        key: &str,
+        v: usize,
+        names: &mut Names,
+        out: &mut crate::record::Registry,
+    ) -> Result<()> {
+        self.array(key, v, "an array of tool names or {tool, version} objects")?;
+        for (i, item) in self.tree.children(v).enumerate() {
+            let at = || format!("{key}[{i}]");
             let entry = self.tool_entry(&at, item, names)?;
-            if reg.contains(entry.tool) {
+            if out.contains(entry.tool) {
                 let msg = format!("tool `{}` appears twice", names.tool_name(entry.tool));
-                return Err(self.bad(&at, msg));
+                return Err(self.bad(&at(), item, msg));
             }
-            reg.insert(entry);
+            out.insert(entry);
         }
-        Ok(reg)
+        Ok(())
     }
 
-    fn tool_entry(&self, key: &str, v: &Json, names: &mut Names) -> Result<ToolEntry> {
+    fn tool_entry(
+        &self,
+        key: &dyn Fn() -> String,
+        v: usize,
+        names: &mut Names,
+    ) -> Result<ToolEntry> {
         let expected = "a tool name or an object {\"tool\": name, \"version\": n}";
-        if let Json::String(s) = v {
-            let tool = names.tool(s);
-            return Ok(ToolEntry { tool, version: 0 });
-        }
-        let obj = self.object(key, v, expected)?;
-        if let Some(k) = obj.keys().find(|k| *k != "tool" && *k != "version") {
-            return Err(JsonlError::UnknownKey {
-                file: self.file.to_owned(),
-                line: self.line,
-                key: format!("{key}.{k}"),
-            });
-        }
-        let Some(name) = obj.get("tool") else {
-            return Err(self.bad(key, "a registry entry object needs a `tool`".to_owned()));
-        };
-        let tool = names.tool(self.string(&format!("{key}.tool"), name)?);
-        let version = match obj.get("version") {
-            None => 0,
-            Some(n) => {
-                let at = format!("{key}.version");
-                let n = self.integer(&at, n)?;
-                u32::try_from(n).map_err(|_| self.bad(&at, format!("{n} exceeds u32")))?
+        match self.kind(v) {
+            Kind::String => {
+                let tool = names.tool(self.text(v));
+                return Ok(ToolEntry { tool, version: 0 });
             }
+            Kind::Object => {}
+            _ => return Err(self.wrong(&key(), expected, v)),
+        }
+        let (mut tool_at, mut version_at) = (ABSENT, ABSENT);
+        for k in self.tree.children(v) {
+            let slot = match self.text(k) {
+                "tool" => &mut tool_at,
+                "version" => &mut version_at,
+                other => {
+                    return Err(JsonlError::UnknownKey {
+                        file: self.at.file.to_owned(),
+                        line: self.at.line,
+                        col: self.col(k),
+                        key: format!("{}.{other}", key()),
+                    })
+                }
+            };
+            if *slot != ABSENT {
+                return Err(self.duplicate(format!("{}.{}", key(), self.text(k)), k));
+            }
+            *slot = k + 1;
+        }
+        if tool_at == ABSENT {
+            return Err(self.bad(
+                &key(),
+                v,
+                "a registry entry object needs a `tool`".to_owned(),
+            ));
+        }
+        let version = match version_at {
+            ABSENT => 0,
+            n => {
+                let at = format!("{}.version", key());
+                let x = self.integer(&at, n)?;
+                u32::try_from(x).map_err(|_| self.bad(&at, n, format!("{x} exceeds u32")))?
+            }
+        };
+        let tool = match self.kind(tool_at) {
+            Kind::String => names.tool(self.text(tool_at)),
+            _ => return Err(self.wrong(&format!("{}.tool", key()), "a string", tool_at)),
         };
         Ok(ToolEntry { tool, version })
     }
 
     /// An array of `[cell, value-or-null]` pairs, in order.
-    fn effects(&self, key: &str, v: &Json, names: &mut Names) -> Result<Vec<(Cell, Value)>> {
-        let items = self.array(key, v, "an array of [cell, value] pairs")?;
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let at = format!("{key}[{i}]");
-            let pair = self.array(&at, item, "a [cell, value] pair")?;
-            let [cell, value] = pair else {
-                let msg = format!("expected a [cell, value] pair, found {} items", pair.len());
-                return Err(self.bad(&at, msg));
+    fn effects(
+        &self,
+        key: &str,
+        v: usize,
+        names: &mut Names,
+        out: &mut Vec<(Cell, Value)>,
+    ) -> Result<()> {
+        self.array(key, v, "an array of [cell, value] pairs")?;
+        for (i, item) in self.tree.children(v).enumerate() {
+            let at = || format!("{key}[{i}]");
+            if self.kind(item) != Kind::Array {
+                return Err(self.wrong(&at(), "a [cell, value] pair", item));
+            }
+            let mut parts = self.tree.children(item);
+            let (Some(cell), Some(value), None) = (parts.next(), parts.next(), parts.next()) else {
+                let n = self.tree.children(item).count();
+                let msg = format!("expected a [cell, value] pair, found {n} items");
+                return Err(self.bad(&at(), item, msg));
             };
-            let cell = names.cell(self.string(&format!("{at}[0]"), cell)?);
-            let value = self.value(&format!("{at}[1]"), value, names)?;
+            let cell = match self.kind(cell) {
+                Kind::String => names.cell(self.text(cell)),
+                _ => return Err(self.wrong(&format!("{}[0]", at()), "a string", cell)),
+            };
+            let value = self.value(&|| format!("{}[1]", at()), value, names)?;
             out.push((cell, value));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// 0-based indices of earlier records, read as a set.
-    fn preds(&self, key: &str, v: &Json) -> Result<Vec<u32>> {
-        let items = self.array(key, v, "an array of record indices")?;
-        let mut preds = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let at = format!("{key}[{i}]");
-            let p = self.integer(&at, item)?;
-            if p >= self.index as u64 {
+    fn preds(&self, key: &str, v: usize, out: &mut Vec<u32>) -> Result<()> {
+        self.array(key, v, "an array of record indices")?;
+        for (i, item) in self.tree.children(v).enumerate() {
+            let at = || format!("{key}[{i}]");
+            let Some(p) = self.uint(item) else {
+                return Err(self.wrong(&at(), "a non-negative integer", item));
+            };
+            if p >= self.at.index as u64 {
                 let msg = format!(
                     "{p} does not point to an earlier record (this is record {}, 0-based)",
-                    self.index
+                    self.at.index
                 );
-                return Err(self.bad(&at, msg));
+                return Err(self.bad(&at(), item, msg));
             }
-            preds.push(p as u32);
+            out.push(p as u32);
         }
-        normalize_set(&mut preds);
-        Ok(preds)
+        normalize_set(out);
+        Ok(())
     }
-}
 
-/// A short description of a JSON value for error messages: its type and (truncated) text.
-fn describe(v: &Json) -> String {
-    let kind = match v {
-        Json::Null => return "null".to_owned(),
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    };
-    let mut text = v.to_string();
-    if text.chars().count() > 40 {
-        text = text.chars().take(40).collect::<String>() + "…";
+    /// A short description of a JSON value for error messages: its type and (truncated) text.
+    fn describe(&self, v: usize) -> String {
+        let n = &self.tree.nodes[v];
+        let kind = match n.kind {
+            Kind::Null => return "null".to_owned(),
+            Kind::Bool(_) => "a boolean",
+            Kind::Number => "a number",
+            Kind::String => "a string",
+            Kind::Array => "an array",
+            Kind::Object => "an object",
+        };
+        let mut text = self.at.text[n.start as usize..n.end as usize].to_owned();
+        if text.chars().count() > 40 {
+            text = text.chars().take(40).collect::<String>() + "…";
+        }
+        format!("{kind} {text}")
     }
-    format!("{kind} {text}")
 }
 
 #[cfg(test)]
@@ -395,14 +766,13 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_line_and_key() {
+    fn errors_name_line_column_and_key() {
         let two = format!("{}\n{}", line(""), line(r#","io":[["c",1]]"#));
         let e = parse_history(&two, "h.jsonl").unwrap_err();
         assert_eq!((e.line(), e.key()), (Some(2), Some("io[0][1]")));
-        assert!(
-            e.to_string().starts_with("h.jsonl:2: key `io[0][1]`"),
-            "{e}"
-        );
+        let col = line(r#","io":[["c",1]]"#).find("1]]").unwrap() + 1;
+        let want = format!("h.jsonl:2:{col}: key `io[0][1]`: expected a value name");
+        assert!(e.to_string().starts_with(&want), "{e}");
         let e = parse_history(&line(r#","colour":1"#), "h").unwrap_err();
         assert_eq!(e.key(), Some("colour"));
         let e = parse_history(r#"{"agent":"a"}"#, "h").unwrap_err();
@@ -410,12 +780,57 @@ mod tests {
         let e = parse_history(&line(r#","preds":[0]"#), "h").unwrap_err();
         assert_eq!(e.key(), Some("preds[0]"));
         let e = parse_history("{\"agent\":", "h").unwrap_err();
-        assert!(matches!(e, JsonlError::BadJson { line: 1, .. }));
+        assert!(
+            matches!(
+                e,
+                JsonlError::BadJson {
+                    line: 1,
+                    col: 10,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = parse_history("[1]", "h").unwrap_err();
         assert!(matches!(e, JsonlError::NotAnObject { .. }));
     }
 
-    const META: &str = r#","read_set":["c","d"],"read_replica":{"c":"s1","d":"primary"},"read_version":{"c":1,"d":0}"#;
+    #[test]
+    fn duplicates_permutations_and_utf8_are_errors() {
+        let e = parse_history(&line(r#","agent":"b""#), "h").unwrap_err();
+        assert!(matches!(e, JsonlError::DuplicateKey { .. }), "{e}");
+        let col = line(r#","agent":"b""#).rfind("\"agent\"").unwrap() + 1;
+        assert_eq!(
+            e.to_string(),
+            format!("h:1:{col}: key `agent`: duplicate key (it appears earlier in the object)")
+        );
+        let dup = line("").replace(r#""read_values":{}"#, r#""read_values":{"c":"x","c":null}"#);
+        let e = parse_history(&dup, "h").unwrap_err();
+        assert_eq!(e.key(), Some("read_values.c"));
+        let io = r#","io":[["c","x"],["d","y"]],"co":[["d","y"]]"#;
+        let e = parse_history(&line(io), "h").unwrap_err();
+        assert_eq!(e.key(), Some("co"), "{e}");
+        let ok = r#","io":[["c","x"],["d","y"]],"co":[["d","y"],["c","x"]]"#;
+        assert!(parse_history(&line(ok), "h").is_ok());
+        let e = parse_history(&line(r#","io":[["c","x"]]"#), "h").unwrap_err();
+        assert_eq!(e.key(), Some("co"), "an absent co is empty: {e}");
+        let mut bytes = format!("{}\n", line("")).into_bytes();
+        bytes.extend_from_slice(b"{\"agent\":\"\xc3\xa9\xff\"}\n");
+        let mut names = Names::new();
+        let mut reader = RecordReader::new(bytes.as_slice(), "u");
+        let mut rec = OpRecord::default();
+        assert_eq!(reader.next_into(&mut names, &mut rec).unwrap(), Some(1));
+        let e = reader.next_into(&mut names, &mut rec).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "u:2:12: invalid UTF-8 (the line must be UTF-8 text)"
+        );
+    }
+
+    const META: &str = concat!(
+        r#","read_set":["c","d"],"read_replica":{"c":"s1","d":"primary"},"#,
+        r#""read_version":{"c":1,"d":0}"#
+    );
 
     #[test]
     fn replica_metadata_reads_and_checks() {

@@ -191,6 +191,7 @@ mod tests {
             planned_tool: Some(Tool(0)),
             write_time: 1,
             io: vec![(Cell(1), Value::NULL)],
+            co: vec![(Cell(1), Value::NULL)],
             ..OpRecord::default()
         };
         names.value("unused");
@@ -204,7 +205,8 @@ mod tests {
             "{\"agent\":\"a1\",\"read_set\":[\"c1\"],\"read_values\":{\"c1\":\"v1\"},\
              \"read_registry\":[{\"tool\":\"t1\",\"version\":2}],\"planned_tool\":\"t1\",\
              \"read_time\":0,\"write_set\":[],\"write_values\":{},\"write_registry\":[],\
-             \"write_time\":1,\"io\":[[\"c2\",null]],\"co\":[],\"aborted\":false,\"preds\":[]}\n"
+             \"write_time\":1,\"io\":[[\"c2\",null]],\"co\":[[\"c2\",null]],\
+             \"aborted\":false,\"preds\":[]}\n"
         );
         let back = parse_history(&text, "t").unwrap();
         assert_eq!(write_history(&back), text);

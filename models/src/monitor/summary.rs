@@ -112,7 +112,19 @@ pub struct Write {
 }
 
 /// What a pending op carries instead of its read time and its log of reads.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct PendingSummary {
     pub rs: u8,
     /// Values read on `rs` (NULL elsewhere).
@@ -136,7 +148,9 @@ pub struct PendingSummary {
 
 /// A live record that can still matter (with retraction only). `tag` is the driver's
 /// (a log index in the tests, `()` in the abstract model).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Node<T> {
     pub tag: T,
     pub ws: u8,
@@ -152,7 +166,9 @@ pub struct Node<T> {
 
 /// A logged read of `cell` that saw `value` and had `depth` live writers of it below (with
 /// retraction only; `depth ≥ 1`, a read with none below is final and folded).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Entry {
     pub cell: u8,
     pub value: u8,
@@ -161,7 +177,9 @@ pub struct Entry {
 
 /// The summary. Field meanings are in the module docs; the shape is set by a [`Need`] that
 /// every method takes and that must not change over a run.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Summary<T> {
     /// Per agent.
     pub pending: Vec<Option<PendingSummary>>,

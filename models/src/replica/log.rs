@@ -10,7 +10,9 @@ use crate::names::{Agent, Cell, Value};
 use std::collections::BTreeMap;
 
 /// One committed version of a cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Entry {
     /// 1-based; the entry's position in its cell's log plus one.
     pub version: u64,
@@ -22,7 +24,7 @@ pub struct Entry {
 }
 
 /// Per-cell append-only logs of committed versions.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PrimaryLog {
     cells: BTreeMap<Cell, Vec<Entry>>,
 }

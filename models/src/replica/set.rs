@@ -27,7 +27,7 @@ pub struct Served {
 }
 
 /// A primary log and the applied prefixes of `k` secondaries.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ReplicaSet {
     primary: PrimaryLog,
     /// `applied[s - 1][cell]` for secondary `Replica(s)`; a missing cell is at version 0.

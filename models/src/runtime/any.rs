@@ -10,7 +10,7 @@ use crate::names::Agent;
 use crate::record::Registry;
 
 /// One of the nine runtimes.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum AnyRuntime {
     Vanilla(Vanilla),
     Pessimistic(Pessimistic),

@@ -20,7 +20,7 @@ use crate::names::{Agent, Cell, Value};
 use crate::record::Registry;
 
 /// Provenance-checked snapshot isolation with (optionally) cascading aborts.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Causal {
     occ: Occ,
     cascade: bool,

@@ -9,7 +9,9 @@
 use std::fmt;
 
 /// How the `registry` runtime isolates the planned tool (SPEC §5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Discipline {
     /// Abort at commit if the planned tool left the registry or changed its signature.
     Validate,
@@ -113,7 +115,19 @@ impl fmt::Display for RuntimeKind {
 }
 
 /// Options shared by every runtime.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Options {
     /// Record provenance `preds` at each read (extension 2). Forced on for `causal` and above,
     /// whose commit rule and cascade need it.

@@ -57,7 +57,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 /// A request to begin an operation: read `read_set` (and the registry), planning `planned_tool`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct BeginRequest {
     pub agent: Agent,
     /// Cells to read, sorted and unique.
@@ -82,7 +82,7 @@ impl BeginRequest {
 }
 
 /// What a begun operation saw.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
     /// `len(log)` at the read.
     pub read_time: u64,
@@ -221,8 +221,11 @@ impl Externalization {
 }
 
 /// A prevention mechanism. Small on purpose, like stateright's `Model`: every decision is
-/// returned as data, every state is a value (so the checker can hash and compare it).
-pub trait Runtime: Clone + Debug + Hash + Eq + Send + Sync + 'static {
+/// returned as data, every state is a value (so the checker can hash and compare it, and
+/// encode it to bytes with serde to keep its frontiers packed or on disk).
+pub trait Runtime:
+    Clone + Debug + Hash + Eq + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static
+{
     /// The CLI name (`vanilla`, `ssi`, …).
     fn name(&self) -> &'static str;
 

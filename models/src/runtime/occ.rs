@@ -12,7 +12,7 @@ use crate::names::{Agent, Cell, Value};
 use crate::record::Registry;
 
 /// Store + committed versions.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Occ {
     pub store: Store,
     pub versions: Versions,

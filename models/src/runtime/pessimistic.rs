@@ -19,7 +19,7 @@ use crate::record::Registry;
 use std::collections::BTreeMap;
 
 /// Non-blocking lock-based runtime.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Pessimistic {
     store: Store,
     /// Lock table: cell → its single holder.

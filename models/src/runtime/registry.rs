@@ -22,7 +22,7 @@ use crate::names::Agent;
 use crate::record::Registry;
 
 /// Saga with registry-snapshot isolation.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RegistryIsolation {
     saga: Saga,
     discipline: Discipline,

@@ -20,7 +20,7 @@ use crate::names::{Agent, Cell, Value};
 use crate::record::{OpRecord, Registry};
 
 /// Causal + sequenced externalization + compensation.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Saga {
     causal: Causal,
 }

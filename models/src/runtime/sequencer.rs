@@ -8,7 +8,7 @@
 //! delay (an effect that completes early waits for its predecessors), never an abort.
 
 /// Releases completed effects in issue order.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Sequencer {
     completed: Vec<bool>,
     released: Vec<usize>,

@@ -15,7 +15,7 @@ use crate::names::Agent;
 use crate::record::Registry;
 
 /// Snapshot isolation with read-only commits unvalidated.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Si {
     occ: Occ,
 }

@@ -14,7 +14,7 @@ use crate::names::Agent;
 use crate::record::Registry;
 
 /// Serializable snapshot isolation (first committer wins on every commit).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Ssi {
     occ: Occ,
 }

@@ -9,7 +9,7 @@ use super::{BeginRequest, CommitRequest, Options, RegistryChange, Snapshot};
 use crate::names::{Agent, Cell, Value};
 use crate::record::{OpRecord, Registry, ToolEntry, ValueMap};
 /// An operation between its read and its commit.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Pending {
     pub request: BeginRequest,
     pub snapshot: Snapshot,
@@ -17,7 +17,7 @@ pub struct Pending {
 
 /// Log, memory, registry and in-flight operations. Change the log only through these methods:
 /// a per-cell writer index is derived from it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Store {
     pub log: Vec<OpRecord>,
     pub memory: ValueMap,
@@ -38,7 +38,7 @@ pub struct Store {
 /// iteration order, equality and hash of a `BTreeMap<Agent, Pending>`, kept as a flat vector
 /// because a run has a handful of agents and begins and commits on every operation (a B-tree
 /// allocates a node and moves entries on each). Its `Hash` feeds the same items as the map's.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Inflight(Vec<(Agent, Pending)>);
 
 impl Inflight {

@@ -9,7 +9,7 @@ use crate::names::Agent;
 use crate::record::Registry;
 
 /// The uncontrolled runtime.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Vanilla {
     store: Store,
 }

@@ -12,14 +12,16 @@ use crate::record::OpRecord;
 use std::collections::BTreeMap;
 
 /// One committed version of a cell: the writer's log index and its write time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Version {
     pub write_time: u64,
     pub index: usize,
 }
 
 /// Committed versions per cell, in commit order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Versions {
     cells: BTreeMap<Cell, Vec<Version>>,
 }

@@ -6,7 +6,8 @@
 //! exactly once; it says nothing about which choices are interesting: the tests pick them.
 #![allow(dead_code)] // each test binary uses a different part
 
-use agentsim_models::detect::{fast, spec};
+use agentsim_models::detect::stream::{Limits, Options, Stream};
+use agentsim_models::detect::{fast, spec, Summary};
 use agentsim_models::ValueMap;
 use agentsim_models::{Agent, Cell, History, Names, OpRecord, Registry, Tool, ToolEntry, Value};
 
@@ -179,13 +180,53 @@ pub fn memory(log: &[OpRecord], cells: &[Cell]) -> ValueMap {
     m
 }
 
-/// Asserts spec == fast (with default tuning and with both A1 paths forced) on `h`.
+/// Asserts spec == fast (with default tuning and with both A1 paths forced) on `h`, and that
+/// the stream detector gives the spec's counts and kept prefixes, keeping everything or only
+/// the tightest window the history allows, keeping one witness per anomaly or all.
 pub fn assert_agree(h: &History) {
     assert_eq!(h.validate(), Ok(()), "not well-formed: {h:?}");
     let expected = spec::detect(h);
     for scan_max in [0, usize::MAX] {
         let got = fast::detect_with(h, fast::Tuning { scan_max });
         assert_eq!(got, expected, "spec != fast (scan_max {scan_max}) on {h:?}");
+    }
+    for max in [1, usize::MAX] {
+        let want = Summary::of_report(&expected, h.len() as u64, max);
+        for limits in [Limits::unbounded(max), tight_limits(h, max)] {
+            let got = stream_summary(h, limits);
+            assert_eq!(got, want, "stream != spec ({limits:?}) on {h:?}");
+        }
+    }
+}
+
+/// The stream detector's summary of `h` (residue on, agents kept).
+pub fn stream_summary(h: &History, limits: Limits) -> Summary {
+    let opts = Options {
+        limits,
+        residue: true,
+        keep_agents: true,
+    };
+    let mut s = Stream::new(opts);
+    for (k, r) in h.records.iter().enumerate() {
+        s.push(r, k as u64 + 1, &mut ())
+            .expect("a valid history streams");
+    }
+    s.finish(&mut ())
+}
+
+/// The smallest window `h` admits (its longest read-to-commit window) and no cap.
+pub fn tight_limits(h: &History, max_witnesses: usize) -> Limits {
+    let window_max = h
+        .records
+        .iter()
+        .filter(|r| !r.read_set.is_empty())
+        .map(|r| r.write_time - r.read_time)
+        .max()
+        .unwrap_or(0);
+    Limits {
+        max_witnesses,
+        window_max,
+        live_max: usize::MAX,
     }
 }
 

@@ -71,7 +71,7 @@ fn setup(w: &workload::Workload, seed: u64) -> Result<Setup> {
     let mut vars: Vec<String> = w.writes.iter().flatten().map(|(v, _)| v.clone()).collect();
     vars.sort();
     vars.dedup();
-    let prog = compile(&guards, &w.lifelines, &vars, &mut syms);
+    let prog = compile(&guards, &w.lifelines, &vars, &mut syms)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut sets = Vec::new();
     for writes in &w.writes {

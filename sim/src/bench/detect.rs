@@ -35,7 +35,7 @@ fn seconds<T>(f: impl FnOnce() -> T) -> (T, f64) {
 
 /// CPU seconds (user + system) this process has used, from Linux's `/proc/self/stat`, in
 /// clock ticks of 1/100 s (USER_HZ). On a shared machine this, not wall time, is the work done.
-fn cpu_seconds() -> Option<f64> {
+pub fn cpu_seconds() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
     let rest = &stat[stat.rfind(')')? + 2..];
@@ -114,7 +114,7 @@ fn breakdown(h: &History) -> serde_json::Value {
 }
 
 /// Peak resident set size of this process, from Linux's `/proc/self/status`.
-fn peak_rss_mib() -> Option<f64> {
+pub fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;

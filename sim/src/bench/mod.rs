@@ -5,5 +5,7 @@
 
 pub mod cpl;
 pub mod detect;
+pub mod history;
 pub mod sim;
+pub mod stream;
 pub mod workload;

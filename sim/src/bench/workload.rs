@@ -9,8 +9,16 @@
 //! detectors: skewed reads (A3 residue, `L1_struct`), aborts and retractions (A3), registry
 //! removals and signature changes (A2), reversed effect completion (A6). The history is a
 //! workload for timing; its anomaly rates mean nothing about any real system.
+//!
+//! Records leave the generator through [`stream`] once they are [`RETRACT_WINDOW`] records old
+//! (a retraction flags one of the records still held), so a history of any length is made in
+//! constant memory; [`generate`] collects the stream.
 
 use agentsim_models::{Agent, Cell, History, OpRecord, Registry, Tool, Value, ValueMap};
+use std::collections::VecDeque;
+
+/// How many of the latest records a retraction may flag (they are held until then).
+pub const RETRACT_WINDOW: usize = 4096;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -49,10 +57,14 @@ struct Pending {
     preds: Vec<u32>,
 }
 
-struct Model {
+struct Model<F> {
     rng: ChaCha8Rng,
     w: Workload,
-    log: Vec<OpRecord>,
+    /// The latest records, not yet emitted (a retraction may still flag them).
+    recent: VecDeque<OpRecord>,
+    /// Records made so far (emitted or recent): `len(log)`.
+    len: usize,
+    emit: F,
     /// Per cell: the current value and the record that wrote it.
     memory: Vec<(Value, Option<u32>)>,
     registry: Registry,
@@ -62,6 +74,13 @@ struct Model {
 
 /// Generates the history of `w.records` records (same workload, same records).
 pub fn generate(w: Workload) -> History {
+    let mut records = Vec::with_capacity(w.records);
+    stream(w, |r| records.push(r));
+    History::from_records(records)
+}
+
+/// Generates the same records as [`generate`], handing each to `emit` in log order.
+pub fn stream(w: Workload, emit: impl FnMut(OpRecord)) {
     assert!(
         w.agents > 0 && w.cells > 0,
         "a workload needs agents and cells"
@@ -73,7 +92,9 @@ pub fn generate(w: Workload) -> History {
     let mut m = Model {
         rng: ChaCha8Rng::seed_from_u64(w.seed),
         w,
-        log: Vec::with_capacity(w.records),
+        recent: VecDeque::with_capacity(RETRACT_WINDOW + 1),
+        len: 0,
+        emit,
         memory: vec![(Value::NULL, None); w.cells as usize],
         registry: Registry::all(w.tools),
         pending: (0..w.agents).map(|_| None).collect(),
@@ -82,27 +103,25 @@ pub fn generate(w: Workload) -> History {
     // Each record takes two steps (start, complete) plus rare registry events.
     let steps_max = 4 * w.records + 64;
     for _ in 0..steps_max {
-        if m.log.len() >= w.records {
+        if m.len >= w.records {
             break;
         }
         m.step();
     }
-    assert_eq!(
-        m.log.len(),
-        w.records,
-        "raise steps_max: the generator stalled"
-    );
-    History::from_records(m.log)
+    assert_eq!(m.len, w.records, "raise steps_max: the generator stalled");
+    while let Some(r) = m.recent.pop_front() {
+        (m.emit)(r);
+    }
 }
 
-impl Model {
+impl<F: FnMut(OpRecord)> Model<F> {
     fn step(&mut self) {
         if self.rng.random_bool(0.000_5) {
             self.change_registry();
         }
-        if self.rng.random_bool(0.000_5) && !self.log.is_empty() {
-            let i = self.rng.random_range(0..self.log.len());
-            self.log[i].aborted = true; // a supervisor retracts a committed op
+        if self.rng.random_bool(0.000_5) && !self.recent.is_empty() {
+            let i = self.rng.random_range(0..self.recent.len());
+            self.recent[i].aborted = true; // a supervisor retracts a recent committed op
         }
         let a = self.rng.random_range(0..self.w.agents) as usize;
         match self.pending[a].take() {
@@ -159,7 +178,7 @@ impl Model {
             read_values,
             read_registry: self.registry.clone(),
             planned_tool,
-            read_time: self.log.len() as u64,
+            read_time: self.len as u64,
             preds,
         }
     }
@@ -186,13 +205,14 @@ impl Model {
             co.reverse();
         }
         let aborted = self.rng.random_bool(0.002);
-        let index = self.log.len() as u32;
+        let index = self.len as u32;
         if !aborted {
             for &(c, v) in &io {
                 self.memory[c.index()] = (v, Some(index));
             }
         }
-        self.log.push(OpRecord {
+        self.len += 1;
+        self.recent.push_back(OpRecord {
             agent: Agent(agent as u32),
             read_set: p.read_set,
             read_values: p.read_values,
@@ -209,6 +229,10 @@ impl Model {
             preds: p.preds,
             read_meta: Vec::new(),
         });
+        if self.recent.len() > RETRACT_WINDOW {
+            let r = self.recent.pop_front().expect("more than the window");
+            (self.emit)(r);
+        }
     }
 }
 

@@ -25,17 +25,22 @@ pub enum What {
     Sim(SimArgs),
     /// The CPL monitor: per-event time and bytes per message on CPL.md's workloads.
     Cpl(CplArgs),
+    /// Write the detector benchmarks' history as JSON Lines (for `agentsim detect`).
+    History(bench::history::Args),
+    /// The stream detector alone, on generated records, in a bounded window.
+    Stream(bench::stream::Args),
 }
 
 /// `agentsim bench detect`.
 #[derive(Debug, ClapArgs)]
 pub struct DetectArgs {
-    /// Records in the generated history for the fast detectors.
-    #[arg(long, default_value_t = 1_000_000)]
-    pub records: usize,
-    /// Records in the history for the spec form (quadratic: keep it small).
-    #[arg(long, default_value_t = 10_000)]
-    pub spec_records: usize,
+    /// Records in the generated history for the fast detectors (held in memory, about 600
+    /// bytes each: at most 5,000,000).
+    #[arg(long, default_value_t = 1_000_000, value_parser = bench::history::records(5_000_000))]
+    pub records: u64,
+    /// Records in the history for the spec form (quadratic: at most 100,000).
+    #[arg(long, default_value_t = 10_000, value_parser = bench::history::records(100_000))]
+    pub spec_records: u64,
     /// Timed runs of all fast detectors together; the best is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
@@ -97,13 +102,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Detect(a) => detect(a),
         What::Sim(a) => sim(a),
         What::Cpl(a) => cpl(a),
+        What::History(a) => bench::history::run(a),
+        What::Stream(a) => bench::stream::run(a),
     }
 }
 
 fn detect(a: DetectArgs) -> anyhow::Result<ExitCode> {
     let cfg = bench::detect::Config {
-        records: a.records,
-        spec_records: a.spec_records,
+        records: a.records as usize,
+        spec_records: a.spec_records as usize,
         repeat: a.repeat,
         seed: a.seed,
     };

@@ -5,13 +5,17 @@
 //! claimed beyond them). Exit 1: a property is violated; its shortest counterexample is
 //! printed as steps plus a replay path (`--replay PATH` with the same flags re-prints it),
 //! and `--trace-out` writes the first violated property's trace as ITF JSON. Exit 2: bad
-//! flags or bounds, or the `--max-states` bound stopped the search.
+//! flags or bounds, or the `--max-states` bound or the `--max-memory-mb` ceiling stopped the
+//! search (the partial counts are printed first). Exit 130: SIGINT or SIGTERM stopped it
+//! (partial counts printed, spill files removed); see `check_watch` for progress lines.
 //!
 //! `--replicas K` checks the replicated store of SPEC §6 instead (`--max-lag`,
 //! `--read-discipline`; property `A4`, split view), composed with `--runtime` for writes; see
 //! `agentsim_checker::replicated`. Flags that model has no meaning for are refused (exit 2).
 
+use super::check_watch;
 use crate::artifacts::output::write_atomic;
+use agentsim_checker::control::{self, Limits, Stopped};
 use agentsim_checker::frontier::Storage;
 use agentsim_checker::run::{self, CheckConfig, CheckReport, Counterexample};
 use agentsim_checker::{replicated_run, Bounds, Extensions, Property, Replication};
@@ -101,9 +105,18 @@ pub struct Args {
     /// Directory for frontier spill files (default: the system temp directory).
     #[arg(long, value_name = "DIR")]
     pub spill_dir: Option<PathBuf>,
-    /// Print one progress line per BFS level on stderr.
+    /// Stop cleanly, with the partial counts, once the process's resident memory reaches this
+    /// many MiB (exit 2). Default: half the machine's memory (4096 where it is unknown).
+    #[arg(long, value_name = "MIB")]
+    pub max_memory_mb: Option<u64>,
+    /// Print progress on stderr (a line per BFS level and every 5 s inside one) from the
+    /// start, even when stderr is not a terminal. Without it, a terminal gets progress once a
+    /// run passes 2 s.
     #[arg(long)]
     pub progress: bool,
+    /// No progress on stderr.
+    #[arg(long, conflicts_with = "progress")]
+    pub quiet: bool,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -192,12 +205,79 @@ pub fn storage(a: &Args) -> anyhow::Result<Storage> {
     std::fs::write(&probe, b"")
         .and_then(|()| std::fs::remove_file(&probe))
         .with_context(|| format!("--spill-dir {}: not writable", spill_dir.display()))?;
+    let max_memory_bytes = match a.max_memory_mb {
+        Some(0) => bail!("--max-memory-mb 0: give a ceiling of at least 1 MiB"),
+        Some(mb) => mb.saturating_mul(1 << 20),
+        None => control::default_memory_limit(),
+    };
+    // The seen set is pre-sized at 10 bytes a state (8-byte slots at 80 % load): refuse a
+    // pre-size that alone passes the ceiling instead of failing to allocate it.
+    let seen_bytes = a.expect_states.saturating_mul(10);
+    if seen_bytes > max_memory_bytes {
+        bail!(
+            "--expect-states {} needs {} MiB for the seen set, above the {} MiB memory ceiling: \
+             lower --expect-states or raise --max-memory-mb",
+            a.expect_states,
+            seen_bytes >> 20,
+            max_memory_bytes >> 20
+        );
+    }
+    let cancel = check_watch::cancel_on_signals().context("installing the SIGINT handler")?;
     Ok(Storage {
         expect_states: a.expect_states,
         frontier_mem_bytes: a.frontier_mem_mb.saturating_mul(1 << 20),
         spill_dir,
-        progress: a.progress,
+        limits: Limits {
+            cancel: Some(cancel),
+            max_memory_bytes,
+        },
+        progress: check_watch::reporter(a.quiet, a.progress),
     })
+}
+
+/// A search stopped by a signal or the memory ceiling: the partial counts on stdout, then
+/// exit 130, or exit 2 saying what to raise.
+fn stopped(report: &CheckReport, stop: Stopped, json: bool) -> anyhow::Result<ExitCode> {
+    let o = &report.outcome;
+    if json {
+        let mut doc = to_json(report);
+        doc["stopped"] = json!(match stop {
+            Stopped::Cancelled => "interrupted",
+            Stopped::Memory { .. } => "memory",
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        let found: Vec<&str> = o.violated.iter().map(|p| p.name()).collect();
+        println!(
+            "partial counts (stopped): {} distinct, {} generated, depth {}, {:.1} s; \
+             violated so far: {}",
+            o.distinct,
+            o.generated,
+            o.depth,
+            o.seconds,
+            if found.is_empty() {
+                "none".to_owned()
+            } else {
+                found.join(", ")
+            }
+        );
+    }
+    match stop {
+        Stopped::Cancelled => {
+            eprintln!("interrupted: spill files removed");
+            Ok(ExitCode::from(check_watch::INTERRUPTED))
+        }
+        Stopped::Memory {
+            limit_bytes,
+            rss_bytes,
+        } => bail!(
+            "stopped at the memory ceiling: {} MiB resident, --max-memory-mb {}: raise \
+             --max-memory-mb, lower --frontier-mem-mb to spill more of each level to \
+             --spill-dir, or shrink the bounds",
+            rss_bytes >> 20,
+            limit_bytes >> 20
+        ),
+    }
 }
 
 /// Runs the command.
@@ -218,11 +298,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!("exploring ({} threads)...", cfg.threads);
+    let storage = storage(&args)?;
+    if !args.quiet {
+        eprintln!("exploring ({} threads)...", cfg.threads);
+    }
     let report = match rep {
-        Some(rep) => replicated_run::check(&cfg, rep)?,
-        None => run::check_with(&cfg, &storage(&args)?)?,
+        Some(rep) => replicated_run::check_with(&cfg, rep, &storage)?,
+        None => run::check_with(&cfg, &storage)?,
     };
+    if let Some(stop) = report.outcome.stopped {
+        return stopped(&report, stop, args.json);
+    }
     if !report.outcome.complete && !report.outcome.all_violated {
         bail!(
             "stopped after {} distinct states without exhausting the space: raise --max-states",

@@ -77,7 +77,8 @@ fn eval(args: EvalArgs) -> Result<ExitCode> {
     let mut syms = Symbols::new();
     let msc =
         jsonl::parse_msc(&text, &mut syms).with_context(|| format!("{}", args.msc.display()))?;
-    let prog = compile(&guards, &msc.lifelines, &msc.vars, &mut syms);
+    let prog = compile(&guards, &msc.lifelines, &msc.vars, &mut syms)
+        .with_context(|| format!("{}", args.guards.display()))?;
     let rows = evaluate(&prog, &guards.defs, &msc, &mut syms)?;
     let names: Vec<&str> = prog.guards.iter().map(|(n, _)| n.as_str()).collect();
     let mut bad = String::new();
@@ -148,17 +149,21 @@ fn text_table(msc: &Msc, names: &[&str], rows: &[Row]) -> String {
         .max()
         .unwrap_or(8)
         .max(8);
-    let mut s = format!("{:>5}  {:<width$}  {:<6}", "event", "lifeline", "kind");
+    let mut s = format!("{:>5}  ", "event");
+    pad(&mut s, "lifeline", width);
+    s.push_str("  kind  ");
     for n in names {
         write!(s, "  {n}").expect("string");
     }
     s.push('\n');
     for (e, row) in rows.iter().enumerate() {
         let ev = &msc.events[e];
-        let line = &msc.lifelines[ev.lifeline];
-        write!(s, "{e:>5}  {line:<width$}  {:<6}", kind_name(ev.kind)).expect("string");
+        write!(s, "{e:>5}  ").expect("string");
+        pad(&mut s, &msc.lifelines[ev.lifeline], width);
+        write!(s, "  {:<6}", kind_name(ev.kind)).expect("string");
         for (n, &(v, _)) in names.iter().zip(&row.values) {
-            write!(s, "  {:<w$}", if v { "true" } else { "false" }, w = n.len()).expect("string");
+            s.push_str("  ");
+            pad(&mut s, if v { "true" } else { "false" }, n.len());
         }
         s.truncate(s.trim_end().len());
         s.push('\n');
@@ -170,6 +175,14 @@ fn text_table(msc: &Msc, names: &[&str], rows: &[Row]) -> String {
     )
     .expect("string");
     s
+}
+
+/// Appends `text` left-aligned in `width` bytes of columns. Not `{:<width$}`: the formatter
+/// takes widths up to 65,535 only, and a name may be longer.
+fn pad(s: &mut String, text: &str, width: usize) {
+    s.push_str(text);
+    let n = width.saturating_sub(text.chars().count());
+    s.extend(std::iter::repeat_n(' ', n));
 }
 
 fn json(msc: &Msc, names: &[&str], rows: &[Row]) -> String {

@@ -12,29 +12,49 @@
 //! A4 (split view, SPEC §6) is reported only for histories with replica metadata (some record
 //! has `read_replica`/`read_version`): then the text output gains an "A4 split-view" section and
 //! `--json` an `A4` key inside `anomalies` (an array, empty when there is no split). A4 is
-//! outside the lattice, so it changes neither `lattice_point` nor `level`. Single-store
-//! histories give byte-identical output to a build without A4.
+//! outside the lattice, so it changes neither `lattice_point` nor `level`. On a single-store
+//! history `--fail-on A4` says on stderr that A4 cannot be decided there (and does not fail).
+//!
+//! Every witness is counted; at most `--max-witnesses` per anomaly are listed (the first in
+//! completion order, see `models/src/detect/witnesses.rs`), and the output says how many were
+//! left out (`left_out` in `--json`). `--json` also carries `L1_struct` (`holds`, `violations`).
+//! The file is read and detected in one pass ([`batch`]), in memory bounded by the detector's
+//! state, not the file; `--stream` follows a growing file or stdin instead ([`stream`]).
+//! A closed stdout (`agentsim detect FILE | head`) ends the run quietly.
 
-use agentsim_models::detect::a4::{self, A4Read, A4Witness};
-use agentsim_models::detect::{
-    fast, spec, A1Witness, A2Reason, A2Witness, A3ResidueWitness, A3Witness, A6Witness,
-    L1StructViolation,
-};
+mod batch;
+mod render;
+mod stream;
+
+use agentsim_models::anomaly::Scope;
+use agentsim_models::detect::stream::Limits;
+use agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT;
+use agentsim_models::detect::{spec, Summary, Witnesses};
+use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
-use agentsim_models::{jsonl, Anomaly, History, Report};
-use anyhow::Context;
+use agentsim_models::{Anomaly, History};
 use clap::Args as ClapArgs;
+use render::{FromHistory, Kept, Render};
 use serde_json::{json, Value as Json};
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Detect anomalies in a JSON Lines history.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// The history: one operation record per line (see the README, "History format").
+    /// The history: one operation record per line (see the README, "History format"); `-`
+    /// reads stdin. With `--from`, a trace file or checkpoint database instead.
     pub file: PathBuf,
-    /// Print one JSON object: `anomalies`, `lattice_point`, `level`.
+    /// Ingest FILE first (OTLP/JSON GenAI traces, or a LangGraph SQLite checkpointer) and
+    /// print what it lets us decide with the anomalies.
+    #[arg(long, value_enum, conflicts_with = "stream")]
+    pub from: Option<super::ingest::From>,
+    /// With `--from langgraph`: the thread to read.
+    #[arg(long)]
+    pub thread: Option<String>,
+    /// Print one JSON object: `anomalies`, `lattice_point`, `level`, `L1_struct`, `left_out`.
     #[arg(long)]
     pub json: bool,
     /// Also report the A3 residue form (reads of values nobody had written).
@@ -46,6 +66,23 @@ pub struct Args {
     /// Use the spec-form detectors (quadratic; for cross-checking small histories).
     #[arg(long)]
     pub spec: bool,
+    /// List at most this many witnesses per anomaly (all are counted).
+    #[arg(long, default_value_t = MAX_WITNESSES_DEFAULT)]
+    pub max_witnesses: usize,
+    /// Read the history as it grows (like `tail -f`; `-` for stdin) and print each witness as
+    /// soon as the record that completes it arrives.
+    #[arg(long, conflicts_with = "spec")]
+    pub stream: bool,
+    /// With --stream: the longest read-to-commit window (write_time − read_time) a record may
+    /// have, in ticks; writes older than that are dropped.
+    #[arg(long, default_value_t = 1_000_000, requires = "stream")]
+    pub window_max: u64,
+    /// With --stream: the most writes and waiting reads kept at once.
+    #[arg(long, default_value_t = 4_194_304, requires = "stream")]
+    pub live_max: usize,
+    /// With --stream on a file: stop once it has not grown for this many milliseconds.
+    #[arg(long, default_value_t = 1000, requires = "stream")]
+    pub idle_ms: u64,
 }
 
 /// A `--fail-on` name: any anomaly of the catalogue the text and JSON report.
@@ -84,93 +121,219 @@ fn fail_on_names() -> String {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    // The error already names the file, the line and the key.
-    let history = jsonl::read_history(&args.file)?;
-    let report = if args.spec {
-        spec::detect(&history)
+    let file = args.file.display().to_string();
+    if args.stream {
+        let cfg = stream::Config {
+            limits: Limits {
+                max_witnesses: args.max_witnesses,
+                window_max: args.window_max,
+                live_max: args.live_max,
+            },
+            residue: args.residue,
+            json: args.json,
+            idle: std::time::Duration::from_millis(args.idle_ms),
+        };
+        return stream::run(&args.file, cfg, &args.fail_on);
+    }
+    // Errors already name the file, the line, the column and the key.
+    let mut ingest = None;
+    let outcome = if args.from.is_some() || args.spec || is_stdin(&args.file) {
+        let (h, report) =
+            super::ingest::history_for_detect(&args.file, args.from, args.thread.as_deref())?;
+        ingest = report;
+        history_outcome(h, &file, &args)?
     } else {
-        fast::detect(&history)
-    };
-    let split = a4::has_replica_meta(&history).then_some(&report.a4);
-    let point = Point::of(&report.anomalies());
-    let level = lattice::level(point);
-    if args.json {
-        let mut v = to_json(&history, &report, point, level, args.residue);
-        if let Some(ws) = &split {
-            v["anomalies"]["A4"] = ws.iter().map(|w| Render(&history).a4_json(w)).collect();
+        if args.thread.is_some() {
+            anyhow::bail!("--thread applies to --from langgraph only");
         }
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).context("encoding JSON")?
-        );
-    } else {
-        let file = args.file.display().to_string();
-        print!(
-            "{}",
-            text(&file, &history, &report, point, level, args.residue)
-        );
-        if let Some(ws) = &split {
-            let mut s = String::new();
-            let title = "A4 split-view (replicated store, outside the lattice)";
-            section(&mut s, title, ws, |w| Render(&history).a4_text(w));
-            print!("{s}");
+        let f = std::fs::File::open(&args.file).map_err(|source| jsonl::JsonlError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        let src = std::io::BufReader::with_capacity(1 << 20, f);
+        batch::run(src, &file, args.max_witnesses, args.residue)?
+    };
+    let s = &outcome.summary;
+    undecidable_note(&file, &args.fail_on, s);
+    let printed = match args.json {
+        true => {
+            let mut v = to_json(&outcome, args.residue);
+            if let Some(ingest) = &ingest {
+                v["ingest"] = ingest.to_json();
+            }
+            serde_json::to_string_pretty(&v)? + "\n"
+        }
+        false => {
+            let head = ingest.as_ref().map(|i| i.to_text()).unwrap_or_default();
+            head + &text(&file, &outcome, args.residue)
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(printed.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
+        r => r?,
+    }
+    Ok(exit_code(s, &args.fail_on))
+}
+
+/// 1 if `--fail-on` names an anomaly that is present, else 0.
+fn exit_code(s: &Summary, fail_on: &[Anomaly]) -> ExitCode {
+    let failed = fail_on.iter().any(|&a| s.has(a));
+    ExitCode::from(u8::from(failed))
+}
+
+/// Says on stderr which `--fail-on` anomalies the history cannot decide (by the catalogue's
+/// scope: A4 needs replica metadata), so that their absence is not read as a pass.
+fn undecidable_note(file: &str, fail_on: &[Anomaly], s: &Summary) {
+    for &a in fail_on {
+        let decidable = match a.scope() {
+            Scope::Any => true,
+            Scope::Replicated => s.replica_meta,
+        };
+        if !decidable {
+            eprintln!(
+                "note: --fail-on {a}: {file} has no replica metadata (read_replica, \
+                 read_version), so {a} cannot be decided on it; {a} does not fail this run"
+            );
         }
     }
-    let failed = args.fail_on.iter().any(|&a| report.has(a));
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+}
+
+/// Whether an error is a write to a closed pipe (the reader of stdout went away).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 
-/// The `--json` object.
-pub fn to_json(h: &History, r: &Report, point: Point, level: u8, residue: bool) -> Json {
-    let n = Render(h);
-    let mut anomalies = serde_json::Map::new();
-    anomalies.insert("A1".into(), r.a1.iter().map(|w| n.a1_json(w)).collect());
-    anomalies.insert("A2".into(), r.a2.iter().map(|w| n.a2_json(w)).collect());
-    anomalies.insert("A3".into(), r.a3.iter().map(|w| n.a3_json(w)).collect());
-    anomalies.insert("A6".into(), r.a6.iter().map(|w| n.a6_json(w)).collect());
-    if residue {
-        let ws = r.a3_residue.iter().map(|w| n.residue_json(w)).collect();
-        anomalies.insert("A3_residue".into(), ws);
+fn is_stdin(file: &std::path::Path) -> bool {
+    file.as_os_str() == "-"
+}
+
+/// The outcome for a history already in memory (stdin, `--from`, or `--spec`): the spec form
+/// with `--spec` (it is quadratic: small histories only), else the one-pass detector over the
+/// history written back as JSON Lines (the same code path as a file).
+fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch::Outcome> {
+    if !args.spec {
+        let text = jsonl::write_history(&h);
+        let src = std::io::Cursor::new(text.into_bytes());
+        return batch::run(src, file, args.max_witnesses, args.residue);
     }
+    let summary = spec::summary(&h, args.max_witnesses, args.residue);
+    let from = FromHistory(&h);
+    let s = &summary;
+    let kept = (s.a1.kept.iter().map(|&w| from.a1(w)))
+        .chain(s.a2.kept.iter().map(|&w| from.a2(w)))
+        .chain(s.a3.kept.iter().map(|&w| from.a3(w)))
+        .chain(s.a6.kept.iter().map(|&w| from.a6(w)))
+        .chain(s.a3_residue.kept.iter().map(|&w| from.residue(w)))
+        .chain(s.l1_struct.kept.iter().map(|&w| from.l1(w)))
+        .chain(s.a4.kept.iter().map(|&w| from.a4(w)))
+        .collect();
+    Ok(batch::Outcome {
+        summary,
+        kept,
+        names: h.names,
+    })
+}
+
+/// The kept witnesses of one list, in printing order (A4 by witness, as it always printed).
+fn list<'a>(o: &'a batch::Outcome, name: &str) -> Vec<&'a Kept> {
+    let mut ws: Vec<&Kept> = o.kept.iter().filter(|k| k.list() == name).collect();
+    if name == "A4" {
+        ws.sort_by_key(|k| match k {
+            Kept::A4 { w, .. } => *w,
+            _ => unreachable!("filtered to A4"),
+        });
+    }
+    ws
+}
+
+/// The `--json` object.
+fn to_json(o: &batch::Outcome, residue: bool) -> Json {
+    let r = Render(&o.names);
+    let s = &o.summary;
+    let rendered = |name: &str| -> Json { list(o, name).into_iter().map(|k| r.json(k)).collect() };
+    let mut anomalies = serde_json::Map::new();
+    let mut left_out = serde_json::Map::new();
+    let mut lists = vec![("A1", s.a1.left_out()), ("A2", s.a2.left_out())];
+    lists.extend([("A3", s.a3.left_out()), ("A6", s.a6.left_out())]);
+    if residue {
+        lists.push(("A3_residue", s.a3_residue.left_out()));
+    }
+    if s.replica_meta {
+        lists.push(("A4", s.a4.left_out()));
+    }
+    for (name, left) in lists {
+        anomalies.insert(name.into(), rendered(name));
+        if left > 0 {
+            left_out.insert(name.into(), json!(left));
+        }
+    }
+    if s.l1_struct.left_out() > 0 {
+        left_out.insert("L1_struct".into(), json!(s.l1_struct.left_out()));
+    }
+    let point = Point::of(&s.anomalies());
     let names: Vec<&str> = point.members().iter().map(|a| a.name()).collect();
-    json!({ "anomalies": anomalies, "lattice_point": names, "level": level })
+    let l1 = json!({ "holds": s.l1_struct_holds(), "violations": rendered("L1_struct") });
+    json!({ "anomalies": anomalies, "lattice_point": names, "level": lattice::level(point),
+            "L1_struct": l1, "left_out": left_out })
 }
 
 /// The human-readable report.
-pub fn text(file: &str, h: &History, r: &Report, point: Point, level: u8, residue: bool) -> String {
-    let n = Render(h);
-    let mut s = String::new();
-    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+fn text(file: &str, o: &batch::Outcome, residue: bool) -> String {
+    let (s, n) = (&o.summary, Render(&o.names));
+    let mut out = String::new();
+    let count = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let _ = writeln!(
-        s,
+        out,
         "{file}: {}, {}, {}",
-        count(h.len(), "record"),
-        count(h.names.agents.len(), "agent"),
-        count(h.names.cells.len(), "cell")
+        count(s.records, "record"),
+        count(o.names.agents.len() as u64, "agent"),
+        count(o.names.cells.len() as u64, "cell")
     );
-    section(&mut s, "A1 stale-generation", &r.a1, |w| n.a1_text(w));
-    section(&mut s, "A2 phantom-tool", &r.a2, |w| n.a2_text(w));
-    section(&mut s, "A3 causal-cascade", &r.a3, |w| n.a3_text(w));
-    section(&mut s, "A6 tool-effect reordering", &r.a6, |w| n.a6_text(w));
+    let mut sec = |title: &str, name: &str, w: (u64, u64)| {
+        section(&mut out, title, w, &list(o, name), &n);
+    };
+    sec("A1 stale-generation", "A1", totals(&s.a1));
+    sec("A2 phantom-tool", "A2", totals(&s.a2));
+    sec("A3 causal-cascade", "A3", totals(&s.a3));
+    sec("A6 tool-effect reordering", "A6", totals(&s.a6));
     if residue {
-        let title = "A3 residue (over-approximates A3)";
-        section(&mut s, title, &r.a3_residue, |w| n.residue_text(w));
+        sec(
+            "A3 residue (over-approximates A3)",
+            "A3_residue",
+            totals(&s.a3_residue),
+        );
     }
-    if r.l1_struct_holds() {
+    if s.l1_struct_holds() {
         let _ = writeln!(
-            s,
+            out,
             "L1_struct: holds (every read saw the latest committed write)"
         );
     } else {
-        section(&mut s, "L1_struct violated", &r.l1_struct, |w| n.l1_text(w));
+        section(
+            &mut out,
+            "L1_struct violated",
+            totals(&s.l1_struct),
+            &list(o, "L1_struct"),
+            &n,
+        );
     }
-    let _ = writeln!(s, "lattice point: {}", point.label());
-    let _ = writeln!(s, "level: L{level}{}", level_note(level));
-    s
+    let point = Point::of(&s.anomalies());
+    let level = lattice::level(point);
+    let _ = writeln!(out, "lattice point: {}", point.label());
+    let _ = writeln!(out, "level: L{level}{}", level_note(level));
+    if s.replica_meta {
+        let title = "A4 split-view (replicated store, outside the lattice)";
+        section(&mut out, title, totals(&s.a4), &list(o, "A4"), &n);
+    }
+    out
+}
+
+fn totals<T>(w: &Witnesses<T>) -> (u64, u64) {
+    (w.total, w.left_out())
 }
 
 fn level_note(level: u8) -> &'static str {
@@ -183,186 +346,23 @@ fn level_note(level: u8) -> &'static str {
     }
 }
 
-fn section<W>(s: &mut String, title: &str, ws: &[W], line: impl Fn(&W) -> String) {
-    if ws.is_empty() {
+fn section(s: &mut String, title: &str, (total, left): (u64, u64), ws: &[&Kept], n: &Render) {
+    if total == 0 {
         let _ = writeln!(s, "{title}: none");
         return;
     }
-    let plural = if ws.len() == 1 { "" } else { "es" };
-    let _ = writeln!(s, "{title}: {} witness{plural}", ws.len());
+    let plural = if total == 1 { "" } else { "es" };
+    let _ = write!(s, "{title}: {total} witness{plural}");
+    if left > 0 {
+        let _ = write!(
+            s,
+            " ({} listed, {left} left out: raise --max-witnesses)",
+            ws.len()
+        );
+    }
+    s.push('\n');
     for w in ws {
-        let _ = writeln!(s, "  {}", line(w));
-    }
-}
-
-/// Names for witnesses: records are 0-based indices (as in `preds`).
-struct Render<'a>(&'a History);
-
-impl Render<'_> {
-    fn agent(&self, i: usize) -> String {
-        self.0.names.agent_name(self.0.records[i].agent)
-    }
-    fn cell(&self, c: agentsim_models::Cell) -> String {
-        self.0.names.cell_name(c)
-    }
-    fn val(&self, v: agentsim_models::Value) -> String {
-        self.0.names.value_display(v)
-    }
-    fn val_json(&self, v: agentsim_models::Value) -> Json {
-        self.0.names.value_name(v).map_or(Json::Null, Json::String)
-    }
-    fn effects(&self, e: &[(agentsim_models::Cell, agentsim_models::Value)]) -> Json {
-        e.iter()
-            .map(|&(c, v)| json!([self.cell(c), self.val_json(v)]))
-            .collect()
-    }
-    fn effects_text(&self, e: &[(agentsim_models::Cell, agentsim_models::Value)]) -> String {
-        let items: Vec<_> = e
-            .iter()
-            .map(|&(c, v)| format!("{}={}", self.cell(c), self.val(v)))
-            .collect();
-        format!("[{}]", items.join(", "))
-    }
-
-    fn a1_text(&self, w: &A1Witness) -> String {
-        let (ri, rj) = (&self.0.records[w.reader], &self.0.records[w.writer]);
-        format!(
-            "record {} ({}) read {} = {} at t={} and wrote at t={}; meanwhile record {} ({}) \
-             wrote {} = {} at t={}",
-            w.reader,
-            self.agent(w.reader),
-            self.cell(w.cell),
-            self.val(ri.read_values.get(w.cell)),
-            ri.read_time,
-            ri.write_time,
-            w.writer,
-            self.agent(w.writer),
-            self.cell(w.cell),
-            self.val(rj.write_values.get(w.cell)),
-            rj.write_time
-        )
-    }
-    fn a1_json(&self, w: &A1Witness) -> Json {
-        let (ri, rj) = (&self.0.records[w.reader], &self.0.records[w.writer]);
-        json!({
-            "reader": w.reader, "reader_agent": self.agent(w.reader),
-            "writer": w.writer, "writer_agent": self.agent(w.writer),
-            "cell": self.cell(w.cell),
-            "read_value": self.val_json(ri.read_values.get(w.cell)),
-            "written_value": self.val_json(rj.write_values.get(w.cell)),
-        })
-    }
-
-    fn a2_text(&self, w: &A2Witness) -> String {
-        let tool = self.0.names.tool_name(w.tool);
-        let why = match w.reason {
-            A2Reason::Removed => "it had left the registry at write time".to_owned(),
-            A2Reason::VersionChanged { read, write } => {
-                format!("its signature changed from version {read} to {write}")
-            }
-        };
-        format!(
-            "record {} ({}) planned tool {tool}, but {why}",
-            w.record,
-            self.agent(w.record)
-        )
-    }
-    fn a2_json(&self, w: &A2Witness) -> Json {
-        let (reason, read, write) = match w.reason {
-            A2Reason::Removed => ("removed", None, None),
-            A2Reason::VersionChanged { read, write } => {
-                ("version_changed", Some(read), Some(write))
-            }
-        };
-        json!({
-            "record": w.record, "agent": self.agent(w.record),
-            "tool": self.0.names.tool_name(w.tool), "reason": reason,
-            "read_version": read, "write_version": write,
-        })
-    }
-
-    fn a3_text(&self, w: &A3Witness) -> String {
-        format!(
-            "record {} ({}) survives although its pred record {} ({}) is aborted",
-            w.record,
-            self.agent(w.record),
-            w.pred,
-            self.agent(w.pred)
-        )
-    }
-    fn a3_json(&self, w: &A3Witness) -> Json {
-        json!({ "record": w.record, "agent": self.agent(w.record), "pred": w.pred })
-    }
-
-    fn residue_text(&self, w: &A3ResidueWitness) -> String {
-        format!(
-            "record {} ({}) read {} = {} which no other live record had written by then",
-            w.record,
-            self.agent(w.record),
-            self.cell(w.cell),
-            self.val(w.value)
-        )
-    }
-    fn residue_json(&self, w: &A3ResidueWitness) -> Json {
-        json!({ "record": w.record, "cell": self.cell(w.cell), "value": self.val_json(w.value) })
-    }
-
-    fn a6_text(&self, w: &A6Witness) -> String {
-        let r = &self.0.records[w.record];
-        format!(
-            "record {} ({}) issued {} but its effects completed {}",
-            w.record,
-            self.agent(w.record),
-            self.effects_text(&r.io),
-            self.effects_text(&r.co)
-        )
-    }
-    fn a6_json(&self, w: &A6Witness) -> Json {
-        let r = &self.0.records[w.record];
-        json!({ "record": w.record, "agent": self.agent(w.record),
-                "io": self.effects(&r.io), "co": self.effects(&r.co) })
-    }
-
-    fn a4_side(&self, r: &A4Read) -> String {
-        format!(
-            "record {} ({}) got {} from {}",
-            r.record,
-            self.agent(r.record),
-            self.val(r.value),
-            self.0.names.replica_name(r.replica)
-        )
-    }
-    fn a4_text(&self, w: &A4Witness) -> String {
-        format!(
-            "{} at committed version {}: {}, but {}",
-            self.cell(w.cell),
-            w.version,
-            self.a4_side(&w.first),
-            self.a4_side(&w.second)
-        )
-    }
-    fn a4_json(&self, w: &A4Witness) -> Json {
-        let side = |r: &A4Read| {
-            json!({ "record": r.record, "agent": self.agent(r.record),
-                    "replica": self.0.names.replica_name(r.replica),
-                    "value": self.val_json(r.value) })
-        };
-        json!({ "cell": self.cell(w.cell), "version": w.version,
-                "first": side(&w.first), "second": side(&w.second) })
-    }
-
-    fn l1_text(&self, w: &L1StructViolation) -> String {
-        let latest = match w.writer {
-            Some(k) => format!("record {k}'s {}", self.val(w.expected)),
-            None => "NULL (no earlier write)".to_owned(),
-        };
-        format!(
-            "record {} ({}) read {} = {}, latest committed was {latest}",
-            w.record,
-            self.agent(w.record),
-            self.cell(w.cell),
-            self.val(w.read)
-        )
+        let _ = writeln!(s, "  {}", n.text(w));
     }
 }
 

@@ -7,9 +7,11 @@ pub mod bench;
 
 pub mod check;
 pub mod check_abstract;
+pub mod check_watch;
 pub mod cpl;
 pub mod deployed;
 pub mod detect;
+pub mod ingest;
 pub mod lattice;
 pub mod matrix;
 pub mod replay;
@@ -32,6 +34,8 @@ pub enum Command {
     Reproduce(reproduce::Args),
     /// Detect anomalies (A1, A2, A3, A6; A4 with replica metadata) in a JSON Lines history.
     Detect(detect::Args),
+    /// Convert OpenTelemetry GenAI traces or LangGraph checkpoints into a history.
+    Ingest(ingest::Args),
     /// Print the lattice of consistency models, its cover edges and chains.
     Lattice(lattice::Args),
     /// Exhaustively check the model at small bounds, like TLC (SPEC §1, §3, §5).
@@ -66,6 +70,7 @@ impl Command {
         match self {
             Command::Reproduce(args) => reproduce::run(args),
             Command::Detect(args) => detect::run(args),
+            Command::Ingest(args) => ingest::run(args),
             Command::Lattice(args) => lattice::run(args),
             Command::Check(args) => check::run(args),
             Command::Matrix(args) => matrix::run(args),

@@ -190,11 +190,12 @@ pub fn scenario_text(f: &SweepFile, p: &Point) -> String {
     let hot: Vec<String> = (0..p.cells).map(|k| format!("\"hot{k}\"")).collect();
     let own: Vec<String> = (0..p.agents).map(|k| format!("\"own{k}\"")).collect();
     let mut s = format!(
-        "name = \"{}\"\nruntime = \"vanilla\"\ntrials = {}\nseed = {}\n\
+        "name = {}\nruntime = \"vanilla\"\ntrials = {}\nseed = {}\n\
          cells = [\"flag\", {}, {}]\n\n[tokens]\nprompt_base = {}\nprompt_per_cell = {}\n\
          completion = {{ lognormal = {{ median = {}, sigma = 0.3 }} }}\n\n[retry]\nmax = {}\n\
          backoff_ms = {{ uniform = [{}, {}] }}\n",
-        f.name,
+        // Quoted by the TOML writer: a name is the user's text, and may hold `"` or `\`.
+        toml::Value::String(f.name.clone()),
         f.trials,
         f.seed,
         hot.join(", "),
@@ -427,6 +428,17 @@ mod tests {
     use super::*;
 
     const FILE: &str = include_str!("../../../scenarios/sweeps/contention.toml");
+
+    #[test]
+    fn a_name_with_quotes_and_backslashes_stays_the_name() {
+        // Issue 20: `name = "con\"tention"` was accepted, then the generated scenario text
+        // did not parse ("unexpected key or value") when the sweep ran.
+        let path = Path::new("q.toml");
+        let text = FILE.replacen("name = \"contention\"", r#"name = "con\"ten\\tion""#, 1);
+        let f = parse(path, &text).expect("parses");
+        let sc = scenario(&f, path, &points(&f)[0]).expect("resolves");
+        assert_eq!(sc.name, "con\"ten\\tion");
+    }
 
     #[test]
     fn the_shipped_sweep_parses_and_every_point_resolves() {

@@ -356,7 +356,7 @@ mod tests {
         let mut syms = Symbols::new();
         let g = parse_guards("let ok = @A.x == \"c1\" & @A(Y (y == 2));").unwrap();
         let names = ["A".to_owned(), "B".to_owned()];
-        let prog = compile(&g, &names, &["x".into(), "y".into()], &mut syms);
+        let prog = compile(&g, &names, &["x".into(), "y".into()], &mut syms).unwrap();
         let c1 = Value::Str(syms.intern("c1"));
         let mut a = Monitor::new(&prog, 0);
         a.local(&prog, &syms, &[(1, Value::Num(2.0))]);

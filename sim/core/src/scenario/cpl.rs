@@ -99,7 +99,8 @@ impl Resolver<'_> {
             .collect();
         let mut syms = Symbols::new();
         let vars = collect_vars(raw, &mut syms);
-        let prog = compile(&guards, &lifelines, &vars, &mut syms);
+        let prog = compile(&guards, &lifelines, &vars, &mut syms)
+            .or_else(|e| self.err(at.clone(), "guards", format!("{source}: {e}")))?;
         if let Some(l) = prog.lifelines.get(lifelines.len()) {
             let msg = format!("{source}: lifeline `{l}` is not an agent of this scenario");
             return self.err(at, "guards", msg);

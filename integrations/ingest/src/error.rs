@@ -1,0 +1,43 @@
+//! Why an input could not be ingested. Every variant names the file and what was wrong in it;
+//! none names a command-line flag (the binary adds those).
+
+/// An ingestion failure.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("{file}: cannot read")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Malformed OTLP/JSON: `line` is the 1-based line of the document, `path` the JSON path.
+    #[error("{file}:{line}: {path}: {message}")]
+    Otlp {
+        file: String,
+        line: usize,
+        path: String,
+        message: String,
+    },
+    #[error("{file}: not a LangGraph SQLite checkpointer database: {what}")]
+    NotCheckpointer { file: String, what: String },
+    #[error("{file}: the database is damaged or truncated: {message}")]
+    Corrupt { file: String, message: String },
+    #[error(
+        "{file}: {what}: unknown serialization `{encoding}` (this reader decodes msgpack, json, \
+         null, bytes and bytearray; pickled or encrypted checkpoints cannot be read)"
+    )]
+    UnknownEncoding {
+        file: String,
+        what: String,
+        encoding: String,
+    },
+    #[error("{file}: {what}: cannot decode: {message}")]
+    BadBlob {
+        file: String,
+        what: String,
+        message: String,
+    },
+    /// The input is readable but does not say what to ingest (e.g. several threads, or none).
+    #[error("{file}: {message}")]
+    Ambiguous { file: String, message: String },
+}

@@ -1,0 +1,34 @@
+//! `agentsim-ingest`: agentsim histories from what agent systems already write.
+//!
+//! Two sources, one shape of result ([`Ingested`]: a history and a [`Report`] of what it can
+//! decide):
+//! * [`otel`]: OTLP/JSON traces (the Collector's file exporter) that follow the OpenTelemetry
+//!   GenAI semantic conventions: one operation record per agent step (memory reads before the
+//!   generation, memory writes and tool calls after it, tool definitions as the registry).
+//! * [`langgraph`]: a LangGraph SQLite checkpointer database: one record per task (its reads
+//!   are the state it ran from, its writes the pending writes it stored), supersteps in order,
+//!   a ToolNode fan-out as one record whose effects complete in the order they were stored.
+//!
+//! Both reduce their input to timed [`build::Step`]s; [`build::build`] alone turns times into
+//! log positions and derives what the input did not carry (versions, provenance). A history
+//! from here is exactly as trustworthy as its report says: read [`Report::verdicts`] before
+//! reading a detector's "none".
+
+pub mod build;
+pub mod error;
+pub mod langgraph;
+pub mod otel;
+pub mod report;
+pub mod value;
+
+pub use error::IngestError;
+pub use report::{Report, RunError, Verdict};
+
+use agentsim_models::History;
+
+/// A history and what can be decided from it.
+#[derive(Clone, Debug)]
+pub struct Ingested {
+    pub history: History,
+    pub report: Report,
+}

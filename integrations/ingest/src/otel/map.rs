@@ -1,0 +1,635 @@
+//! GenAI spans → steps: the mapping table of [`super`].
+
+use super::otlp::Span;
+use crate::build::{build, Seen, Step, Written};
+use crate::error::IngestError;
+use crate::report::{Report, Verdict};
+use crate::value::{canonical, value_name};
+use crate::Ingested;
+use agentsim_models::Anomaly;
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a GenAI span is to the mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Agent,
+    Generation,
+    Read,
+    Write,
+    Tool,
+    /// A GenAI operation that is not part of a step (store lifecycle, embeddings, plan, …).
+    Other,
+}
+
+fn role(op: &str) -> Role {
+    match op {
+        "invoke_agent" => Role::Agent,
+        "chat" | "generate_content" | "text_completion" => Role::Generation,
+        "search_memory" | "retrieval" => Role::Read,
+        "create_memory" | "update_memory" | "upsert_memory" | "delete_memory" => Role::Write,
+        "execute_tool" => Role::Tool,
+        _ => Role::Other,
+    }
+}
+
+/// An agent invocation (or a trace's spans outside any): its spans, in start order.
+struct Invocation {
+    /// The agent's name (the registry timeline is per name).
+    base: String,
+    /// The actor: `base`, or `base#k` while k - 1 earlier invocations of it are still open.
+    agent: String,
+    start: u64,
+    end: u64,
+    /// The `invoke_agent` span, if any (its tool definitions back a generation's).
+    span: Option<usize>,
+    members: Vec<usize>,
+}
+
+#[derive(Default)]
+struct Cx {
+    counts: BTreeMap<String, u64>,
+    notes: Vec<String>,
+    /// Stores with reads or writes that did not say which records: A1 undecidable there.
+    unidentified: BTreeMap<String, u64>,
+    /// For each cell, whether every access carried the record's content.
+    content: BTreeMap<String, bool>,
+    tool_calls_without_registry: u64,
+    effects: u64,
+}
+
+pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError> {
+    spans.sort_by(|a, b| (a.start, &a.trace, &a.id).cmp(&(b.start, &b.trace, &b.id)));
+    let mut cx = Cx::default();
+    let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (i, s) in spans.iter().enumerate() {
+        if index.insert((&s.trace, &s.id), i).is_some() {
+            return Err(IngestError::Ambiguous {
+                file: file.to_owned(),
+                message: format!("span {} of trace {} appears twice", s.id, s.trace),
+            });
+        }
+    }
+    let traces: BTreeSet<&str> = spans.iter().map(|s| s.trace.as_str()).collect();
+    cx.count("traces", traces.len() as u64);
+    cx.count("spans", spans.len() as u64);
+    let invocations = invocations(&spans, &index, &mut cx);
+    let registry = Registries::observe(&spans, &invocations);
+    let mut steps = Vec::new();
+    for inv in &invocations {
+        for members in segments(&spans, &inv.members) {
+            steps.push(cx.step(&spans, inv, &members, &registry));
+        }
+    }
+    cx.derive_uncaptured(&mut steps);
+    let history = build(steps, false);
+    let report = Report {
+        source: "otel",
+        file: file.to_owned(),
+        records: history.len(),
+        verdicts: cx.verdicts(),
+        counts: std::mem::take(&mut cx.counts),
+        errors: Vec::new(),
+        notes: std::mem::take(&mut cx.notes),
+    };
+    Ok(Ingested { history, report })
+}
+
+fn op(s: &Span) -> Option<&str> {
+    s.str("gen_ai.operation.name")
+}
+
+/// Groups the step spans by their nearest `invoke_agent` ancestor and names the agents.
+fn invocations(
+    spans: &[Span],
+    index: &BTreeMap<(&str, &str), usize>,
+    cx: &mut Cx,
+) -> Vec<Invocation> {
+    let mut by_owner: BTreeMap<(String, Option<usize>), Vec<usize>> = BTreeMap::new();
+    for (i, s) in spans.iter().enumerate() {
+        let Some(op) = op(s) else {
+            cx.count("ignored_spans", 1);
+            continue;
+        };
+        cx.count("genai_spans", 1);
+        match role(op) {
+            Role::Agent => {
+                by_owner.entry((s.trace.clone(), Some(i))).or_default();
+            }
+            Role::Other => cx.count("genai_spans_not_steps", 1),
+            _ => {
+                let owner = agent_ancestor(spans, index, i);
+                by_owner
+                    .entry((s.trace.clone(), owner))
+                    .or_default()
+                    .push(i);
+            }
+        }
+    }
+    let mut out: Vec<Invocation> = by_owner
+        .into_iter()
+        .filter(|(_, m)| !m.is_empty())
+        .map(|((trace, owner), members)| {
+            let base = match owner {
+                Some(a) => {
+                    let s = &spans[a];
+                    s.str("gen_ai.agent.name")
+                        .or(s.str("gen_ai.agent.id"))
+                        .unwrap_or("agent")
+                        .to_owned()
+                }
+                None => format!("trace:{}", &trace[..trace.len().min(8)]),
+            };
+            let (start, end) = match owner {
+                Some(a) => (spans[a].start, spans[a].end),
+                None => (
+                    members.iter().map(|&m| spans[m].start).min().unwrap_or(0),
+                    members.iter().map(|&m| spans[m].end).max().unwrap_or(0),
+                ),
+            };
+            Invocation {
+                agent: base.clone(),
+                base,
+                start,
+                end,
+                span: owner,
+                members,
+            }
+        })
+        .collect();
+    out.sort_by_key(|inv| (inv.start, inv.span));
+    // One actor has one pending operation (SPEC §1): overlapping invocations of an agent are
+    // different actors. Each takes the lowest slot free at its start.
+    let mut slots: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for inv in &mut out {
+        let ends = slots.entry(inv.base.clone()).or_default();
+        let k = match ends.iter().position(|&e| e <= inv.start) {
+            Some(k) => k,
+            None => {
+                ends.push(0);
+                ends.len() - 1
+            }
+        };
+        ends[k] = inv.end;
+        if k > 0 {
+            inv.agent = format!("{}#{}", inv.base, k + 1);
+        }
+    }
+    cx.count("invocations", out.len() as u64);
+    out
+}
+
+/// The nearest `invoke_agent` span above span `i` (through spans of any kind).
+fn agent_ancestor(
+    spans: &[Span],
+    index: &BTreeMap<(&str, &str), usize>,
+    i: usize,
+) -> Option<usize> {
+    let mut at = i;
+    // Each step goes one parent up; more steps than spans means a cycle.
+    for _ in 0..spans.len() {
+        let parent = spans[at].parent.as_deref()?;
+        at = *index.get(&(spans[at].trace.as_str(), parent))?;
+        if op(&spans[at]).map(role) == Some(Role::Agent) {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// Splits an invocation's spans into steps: reads, then a generation, then writes and tools.
+fn segments(spans: &[Span], members: &[usize]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut has_gen = false;
+    let mut has_after = false;
+    for &m in members {
+        let r = op(&spans[m]).map(role).unwrap_or(Role::Other);
+        let new = match r {
+            Role::Read => has_gen || has_after,
+            Role::Generation => has_gen,
+            _ => false,
+        };
+        if new || out.is_empty() {
+            out.push(Vec::new());
+            has_gen = false;
+            has_after = false;
+        }
+        match r {
+            Role::Generation => has_gen = true,
+            Role::Write | Role::Tool => has_after = has_gen,
+            _ => {}
+        }
+        if let Some(last) = out.last_mut() {
+            last.push(m);
+        }
+    }
+    out
+}
+
+/// Parses an attribute that is structured or a JSON string of it.
+fn structured(s: &Span, key: &str) -> Option<Json> {
+    match s.attrs.get(key)? {
+        Json::String(text) => serde_json::from_str(text).ok(),
+        Json::Null => None,
+        v => Some(v.clone()),
+    }
+}
+
+/// A registry snapshot: (tool, signature version) pairs.
+type Entries = Vec<(String, u32)>;
+
+/// Registries observed per agent (base name): `gen_ai.tool.definitions`, with versions.
+struct Registries {
+    /// base → (start, entries) in time order.
+    seen: BTreeMap<String, Vec<(u64, Entries)>>,
+    /// span index → its entries.
+    at_span: BTreeMap<usize, Entries>,
+}
+
+impl Registries {
+    fn observe(spans: &[Span], invocations: &[Invocation]) -> Registries {
+        let mut obs: Vec<(u64, &str, usize)> = Vec::new();
+        for inv in invocations {
+            for &m in inv.members.iter().chain(inv.span.iter()) {
+                if spans[m].attrs.contains_key("gen_ai.tool.definitions") {
+                    obs.push((spans[m].start, inv.base.as_str(), m));
+                }
+            }
+        }
+        obs.sort();
+        obs.dedup();
+        let mut versions: BTreeMap<(&str, String), Vec<String>> = BTreeMap::new();
+        let mut r = Registries {
+            seen: BTreeMap::new(),
+            at_span: BTreeMap::new(),
+        };
+        for (start, base, m) in obs {
+            let defs = structured(&spans[m], "gen_ai.tool.definitions");
+            let items = defs
+                .as_ref()
+                .and_then(Json::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let mut entries = Vec::new();
+            for item in items {
+                let Some(name) = item.get("name").and_then(Json::as_str) else {
+                    continue;
+                };
+                let known = versions.entry((base, name.to_owned())).or_default();
+                let text = canonical(&item);
+                let v = match known.iter().position(|k| *k == text) {
+                    Some(v) => v,
+                    None => {
+                        known.push(text);
+                        known.len() - 1
+                    }
+                };
+                entries.push((name.to_owned(), v as u32));
+            }
+            r.seen
+                .entry(base.to_owned())
+                .or_default()
+                .push((start, entries.clone()));
+            r.at_span.insert(m, entries);
+        }
+        r
+    }
+
+    /// The agent's latest registry observed at or before `t`.
+    fn at(&self, base: &str, t: u64) -> Option<&Vec<(String, u32)>> {
+        let seen = self.seen.get(base)?;
+        let i = seen.partition_point(|(s, _)| *s <= t);
+        i.checked_sub(1).map(|i| &seen[i].1)
+    }
+}
+
+impl Cx {
+    fn count(&mut self, what: &str, n: u64) {
+        *self.counts.entry(what.to_owned()).or_default() += n;
+    }
+
+    fn step(
+        &mut self,
+        spans: &[Span],
+        inv: &Invocation,
+        members: &[usize],
+        reg: &Registries,
+    ) -> Step {
+        let of = |r: Role| -> Vec<usize> {
+            members
+                .iter()
+                .copied()
+                .filter(|&m| op(&spans[m]).map(role) == Some(r))
+                .collect()
+        };
+        let (reads, gens, writes, tools) = (
+            of(Role::Read),
+            of(Role::Generation),
+            of(Role::Write),
+            of(Role::Tool),
+        );
+        let generation = gens.first().copied();
+        let first_start = members
+            .iter()
+            .map(|&m| spans[m].start)
+            .min()
+            .unwrap_or(inv.start);
+        let read_at = reads
+            .first()
+            .map(|&r| spans[r].start)
+            .or(generation.map(|g| spans[g].start))
+            .unwrap_or(first_start);
+        let acting: Vec<usize> = writes.iter().chain(&tools).copied().collect();
+        let commit_at = acting
+            .iter()
+            .map(|&m| spans[m].end)
+            .max()
+            .or(generation.map(|g| spans[g].end))
+            .unwrap_or_else(|| {
+                members
+                    .iter()
+                    .map(|&m| spans[m].end)
+                    .max()
+                    .unwrap_or(inv.end)
+            });
+        let mut step = Step {
+            agent: inv.agent.clone(),
+            read_at: u128::from(read_at),
+            commit_at: u128::from(commit_at),
+            ..Step::default()
+        };
+        for &r in &reads {
+            self.read(&spans[r], &mut step);
+        }
+        // Effects: (start, end, span id, cell); a span with several records keeps their order.
+        let mut effects: Vec<(u64, u64, &str, usize, String)> = Vec::new();
+        // A step all of whose memory writes failed never changed memory: it is recorded
+        // aborted, with the writes it attempted; otherwise failed writes are left out.
+        let failed = writes.iter().filter(|&&w| spans[w].error).count();
+        self.count("failed_memory_writes", failed as u64);
+        step.aborted = !writes.is_empty() && failed == writes.len();
+        for &w in &writes {
+            let written = self.write(&spans[w]);
+            if spans[w].error && !step.aborted {
+                continue;
+            }
+            for (k, (cell, value)) in written.into_iter().enumerate() {
+                effects.push((spans[w].start, spans[w].end, &spans[w].id, k, cell.clone()));
+                step.writes.push((cell, value));
+            }
+        }
+        for &t in &tools {
+            let s = &spans[t];
+            let name = s.str("gen_ai.tool.name").unwrap_or("?");
+            let call = s.str("gen_ai.tool.call.id").unwrap_or(&s.id);
+            let cell = format!("tool:{name}:{call}");
+            let value = match structured(s, "gen_ai.tool.call.result")
+                .or_else(|| s.attrs.get("gen_ai.tool.call.result").cloned())
+            {
+                Some(v) => Written::Value(value_name(&v)),
+                None => Written::NewVersion,
+            };
+            step.writes.push((cell.clone(), value));
+            effects.push((s.start, s.end, &s.id, 0, cell));
+        }
+        self.effects += effects.len() as u64;
+        let mut io = effects.clone();
+        io.sort_by(|a, b| (a.0, a.2, a.3).cmp(&(b.0, b.2, b.3)));
+        let mut co = effects;
+        co.sort_by(|a, b| (a.1, a.2, a.3).cmp(&(b.1, b.2, b.3)));
+        step.io = io.into_iter().map(|e| e.4).collect();
+        step.co = co.into_iter().map(|e| e.4).collect();
+        self.registry(spans, inv, generation, &tools, &mut step, reg);
+        dedup_writes(&mut step);
+        step
+    }
+
+    fn read(&mut self, s: &Span, step: &mut Step) {
+        let search = op(s) == Some("search_memory");
+        let store = if search {
+            s.str("gen_ai.memory.store.id").unwrap_or("memory")
+        } else {
+            s.str("gen_ai.data_source.id").unwrap_or("retrieval")
+        }
+        .to_owned();
+        let key = if search {
+            "gen_ai.memory.records"
+        } else {
+            "gen_ai.retrieval.documents"
+        };
+        let items = structured(s, key).and_then(|v| v.as_array().cloned());
+        let single = s.str("gen_ai.memory.record.id").filter(|_| search);
+        match (items, single) {
+            (Some(items), _) => {
+                for item in items {
+                    match item.get("id").and_then(Json::as_str) {
+                        Some(id) => {
+                            let cell = format!("{store}/{id}");
+                            let seen = match item.get("content").filter(|_| search) {
+                                Some(c) => Seen::Value(value_name(c)),
+                                None => Seen::Derive,
+                            };
+                            self.access(&cell, matches!(seen, Seen::Value(_)));
+                            step.reads.push((cell, seen));
+                        }
+                        None => *self.unidentified.entry(store.clone()).or_default() += 1,
+                    }
+                }
+            }
+            (None, Some(id)) => {
+                let cell = format!("{store}/{id}");
+                self.access(&cell, false);
+                step.reads.push((cell, Seen::Derive));
+            }
+            (None, None) => *self.unidentified.entry(store).or_default() += 1,
+        }
+    }
+
+    /// The cells a memory write span wrote, with their values.
+    fn write(&mut self, s: &Span) -> Vec<(String, Written)> {
+        let store = s
+            .str("gen_ai.memory.store.id")
+            .unwrap_or("memory")
+            .to_owned();
+        let delete = op(s) == Some("delete_memory");
+        let single = s.str("gen_ai.memory.record.id");
+        let items = structured(s, "gen_ai.memory.records").and_then(|v| v.as_array().cloned());
+        let mut out: Vec<(String, Written)> = Vec::new();
+        match (items, single) {
+            (Some(items), single) if !delete => {
+                let lone = items.len() == 1;
+                for item in items {
+                    let id = item
+                        .get("id")
+                        .and_then(Json::as_str)
+                        .or(single.filter(|_| lone));
+                    match id {
+                        Some(id) => {
+                            let content = item.get("content").cloned().unwrap_or(Json::Null);
+                            out.push((
+                                format!("{store}/{id}"),
+                                Written::Value(value_name(&content)),
+                            ));
+                        }
+                        None => *self.unidentified.entry(store.clone()).or_default() += 1,
+                    }
+                }
+            }
+            (_, Some(id)) => {
+                let w = if delete {
+                    Written::Value(None)
+                } else {
+                    Written::NewVersion
+                };
+                out.push((format!("{store}/{id}"), w));
+            }
+            _ => *self.unidentified.entry(store).or_default() += 1,
+        }
+        for (cell, w) in &out {
+            self.access(cell, matches!(w, Written::Value(_)));
+        }
+        out
+    }
+
+    fn access(&mut self, cell: &str, with_content: bool) {
+        let all = self.content.entry(cell.to_owned()).or_insert(true);
+        *all &= with_content;
+    }
+
+    fn registry(
+        &mut self,
+        spans: &[Span],
+        inv: &Invocation,
+        generation: Option<usize>,
+        tools: &[usize],
+        step: &mut Step,
+        reg: &Registries,
+    ) {
+        let read = generation
+            .and_then(|g| reg.at_span.get(&g))
+            .or_else(|| inv.span.and_then(|a| reg.at_span.get(&a)));
+        step.read_registry = read.cloned().unwrap_or_default();
+        let first_tool = tools
+            .iter()
+            .min_by_key(|&&t| (spans[t].start, &spans[t].id));
+        step.planned_tool = first_tool
+            .and_then(|&t| spans[t].str("gen_ai.tool.name"))
+            .map(str::to_owned);
+        let dispatch = first_tool.map_or(step.commit_at as u64, |&t| spans[t].start);
+        step.write_registry = reg.at(&inv.base, dispatch).cloned().unwrap_or_default();
+        if step.planned_tool.is_some() && read.is_none() {
+            self.tool_calls_without_registry += 1;
+        }
+    }
+
+    /// Cells some access of which carried no content are compared by version throughout.
+    fn derive_uncaptured(&mut self, steps: &mut [Step]) {
+        let derived: BTreeSet<&String> = self
+            .content
+            .iter()
+            .filter(|(_, &all)| !all)
+            .map(|(c, _)| c)
+            .collect();
+        for step in steps.iter_mut() {
+            for (c, seen) in &mut step.reads {
+                if derived.contains(c) {
+                    *seen = Seen::Derive;
+                }
+            }
+            for (c, w) in &mut step.writes {
+                if derived.contains(c) && matches!(w, Written::Value(Some(_))) {
+                    *w = Written::NewVersion;
+                }
+            }
+        }
+        let n = derived.len() as u64;
+        self.count("memory_cells", self.content.len() as u64);
+        self.count("memory_cells_by_version", n);
+    }
+
+    fn verdicts(&self) -> Vec<(Anomaly, Verdict)> {
+        let by_version = self
+            .counts
+            .get("memory_cells_by_version")
+            .copied()
+            .unwrap_or(0);
+        let cells = self.content.len();
+        let a1 = if !self.unidentified.is_empty() {
+            let stores: Vec<String> = self
+                .unidentified
+                .iter()
+                .map(|(s, n)| format!("{s} ({n})"))
+                .collect();
+            Verdict::Undecidable {
+                reason: format!(
+                    "memory operations on {} did not say which records they read or wrote \
+                     (gen_ai.memory.records, gen_ai.memory.record.id, gen_ai.retrieval.documents \
+                     are opt-in or absent)",
+                    stores.join(", ")
+                ),
+            }
+        } else if cells == 0 {
+            Verdict::Decided {
+                basis: "no memory reads or writes in the trace".to_owned(),
+            }
+        } else if by_version > 0 {
+            Verdict::UpperBound {
+                basis: format!(
+                    "{by_version} of {cells} memory records compared by derived version (their \
+                     content was not captured): a rewrite with equal content counts as a change"
+                ),
+            }
+        } else {
+            Verdict::Decided {
+                basis: format!(
+                    "{cells} memory records compared by content (gen_ai.memory.records)"
+                ),
+            }
+        };
+        let a2 = if self.tool_calls_without_registry > 0 {
+            Verdict::Undecidable {
+                reason: format!(
+                    "{} steps called tools but their generation carries no \
+                     gen_ai.tool.definitions (opt-in)",
+                    self.tool_calls_without_registry
+                ),
+            }
+        } else {
+            Verdict::Decided {
+                basis: "registry = the generation's gen_ai.tool.definitions; at dispatch = the \
+                        agent's latest observed definitions; the first tool call of each step \
+                        is its planned tool"
+                    .to_owned(),
+            }
+        };
+        let a3 = Verdict::Undecidable {
+            reason: "spans carry no provenance and no retraction".to_owned(),
+        };
+        let a6 = Verdict::Decided {
+            basis: format!(
+                "{} effects: issue order = span start, completion order = span end (a tool \
+                 span's end, when the call returned, is taken as when its effect landed)",
+                self.effects
+            ),
+        };
+        vec![
+            (Anomaly::A1, a1),
+            (Anomaly::A2, a2),
+            (Anomaly::A3, a3),
+            (Anomaly::A6, a6),
+        ]
+    }
+}
+
+/// A step writing a cell twice keeps the last write (the builder takes one per cell).
+fn dedup_writes(step: &mut Step) {
+    let mut last: BTreeMap<String, Written> = BTreeMap::new();
+    for (c, w) in step.writes.drain(..) {
+        last.insert(c, w);
+    }
+    step.writes = last.into_iter().collect();
+    let mut seen = BTreeSet::new();
+    step.io.retain(|c| seen.insert(c.clone()));
+    let mut seen = BTreeSet::new();
+    step.co.retain(|c| seen.insert(c.clone()));
+}

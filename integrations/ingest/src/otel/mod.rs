@@ -1,0 +1,59 @@
+//! OpenTelemetry GenAI traces (OTLP/JSON) → agentsim history.
+//!
+//! Attribute and operation names are those of the OpenTelemetry GenAI semantic conventions
+//! (`open-telemetry/semantic-conventions-genai`, `model/gen-ai/registry.yaml` and `spans.yaml`,
+//! read at commit 002c8a6e; the conventions moved there from the main repository, whose
+//! `docs/gen-ai/` now only points to it). A span is a GenAI span when it has
+//! `gen_ai.operation.name`; every other span (HTTP, DB, …) is ignored and counted, but still
+//! links its children to their agent. The mapping:
+//!
+//! * `invoke_agent` → an agent invocation; `agent` = `gen_ai.agent.name`, else
+//!   `gen_ai.agent.id` (`#2`, `#3` … for invocations of one agent that overlap in time);
+//! * `chat`, `generate_content`, `text_completion` → the generation of a step; a step is the
+//!   memory reads before it, it, and the writes and tool calls after it (up to the next read
+//!   or generation);
+//! * `search_memory` → reads of `<gen_ai.memory.store.id>/<id>` for each record of
+//!   `gen_ai.memory.records` (value: its `content`), or of `gen_ai.memory.record.id`;
+//! * `retrieval` → reads of `<gen_ai.data_source.id>/<id>` for each of
+//!   `gen_ai.retrieval.documents`;
+//! * `create_memory`, `update_memory`, `upsert_memory` → writes of those cells (value: the
+//!   record's `content`); `delete_memory` writes NULL;
+//! * `execute_tool` → an effect `tool:<gen_ai.tool.name>:<gen_ai.tool.call.id>` (value:
+//!   `gen_ai.tool.call.result`); the first is the step's `planned_tool`;
+//! * the memory writes and tool calls of a step → `io` in start order, `co` in end order;
+//! * `gen_ai.tool.definitions` of the generation → `read_registry`; `write_registry` = the
+//!   agent's latest observed definitions when its first tool call starts; a definition that
+//!   changed is a new signature version;
+//! * the first read's start and the last write's end → log order and `read_time` (the
+//!   builder);
+//! * a step whose every memory write failed (`status` ERROR) → `aborted`.
+//!
+//! `create_memory_store`, `delete_memory_store`, `embeddings`, `create_agent`, `plan` and
+//! `invoke_workflow` spans are GenAI spans that are not steps; they are counted. What the
+//! spans did not carry is derived by the builder (versions of records whose contents were
+//! not captured) or reported undecidable (which records a search returned, when it says
+//! nothing about them).
+
+mod map;
+pub mod otlp;
+
+use crate::error::IngestError;
+use crate::Ingested;
+use std::path::Path;
+
+/// Ingests an OTLP/JSON trace file (one document, or one per line).
+pub fn read_otel(path: impl AsRef<Path>) -> Result<Ingested, IngestError> {
+    let path = path.as_ref();
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    parse_otel(&text, &file)
+}
+
+/// Ingests OTLP/JSON text; `file` names it in errors and in the report.
+pub fn parse_otel(text: &str, file: &str) -> Result<Ingested, IngestError> {
+    let spans = otlp::parse(text, file)?;
+    map::ingest(file, spans)
+}

@@ -1,0 +1,182 @@
+//! What an ingestion could and could not decide, said next to the history it produced.
+//!
+//! A history read from spans or checkpoints is only as good as what they carry: spans may omit
+//! memory contents (opt-in in the GenAI conventions), checkpoints do not say which keys a node
+//! used. So every ingestion returns a [`Report`] with, for each lattice anomaly, a [`Verdict`]:
+//! *decided* (the detector's answer on this history is the answer), *upper bound* (a witness may
+//! be a false alarm, "none" is still "none"), or *undecidable* (the detector's "none" means
+//! nothing here). It also counts what was read and ignored, and lists run errors the source
+//! recorded (e.g. LangGraph's `InvalidUpdateError`), which are not anomalies of the catalogue.
+//! `agentsim ingest` prints it to stderr; `agentsim detect --from` prints it with the detectors'
+//! report; the Python recorder writes the same JSON beside its history.
+
+use agentsim_models::Anomaly;
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// How far the detector's answer for one anomaly can be trusted on an ingested history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The history carries what the definition needs; `basis` says from what.
+    Decided { basis: String },
+    /// Witnesses may be false alarms (the history over-approximates); "none" holds.
+    UpperBound { basis: String },
+    /// The source lacks what the definition needs; the detector's "none" is not an answer.
+    Undecidable { reason: String },
+}
+
+impl Verdict {
+    /// `decided`, `upper_bound` or `undecidable`.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Verdict::Decided { .. } => "decided",
+            Verdict::UpperBound { .. } => "upper_bound",
+            Verdict::Undecidable { .. } => "undecidable",
+        }
+    }
+
+    /// The basis or the reason.
+    pub fn why(&self) -> &str {
+        match self {
+            Verdict::Decided { basis } | Verdict::UpperBound { basis } => basis,
+            Verdict::Undecidable { reason } => reason,
+        }
+    }
+}
+
+/// An error the traced run raised (not a catalogue anomaly, but what a user must hear).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunError {
+    /// e.g. `InvalidUpdateError`.
+    pub kind: String,
+    /// e.g. `INVALID_CONCURRENT_GRAPH_UPDATE`.
+    pub code: Option<String>,
+    pub message: String,
+    /// The 0-based records it concerns (e.g. the aborted tasks of the failed superstep).
+    pub records: Vec<usize>,
+}
+
+/// The report of one ingestion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// `otel` or `langgraph`.
+    pub source: &'static str,
+    /// The input, as named on the command line.
+    pub file: String,
+    pub records: usize,
+    /// What was read and what was ignored, by name (e.g. `spans`, `ignored_spans`).
+    pub counts: BTreeMap<String, u64>,
+    /// One verdict per lattice anomaly, in lattice order.
+    pub verdicts: Vec<(Anomaly, Verdict)>,
+    pub errors: Vec<RunError>,
+    /// Anything else the user should know (choices made, parts skipped), in input order.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// The verdict for `a`.
+    pub fn verdict(&self, a: Anomaly) -> Option<&Verdict> {
+        self.verdicts.iter().find(|(x, _)| *x == a).map(|(_, v)| v)
+    }
+
+    /// The report as one JSON object (keys sorted).
+    pub fn to_json(&self) -> Json {
+        let decidable: serde_json::Map<String, Json> = self
+            .verdicts
+            .iter()
+            .map(|(a, v)| {
+                let entry = json!({ "status": v.status(), "why": v.why() });
+                (a.name().to_owned(), entry)
+            })
+            .collect();
+        let errors: Vec<Json> = self
+            .errors
+            .iter()
+            .map(|e| {
+                json!({ "error": e.kind, "code": e.code, "message": e.message,
+                        "records": e.records })
+            })
+            .collect();
+        json!({
+            "source": self.source, "file": self.file, "records": self.records,
+            "counts": self.counts, "decidable": decidable, "errors": errors,
+            "notes": self.notes,
+        })
+    }
+
+    /// The report for people: one line per count, verdict, error and note.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let counts: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "{}: {} records from {} ({})",
+            self.file,
+            self.records,
+            self.source,
+            counts.join(", ")
+        );
+        for (a, v) in &self.verdicts {
+            let status = v.status().replace('_', " ");
+            let _ = writeln!(s, "  {a}: {status}: {}", v.why());
+        }
+        for e in &self.errors {
+            let code = e
+                .code
+                .as_deref()
+                .map(|c| format!(" [{c}]"))
+                .unwrap_or_default();
+            let _ = writeln!(s, "  run error {}{code}: {}", e.kind, e.message);
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "  note: {n}");
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_and_text_say_the_same() {
+        let r = Report {
+            source: "otel",
+            file: "t.json".into(),
+            records: 2,
+            counts: BTreeMap::from([("spans".into(), 5), ("ignored_spans".into(), 1)]),
+            verdicts: vec![
+                (
+                    Anomaly::A1,
+                    Verdict::Decided {
+                        basis: "values".into(),
+                    },
+                ),
+                (
+                    Anomaly::A3,
+                    Verdict::Undecidable {
+                        reason: "no aborts".into(),
+                    },
+                ),
+            ],
+            errors: vec![],
+            notes: vec!["n".into()],
+        };
+        let j = r.to_json();
+        assert_eq!(j["decidable"]["A1"]["status"], "decided");
+        assert_eq!(j["decidable"]["A3"]["why"], "no aborts");
+        let t = r.to_text();
+        assert!(
+            t.starts_with("t.json: 2 records from otel (ignored_spans 1, spans 5)"),
+            "{t}"
+        );
+        assert!(t.contains("  A3: undecidable: no aborts"), "{t}");
+        assert_eq!(r.verdict(Anomaly::A1).map(Verdict::status), Some("decided"));
+    }
+}

@@ -1,0 +1,201 @@
+//! The example checkpoint databases (`scenarios/traces/langgraph/`, made with the real
+//! `langgraph` by `make_checkpoints.py`) ingest to the anomaly sets that
+//! `agentsim_models::langgraph` and `agentsim deployed` predict, and the inputs the reader must
+//! refuse are refused with the file and the reason.
+
+use agentsim_ingest::langgraph::read_langgraph;
+use agentsim_ingest::{IngestError, Ingested};
+use agentsim_models::detect::{fast, spec};
+use agentsim_models::lattice::Point;
+use agentsim_models::{jsonl, Anomaly};
+use std::path::PathBuf;
+
+fn path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/traces/langgraph")
+        .join(name)
+}
+
+fn ingest(name: &str) -> Ingested {
+    read_langgraph(path(name), None).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The lattice point of an ingested history (fast and spec detectors agree).
+fn point(i: &Ingested) -> Vec<&'static str> {
+    let report = fast::detect(&i.history);
+    assert_eq!(report, spec::detect(&i.history), "fast and spec disagree");
+    Point::of(&report.anomalies())
+        .members()
+        .iter()
+        .map(|a| a.name())
+        .collect()
+}
+
+fn show(i: &Ingested) -> String {
+    format!("{}{}", i.report.to_text(), jsonl::write_history(&i.history))
+}
+
+#[test]
+fn superstep_stale_read_is_a1_and_the_edge_fixes_it() {
+    let before = ingest("stale_read.sqlite");
+    assert_eq!(point(&before), vec!["A1"], "{}", show(&before));
+    let a1 = fast::detect(&before.history).a1;
+    let n = &before.history.names;
+    // Both reviewers read draft-1 while the editor committed draft-2 (and nothing else).
+    let readers: Vec<String> = a1
+        .iter()
+        .map(|w| n.agent_name(before.history.records[w.reader].agent))
+        .collect();
+    assert_eq!(
+        readers,
+        vec!["reviewer_1", "reviewer_2"],
+        "{}",
+        show(&before)
+    );
+    assert!(a1.iter().all(|w| n.cell_name(w.cell) == "draft"));
+    let after = ingest("stale_read_fixed.sqlite");
+    assert!(point(&after).is_empty(), "{}", show(&after));
+}
+
+#[test]
+fn lastvalue_conflict_is_an_invalid_update_and_the_reducer_fixes_it() {
+    let before = ingest("double_write.sqlite");
+    assert!(point(&before).is_empty(), "{}", show(&before));
+    let [err] = before.report.errors.as_slice() else {
+        panic!("expected one run error: {}", show(&before));
+    };
+    assert_eq!(err.kind, "InvalidUpdateError");
+    assert_eq!(err.code.as_deref(), Some("INVALID_CONCURRENT_GRAPH_UPDATE"));
+    assert!(err
+        .message
+        .starts_with("At key 'todos': Can receive only one value per step."));
+    // The failed superstep's two tasks are in the history, aborted.
+    assert_eq!(err.records.len(), 2);
+    assert!(err
+        .records
+        .iter()
+        .all(|&r| before.history.records[r].aborted));
+    let after = ingest("double_write_fixed.sqlite");
+    assert!(point(&after).is_empty(), "{}", show(&after));
+    assert!(after.report.errors.is_empty());
+    assert!(after.history.records.iter().all(|r| !r.aborted));
+}
+
+#[test]
+fn deerflow_3123_is_a_sequential_clobber_not_an_anomaly() {
+    for name in ["deerflow_3123.sqlite", "deerflow_3123_fixed.sqlite"] {
+        let i = ingest(name);
+        assert!(point(&i).is_empty(), "{}", show(&i));
+        assert!(i.report.errors.is_empty());
+    }
+    // Before the fix the reporter's None write erased the list: its record writes NULL.
+    let before = ingest("deerflow_3123.sqlite");
+    let h = &before.history;
+    let todos = agentsim_models::Cell(h.names.cells.get("todos").unwrap());
+    let last = h.records.iter().rev().find(|r| r.writes(todos)).unwrap();
+    assert_eq!(h.names.agent_name(last.agent), "reporter");
+    assert!(last.write_values.get(todos).is_null());
+    let after = ingest("deerflow_3123_fixed.sqlite");
+    let h = &after.history;
+    let last = h.records.iter().rev().find(|r| r.writes(todos)).unwrap();
+    assert!(
+        !last.write_values.get(todos).is_null(),
+        "the reducer kept the list"
+    );
+}
+
+#[test]
+fn toolnode_fanout_is_a6_and_one_call_per_step_fixes_it() {
+    let before = ingest("toolnode_fanout.sqlite");
+    assert_eq!(point(&before), vec!["A6"], "{}", show(&before));
+    let h = &before.history;
+    let w = fast::detect(h).a6[0];
+    let r = &h.records[w.record];
+    let cells = |e: &[(agentsim_models::Cell, agentsim_models::Value)]| -> Vec<String> {
+        e.iter().map(|&(c, _)| h.names.cell_name(c)).collect()
+    };
+    assert_eq!(
+        cells(&r.io),
+        vec![
+            "tool:refund:call_1",
+            "tool:email:call_2",
+            "tool:ticket:call_3"
+        ]
+    );
+    assert_eq!(
+        cells(&r.co),
+        vec![
+            "tool:email:call_2",
+            "tool:ticket:call_3",
+            "tool:refund:call_1"
+        ]
+    );
+    assert_eq!(
+        before.report.verdict(Anomaly::A6).map(|v| v.status()),
+        Some("decided")
+    );
+    let after = ingest("toolnode_fanout_fixed.sqlite");
+    assert!(point(&after).is_empty(), "{}", show(&after));
+}
+
+#[test]
+fn a_toolnode_inside_one_task_leaves_a6_undecidable() {
+    let i = ingest("toolnode_inline.sqlite");
+    assert!(point(&i).is_empty(), "{}", show(&i));
+    assert_eq!(
+        i.report.verdict(Anomaly::A6).map(|v| v.status()),
+        Some("undecidable")
+    );
+}
+
+#[test]
+fn the_fold_is_in_task_order() {
+    let i = ingest("fold_order.sqlite");
+    assert!(point(&i).is_empty(), "{}", show(&i));
+    let h = &i.history;
+    let log = agentsim_models::Cell(h.names.cells.get("log").unwrap());
+    let last = h.records.iter().rev().find(|r| r.writes(log)).unwrap();
+    assert_eq!(
+        h.names.value_display(last.write_values.get(log)),
+        "[0,1,2,3]"
+    );
+}
+
+#[test]
+fn threads_are_chosen_by_name() {
+    let err = read_langgraph(path("two_threads.sqlite"), None).unwrap_err();
+    assert!(matches!(err, IngestError::Ambiguous { .. }));
+    assert!(err.to_string().contains("2 threads (a, b)"), "{err}");
+    let a = read_langgraph(path("two_threads.sqlite"), Some("b")).unwrap();
+    assert_eq!(point(&a), vec!["A1"]);
+    let err = read_langgraph(path("two_threads.sqlite"), Some("c")).unwrap_err();
+    assert!(err.to_string().contains("no thread `c`"), "{err}");
+}
+
+#[test]
+fn bad_inputs_are_refused_naming_file_and_reason() {
+    let cases = [
+        (
+            "bad/not_a_checkpointer.sqlite",
+            "not a LangGraph SQLite checkpointer database: it has no table `checkpoints`",
+        ),
+        (
+            "bad/not_sqlite.sqlite",
+            "not a LangGraph SQLite checkpointer database: not an SQLite database",
+        ),
+        (
+            "bad/truncated.sqlite",
+            "the database is damaged or truncated",
+        ),
+        ("bad/pickled.sqlite", "unknown serialization `pickle`"),
+        ("bad/missing.sqlite", "cannot read"),
+    ];
+    for (name, want) in cases {
+        let err = read_langgraph(path(name), None).unwrap_err().to_string();
+        assert!(
+            err.contains(name.trim_start_matches("bad/")),
+            "{name}: {err}"
+        );
+        assert!(err.contains(want), "{name}: {err}");
+    }
+}

@@ -1,0 +1,37 @@
+"""Shared fixtures: the example apps, and the agentsim binary the histories are checked with."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent.parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "examples"))
+
+
+def _binary() -> str:
+    for candidate in (os.environ.get("AGENTSIM"), str(ROOT / "target" / "release" / "agentsim"),
+                      shutil.which("agentsim")):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    raise RuntimeError(
+        "no agentsim binary: build it (cargo build --release) or set AGENTSIM=/path/to/agentsim"
+    )
+
+
+@pytest.fixture(scope="session")
+def agentsim():
+    binary = _binary()
+
+    def run(*args: str) -> dict:
+        out = subprocess.run([binary, *args, "--json"], capture_output=True, text=True)
+        assert out.returncode == 0, f"agentsim {' '.join(args)}: {out.stderr}"
+        return json.loads(out.stdout)
+
+    return run

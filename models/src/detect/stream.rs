@@ -1,0 +1,801 @@
+//! Streaming detection (issue 18, item 4): the detectors of SPEC §3 over a log read once, in
+//! log order, reporting each witness as soon as the record that completes it has arrived.
+//!
+//! [`Stream::push`] takes one record at a time; [`Stream::finish`] closes the log. The result,
+//! a [`Summary`], equals the spec form's ([`super::spec::summary`]) on every valid history:
+//! counts and kept prefixes (tested by the enumeration families and proptest of
+//! `models/tests/`). Kept witnesses go to a [`Sink`] with what is needed to print them, when
+//! they are found; the rest are only counted.
+//!
+//! ## When a witness is complete
+//! Log order is `write_time` ascending, so a record's writers strictly before its write time
+//! have all arrived when it does: its A1 witnesses (writers inside its window), A2, A6 and A3
+//! witnesses (preds are earlier records, and a record's `aborted` flag is on its own line)
+//! are complete on arrival. `L1_struct` and the A3 residue of a read look at writes *at or
+//! before* the read time; when `read_time = write_time`, records still to come with the same
+//! write time count too, so such reads (and, to keep completion order, every later read of
+//! the same write time) wait until a record with a later write time arrives or the log ends.
+//! A4 pairs complete with the later of the two reads.
+//!
+//! ## What is kept, and the bound
+//! * Per cell, the non-aborted writes (record, agent, value, time) whose write time is within
+//!   [`Limits::window_max`] ticks of the latest write time, and the latest write that fell out
+//!   of that window (`L1_struct` needs the latest write before a read, however old). A record
+//!   whose `write_time − read_time` exceeds `window_max` is an error
+//!   ([`StreamError::WindowExceeded`]): its window would reach writes already dropped. Writes
+//!   are dropped only when no admissible future read can see them: a future record has
+//!   `write_time ≥ w` (the latest so far) and `read_time ≥ w − window_max`, so it needs no
+//!   write at or before `w − window_max` except the latest one per cell.
+//! * The reads waiting for their write time to close (one write time's worth).
+//! * One bit per record read (its `aborted` flag), because a pred may name any earlier record:
+//!   that is what A3 needs, and all it needs. With [`Options::keep_agents`], one agent per
+//!   record as well, so an A3 witness can name its pred's agent (the batch text output does).
+//! * At most [`Limits::max_witnesses`] kept witnesses per anomaly.
+//!
+//! So memory is O(cells + live writes + waiting reads + records / 8 + max_witnesses), where
+//! live writes are those of at most `window_max` ticks (`window_max` records' worth when
+//! write times are record indices, as SPEC §1's model writes them), capped by
+//! [`Limits::live_max`] ([`StreamError::LiveExceeded`]): ties in write time could otherwise
+//! put any number of writes inside one tick. Two detectors cost more and say so: the A3
+//! residue form keeps the two earliest writers of every (cell, value) ever written (a read may
+//! be of any value ever written, however old), and A4 keeps every read with replica metadata
+//! (a lagging replica may serve any old committed version). Names (agents, cells, tools,
+//! values) are the caller's: a long stream with fresh values should compact its value table
+//! with [`Stream::live_values`] and [`Stream::remap_values`].
+//!
+//! ## Not handled
+//! A retraction that arrives after the retracted record (a separate "record k is now aborted"
+//! line) is not part of the format: `aborted` is final when the line is read. Were it, A3
+//! witnesses would complete late (the bit per record would still suffice to check preds, but
+//! finding the survivors of a retracted pred would need a reverse index of preds) and A1, A2,
+//! A6 witnesses already reported could be withdrawn. A1's counting scans each window, so a
+//! history whose windows are long is O(records × window); the batch fast form
+//! ([`super::fast`]) stays near-linear there.
+
+use super::a4::{self, A4Read, A4Witness};
+use super::fast::{a2_of, a6_of};
+use super::witnesses::Summary;
+use super::{A1Witness, A2Witness, A3ResidueWitness, A3Witness, A6Witness, L1StructViolation};
+use crate::names::{Agent, Cell, Value};
+use crate::record::OpRecord;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// How much the detector keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Witnesses kept per anomaly (all are counted).
+    pub max_witnesses: usize,
+    /// The longest read-to-commit window (`write_time − read_time`) a record may have, in ticks.
+    pub window_max: u64,
+    /// The most writes and waiting reads kept at once.
+    pub live_max: usize,
+}
+
+impl Limits {
+    /// Keep everything the whole log needs: no window, no cap (a batch run over a file).
+    pub fn unbounded(max_witnesses: usize) -> Limits {
+        Limits {
+            max_witnesses,
+            window_max: u64::MAX,
+            live_max: usize::MAX,
+        }
+    }
+}
+
+/// What the detector computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub limits: Limits,
+    /// Compute the A3 residue form (costs memory per (cell, value) written).
+    pub residue: bool,
+    /// Keep each record's agent, so A3 witnesses name the pred's agent (4 bytes per record).
+    pub keep_agents: bool,
+}
+
+/// Why a record cannot be taken. Records are 0-based in the order pushed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StreamError {
+    #[error(
+        "record {record}: read_time {read_time} is {} ticks before write_time {write_time}, \
+         more than the {window_max} this detector keeps",
+        write_time - read_time
+    )]
+    WindowExceeded {
+        record: u64,
+        read_time: u64,
+        write_time: u64,
+        window_max: u64,
+    },
+    #[error("record {record}: more than {live_max} writes and waiting reads inside the window")]
+    LiveExceeded { record: u64, live_max: usize },
+    #[error("record {record}: write_time {write_time} is before the previous record's {previous}")]
+    OutOfOrder {
+        record: u64,
+        write_time: u64,
+        previous: u64,
+    },
+    #[error("record {record}: read_time {read_time} is after write_time {write_time}")]
+    ReadAfterWrite {
+        record: u64,
+        read_time: u64,
+        write_time: u64,
+    },
+    #[error("record {record}: pred {pred} is not an earlier record")]
+    PredNotEarlier { record: u64, pred: u32 },
+}
+
+/// A kept write: by which record and agent, the value, the write time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub record: u64,
+    pub time: u64,
+    pub agent: Agent,
+    pub value: Value,
+}
+
+/// A kept witness, with what printing it needs.
+#[derive(Clone, Copy, Debug)]
+pub enum Found<'a> {
+    A1 {
+        w: A1Witness,
+        reader: &'a OpRecord,
+        writer: Write,
+    },
+    A2 {
+        w: A2Witness,
+        record: &'a OpRecord,
+    },
+    A3 {
+        w: A3Witness,
+        agent: Agent,
+        pred_agent: Option<Agent>,
+    },
+    A6 {
+        w: A6Witness,
+        record: &'a OpRecord,
+    },
+    Residue {
+        w: A3ResidueWitness,
+        agent: Agent,
+    },
+    L1 {
+        w: L1StructViolation,
+        agent: Agent,
+    },
+    A4 {
+        w: A4Witness,
+        /// The agents of `w.first.record` and `w.second.record`.
+        agents: [Agent; 2],
+    },
+}
+
+/// Receives each kept witness when it is found, with the line of the record it is about (the
+/// reader, or for A4 the later record).
+pub trait Sink {
+    fn found(&mut self, line: u64, found: Found<'_>);
+}
+
+/// A sink that drops everything (the [`Summary`] still has the kept witnesses).
+impl Sink for () {
+    fn found(&mut self, _: u64, _: Found<'_>) {}
+}
+
+#[derive(Clone, Debug, Default)]
+struct CellWrites {
+    writes: VecDeque<Write>,
+    /// The latest write dropped from `writes` (windowed runs only).
+    dropped_last: Option<Write>,
+}
+
+/// A read whose `L1_struct` and residue verdicts wait for its write time to close.
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    record: u64,
+    line: u64,
+    agent: Agent,
+    cell: Cell,
+    value: Value,
+    read_time: u64,
+}
+
+/// The two earliest non-aborted writers (record, write time) of one (cell, value).
+type FirstTwo = [Option<(u64, u64)>; 2];
+
+/// The reads with metadata of one (cell, committed version), and how many read each value.
+#[derive(Clone, Debug, Default)]
+struct A4Group {
+    reads: Vec<(A4Read, Agent)>,
+    per_value: BTreeMap<Value, u64>,
+}
+
+/// The streaming detector. See the module docs for what it keeps.
+#[derive(Debug)]
+pub struct Stream {
+    opts: Options,
+    out: Summary,
+    records: u64,
+    last_write_time: u64,
+    aborted: Vec<u64>,
+    agents: Vec<Agent>,
+    cells: Vec<CellWrites>,
+    /// Cells of the kept writes in log order (windowed runs drop from the front).
+    order: VecDeque<Cell>,
+    live: usize,
+    waiting: Vec<Waiting>,
+    /// (cell, value) → its two earliest non-aborted writers (record, time); residue only.
+    first_two: HashMap<(Cell, Value), FirstTwo>,
+    a4: BTreeMap<(Cell, u64), A4Group>,
+    scratch: Vec<(u64, Cell, Write)>,
+    a4_scratch: Vec<(A4Witness, Agent)>,
+}
+
+impl Stream {
+    /// A detector over an empty log.
+    pub fn new(opts: Options) -> Stream {
+        Stream {
+            opts,
+            out: Summary::new(opts.limits.max_witnesses),
+            records: 0,
+            last_write_time: 0,
+            aborted: Vec::new(),
+            agents: Vec::new(),
+            cells: Vec::new(),
+            order: VecDeque::new(),
+            live: 0,
+            waiting: Vec::new(),
+            first_two: HashMap::new(),
+            a4: BTreeMap::new(),
+            scratch: Vec::new(),
+            a4_scratch: Vec::new(),
+        }
+    }
+
+    /// Records taken so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// The counts and kept witnesses so far (reads still waiting are not in it yet).
+    pub fn summary(&self) -> &Summary {
+        &self.out
+    }
+
+    /// Writes and waiting reads kept now.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Takes the next record of the log, found on line `line` of its source.
+    pub fn push(
+        &mut self,
+        r: &OpRecord,
+        line: u64,
+        sink: &mut impl Sink,
+    ) -> Result<(), StreamError> {
+        self.check(r)?;
+        if r.write_time > self.last_write_time {
+            self.settle_waiting(sink);
+            self.drop_old(r.write_time);
+        }
+        self.last_write_time = r.write_time;
+        let j = self.records;
+        if !r.aborted {
+            if let Some(w) = a2_of(j as usize, r) {
+                self.found_a2(w, r, line, sink);
+            }
+            if let Some(w) = a6_of(j as usize, r) {
+                if self.out.a6.push(w) {
+                    sink.found(line, Found::A6 { w, record: r });
+                }
+            }
+            self.a3(j, r, line, sink);
+            self.a1(j, r, line, sink);
+            if !r.read_meta.is_empty() {
+                self.a4(j, r, line, sink);
+            }
+        }
+        self.reads(j, r, line, sink)?;
+        if !r.aborted {
+            self.add_writes(j, r)?;
+        }
+        if j.is_multiple_of(64) {
+            self.aborted.push(0);
+        }
+        self.aborted[(j / 64) as usize] |= u64::from(r.aborted) << (j % 64);
+        if self.opts.keep_agents {
+            self.agents.push(r.agent);
+        }
+        self.out.replica_meta |= !r.read_meta.is_empty();
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Closes the log: settles the waiting reads and returns the summary.
+    pub fn finish(mut self, sink: &mut impl Sink) -> Summary {
+        self.settle_waiting(sink);
+        self.out.records = self.records;
+        self.out
+    }
+
+    fn check(&self, r: &OpRecord) -> Result<(), StreamError> {
+        let record = self.records;
+        if record > 0 && r.write_time < self.last_write_time {
+            let previous = self.last_write_time;
+            let write_time = r.write_time;
+            return Err(StreamError::OutOfOrder {
+                record,
+                write_time,
+                previous,
+            });
+        }
+        let (read_time, write_time) = (r.read_time, r.write_time);
+        if read_time > write_time {
+            return Err(StreamError::ReadAfterWrite {
+                record,
+                read_time,
+                write_time,
+            });
+        }
+        let window_max = self.opts.limits.window_max;
+        if !r.read_set.is_empty() && write_time - read_time > window_max {
+            return Err(StreamError::WindowExceeded {
+                record,
+                read_time,
+                write_time,
+                window_max,
+            });
+        }
+        if let Some(&pred) = r.preds.iter().find(|&&p| u64::from(p) >= record) {
+            return Err(StreamError::PredNotEarlier { record, pred });
+        }
+        Ok(())
+    }
+
+    fn is_aborted(&self, k: u64) -> bool {
+        self.aborted[(k / 64) as usize] & (1 << (k % 64)) != 0
+    }
+
+    fn found_a2(&mut self, w: A2Witness, r: &OpRecord, line: u64, sink: &mut impl Sink) {
+        if self.out.a2.push(w) {
+            sink.found(line, Found::A2 { w, record: r });
+        }
+    }
+
+    /// A3 (preds form): preds are sorted, so witnesses come in order.
+    fn a3(&mut self, j: u64, r: &OpRecord, line: u64, sink: &mut impl Sink) {
+        for &p in &r.preds {
+            if self.is_aborted(u64::from(p)) {
+                let w = A3Witness {
+                    record: j as usize,
+                    pred: p as usize,
+                };
+                if self.out.a3.push(w) {
+                    let pred_agent = self.agents.get(p as usize).copied();
+                    sink.found(
+                        line,
+                        Found::A3 {
+                            w,
+                            agent: r.agent,
+                            pred_agent,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// A1: the kept writes of each read cell strictly inside (read_time, write_time), by other
+    /// agents, of other values. Every one is counted; the smallest (writer, cell) are kept.
+    fn a1(&mut self, j: u64, r: &OpRecord, line: u64, sink: &mut impl Sink) {
+        let room = self.out.a1.room();
+        let mut total = 0u64;
+        self.scratch.clear();
+        for &c in &r.read_set {
+            let Some(cw) = self.cells.get(c.index()) else {
+                continue;
+            };
+            let ws = &cw.writes;
+            let time = |k: usize| ws[k].time;
+            let hi = partition_from_end(ws.len(), time, |t| t < r.write_time);
+            let lo = partition_from_end(hi, time, |t| t <= r.read_time);
+            let value = r.read_values.get(c);
+            let mut kept_here = 0;
+            for w in ws.range(lo..hi) {
+                if w.agent != r.agent && w.value != value {
+                    total += 1;
+                    if kept_here < room {
+                        self.scratch.push((w.record, c, *w));
+                        kept_here += 1;
+                    }
+                }
+            }
+        }
+        if total == 0 {
+            return;
+        }
+        self.scratch.sort_unstable_by_key(|&(k, c, _)| (k, c));
+        let kept = self.scratch.len().min(room);
+        for &(writer, cell, write) in &self.scratch[..kept] {
+            let w = A1Witness {
+                reader: j as usize,
+                writer: writer as usize,
+                cell,
+            };
+            let pushed = self.out.a1.push(w);
+            assert!(pushed, "A1 keeps only what it has room for");
+            sink.found(
+                line,
+                Found::A1 {
+                    w,
+                    reader: r,
+                    writer: write,
+                },
+            );
+        }
+        self.out.a1.count_only(total - kept as u64);
+    }
+
+    /// The `L1_struct` and residue verdicts of every read: now, or when the write time closes.
+    fn reads(
+        &mut self,
+        j: u64,
+        r: &OpRecord,
+        line: u64,
+        sink: &mut impl Sink,
+    ) -> Result<(), StreamError> {
+        let wait = !self.waiting.is_empty() || r.read_time == r.write_time;
+        for &c in &r.read_set {
+            let read = Waiting {
+                record: j,
+                line,
+                agent: r.agent,
+                cell: c,
+                value: r.read_values.get(c),
+                read_time: r.read_time,
+            };
+            if wait {
+                self.waiting.push(read);
+                self.grow_live(j)?;
+            } else {
+                self.settle(read, sink);
+            }
+        }
+        Ok(())
+    }
+
+    fn settle_waiting(&mut self, sink: &mut impl Sink) {
+        let waiting = std::mem::take(&mut self.waiting);
+        self.live -= waiting.len();
+        for &read in &waiting {
+            self.settle(read, sink);
+        }
+        self.waiting = waiting;
+        self.waiting.clear();
+    }
+
+    /// `L1_struct` and the residue of one read, all writes at or before its read time known.
+    fn settle(&mut self, read: Waiting, sink: &mut impl Sink) {
+        let latest = self.latest_other_writer(read.cell, read.read_time, read.record);
+        let expected = latest.map_or(Value::NULL, |w| w.value);
+        if read.value != expected {
+            let w = L1StructViolation {
+                record: read.record as usize,
+                cell: read.cell,
+                read: read.value,
+                expected,
+                writer: latest.map(|w| w.record as usize),
+            };
+            if self.out.l1_struct.push(w) {
+                sink.found(
+                    read.line,
+                    Found::L1 {
+                        w,
+                        agent: read.agent,
+                    },
+                );
+            }
+        }
+        if !self.opts.residue || read.value.is_null() {
+            return;
+        }
+        let produced = latest.is_some_and(|w| w.value == read.value)
+            || self
+                .first_two
+                .get(&(read.cell, read.value))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|&(k, t)| t <= read.read_time && k != read.record);
+        if !produced {
+            let w = A3ResidueWitness {
+                record: read.record as usize,
+                cell: read.cell,
+                value: read.value,
+            };
+            if self.out.a3_residue.push(w) {
+                sink.found(
+                    read.line,
+                    Found::Residue {
+                        w,
+                        agent: read.agent,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The latest kept write to `c` at or before `t` by a record other than `me` (later
+    /// records win ties), else the latest dropped one.
+    fn latest_other_writer(&self, c: Cell, t: u64, me: u64) -> Option<Write> {
+        let cw = self.cells.get(c.index())?;
+        let ws = &cw.writes;
+        let end = partition_from_end(ws.len(), |k| ws[k].time, |x| x <= t);
+        // A record writes a cell at most once, so skipping `me` is at most one step back.
+        match end {
+            0 => cw.dropped_last,
+            _ if ws[end - 1].record != me => Some(ws[end - 1]),
+            1 => cw.dropped_last,
+            _ => Some(ws[end - 2]),
+        }
+    }
+
+    fn a4(&mut self, j: u64, r: &OpRecord, line: u64, sink: &mut impl Sink) {
+        let room = self.out.a4.room();
+        let mut total = 0;
+        self.a4_scratch.clear();
+        for m in &r.read_meta {
+            let value = r.read_values.get(m.cell);
+            let Some(group) = self.a4.get(&(m.cell, m.version)) else {
+                continue;
+            };
+            let same = group.per_value.get(&value).copied().unwrap_or(0);
+            total += group.reads.len() as u64 - same;
+            let others = group.reads.iter().filter(|(x, _)| x.value != value);
+            for &(first, agent) in others.take(room) {
+                let w = A4Witness {
+                    first,
+                    second: a4::read(j as usize, m.replica, value),
+                    cell: m.cell,
+                    version: m.version,
+                };
+                self.a4_scratch.push((w, agent));
+            }
+        }
+        self.a4_scratch
+            .sort_unstable_by(|a, b| super::witnesses::a4_order(&a.0, &b.0));
+        let kept = self.a4_scratch.len().min(room);
+        for &(w, agent) in &self.a4_scratch[..kept] {
+            let pushed = self.out.a4.push(w);
+            assert!(pushed, "A4 keeps only what it has room for");
+            sink.found(
+                line,
+                Found::A4 {
+                    w,
+                    agents: [agent, r.agent],
+                },
+            );
+        }
+        self.out.a4.count_only(total - kept as u64);
+        for m in &r.read_meta {
+            let value = r.read_values.get(m.cell);
+            let group = self.a4.entry((m.cell, m.version)).or_default();
+            group
+                .reads
+                .push((a4::read(j as usize, m.replica, value), r.agent));
+            *group.per_value.entry(value).or_default() += 1;
+        }
+    }
+
+    fn add_writes(&mut self, j: u64, r: &OpRecord) -> Result<(), StreamError> {
+        for &c in &r.write_set {
+            if self.cells.len() <= c.index() {
+                self.cells.resize_with(c.index() + 1, CellWrites::default);
+            }
+            let value = r.write_values.get(c);
+            let w = Write {
+                record: j,
+                time: r.write_time,
+                agent: r.agent,
+                value,
+            };
+            self.cells[c.index()].writes.push_back(w);
+            if self.opts.limits.window_max != u64::MAX {
+                self.order.push_back(c);
+            }
+            self.grow_live(j)?;
+            if self.opts.residue {
+                let slots = self.first_two.entry((c, value)).or_default();
+                if let Some(slot) = slots.iter_mut().find(|s| s.is_none()) {
+                    *slot = Some((j, r.write_time));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn grow_live(&mut self, record: u64) -> Result<(), StreamError> {
+        self.live += 1;
+        let live_max = self.opts.limits.live_max;
+        if self.live > live_max {
+            return Err(StreamError::LiveExceeded { record, live_max });
+        }
+        Ok(())
+    }
+
+    /// Drops the writes no admissible future read can need (module docs, "the bound").
+    fn drop_old(&mut self, write_time: u64) {
+        let Some(horizon) = write_time.checked_sub(self.opts.limits.window_max) else {
+            return;
+        };
+        while let Some(&c) = self.order.front() {
+            let cw = &mut self.cells[c.index()];
+            let front = cw
+                .writes
+                .front()
+                .copied()
+                .expect("order names a kept write");
+            if front.time > horizon {
+                break;
+            }
+            cw.writes.pop_front();
+            cw.dropped_last = Some(front);
+            self.order.pop_front();
+            self.live -= 1;
+        }
+    }
+
+    /// Every value id the detector still holds (kept writes, waiting reads, residue and A4
+    /// state, kept witnesses): a caller compacting its value table must keep these.
+    pub fn live_values(&self, f: &mut dyn FnMut(Value)) {
+        for cw in &self.cells {
+            cw.writes.iter().for_each(|w| f(w.value));
+            cw.dropped_last.iter().for_each(|w| f(w.value));
+        }
+        self.waiting.iter().for_each(|w| f(w.value));
+        self.first_two.keys().for_each(|&(_, v)| f(v));
+        for g in self.a4.values() {
+            g.reads.iter().for_each(|(x, _)| f(x.value));
+        }
+        let o = &self.out;
+        o.l1_struct.kept.iter().for_each(|w| {
+            f(w.read);
+            f(w.expected)
+        });
+        o.a3_residue.kept.iter().for_each(|w| f(w.value));
+        o.a4.kept.iter().for_each(|w| {
+            f(w.first.value);
+            f(w.second.value)
+        });
+    }
+
+    /// Renames every value id held (after the caller compacted its value table); `map` must
+    /// be injective on [`Stream::live_values`] and keep NULL.
+    pub fn remap_values(&mut self, map: &dyn Fn(Value) -> Value) {
+        for cw in &mut self.cells {
+            cw.writes.iter_mut().for_each(|w| w.value = map(w.value));
+            cw.dropped_last
+                .iter_mut()
+                .for_each(|w| w.value = map(w.value));
+        }
+        self.waiting.iter_mut().for_each(|w| w.value = map(w.value));
+        self.first_two = std::mem::take(&mut self.first_two)
+            .into_iter()
+            .map(|((c, v), s)| ((c, map(v)), s))
+            .collect();
+        for g in self.a4.values_mut() {
+            g.reads.iter_mut().for_each(|(x, _)| x.value = map(x.value));
+            g.per_value = std::mem::take(&mut g.per_value)
+                .into_iter()
+                .map(|(v, n)| (map(v), n))
+                .collect();
+        }
+        let o = &mut self.out;
+        o.l1_struct.kept.iter_mut().for_each(|w| {
+            (w.read, w.expected) = (map(w.read), map(w.expected));
+        });
+        o.a3_residue
+            .kept
+            .iter_mut()
+            .for_each(|w| w.value = map(w.value));
+        o.a4.kept.iter_mut().for_each(|w| {
+            (w.first.value, w.second.value) = (map(w.first.value), map(w.second.value));
+        });
+    }
+}
+
+/// The first index of `0..len` whose time fails `before` (true on a prefix), galloping back
+/// from the end: O(log distance from the end), where stream queries land.
+fn partition_from_end(
+    len: usize,
+    time: impl Fn(usize) -> u64,
+    before: impl Fn(u64) -> bool,
+) -> usize {
+    let (mut lo, mut hi, mut step) = (0, len, 1);
+    while hi > 0 {
+        let probe = hi.saturating_sub(step);
+        if before(time(probe)) {
+            lo = probe + 1;
+            break;
+        }
+        hi = probe;
+        step *= 2;
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(time(mid)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::spec;
+    use crate::history::History;
+    use crate::record::ValueMap;
+
+    #[test]
+    fn gallop_from_end_is_a_partition_point() {
+        let xs = [1u64, 1, 2, 3, 3, 3, 5, 8, 8, 9];
+        for t in 0..11 {
+            for len in 0..=xs.len() {
+                let got = partition_from_end(len, |k| xs[k], |x| x <= t);
+                assert_eq!(got, xs[..len].partition_point(|&x| x <= t), "{t} {len}");
+            }
+        }
+    }
+
+    fn write(agent: u32, value: u32, read_time: u64, write_time: u64) -> OpRecord {
+        OpRecord {
+            agent: Agent(agent),
+            read_set: vec![Cell(0)],
+            write_set: vec![Cell(0)],
+            write_values: ValueMap::from_pairs([(Cell(0), Value(value))]),
+            read_time,
+            write_time,
+            ..OpRecord::default()
+        }
+    }
+
+    fn run(records: &[OpRecord], limits: Limits) -> Result<Summary, StreamError> {
+        let opts = Options {
+            limits,
+            residue: true,
+            keep_agents: true,
+        };
+        let mut s = Stream::new(opts);
+        for (k, r) in records.iter().enumerate() {
+            s.push(r, k as u64 + 1, &mut ())?;
+        }
+        Ok(s.finish(&mut ()))
+    }
+
+    /// A window of 2 ticks gives the spec's answer while every read stays inside it, keeps
+    /// O(window) writes, and refuses a read that reaches further back.
+    #[test]
+    fn window_bounds_what_is_kept() {
+        let records: Vec<_> = (0..50u32)
+            .map(|k| write(k % 3, k, u64::from(k).saturating_sub(1), u64::from(k) + 1))
+            .collect();
+        let limits = Limits {
+            max_witnesses: 5,
+            window_max: 2,
+            live_max: 4,
+        };
+        let got = run(&records, limits).expect("inside the window");
+        let expected = spec::summary(&History::from_records(records.clone()), 5, true);
+        assert_eq!(got, expected);
+        assert!(got.a1.total > 5 && got.l1_struct.total > 5);
+        let mut far = records;
+        far[40].read_time = 30;
+        let e = run(&far, limits).unwrap_err();
+        assert!(
+            matches!(e, StreamError::WindowExceeded { record: 40, .. }),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for SECONDS each (default 15), one after another, and fails if any
+# finds a crash, a timeout or an input that passes the memory limit. Installs cargo-fuzz
+# and the nightly toolchain if absent. Each run starts from the committed seeds
+# (seeds/TARGET, copied from scenarios/) in a scratch corpus, so nothing in the tree changes;
+# a failing input is kept in artifacts/TARGET/ and printed.
+#
+#   sim/fuzz/run.sh 15      # CI: 8 targets x 15 s
+#   sim/fuzz/run.sh 600     # locally, longer
+set -euo pipefail
+secs=${1:-15}
+cd "$(dirname "$0")"
+rustup run nightly true 2>/dev/null || rustup toolchain install nightly --profile minimal
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+# Memory: every input may use at most 1 GiB of RSS (a single allocation at most 512 MiB);
+# time: at most 10 s per input. The inputs are at most 4 KiB (libFuzzer's default here).
+flags=(-max_total_time="$secs" -rss_limit_mb=1024 -malloc_limit_mb=512 -timeout=10
+       -max_len=4096 -print_final_stats=1)
+cargo +nightly fuzz build 2>&1 | tail -n 3
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+failed=()
+for t in $(cargo +nightly fuzz list); do
+    mkdir -p "$scratch/$t" "artifacts/$t"
+    log="$scratch/$t.log"
+    if cargo +nightly fuzz run "$t" "$scratch/$t" "seeds/$t" -- "${flags[@]}" \
+        -artifact_prefix="artifacts/$t/" >"$log" 2>&1; then
+        status=ok
+    else
+        status=FAILED
+        failed+=("$t")
+        grep -E "ERROR|panicked|Test unit written|Base64" "$log" | head -n 8 || true
+    fi
+    execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+    units=$(ls "$scratch/$t" | wc -l)
+    echo "fuzz $t: $status, $execs executions in ${secs} s, $units new corpus units"
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz: failures in ${failed[*]} (inputs in sim/fuzz/artifacts/)"
+    exit 1
+fi

@@ -1,0 +1,366 @@
+//! Printing witnesses: one line of text or one JSON object per witness, by name.
+//!
+//! A [`Kept`] is a witness with the ids its line needs (agents, values, times), taken from the
+//! stream detector's [`Found`] when it is found, or from a whole history for `--spec`; so the
+//! batch run prints after the last record (when every name is known) and the stream prints at
+//! once, both with the same words. Records are 0-based indices (as in `preds`). Nothing here
+//! decides an anomaly.
+
+use agentsim_models::detect::a4::{A4Read, A4Witness};
+use agentsim_models::detect::stream::{Found, Write};
+use agentsim_models::detect::{
+    A1Witness, A2Reason, A2Witness, A3ResidueWitness, A3Witness, A6Witness, L1StructViolation,
+};
+use agentsim_models::{Agent, Cell, History, Names, OpRecord, Value};
+use serde_json::{json, Value as Json};
+
+/// A kept witness with what printing it needs.
+#[derive(Clone, Debug)]
+pub enum Kept {
+    A1 {
+        w: A1Witness,
+        agent: Agent,
+        read: Value,
+        read_time: u64,
+        write_time: u64,
+        writer: Write,
+    },
+    A2 {
+        w: A2Witness,
+        agent: Agent,
+    },
+    A3 {
+        w: A3Witness,
+        agent: Agent,
+        pred_agent: Option<Agent>,
+    },
+    A6 {
+        w: A6Witness,
+        agent: Agent,
+        io: Vec<(Cell, Value)>,
+        co: Vec<(Cell, Value)>,
+    },
+    Residue {
+        w: A3ResidueWitness,
+        agent: Agent,
+    },
+    L1 {
+        w: L1StructViolation,
+        agent: Agent,
+    },
+    A4 {
+        w: A4Witness,
+        agents: [Agent; 2],
+    },
+}
+
+impl Kept {
+    /// The owned form of a stream detector's find.
+    pub fn of(f: &Found<'_>) -> Kept {
+        match *f {
+            Found::A1 { w, reader, writer } => Kept::A1 {
+                w,
+                agent: reader.agent,
+                read: reader.read_values.get(w.cell),
+                read_time: reader.read_time,
+                write_time: reader.write_time,
+                writer,
+            },
+            Found::A2 { w, record } => Kept::A2 {
+                w,
+                agent: record.agent,
+            },
+            Found::A3 {
+                w,
+                agent,
+                pred_agent,
+            } => Kept::A3 {
+                w,
+                agent,
+                pred_agent,
+            },
+            Found::A6 { w, record } => Kept::A6 {
+                w,
+                agent: record.agent,
+                io: record.io.clone(),
+                co: record.co.clone(),
+            },
+            Found::Residue { w, agent } => Kept::Residue { w, agent },
+            Found::L1 { w, agent } => Kept::L1 { w, agent },
+            Found::A4 { w, agents } => Kept::A4 { w, agents },
+        }
+    }
+
+    /// The short name of the witness's list (`A1`, …, `A3_residue`, `L1_struct`).
+    pub fn list(&self) -> &'static str {
+        match self {
+            Kept::A1 { .. } => "A1",
+            Kept::A2 { .. } => "A2",
+            Kept::A3 { .. } => "A3",
+            Kept::A6 { .. } => "A6",
+            Kept::Residue { .. } => "A3_residue",
+            Kept::L1 { .. } => "L1_struct",
+            Kept::A4 { .. } => "A4",
+        }
+    }
+
+    /// The record the witness is about (the reader; for A4 the later read).
+    pub fn record(&self) -> usize {
+        match self {
+            Kept::A1 { w, .. } => w.reader,
+            Kept::A2 { w, .. } => w.record,
+            Kept::A3 { w, .. } => w.record,
+            Kept::A6 { w, .. } => w.record,
+            Kept::Residue { w, .. } => w.record,
+            Kept::L1 { w, .. } => w.record,
+            Kept::A4 { w, .. } => w.second.record,
+        }
+    }
+}
+
+/// Kept witnesses of a whole history (the `--spec` path), in the order given.
+pub struct FromHistory<'a>(pub &'a History);
+
+impl FromHistory<'_> {
+    fn rec(&self, i: usize) -> &OpRecord {
+        &self.0.records[i]
+    }
+
+    pub fn a1(&self, w: A1Witness) -> Kept {
+        let (r, wr) = (self.rec(w.reader), self.rec(w.writer));
+        let writer = Write {
+            record: w.writer as u64,
+            time: wr.write_time,
+            agent: wr.agent,
+            value: wr.write_values.get(w.cell),
+        };
+        Kept::A1 {
+            w,
+            agent: r.agent,
+            read: r.read_values.get(w.cell),
+            read_time: r.read_time,
+            write_time: r.write_time,
+            writer,
+        }
+    }
+    pub fn a2(&self, w: A2Witness) -> Kept {
+        let agent = self.rec(w.record).agent;
+        Kept::A2 { w, agent }
+    }
+    pub fn a3(&self, w: A3Witness) -> Kept {
+        let (agent, pred_agent) = (self.rec(w.record).agent, Some(self.rec(w.pred).agent));
+        Kept::A3 {
+            w,
+            agent,
+            pred_agent,
+        }
+    }
+    pub fn a6(&self, w: A6Witness) -> Kept {
+        let r = self.rec(w.record);
+        let (agent, io, co) = (r.agent, r.io.clone(), r.co.clone());
+        Kept::A6 { w, agent, io, co }
+    }
+    pub fn residue(&self, w: A3ResidueWitness) -> Kept {
+        let agent = self.rec(w.record).agent;
+        Kept::Residue { w, agent }
+    }
+    pub fn l1(&self, w: L1StructViolation) -> Kept {
+        let agent = self.rec(w.record).agent;
+        Kept::L1 { w, agent }
+    }
+    pub fn a4(&self, w: A4Witness) -> Kept {
+        let agents = [
+            self.rec(w.first.record).agent,
+            self.rec(w.second.record).agent,
+        ];
+        Kept::A4 { w, agents }
+    }
+}
+
+/// Names for witnesses.
+pub struct Render<'a>(pub &'a Names);
+
+impl Render<'_> {
+    fn agent(&self, a: Agent) -> String {
+        self.0.agent_name(a)
+    }
+    fn cell(&self, c: Cell) -> String {
+        self.0.cell_name(c)
+    }
+    fn val(&self, v: Value) -> String {
+        self.0.value_display(v)
+    }
+    fn val_json(&self, v: Value) -> Json {
+        self.0.value_name(v).map_or(Json::Null, Json::String)
+    }
+    fn effects(&self, e: &[(Cell, Value)]) -> Json {
+        e.iter()
+            .map(|&(c, v)| json!([self.cell(c), self.val_json(v)]))
+            .collect()
+    }
+    fn effects_text(&self, e: &[(Cell, Value)]) -> String {
+        let items: Vec<_> = e
+            .iter()
+            .map(|&(c, v)| format!("{}={}", self.cell(c), self.val(v)))
+            .collect();
+        format!("[{}]", items.join(", "))
+    }
+
+    /// The witness as one line of text.
+    pub fn text(&self, k: &Kept) -> String {
+        match k {
+            Kept::A1 {
+                w,
+                agent,
+                read,
+                read_time,
+                write_time,
+                writer,
+            } => format!(
+                "record {} ({}) read {} = {} at t={} and wrote at t={}; meanwhile record {} ({}) \
+                 wrote {} = {} at t={}",
+                w.reader,
+                self.agent(*agent),
+                self.cell(w.cell),
+                self.val(*read),
+                read_time,
+                write_time,
+                w.writer,
+                self.agent(writer.agent),
+                self.cell(w.cell),
+                self.val(writer.value),
+                writer.time
+            ),
+            Kept::A2 { w, agent } => {
+                let tool = self.0.tool_name(w.tool);
+                let why = match w.reason {
+                    A2Reason::Removed => "it had left the registry at write time".to_owned(),
+                    A2Reason::VersionChanged { read, write } => {
+                        format!("its signature changed from version {read} to {write}")
+                    }
+                };
+                let agent = self.agent(*agent);
+                format!(
+                    "record {} ({agent}) planned tool {tool}, but {why}",
+                    w.record
+                )
+            }
+            Kept::A3 {
+                w,
+                agent,
+                pred_agent,
+            } => {
+                let pred = match pred_agent {
+                    Some(a) => format!("{} ({})", w.pred, self.agent(*a)),
+                    None => w.pred.to_string(),
+                };
+                format!(
+                    "record {} ({}) survives although its pred record {pred} is aborted",
+                    w.record,
+                    self.agent(*agent)
+                )
+            }
+            Kept::A6 { w, agent, io, co } => format!(
+                "record {} ({}) issued {} but its effects completed {}",
+                w.record,
+                self.agent(*agent),
+                self.effects_text(io),
+                self.effects_text(co)
+            ),
+            Kept::Residue { w, agent } => format!(
+                "record {} ({}) read {} = {} which no other live record had written by then",
+                w.record,
+                self.agent(*agent),
+                self.cell(w.cell),
+                self.val(w.value)
+            ),
+            Kept::L1 { w, agent } => {
+                let latest = match w.writer {
+                    Some(k) => format!("record {k}'s {}", self.val(w.expected)),
+                    None => "NULL (no earlier write)".to_owned(),
+                };
+                format!(
+                    "record {} ({}) read {} = {}, latest committed was {latest}",
+                    w.record,
+                    self.agent(*agent),
+                    self.cell(w.cell),
+                    self.val(w.read)
+                )
+            }
+            Kept::A4 { w, agents } => format!(
+                "{} at committed version {}: {}, but {}",
+                self.cell(w.cell),
+                w.version,
+                self.a4_side(&w.first, agents[0]),
+                self.a4_side(&w.second, agents[1])
+            ),
+        }
+    }
+
+    fn a4_side(&self, r: &A4Read, agent: Agent) -> String {
+        format!(
+            "record {} ({}) got {} from {}",
+            r.record,
+            self.agent(agent),
+            self.val(r.value),
+            self.0.replica_name(r.replica)
+        )
+    }
+
+    /// The witness as a JSON object.
+    pub fn json(&self, k: &Kept) -> Json {
+        match k {
+            Kept::A1 {
+                w,
+                agent,
+                read,
+                writer,
+                ..
+            } => json!({
+                "reader": w.reader, "reader_agent": self.agent(*agent),
+                "writer": w.writer, "writer_agent": self.agent(writer.agent),
+                "cell": self.cell(w.cell),
+                "read_value": self.val_json(*read),
+                "written_value": self.val_json(writer.value),
+            }),
+            Kept::A2 { w, agent } => {
+                let (reason, read, write) = match w.reason {
+                    A2Reason::Removed => ("removed", None, None),
+                    A2Reason::VersionChanged { read, write } => {
+                        ("version_changed", Some(read), Some(write))
+                    }
+                };
+                json!({
+                    "record": w.record, "agent": self.agent(*agent),
+                    "tool": self.0.tool_name(w.tool), "reason": reason,
+                    "read_version": read, "write_version": write,
+                })
+            }
+            Kept::A3 { w, agent, .. } => {
+                json!({ "record": w.record, "agent": self.agent(*agent), "pred": w.pred })
+            }
+            Kept::A6 { w, agent, io, co } => json!({
+                "record": w.record, "agent": self.agent(*agent),
+                "io": self.effects(io), "co": self.effects(co),
+            }),
+            Kept::Residue { w, .. } => json!({
+                "record": w.record, "cell": self.cell(w.cell), "value": self.val_json(w.value),
+            }),
+            Kept::L1 { w, agent } => json!({
+                "record": w.record, "agent": self.agent(*agent), "cell": self.cell(w.cell),
+                "read": self.val_json(w.read), "expected": self.val_json(w.expected),
+                "writer": w.writer,
+            }),
+            Kept::A4 { w, agents } => {
+                let side = |r: &A4Read, a: Agent| {
+                    json!({ "record": r.record, "agent": self.agent(a),
+                            "replica": self.0.replica_name(r.replica),
+                            "value": self.val_json(r.value) })
+                };
+                json!({ "cell": self.cell(w.cell), "version": w.version,
+                        "first": side(&w.first, agents[0]),
+                        "second": side(&w.second, agents[1]) })
+            }
+        }
+    }
+}

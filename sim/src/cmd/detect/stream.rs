@@ -1,0 +1,229 @@
+//! `agentsim detect --stream FILE|-`: detect while the history grows, one line per witness.
+//!
+//! Reads the file like `tail -f`: at its end it waits for more and stops once the file has not
+//! grown for `--idle-ms` (0: stop at the first end), or reads standard input (`-`) until it
+//! closes. A line that is still being written (no newline yet) is read when it is complete or
+//! when the input ends. Each kept witness is printed, and stdout flushed, as soon as the
+//! record that completes it has been read: `A1 line 7: record 6 (…) read …` (with `--json`,
+//! one object per line: `anomaly`, `line`, `record`, `witness`). After the last record comes
+//! a summary: every count, what was left out, `L1_struct`, the lattice point and the level.
+//! Memory is the stream detector's live window ([`Stream`]); value names no longer live are
+//! dropped from the table as the stream goes, so fresh values do not accumulate either.
+
+use super::render::{Kept, Render};
+use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
+use agentsim_models::detect::Summary;
+use agentsim_models::jsonl::RecordReader;
+use agentsim_models::lattice::{self, Point};
+use agentsim_models::{Anomaly, Names, OpRecord};
+use serde_json::json;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// How the stream is read and bounded.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    pub limits: Limits,
+    pub residue: bool,
+    pub json: bool,
+    /// Stop after the file has not grown for this long (files only).
+    pub idle: Duration,
+}
+
+/// How often a followed file is polled at its end.
+const POLL: Duration = Duration::from_millis(20);
+
+/// A file read past its end: waits for it to grow, until it has been idle for `idle`.
+struct Follow {
+    file: std::fs::File,
+    idle: Duration,
+}
+
+impl Read for Follow {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut waited = Duration::ZERO;
+        loop {
+            let n = self.file.read(buf)?;
+            if n > 0 || buf.is_empty() || waited >= self.idle {
+                return Ok(n);
+            }
+            std::thread::sleep(POLL);
+            waited += POLL;
+        }
+    }
+}
+
+/// Runs the stream over `path` (`-` for stdin), printing to stdout.
+pub fn run(path: &Path, cfg: Config, fail_on: &[Anomaly]) -> anyhow::Result<ExitCode> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let outcome = if path.as_os_str() == "-" {
+        let stdin = std::io::stdin();
+        detect(stdin.lock(), "<stdin>", cfg, &mut out)
+    } else {
+        let file = std::fs::File::open(path)
+            .map_err(|e| anyhow::anyhow!(e).context(format!("{}: cannot read", path.display())))?;
+        let src = BufReader::with_capacity(
+            1 << 20,
+            Follow {
+                file,
+                idle: cfg.idle,
+            },
+        );
+        detect(src, &path.display().to_string(), cfg, &mut out)
+    };
+    match outcome {
+        Ok(summary) => {
+            super::undecidable_note(&path.display().to_string(), fail_on, &summary);
+            Ok(super::exit_code(&summary, fail_on))
+        }
+        // A reader that went away (`| head`) is a normal end, not an error.
+        Err(e) if super::is_broken_pipe(&e) => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e),
+    }
+}
+
+/// Prints each kept witness as it is found.
+struct Printer<'a, W: Write> {
+    names: &'a Names,
+    out: &'a mut W,
+    json: bool,
+    printed: bool,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> Sink for Printer<'_, W> {
+    fn found(&mut self, line: u64, f: Found<'_>) {
+        let k = Kept::of(&f);
+        let r = Render(self.names);
+        let text = match self.json {
+            true => json!({ "anomaly": k.list(), "line": line, "record": k.record(),
+                            "witness": r.json(&k) })
+            .to_string(),
+            false => format!("{} line {line}: {}", k.list(), r.text(&k)),
+        };
+        if self.error.is_none() {
+            if let Err(e) = writeln!(self.out, "{text}") {
+                self.error = Some(e);
+            }
+        }
+        self.printed = true;
+    }
+}
+
+fn detect(
+    src: impl BufRead,
+    file: &str,
+    cfg: Config,
+    out: &mut impl Write,
+) -> anyhow::Result<Summary> {
+    let opts = Options {
+        limits: cfg.limits,
+        residue: cfg.residue,
+        keep_agents: false,
+    };
+    let mut stream = Stream::new(opts);
+    let mut reader = RecordReader::new(src, file);
+    let mut names = Names::new();
+    let mut rec = OpRecord::default();
+    let mut compact_at = COMPACT_MIN;
+    while let Some(line) = reader.next_into(&mut names, &mut rec)? {
+        let mut p = printer(&names, out, cfg.json);
+        let pushed = stream.push(&rec, line as u64, &mut p);
+        settle(p)?;
+        pushed.map_err(|e| {
+            anyhow::anyhow!(e).context(format!(
+                "{file}:{line}: the stream detector cannot take this record (raise \
+                 --window-max or --live-max, or run `agentsim detect` without --stream)"
+            ))
+        })?;
+        if names.value_count() >= compact_at {
+            compact_at = compact(&mut names, &mut stream);
+        }
+    }
+    let mut p = printer(&names, out, cfg.json);
+    let summary = stream.finish(&mut p);
+    settle(p)?;
+    let end = end(&summary, cfg.json, cfg.residue);
+    writeln!(out, "{end}")?;
+    out.flush()?;
+    Ok(summary)
+}
+
+fn printer<'a, W: Write>(names: &'a Names, out: &'a mut W, json: bool) -> Printer<'a, W> {
+    Printer {
+        names,
+        out,
+        json,
+        printed: false,
+        error: None,
+    }
+}
+
+/// Flushes what a record printed, so a reader sees it now.
+fn settle<W: Write>(p: Printer<'_, W>) -> anyhow::Result<()> {
+    if let Some(e) = p.error {
+        return Err(e.into());
+    }
+    if p.printed {
+        p.out.flush()?;
+    }
+    Ok(())
+}
+
+/// Value tables smaller than this are never compacted.
+const COMPACT_MIN: usize = 1 << 20;
+
+/// Drops the value names the detector no longer holds; returns the table size at which to
+/// compact again: half as many again as are live, so the table stays within 1.5 times the
+/// live window and the work is amortised over the values read since.
+fn compact(names: &mut Names, stream: &mut Stream) -> usize {
+    let mut live = vec![false; names.value_count() + 1];
+    stream.live_values(&mut |v| live[v.0 as usize] = true);
+    let map = names.retain_values(|v| live[v.0 as usize]);
+    stream.remap_values(&|v| map[v.0 as usize].expect("a live value is kept"));
+    (names.value_count() + names.value_count() / 2).max(COMPACT_MIN)
+}
+
+/// The closing summary: counts, left out, `L1_struct`, lattice point, level.
+fn end(s: &Summary, json: bool, residue: bool) -> String {
+    let point = Point::of(&s.anomalies());
+    let level = lattice::level(point);
+    let shown = |a: Anomaly| match a {
+        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A6 => true,
+        Anomaly::A3Residue => residue,
+        Anomaly::A4 => s.replica_meta,
+    };
+    let mut lists: Vec<(&str, u64, u64)> = Anomaly::ALL
+        .into_iter()
+        .filter(|&a| shown(a))
+        .map(|a| (a.name(), s.count(a), s.left_out(a)))
+        .collect();
+    lists.push(("L1_struct", s.l1_struct.total, s.l1_struct.left_out()));
+    if json {
+        let counts: serde_json::Map<_, _> = lists
+            .iter()
+            .map(|&(k, n, _)| (k.to_owned(), json!(n)))
+            .collect();
+        let left: serde_json::Map<_, _> = lists
+            .iter()
+            .map(|&(k, _, n)| (k.to_owned(), json!(n)))
+            .collect();
+        let names: Vec<&str> = point.members().iter().map(|a| a.name()).collect();
+        return json!({ "end": { "records": s.records, "witnesses": counts, "left_out": left,
+                                "L1_struct_holds": s.l1_struct_holds(),
+                                "lattice_point": names, "level": level } })
+        .to_string();
+    }
+    let mut text = format!("end of stream: {} records", s.records);
+    for (k, n, left) in lists {
+        text.push_str(&format!("\n{k}: {n} witnesses ({left} not listed)"));
+    }
+    text.push_str(&format!(
+        "\nlattice point: {}\nlevel: L{level}",
+        point.label()
+    ));
+    text
+}

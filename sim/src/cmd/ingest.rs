@@ -1,0 +1,137 @@
+//! `agentsim ingest otel|langgraph FILE`: an agentsim history from what an agent system wrote.
+//!
+//! `otel` reads OTLP/JSON traces that follow the OpenTelemetry GenAI semantic conventions;
+//! `langgraph` reads a LangGraph SQLite checkpointer database (one thread). Both write the
+//! JSON Lines history (stdout, or `-o FILE`) and say on stderr what the input let them decide
+//! (`--report FILE` writes that report as JSON): the mapping and its limits are in
+//! `agentsim_ingest`. `agentsim detect --from otel|langgraph` does both steps at once, through
+//! [`load`]. Exit 0, or 2 when the input is unreadable (the message names the file and what
+//! was wrong). A history written here is only as complete as the report says; a detector's
+//! "none" on an anomaly reported undecidable means nothing.
+
+use agentsim_ingest::langgraph::read_langgraph;
+use agentsim_ingest::otel::{parse_otel, read_otel};
+use agentsim_ingest::{Ingested, Report};
+use agentsim_models::{jsonl, History};
+use anyhow::{bail, Context};
+use clap::{Args as ClapArgs, Subcommand, ValueEnum};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Convert traces or checkpoints into an agentsim history.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    #[command(subcommand)]
+    pub source: Source,
+}
+
+/// Where the history comes from.
+#[derive(Debug, Subcommand)]
+pub enum Source {
+    /// OTLP/JSON traces with OpenTelemetry GenAI spans (`-` reads stdin).
+    Otel(Common),
+    /// A LangGraph SQLite checkpointer database (langgraph-checkpoint-sqlite).
+    Langgraph {
+        #[command(flatten)]
+        common: Common,
+        /// The thread to read (needed when the database holds several).
+        #[arg(long)]
+        thread: Option<String>,
+    },
+}
+
+/// Flags both sources take.
+#[derive(Debug, ClapArgs)]
+pub struct Common {
+    /// The input file.
+    pub file: PathBuf,
+    /// Write the history here instead of stdout.
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<PathBuf>,
+    /// Also write the report (what is decidable, counts, run errors) as JSON here.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+}
+
+/// The sources `agentsim detect --from` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum From {
+    Otel,
+    Langgraph,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (from, common, thread) = match args.source {
+        Source::Otel(common) => (From::Otel, common, None),
+        Source::Langgraph { common, thread } => (From::Langgraph, common, thread),
+    };
+    let ingested = load(from, &common.file, thread.as_deref())?;
+    let text = jsonl::write_history(&ingested.history);
+    match &common.out {
+        Some(out) => write_file(out, text.as_bytes())?,
+        None => std::io::stdout()
+            .write_all(text.as_bytes())
+            .context("writing the history to stdout")?,
+    }
+    if let Some(path) = &common.report {
+        let json = serde_json::to_string_pretty(&ingested.report.to_json())? + "\n";
+        write_file(path, json.as_bytes())?;
+    }
+    eprint!("{}", ingested.report.to_text());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ingests `file` from `from` (`-` is stdin, for OTLP only).
+pub fn load(from: From, file: &Path, thread: Option<&str>) -> anyhow::Result<Ingested> {
+    if thread.is_some() && from != From::Langgraph {
+        bail!("--thread applies to --from langgraph only");
+    }
+    Ok(match from {
+        From::Otel if is_stdin(file) => parse_otel(&stdin()?, "<stdin>")?,
+        From::Otel => read_otel(file)?,
+        From::Langgraph if is_stdin(file) => {
+            bail!("a LangGraph database is read from a file, not from stdin")
+        }
+        From::Langgraph => read_langgraph(file, thread)?,
+    })
+}
+
+/// What `agentsim detect` reads: a JSON Lines history (`-` is stdin), or, with `from`, an
+/// ingested one with its report.
+pub fn history_for_detect(
+    file: &Path,
+    from: Option<From>,
+    thread: Option<&str>,
+) -> anyhow::Result<(History, Option<Report>)> {
+    match from {
+        Some(from) => {
+            let Ingested { history, report } = load(from, file, thread)?;
+            Ok((history, Some(report)))
+        }
+        None if thread.is_some() => bail!("--thread applies to --from langgraph only"),
+        // The reader's errors already name the source, the line and the key.
+        None if is_stdin(file) => Ok((jsonl::parse_history(&stdin()?, "<stdin>")?, None)),
+        None => Ok((jsonl::read_history(file)?, None)),
+    }
+}
+
+fn is_stdin(file: &Path) -> bool {
+    file.as_os_str() == "-"
+}
+
+fn stdin() -> anyhow::Result<String> {
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .context("<stdin>: cannot read")?;
+    Ok(text)
+}
+
+/// Writes through a temporary file and a rename, so a reader never sees half a file.
+fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp-agentsim");
+    std::fs::write(&tmp, bytes).with_context(|| format!("{}: cannot write", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot write", path.display()))
+}

@@ -1,0 +1,266 @@
+//! `agentsim ingest` + `agentsim detect`, and `agentsim detect --from`, on the example traces,
+//! checkpoint databases and recorder runs of `scenarios/traces/`: each gives the anomaly set
+//! SPEC §7's deployed reproductions and `agentsim_models::langgraph` predict, both ways; bad
+//! inputs exit 2 naming the file and what was wrong; `detect -` reads stdin.
+
+use serde_json::Value as Json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_agentsim"));
+    c.current_dir(root());
+    c
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run agentsim")
+}
+
+fn json(out: &Output) -> Json {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+fn point(v: &Json) -> Vec<String> {
+    v["lattice_point"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// (source, file, expected lattice point).
+const CASES: &[(&str, &str, &[&str])] = &[
+    ("langgraph", "langgraph/stale_read.sqlite", &["A1"]),
+    ("langgraph", "langgraph/stale_read_fixed.sqlite", &[]),
+    ("langgraph", "langgraph/double_write.sqlite", &[]),
+    ("langgraph", "langgraph/double_write_fixed.sqlite", &[]),
+    ("langgraph", "langgraph/deerflow_3123.sqlite", &[]),
+    ("langgraph", "langgraph/deerflow_3123_fixed.sqlite", &[]),
+    ("langgraph", "langgraph/fold_order.sqlite", &[]),
+    ("langgraph", "langgraph/toolnode_fanout.sqlite", &["A6"]),
+    ("langgraph", "langgraph/toolnode_fanout_fixed.sqlite", &[]),
+    ("otel", "otel/memory_lost_update.json", &["A1"]),
+    ("otel", "otel/memory_occ.json", &[]),
+    ("otel", "otel/memory_versions_only.json", &["A1"]),
+    ("otel", "otel/tool_reordering.json", &["A6"]),
+    ("otel", "otel/tool_sequenced.json", &[]),
+    ("otel", "otel/phantom_tool.json", &["A2"]),
+    ("otel", "otel/phantom_signature.json", &["A2"]),
+];
+
+#[test]
+fn ingest_then_detect_and_detect_from_agree_with_the_predictions() {
+    let dir = std::env::temp_dir().join(format!("agentsim-ingest-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for &(source, file, want) in CASES {
+        let input = format!("scenarios/traces/{file}");
+        let out = dir.join("h.jsonl");
+        let report = dir.join("r.json");
+        let o = run(&[
+            "ingest",
+            source,
+            &input,
+            "-o",
+            out.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ]);
+        assert!(
+            o.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let two_steps = json(&run(&["detect", out.to_str().unwrap(), "--json"]));
+        let one_step = json(&run(&["detect", &input, "--from", source, "--json"]));
+        assert_eq!(point(&two_steps), want, "{file}: ingest + detect");
+        assert_eq!(point(&one_step), want, "{file}: detect --from");
+        // The report written by ingest is the one detect --from shows.
+        let written: Json =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(written, one_step["ingest"], "{file}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn recorder_runs_give_the_predicted_sets() {
+    let cases: &[(&str, &[&str])] = &[
+        ("stale_read", &["A1"]),
+        ("stale_read_fixed", &[]),
+        ("double_write", &[]),
+        ("double_write_fixed", &[]),
+        ("deerflow_3123", &[]),
+        ("deerflow_3123_fixed", &[]),
+        ("fold_order", &[]),
+        ("toolnode_fanout", &["A6"]),
+        ("toolnode_fanout_fixed", &[]),
+        ("toolnode_inline", &["A6"]),
+    ];
+    for &(name, want) in cases {
+        let file = format!("scenarios/traces/recorder/{name}.jsonl");
+        assert_eq!(
+            point(&json(&run(&["detect", &file, "--json"]))),
+            want,
+            "{name}"
+        );
+    }
+    let report: Json = serde_json::from_str(
+        &std::fs::read_to_string(root().join("scenarios/traces/recorder/double_write.report.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        report["errors"][0]["code"],
+        "INVALID_CONCURRENT_GRAPH_UPDATE"
+    );
+}
+
+#[test]
+fn the_text_report_says_what_is_undecidable() {
+    let o = run(&[
+        "detect",
+        "scenarios/traces/otel/memory_unidentified.json",
+        "--from",
+        "otel",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert!(
+        text.contains("  A1: undecidable: memory operations on user-memory"),
+        "{text}"
+    );
+    let o = run(&[
+        "detect",
+        "scenarios/traces/langgraph/double_write.sqlite",
+        "--from",
+        "langgraph",
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("run error InvalidUpdateError [INVALID_CONCURRENT_GRAPH_UPDATE]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_inputs_exit_2_naming_file_and_reason() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["ingest", "otel", "scenarios/traces/otel/malformed.json"],
+            "malformed.json:1: resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano",
+        ),
+        (
+            &[
+                "ingest",
+                "langgraph",
+                "scenarios/traces/langgraph/bad/not_a_checkpointer.sqlite",
+            ],
+            "not a LangGraph SQLite checkpointer database: it has no table `checkpoints`",
+        ),
+        (
+            &[
+                "ingest",
+                "langgraph",
+                "scenarios/traces/langgraph/bad/truncated.sqlite",
+            ],
+            "truncated.sqlite: the database is damaged or truncated",
+        ),
+        (
+            &[
+                "ingest",
+                "langgraph",
+                "scenarios/traces/langgraph/bad/pickled.sqlite",
+            ],
+            "unknown serialization `pickle`",
+        ),
+        (
+            &[
+                "detect",
+                "scenarios/traces/langgraph/bad/not_sqlite.sqlite",
+                "--from",
+                "langgraph",
+            ],
+            "not an SQLite database",
+        ),
+        (
+            &[
+                "detect",
+                "scenarios/traces/langgraph/two_threads.sqlite",
+                "--from",
+                "langgraph",
+            ],
+            "2 threads (a, b)",
+        ),
+        (
+            &[
+                "detect",
+                "scenarios/traces/otel/tool_reordering.json",
+                "--thread",
+                "a",
+            ],
+            "--thread applies to --from langgraph only",
+        ),
+    ];
+    for &(args, want) in cases {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let o = run(&[
+        "detect",
+        "scenarios/traces/langgraph/two_threads.sqlite",
+        "--from",
+        "langgraph",
+        "--thread",
+        "a",
+        "--json",
+    ]);
+    assert_eq!(point(&json(&o)), vec!["A1"]);
+}
+
+#[test]
+fn detect_reads_stdin() {
+    let text = std::fs::read(root().join("scenarios/traces/recorder/stale_read.jsonl")).unwrap();
+    let mut child = bin()
+        .args(["detect", "-", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(point(&json(&out)), vec!["A1"]);
+    let mut child = bin()
+        .args(["detect", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{not json\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("<stdin>:1:") && err.contains("invalid JSON"),
+        "{err}"
+    );
+}
