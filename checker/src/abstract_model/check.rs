@@ -19,6 +19,8 @@ use crate::property::PropSet;
 use crate::render;
 use crate::run::{CheckConfig, CheckReport, Counterexample, Verdict};
 use crate::trace;
+use agentsim_models::history::History;
+use agentsim_models::names::Names;
 use agentsim_models::runtime::Runtime;
 
 /// The result of an abstract check.
@@ -31,6 +33,9 @@ pub struct AbstractReport {
     pub all_lengths: bool,
     /// The `--max-ops` under which the counterexample paths replay concretely.
     pub replay_max_ops: u32,
+    /// Each violated property's concretized history (synthetic names `a1..`, `c1..`), in
+    /// the order of `report.verdicts`.
+    pub histories: Vec<(crate::property::Property, History)>,
 }
 
 /// The abstract model `cfg` describes.
@@ -89,6 +94,7 @@ pub fn check_abstract(
     };
     let conc = RuntimeModel::of_kind(conc_bounds, cfg.ext, cfg.runtime)?;
     let mut verdicts = Vec::new();
+    let mut histories = Vec::new();
     for &p in &cfg.properties {
         let counterexample = match traces.get(&p) {
             None => None,
@@ -99,6 +105,14 @@ pub fn check_abstract(
                     p.violated_by(log),
                     "a concretized {p:?} witness the detectors reject"
                 );
+                let b = &cfg.bounds;
+                histories.push((
+                    p,
+                    History {
+                        records: log.to_vec(),
+                        names: Names::synthetic(b.agents, b.cells, b.tools, b.values),
+                    },
+                ));
                 Some(Counterexample {
                     steps: render::steps(&conc, &c),
                     path: c.path_string(),
@@ -120,5 +134,6 @@ pub fn check_abstract(
         },
         bounded,
         replay_max_ops,
+        histories,
     })
 }

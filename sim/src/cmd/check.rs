@@ -129,6 +129,9 @@ pub struct Args {
     /// Check the history-free abstract model (SPEC §5.2); see `check_abstract`.
     #[arg(long = "abstract")]
     pub abstract_model: bool,
+    /// With --abstract: write the first violated property's concretized history (JSON Lines).
+    #[arg(long, value_name = "FILE.jsonl", requires = "abstract_model")]
+    pub history_out: Option<PathBuf>,
 }
 
 /// Validates the replication flags: `None` for the single store.

@@ -8,12 +8,14 @@
 //! `--max-ops` (every live writer stays in the state). Counterexamples are concretized on the
 //! concrete model: their steps are a real history and their path replays with
 //! `agentsim check --replay PATH` and the same flags, `--max-ops` as printed, without
-//! `--abstract`. Exit codes as `agentsim check`.
+//! `--abstract`; `--history-out FILE` writes the first one's history for `agentsim detect`.
+//! Exit codes as `agentsim check`.
 
 use super::check::{storage, text, to_json, write_trace, Args};
 use agentsim_checker::abstract_model::check_abstract;
 use agentsim_checker::run::CheckConfig;
-use anyhow::bail;
+use agentsim_models::jsonl::write_history;
+use anyhow::{bail, Context};
 use std::process::ExitCode;
 
 /// Runs `check --abstract` (flags already validated into `cfg`).
@@ -38,6 +40,13 @@ pub fn run(args: &Args, cfg: &CheckConfig) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &args.trace_out {
         write_trace(&r.report, path)?;
+    }
+    if let Some(path) = &args.history_out {
+        match r.histories.first() {
+            Some((_, h)) => std::fs::write(path, write_history(h))
+                .with_context(|| format!("--history-out {}", path.display()))?,
+            None => eprintln!("no property violated: {} not written", path.display()),
+        }
     }
     if args.json {
         let mut j = to_json(&r.report);
