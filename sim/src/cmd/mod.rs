@@ -14,6 +14,7 @@ pub mod detect;
 pub mod ingest;
 pub mod lattice;
 pub mod matrix;
+pub mod matrix_abstract;
 pub mod replay;
 pub mod reproduce;
 pub mod run_args;
