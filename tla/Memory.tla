@@ -171,7 +171,7 @@ Finish(a, ws, wv, io, co, ab, wreg, wver) ==
 \* A cell a read has a live committed version newer than a's read time.  A
 \* record that is not aborted was committed (an abort at commit is final), and
 \* a version whose record was retracted since no longer conflicts, as in
-\* models/src/runtime/occ.rs (A1 counts only live writers, so nothing is lost).
+\* models/src/runtime/validate.rs (A1 counts only live writers, so nothing is lost).
 StaleRead(a) ==
     \E c \in inflight[a].read_set : \E k \in 1..Len(log) :
         /\ ~log[k].aborted

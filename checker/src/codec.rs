@@ -34,9 +34,7 @@ mod tests {
     use super::*;
     use agentsim_models::names::{Agent, Cell, Value};
     use agentsim_models::record::Registry;
-    use agentsim_models::runtime::{
-        AnyRuntime, BeginRequest, CommitRequest, Options, Runtime, RuntimeKind,
-    };
+    use agentsim_models::runtime::{AnyRuntime, BeginRequest, CommitRequest, Options, RuntimeKind};
 
     #[test]
     fn runtimes_round_trip_back_to_back() {

@@ -4,7 +4,9 @@
 //! [`explore`] is a parallel BFS that counts states the way TLC does; [`trace`] finds shortest
 //! counterexamples deterministically and renders them (steps, action-index path, ITF JSON).
 //! [`ReplicatedModel`] is SPEC §6's replicated store composed with any runtime, where A4
-//! (split view) lives; [`replicated_run`] checks it.
+//! (split view) lives; [`replicated_run`] checks it. Runtimes are stacks of mechanisms
+//! (`agentsim_models::runtime::Stack`); [`realize`] searches for the smallest stack that
+//! prevents exactly each of the 16 lattice points.
 //! Everything checked is checked at the given finite bounds only.
 
 pub mod abstract_model;
@@ -21,6 +23,7 @@ pub mod packed;
 pub mod paper;
 pub mod paper_props;
 pub mod property;
+pub mod realize;
 pub mod render;
 pub mod replicated;
 pub mod replicated_action;
@@ -35,7 +38,7 @@ pub mod witnesses;
 
 pub use action::Action;
 pub use composed::RuntimeModel;
-pub use config::{Bounds, BoundsError, Extensions, Replication};
+pub use config::{Bound, Bounds, BoundsError, Extensions, NotReplicated, Replication};
 pub use explore::{explore, ExploreOptions, Outcome};
 pub use packed::PackedState;
 pub use paper::PaperModel;

@@ -29,7 +29,7 @@ use crate::replicated_run;
 use crate::run::{check, CheckConfig, CheckError};
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
-use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_models::Anomaly;
 
 /// Why a matrix entry could not be computed.
@@ -40,6 +40,14 @@ pub enum MatrixError {
     /// The anomaly has no scenario in the matrix (see [`scenario`]).
     #[error("{0} is not a column of the matrix")]
     NotAColumn(Anomaly),
+    /// The exploration stopped (its bound on states, the memory ceiling or a cancel) before it
+    /// decided: neither a prevention nor a witness.
+    #[error("{anomaly} under {stack}: the exploration stopped at {states} states, undecided")]
+    Undecided {
+        anomaly: Anomaly,
+        stack: Stack,
+        states: u64,
+    },
 }
 
 /// One cell of the matrix.
@@ -143,6 +151,62 @@ pub fn expected(kind: RuntimeKind, all_writers: bool, a: Anomaly) -> Option<bool
     })
 }
 
+/// What one exhaustive check of "never `a`" found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub admitted: bool,
+    /// Steps of the shortest witness, when admitted.
+    pub witness_steps: Option<usize>,
+    /// Distinct states explored.
+    pub states: u64,
+}
+
+/// The bound on distinct states of every matrix check (the scenarios stay far below it).
+pub const MAX_STATES: u64 = 50_000_000;
+
+/// Checks "never `a`" under `stack` in `a`'s scenario, exploring at most `max_states`
+/// distinct states (an exploration it stops is an error, never a verdict); A4 on the
+/// replicated store read `reads`.
+pub fn verdict(
+    stack: Stack,
+    all_writers: bool,
+    reads: ReadDiscipline,
+    a: Anomaly,
+    max_ops: Option<u32>,
+    threads: usize,
+    max_states: u64,
+) -> Result<Verdict, MatrixError> {
+    let Some((bounds, ext)) = scenario(a, max_ops) else {
+        return Err(MatrixError::NotAColumn(a));
+    };
+    let cfg = CheckConfig {
+        bounds,
+        ext: Extensions { all_writers, ..ext },
+        runtime: stack,
+        symmetry: false,
+        properties: vec![Property::Never(a)],
+        threads,
+        max_states,
+    };
+    let report = match a.scope() {
+        Scope::Replicated => replicated_run::check(&cfg, replication(reads))?,
+        Scope::Any => check(&cfg)?,
+    };
+    if !report.outcome.complete && !report.outcome.all_violated {
+        return Err(MatrixError::Undecided {
+            anomaly: a,
+            stack,
+            states: report.outcome.distinct,
+        });
+    }
+    let cx = report.verdicts[0].counterexample.as_ref();
+    Ok(Verdict {
+        admitted: cx.is_some(),
+        witness_steps: cx.map(|c| c.steps.len()),
+        states: report.outcome.distinct,
+    })
+}
+
 /// Checks "never `a`" for `kind` in `a`'s scenario; A4 on the replicated store read `reads`.
 pub fn entry(
     kind: RuntimeKind,
@@ -152,32 +216,17 @@ pub fn entry(
     max_ops: Option<u32>,
     threads: usize,
 ) -> Result<Entry, MatrixError> {
-    let (Some((bounds, ext)), Some(expected)) =
-        (scenario(a, max_ops), expected(kind, all_writers, a))
-    else {
+    let Some(expected) = expected(kind, all_writers, a) else {
         return Err(MatrixError::NotAColumn(a));
     };
-    let p = Property::Never(a);
-    let cfg = CheckConfig {
-        bounds,
-        ext: Extensions { all_writers, ..ext },
-        runtime: kind,
-        symmetry: false,
-        properties: vec![p],
-        threads,
-        max_states: 50_000_000,
-    };
-    let report = match a.scope() {
-        Scope::Replicated => replicated_run::check(&cfg, replication(reads))?,
-        Scope::Any => check(&cfg)?,
-    };
-    let cx = report.verdicts[0].counterexample.as_ref();
+    let stack = kind.stack();
+    let v = verdict(stack, all_writers, reads, a, max_ops, threads, MAX_STATES)?;
     // Pinned reads prevent A4 in every row.
     let expected = expected && !(a == Anomaly::A4 && reads == ReadDiscipline::PrimaryPinned);
     Ok(Entry {
-        admitted: cx.is_some(),
-        witness_steps: cx.map(|c| c.steps.len()),
-        states: report.outcome.distinct,
+        admitted: v.admitted,
+        witness_steps: v.witness_steps,
+        states: v.states,
         expected,
     })
 }

@@ -1,6 +1,6 @@
 //! The replicated store of SPEC §6 as an explorable space, composed with any runtime.
 //!
-//! State: a runtime `R` (its single store is the primary's memory and the op log), the
+//! State: the store under a runtime `R` (the primary's memory and the op log), the
 //! primary's per-cell log with `k` secondaries ([`ReplicaSet`], bounded lag), the session
 //! floors, and the read metadata `(cell, replica, committed version)` of every record. Actions:
 //! * [`RepAction::Read`] — `StartRead(a)`: the agent asks one replica for its read set, the
@@ -32,15 +32,16 @@ use agentsim_models::names::{Agent, Cell, Replica, Value};
 use agentsim_models::record::{OpRecord, ReadMeta, Registry, ValueMap};
 use agentsim_models::replica::{route_read, ReadDiscipline, ReplicaSet, PRIMARY};
 use agentsim_models::runtime::{
-    AnyRuntime, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Options, Runtime,
-    RuntimeKind,
+    AnyRuntime, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Guarded, Options,
+    Runtime, RuntimeKind, Stack,
 };
 use std::collections::BTreeMap;
 
 /// A state: the runtime, the replicas, and what reads saw.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct RepState<R> {
-    pub rt: R,
+#[serde(bound = "")]
+pub struct RepState<R: Runtime> {
+    pub rt: Guarded<R>,
     pub replicas: ReplicaSet,
     /// Session discipline only: per (agent, cell), the lowest version a read may be served.
     floors: BTreeMap<(Agent, Cell), u64>,
@@ -75,27 +76,44 @@ pub struct ReplicatedModel<R: Runtime> {
     init: RepState<R>,
 }
 
-impl ReplicatedModel<AnyRuntime> {
-    /// The model over a runtime chosen by name (provenance forced where the runtime needs it).
+impl ReplicatedModel<Stack> {
+    /// The model under a stack chosen at run time (provenance forced where it reads `preds`).
+    /// The stack must be valid.
+    pub fn of_stack(
+        b: Bounds,
+        ext: Extensions,
+        rep: Replication,
+        stack: Stack,
+    ) -> Result<Self, BoundsError> {
+        stack.validate()?;
+        let opts = Options {
+            provenance: ext.provenance || stack.provenance(),
+        };
+        ReplicatedModel::new(b, ext, rep, AnyRuntime::new(stack, Registry::all(0), opts))
+    }
+
+    /// The model under a named runtime ([`ReplicatedModel::of_stack`] of its stack).
     pub fn of_kind(
         b: Bounds,
         ext: Extensions,
         rep: Replication,
         kind: RuntimeKind,
     ) -> Result<Self, BoundsError> {
-        let opts = Options {
-            provenance: ext.provenance || kind.forces_provenance(),
-        };
-        ReplicatedModel::new(b, ext, rep, AnyRuntime::new(kind, Registry::all(0), opts))
+        ReplicatedModel::of_stack(b, ext, rep, kind.stack())
     }
 }
 
 impl<R: Runtime> ReplicatedModel<R> {
-    /// The model starting from runtime `init` (fresh, empty registry).
-    pub fn new(b: Bounds, ext: Extensions, rep: Replication, init: R) -> Result<Self, BoundsError> {
+    /// The model starting from `init` (fresh, empty registry).
+    pub fn new(
+        b: Bounds,
+        ext: Extensions,
+        rep: Replication,
+        init: Guarded<R>,
+    ) -> Result<Self, BoundsError> {
         rep.validate(&b, &ext, false)?;
         assert!(init.log().is_empty(), "the initial runtime must be fresh");
-        assert!(init.store().registry.entries().is_empty(), "no tools");
+        assert!(init.store().registry().entries().is_empty(), "no tools");
         let replicas = ReplicaSet::new(rep.secondaries, rep.max_lag);
         Ok(ReplicatedModel {
             bounds: b,
@@ -192,7 +210,7 @@ impl<R: Runtime> ReplicatedModel<R> {
         for c in (0..self.bounds.cells).map(Cell) {
             let head = s.replicas.read(PRIMARY, c).value;
             assert_eq!(
-                s.rt.store().memory.get(c),
+                s.rt.store().memory().get(c),
                 head,
                 "memory is the primary's head"
             );
@@ -258,9 +276,9 @@ impl<R: Runtime> stateright::Model for ReplicatedModel<R> {
 
     fn actions(&self, s: &RepState<R>, out: &mut Vec<RepAction>) {
         let st = s.rt.store();
-        if (st.log.len() as u32) < self.bounds.max_ops {
+        if (st.log().len() as u32) < self.bounds.max_ops {
             for a in 0..self.bounds.agents.min(AGENTS_MAX) {
-                match st.inflight.get(&Agent(a)) {
+                match st.inflight().get(&Agent(a)) {
                     Some(p) => self.writes(a as u8, mask(&p.request.read_set), out),
                     None => self.reads(a as u8, out),
                 }
@@ -327,12 +345,11 @@ impl<R: Runtime> Space for ReplicatedModel<R> {
 mod tests {
     use super::*;
     use agentsim_models::replica::Replicated;
-    use agentsim_models::runtime::Vanilla;
     use stateright::Model;
     use std::collections::HashSet;
 
     /// Mirrors one action on the models' `Replicated` store.
-    fn mirror(m: &ReplicatedModel<Vanilla>, twin: &mut Replicated, a: RepAction) {
+    fn mirror(m: &ReplicatedModel<Stack>, twin: &mut Replicated, a: RepAction) {
         match a {
             RepAction::Read {
                 agent,
@@ -375,7 +392,7 @@ mod tests {
                 max_lag: 1,
                 discipline,
             };
-            let init = Vanilla::new(Registry::all(0));
+            let init = AnyRuntime::new(Stack::VANILLA, Registry::all(0), Options::default());
             let m = ReplicatedModel::new(b, Extensions::default(), rep, init).unwrap();
             let twin = Replicated::new(discipline, 1, 1);
             let mut seen = HashSet::new();

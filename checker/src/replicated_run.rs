@@ -17,18 +17,18 @@ use crate::space::{Space, StepText};
 use crate::trace::{self, Trace};
 use agentsim_models::names::{Agent, Cell};
 use agentsim_models::record::ReadMeta;
-use agentsim_models::runtime::{AnyRuntime, Runtime};
+use agentsim_models::runtime::Stack;
 use serde_json::{json, Value as Json};
 
-type Model = ReplicatedModel<AnyRuntime>;
-type State = RepState<AnyRuntime>;
+type Model = ReplicatedModel<Stack>;
+type State = RepState<Stack>;
 
 fn model(cfg: &CheckConfig, rep: Replication) -> Result<Model, CheckError> {
     if cfg.threads == 0 {
         return Err(CheckError::NoThreads);
     }
     rep.validate(&cfg.bounds, &cfg.ext, cfg.symmetry)?;
-    Ok(ReplicatedModel::of_kind(
+    Ok(ReplicatedModel::of_stack(
         cfg.bounds,
         cfg.ext,
         rep,
@@ -40,7 +40,7 @@ fn model(cfg: &CheckConfig, rep: Replication) -> Result<Model, CheckError> {
 pub fn model_name(cfg: &CheckConfig, rep: Replication) -> String {
     format!(
         "replicated:{}/{}/k{}/lag{}",
-        cfg.runtime.name(),
+        cfg.runtime,
         rep.discipline.name(),
         rep.secondaries,
         rep.max_lag
@@ -111,7 +111,7 @@ pub fn steps(m: &Model, t: &Trace<State, RepAction>) -> Vec<String> {
         match *a {
             RepAction::Read { agent, .. } => {
                 let agent = Agent(agent.into());
-                match after.rt.store().inflight.get(&agent) {
+                match after.rt.store().inflight().get(&agent) {
                     Some(p) => {
                         let rv = &p.snapshot.read_values;
                         let text = served_text(after.pending_meta(agent), |c| rv.get(c).0);

@@ -4,8 +4,9 @@
 //!
 //! Model choice: `vanilla` with no runtime-level extension (provenance, retraction, tool
 //! versions) runs on the packed [`PaperModel`] (the same transition system as the composed
-//! vanilla model; a test pins equal counts), everything else on [`RuntimeModel`]. Symmetry
-//! is offered on the packed model only.
+//! vanilla model; a test pins equal counts), every other stack on [`RuntimeModel`]. Symmetry
+//! is offered on the packed model only. The runtime is a [`Stack`]; a named runtime is one
+//! (`RuntimeKind::stack`, or `.into()`), and the report names it canonically.
 
 use crate::composed::RuntimeModel;
 use crate::config::{Bounds, BoundsError, Extensions};
@@ -16,7 +17,7 @@ use crate::property::{PropSet, Property};
 use crate::render;
 use crate::space::Space;
 use crate::trace::{self, PathError, Trace};
-use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::runtime::Stack;
 use thiserror::Error;
 
 /// Everything a check needs.
@@ -24,7 +25,8 @@ use thiserror::Error;
 pub struct CheckConfig {
     pub bounds: Bounds,
     pub ext: Extensions,
-    pub runtime: RuntimeKind,
+    /// The runtime: any valid stack of mechanisms.
+    pub runtime: Stack,
     pub symmetry: bool,
     pub properties: Vec<Property>,
     pub threads: usize,
@@ -54,7 +56,7 @@ pub struct Verdict {
 /// The result of a check.
 #[derive(Clone, Debug)]
 pub struct CheckReport {
-    /// `paper` (packed vanilla model) or `runtime:<name>`.
+    /// `paper` (packed vanilla model) or `runtime:<stack>` (its canonical name).
     pub model: String,
     pub outcome: Outcome,
     pub verdicts: Vec<Verdict>,
@@ -85,7 +87,7 @@ pub enum CheckError {
 
 /// Whether this configuration runs on the packed paper model.
 pub fn uses_paper_model(cfg: &CheckConfig) -> bool {
-    cfg.runtime == RuntimeKind::Vanilla
+    cfg.runtime == Stack::VANILLA
         && !cfg.ext.provenance
         && !cfg.ext.retraction
         && !cfg.ext.tool_versions
@@ -109,8 +111,8 @@ pub fn check_with(cfg: &CheckConfig, storage: &Storage) -> Result<CheckReport, C
     if cfg.symmetry {
         return Err(CheckError::Symmetry);
     }
-    let m = RuntimeModel::of_kind(cfg.bounds, cfg.ext, cfg.runtime)?;
-    let name = format!("runtime:{}", cfg.runtime.name());
+    let m = RuntimeModel::of_stack(cfg.bounds, cfg.ext, cfg.runtime)?;
+    let name = format!("runtime:{}", cfg.runtime);
     Ok(check_space(&m, cfg, storage, name, render_space))
 }
 
@@ -178,7 +180,7 @@ pub fn replay(cfg: &CheckConfig, path: &str) -> Result<Counterexample, CheckErro
         let t = trace::replay(&m, &ids)?;
         return Ok(with_path(render_space(&m, &t, "replay")));
     }
-    let m = RuntimeModel::of_kind(cfg.bounds, cfg.ext, cfg.runtime)?;
+    let m = RuntimeModel::of_stack(cfg.bounds, cfg.ext, cfg.runtime)?;
     let t = trace::replay(&m, &ids)?;
     Ok(with_path(render_space(&m, &t, "replay")))
 }

@@ -15,7 +15,7 @@ use crate::space::{IdentityHasher, Space};
 use crate::witness_point::{lower_bound, point_of, records_needed};
 use agentsim_models::detect::Anomaly;
 use agentsim_models::lattice::Point;
-use agentsim_models::runtime::{Runtime, Store};
+use agentsim_models::runtime::{Guarded, Runtime, Store};
 use stateright::Model as _;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
@@ -36,12 +36,12 @@ struct Progress {
 impl Progress {
     fn of(st: &Store, tools: u32) -> Progress {
         Progress {
-            records: st.log.len() as u32,
-            pending: st.inflight.len() as u32,
-            removed: st.registry.entries().len() < tools as usize,
-            aborted: st.log.iter().any(|r| r.aborted),
-            linked: st.log.iter().any(|r| !r.preds.is_empty())
-                || st.inflight.values().any(|p| !p.snapshot.preds.is_empty()),
+            records: st.log().len() as u32,
+            pending: st.inflight().len() as u32,
+            removed: st.registry().entries().len() < tools as usize,
+            aborted: st.log().iter().any(|r| r.aborted),
+            linked: st.log().iter().any(|r| !r.preds.is_empty())
+                || st.inflight().values().any(|p| !p.snapshot.preds.is_empty()),
         }
     }
 
@@ -240,7 +240,7 @@ struct Dfs<'a, R: Runtime> {
 }
 
 impl<R: Runtime> Dfs<'_, R> {
-    fn enter(&mut self, state: &R, now: Point, depth: usize) -> bool {
+    fn enter(&mut self, state: &Guarded<R>, now: Point, depth: usize) -> bool {
         if now == self.target {
             return true;
         }

@@ -64,7 +64,7 @@ pub fn extensions() -> Extensions {
 }
 
 /// The model a search runs on.
-pub fn model(b: Bounds) -> RuntimeModel<agentsim_models::runtime::AnyRuntime> {
+pub fn model(b: Bounds) -> RuntimeModel<agentsim_models::runtime::Stack> {
     RuntimeModel::of_kind(b, extensions(), RuntimeKind::Vanilla).expect("valid witness bounds")
 }
 

@@ -163,7 +163,7 @@ fn spilled_trace_search_finds_the_same_counterexamples() {
     let cfg = CheckConfig {
         bounds: b,
         ext: Extensions::default(),
-        runtime: RuntimeKind::Si,
+        runtime: RuntimeKind::Si.into(),
         symmetry: false,
         properties: vec![Property::A1, Property::A2, Property::A6],
         threads: 2,

@@ -144,6 +144,15 @@ impl serde::Serialize for Anomaly {
     }
 }
 
+/// Reads the catalogue name [`Anomaly::name`] writes (partial results carry verdicts this way).
+impl<'de> serde::Deserialize<'de> for Anomaly {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Anomaly, D::Error> {
+        let name = String::deserialize(d)?;
+        Anomaly::parse(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown anomaly `{name}`")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,11 +5,15 @@
 //! pessimistic, ssi, causal, saga, registry ⇒ ¬A1; causal and above ⇒ ¬A3; saga and above ⇒
 //! ¬A6; registry ⇒ ¬A2; si ⇒ ¬A1 when every op writes what it reads. A seeded sweep of the same
 //! streams shows the converse: every anomaly a runtime does not prevent occurs in some stream.
+//! The same streams drive every valid stack of mechanisms (issue 16), which must prevent what
+//! its mechanisms compose to — A1 with lock or validate, A3 with validate-preds and cascade,
+//! A6 with the sequencer, A2 with pin or validate-tool — and admit the rest; the named
+//! runtimes' claims above are exactly that composition of their stacks.
 //! A pass covers these bounds and generators, not every schedule: the checker exhausts those.
 
 use agentsim_models::detect::spec;
 use agentsim_models::runtime::{
-    AnyRuntime, BeginRequest, CommitRequest, Options, RegistryChange, Runtime, RuntimeKind,
+    AnyRuntime, BeginRequest, CommitRequest, Mechanism, Options, RegistryChange, RuntimeKind, Stack,
 };
 use agentsim_models::{Agent, Anomaly, Cell, History, Registry, Report, Tool, Value, ValueMap};
 use proptest::prelude::*;
@@ -111,8 +115,8 @@ fn permute<T: Copy>(items: &[T], index: u32) -> Vec<T> {
 /// Drives `steps` through a fresh runtime; requests that make no sense in the current state
 /// (begin while in flight, commit with nothing in flight) are skipped, as a driver would.
 /// With `all_writers`, every op also writes every cell it read.
-fn drive(kind: RuntimeKind, steps: &[Step], all_writers: bool) -> AnyRuntime {
-    let mut rt = AnyRuntime::new(kind, Registry::all(TOOLS), Options { provenance: true });
+fn drive(stack: impl Into<Stack>, steps: &[Step], all_writers: bool) -> AnyRuntime {
+    let mut rt = AnyRuntime::new(stack, Registry::all(TOOLS), Options { provenance: true });
     for step in steps {
         apply(&mut rt, step, all_writers);
     }
@@ -127,7 +131,7 @@ fn apply(rt: &mut AnyRuntime, step: &Step, all_writers: bool) {
             tool,
             skew,
         } => {
-            if rt.store().inflight.contains_key(&Agent(agent)) {
+            if rt.store().inflight().contains_key(&Agent(agent)) {
                 return;
             }
             let mut req = BeginRequest::new(Agent(agent), cells(reads), tool.map(Tool));
@@ -141,7 +145,7 @@ fn apply(rt: &mut AnyRuntime, step: &Step, all_writers: bool) {
             issue,
             completion,
         } => {
-            let Some(p) = rt.store().inflight.get(&Agent(agent)) else {
+            let Some(p) = rt.store().inflight().get(&Agent(agent)) else {
                 return;
             };
             let mut ws = cells(writes);
@@ -180,7 +184,7 @@ fn apply(rt: &mut AnyRuntime, step: &Step, all_writers: bool) {
 
 /// Memory as it is, except `c` observed as `v` (a skewed read of an external cell).
 fn observe(rt: &AnyRuntime, c: Cell, v: Value) -> ValueMap {
-    let mut m = rt.store().memory.clone();
+    let mut m = rt.store().memory().clone();
     m.set(c, v);
     m
 }
@@ -209,6 +213,53 @@ fn prevented(kind: RuntimeKind) -> Vec<Anomaly> {
     out
 }
 
+/// What a stack's mechanisms compose to prevent on arbitrary streams.
+fn composed(stack: Stack) -> Vec<Anomaly> {
+    let has = |m| stack.contains(m);
+    let mut out = Vec::new();
+    if has(Mechanism::Lock) || has(Mechanism::Validate) {
+        out.push(Anomaly::A1);
+    }
+    if has(Mechanism::Pin) || has(Mechanism::ValidateTool) {
+        out.push(Anomaly::A2);
+    }
+    if has(Mechanism::ValidatePreds) && has(Mechanism::Cascade) {
+        out.push(Anomaly::A3);
+    }
+    if has(Mechanism::Sequencer) {
+        out.push(Anomaly::A6);
+    }
+    out
+}
+
+/// Every valid stack of the catalogue.
+fn stacks() -> Vec<Stack> {
+    Stack::subsets(Stack::all())
+        .into_iter()
+        .filter(|s| s.validate().is_ok())
+        .collect()
+}
+
+#[test]
+fn named_claims_are_their_stacks_compositions() {
+    assert_eq!(stacks().len(), 108);
+    for kind in RuntimeKind::ALL {
+        let mut claimed = prevented(kind);
+        claimed.sort_unstable();
+        assert_eq!(claimed, composed(kind.stack()), "{kind}");
+    }
+}
+
+fn check_stacks(steps: &[Step]) -> Result<(), TestCaseError> {
+    for stack in stacks() {
+        let r = report(&drive(stack, steps, false));
+        for a in composed(stack) {
+            prop_assert!(!r.has(a), "{stack} admitted {a}: {r:?}");
+        }
+    }
+    Ok(())
+}
+
 fn check_prevention(steps: &[Step]) -> Result<(), TestCaseError> {
     for kind in RuntimeKind::ALL {
         let r = report(&drive(kind, steps, false));
@@ -229,6 +280,17 @@ proptest! {
         steps in prop::collection::vec(step_strategy(), 0..STEPS_MAX)
     ) {
         check_prevention(&steps)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn every_stack_prevents_what_its_mechanisms_compose_to(
+        steps in prop::collection::vec(step_strategy(), 0..STEPS_MAX)
+    ) {
+        check_stacks(&steps)?;
     }
 }
 
@@ -254,5 +316,30 @@ fn seeded_streams_show_exactly_the_admitted_anomalies() {
             .filter(|a| !prevented(kind).contains(a))
             .collect();
         assert_eq!(seen, want, "{kind}");
+    }
+}
+
+/// The converse for every valid stack, over 1,000 seeded streams: each anomaly its mechanisms
+/// do not compose to prevent occurs in some stream, and no other does.
+#[test]
+fn seeded_streams_show_exactly_what_each_stack_admits() {
+    let streams: Vec<Vec<Step>> = (0..1_000u64)
+        .map(|seed| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            (0..STEPS_MAX).map(|_| random_step(&mut rng)).collect()
+        })
+        .collect();
+    for stack in stacks() {
+        let mut seen = Vec::new();
+        for steps in &streams {
+            seen.extend(report(&drive(stack, steps, false)).anomalies());
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        let want: Vec<Anomaly> = Anomaly::LATTICE
+            .into_iter()
+            .filter(|a| !composed(stack).contains(a))
+            .collect();
+        assert_eq!(seen, want, "{stack}");
     }
 }

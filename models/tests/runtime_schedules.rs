@@ -7,7 +7,7 @@
 use agentsim_models::detect::spec;
 use agentsim_models::runtime::{
     AbortReason, AnyRuntime, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, DropReason,
-    Options, RegistryChange, Runtime, RuntimeKind,
+    Options, RegistryChange, RuntimeKind,
 };
 use agentsim_models::{Agent, Anomaly, Cell, History, Registry, Report, Tool, Value};
 
@@ -163,7 +163,10 @@ fn registry_validate_aborts_pin_resolves() {
     assert!(matches!(out, CommitOutcome::Committed { .. }));
     let rec = &rt.log()[0];
     assert_eq!(rec.write_registry.get(Tool(1)).map(|e| e.version), Some(0));
-    assert_eq!(rt.store().registry.get(Tool(1)).map(|e| e.version), Some(1));
+    assert_eq!(
+        rt.store().registry().get(Tool(1)).map(|e| e.version),
+        Some(1)
+    );
     assert!(!report(&rt).has(Anomaly::A2));
     let (rt, _) = run("saga");
     assert_eq!(report(&rt).a2.len(), 1);

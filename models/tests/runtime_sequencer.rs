@@ -5,8 +5,7 @@
 
 use agentsim_models::detect::spec;
 use agentsim_models::runtime::{
-    AnyRuntime, BeginRequest, CommitRequest, Externalization, Options, Runtime, RuntimeKind,
-    Sequencer,
+    AnyRuntime, BeginRequest, CommitRequest, Externalization, Options, RuntimeKind, Sequencer,
 };
 use agentsim_models::{Agent, Cell, History, Registry, Value};
 

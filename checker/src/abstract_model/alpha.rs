@@ -14,7 +14,7 @@ use agentsim_models::runtime::Store;
 /// α's summary with each kept node tagged by its log index.
 pub fn tagged(m: &AbstractModel, st: &Store) -> Summary<u32> {
     let mut s = summarize(m.need(), st, m.config().bounds.agents as usize);
-    if m.full(st.log.len() as u8) {
+    if m.full(st.log().len() as u8) {
         s.seal(m.need());
     }
     s
@@ -27,10 +27,10 @@ pub fn alpha(m: &AbstractModel, st: &Store) -> AbsState {
 
 /// α(st), given its tagged summary.
 pub fn alpha_with(m: &AbstractModel, st: &Store, tagged: &Summary<u32>) -> AbsState {
-    let ops = st.log.len() as u8;
+    let ops = st.log().len() as u8;
     let mut tools = 0u8;
     let mut versions = 0u16;
-    for e in st.registry.entries() {
+    for e in st.registry().entries() {
         tools |= 1 << e.tool.0;
         versions |= (e.version as u16) << (4 * e.tool.0);
     }
@@ -39,7 +39,7 @@ pub fn alpha_with(m: &AbstractModel, st: &Store, tagged: &Summary<u32>) -> AbsSt
         memory: if m.full(ops) || !m.need().values() {
             0
         } else {
-            packed(&st.memory)
+            packed(st.memory())
         },
         tools,
         versions,

@@ -9,10 +9,9 @@
 //! concrete model with `--max-ops` set to `replay_max_ops`.
 
 use super::concretize::concretize;
-use super::mechanism::Stack;
-use super::model::{AbstractConfig, AbstractModel};
+use super::model::{AbstractConfig, AbstractError, AbstractModel};
 use crate::composed::RuntimeModel;
-use crate::config::{BoundsError, MAX_OPS_MAX};
+use crate::config::MAX_OPS_MAX;
 use crate::explore::{explore_with, ExploreOptions};
 use crate::frontier::Storage;
 use crate::property::PropSet;
@@ -21,7 +20,6 @@ use crate::run::{CheckConfig, CheckReport, Counterexample, Verdict};
 use crate::trace;
 use agentsim_models::history::History;
 use agentsim_models::names::Names;
-use agentsim_models::runtime::Runtime;
 
 /// The result of an abstract check.
 #[derive(Clone, Debug)]
@@ -39,11 +37,11 @@ pub struct AbstractReport {
 }
 
 /// The abstract model `cfg` describes.
-pub fn model(cfg: &CheckConfig, bounded: bool) -> Result<AbstractModel, BoundsError> {
+pub fn model(cfg: &CheckConfig, bounded: bool) -> Result<AbstractModel, AbstractError> {
     AbstractModel::new(AbstractConfig {
         bounds: cfg.bounds,
         ext: cfg.ext,
-        stack: Stack::of_kind(cfg.runtime),
+        stack: cfg.runtime,
         watch: PropSet::of(&cfg.properties),
         bounded,
         symmetry: cfg.symmetry,
@@ -55,9 +53,9 @@ pub fn check_abstract(
     cfg: &CheckConfig,
     bounded: bool,
     storage: &Storage,
-) -> Result<AbstractReport, BoundsError> {
+) -> Result<AbstractReport, AbstractError> {
     if cfg.threads == 0 {
-        return Err(BoundsError::Unsupported("at least one thread".into()));
+        return Err(AbstractError::Unsupported("at least one thread".into()));
     }
     let abs = model(cfg, bounded)?;
     let opts = ExploreOptions {
@@ -83,7 +81,7 @@ pub fn check_abstract(
         traces.values().map(commits).max().unwrap_or(0).max(1) as u32
     };
     if replay_max_ops > MAX_OPS_MAX {
-        return Err(BoundsError::Unsupported(format!(
+        return Err(AbstractError::Unsupported(format!(
             "a witness needs {replay_max_ops} records, more than the concrete model's \
              {MAX_OPS_MAX}"
         )));
@@ -92,14 +90,14 @@ pub fn check_abstract(
         max_ops: replay_max_ops,
         ..cfg.bounds
     };
-    let conc = RuntimeModel::of_kind(conc_bounds, cfg.ext, cfg.runtime)?;
+    let conc = RuntimeModel::of_stack(conc_bounds, cfg.ext, cfg.runtime)?;
     let mut verdicts = Vec::new();
     let mut histories = Vec::new();
     for &p in &cfg.properties {
         let counterexample = match traces.get(&p) {
             None => None,
             Some(t) => {
-                let c = concretize(&abs, &conc, t).map_err(BoundsError::Unsupported)?;
+                let c = concretize(&abs, &conc, t).map_err(AbstractError::Unsupported)?;
                 let log = c.states.last().expect("a trace has a state").log();
                 assert!(
                     p.violated_by(log),
@@ -128,7 +126,7 @@ pub fn check_abstract(
     Ok(AbstractReport {
         all_lengths: !bounded && outcome.complete,
         report: CheckReport {
-            model: format!("abstract:{}", cfg.runtime.name()),
+            model: format!("abstract:{}", cfg.runtime),
             outcome,
             verdicts,
         },

@@ -13,15 +13,15 @@ use super::model::{AbsState, AbstractModel};
 use crate::action::Action;
 use crate::composed::RuntimeModel;
 use crate::trace::Trace;
-use agentsim_models::runtime::{AnyRuntime, Runtime};
+use agentsim_models::runtime::{Guarded, Stack};
 use stateright::Model;
 
 /// The concrete trace of abstract trace `t`, on `conc` (whose bounds must admit every step).
 pub fn concretize(
     abs: &AbstractModel,
-    conc: &RuntimeModel<AnyRuntime>,
+    conc: &RuntimeModel<Stack>,
     t: &Trace<AbsState, Action>,
-) -> Result<Trace<AnyRuntime, Action>, String> {
+) -> Result<Trace<Guarded<Stack>, Action>, String> {
     let mut s = conc.init_states().remove(0);
     if alpha(abs, s.store()) != t.states[0] {
         return Err("α(init) differs from the abstract initial state".into());

@@ -11,7 +11,6 @@
 
 use super::alpha::{alpha, alpha_with, tagged};
 use super::check::check_abstract;
-use super::mechanism::Stack;
 use super::model::{AbstractConfig, AbstractModel};
 use crate::action::Action;
 use crate::composed::RuntimeModel;
@@ -21,7 +20,7 @@ use crate::frontier::Storage;
 use crate::property::{PropSet, Property};
 use crate::run::CheckConfig;
 use crate::space::Space;
-use agentsim_models::runtime::{Runtime, RuntimeKind};
+use agentsim_models::runtime::{RuntimeKind, Stack};
 use stateright::Model;
 use std::collections::HashSet;
 
@@ -34,11 +33,11 @@ struct Walked {
     violated: PropSet,
 }
 
-fn abstract_of(kind: RuntimeKind, b: Bounds, ext: Extensions, watch: PropSet) -> AbstractModel {
+fn abstract_of(kind: Stack, b: Bounds, ext: Extensions, watch: PropSet) -> AbstractModel {
     AbstractModel::new(AbstractConfig {
         bounds: b,
         ext,
-        stack: Stack::of_kind(kind),
+        stack: kind,
         watch,
         bounded: true,
         symmetry: false,
@@ -50,9 +49,9 @@ fn not_retract(a: &&Action) -> bool {
     !matches!(a, Action::Retract(_))
 }
 
-/// The α-walk of the module docs over `kind`'s concrete space.
-fn walk(kind: RuntimeKind, b: Bounds, ext: Extensions, watch: PropSet) -> Walked {
-    let conc = RuntimeModel::of_kind(b, ext, kind).expect("valid bounds");
+/// The α-walk of the module docs over the concrete space of stack `kind`.
+fn walk(kind: Stack, b: Bounds, ext: Extensions, watch: PropSet) -> Walked {
+    let conc = RuntimeModel::of_stack(b, ext, kind).expect("valid bounds");
     let abs = abstract_of(kind, b, ext, watch);
     let init = conc.init_states().remove(0);
     assert_eq!(alpha(&abs, init.store()), abs.init(), "{kind}: α(init)");
@@ -163,7 +162,7 @@ fn walk_kinds(kinds: &[RuntimeKind], b: Bounds, ext: Extensions) -> Vec<Walked> 
     kinds
         .iter()
         .map(|&kind| {
-            let w = walk(kind, b, ext, all);
+            let w = walk(kind.stack(), b, ext, all);
             assert!(w.abstract_states <= w.states, "{kind}: {w:?}");
             w
         })
@@ -270,7 +269,7 @@ fn compare(kind: RuntimeKind, b: Bounds, ext: Extensions, props: &[Property]) ->
     let cfg = CheckConfig {
         bounds: b,
         ext,
-        runtime: kind,
+        runtime: kind.stack(),
         symmetry: false,
         properties: props.to_vec(),
         threads: 1,
@@ -339,7 +338,7 @@ fn reductions_keep_verdicts() {
                 let cfg = CheckConfig {
                     bounds: b,
                     ext,
-                    runtime: kind,
+                    runtime: kind.stack(),
                     symmetry,
                     properties: props.clone(),
                     threads: 2,
@@ -377,7 +376,7 @@ fn unbounded_runs_close_and_agree() {
         let cfg = CheckConfig {
             bounds: b,
             ext: canonical(),
-            runtime: kind,
+            runtime: kind.stack(),
             symmetry: false,
             properties: props.to_vec(),
             threads: 1,
@@ -405,7 +404,7 @@ fn codec_round_trips() {
     let abs = AbstractModel::new(AbstractConfig {
         bounds: b,
         ext: retracting(),
-        stack: Stack::of_kind(RuntimeKind::Causal { cascade: false }),
+        stack: RuntimeKind::Causal { cascade: false }.stack(),
         watch: PropSet::of(&Property::ALL),
         bounded: true,
         symmetry: true,
@@ -442,4 +441,26 @@ fn codec_round_trips() {
         stack.extend(actions.iter().filter_map(|&a| abs.next_state(&s, a)));
     }
     assert!(seen.len() > 1_000, "{}", seen.len());
+}
+
+/// Every valid stack of the catalogue (not only the named runtimes): the α-walk at 2 agents ×
+/// 1 cell × MaxOps 2 with retraction, and at 1 agent × 2 cells × MaxOps 1 with a tool and
+/// signature changes, every property watched.
+#[test]
+fn alpha_commutes_for_every_valid_stack() {
+    let stacks: Vec<Stack> = Stack::subsets(Stack::all())
+        .into_iter()
+        .filter(|s| s.validate().is_ok())
+        .collect();
+    assert!(stacks.len() >= 16, "{}", stacks.len());
+    let all = PropSet::of(&Property::ALL);
+    let tools = Extensions {
+        tool_versions: true,
+        ..canonical()
+    };
+    for &stack in &stacks {
+        let w = walk(stack, small(2, 1, 0, 2), retracting(), all);
+        assert!(w.abstract_states <= w.states, "{stack}: {w:?}");
+        walk(stack, small(1, 2, 1, 1), tools, all);
+    }
 }

@@ -11,7 +11,8 @@
 //! the docs, as an argument.
 
 use super::check::check_abstract;
-use crate::config::{BoundsError, Extensions};
+use super::model::AbstractError;
+use crate::config::Extensions;
 use crate::frontier::Storage;
 use crate::matrix::{expected, scenario};
 use crate::property::Property;
@@ -89,8 +90,9 @@ pub fn cell_config(
     all_writers: bool,
     a: Anomaly,
     o: &MatrixOptions,
-) -> Result<CheckConfig, BoundsError> {
-    let not_a_column = || BoundsError::Unsupported(format!("{a} is not an abstract matrix column"));
+) -> Result<CheckConfig, AbstractError> {
+    let not_a_column =
+        || AbstractError::Unsupported(format!("{a} is not an abstract matrix column"));
     let (mut bounds, ext) = scenario(a, Some(o.max_ops)).ok_or_else(not_a_column)?;
     if !COLUMNS.contains(&a) {
         return Err(not_a_column());
@@ -99,7 +101,7 @@ pub fn cell_config(
     Ok(CheckConfig {
         bounds,
         ext: Extensions { all_writers, ..ext },
-        runtime: kind,
+        runtime: kind.stack(),
         symmetry: o.symmetry,
         properties: vec![Property::Never(a)],
         threads: o.threads,
@@ -113,7 +115,7 @@ pub fn entry(
     all_writers: bool,
     a: Anomaly,
     o: &MatrixOptions,
-) -> Result<AbstractEntry, BoundsError> {
+) -> Result<AbstractEntry, AbstractError> {
     let cfg = cell_config(kind, all_writers, a, o)?;
     let storage = Storage::default();
     let try_unbounded = o.unbounded_first && !cfg.ext.retraction;
@@ -144,7 +146,7 @@ pub fn entry(
 }
 
 /// Every runtime, then `si+all-writers`.
-pub fn abstract_matrix(o: &MatrixOptions) -> Result<Vec<AbstractRow>, BoundsError> {
+pub fn abstract_matrix(o: &MatrixOptions) -> Result<Vec<AbstractRow>, AbstractError> {
     let rows = RuntimeKind::ALL
         .iter()
         .map(|&k| (k, false))

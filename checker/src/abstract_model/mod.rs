@@ -21,5 +21,5 @@ mod monitor_tests;
 
 pub use check::{check_abstract, AbstractReport};
 pub use matrix::{abstract_matrix, AbstractEntry, AbstractRow, MatrixOptions, Reach};
-pub use mechanism::{Mechanism, Stack};
+pub use mechanism::Policies;
 pub use model::{AbsState, AbstractConfig, AbstractModel};

@@ -23,7 +23,7 @@
 //! external): nothing in the actions, mechanisms or properties names a particular cell.
 
 use super::codec::{self, CellPerms};
-use super::mechanism::{Mechanism, Stack};
+use super::mechanism::Policies;
 use crate::action::{seq_mask, Action, Choices, Seq, View};
 use crate::composed::VERSION_MAX;
 use crate::config::{Bounds, BoundsError, Extensions, AGENTS_MAX, TOOLS_MAX};
@@ -34,6 +34,7 @@ use agentsim_models::monitor::{
 };
 use agentsim_models::names::{Cell, Tool, Value};
 use agentsim_models::record::{Registry, ToolEntry, ValueMap};
+use agentsim_models::runtime::{Mechanism, Stack};
 use agentsim_models::Anomaly;
 
 /// An abstract state.
@@ -50,6 +51,18 @@ pub struct AbsState {
     pub versions: u16,
     /// Records appended (0 when the log is unbounded).
     pub ops: u8,
+}
+
+/// Why an abstract model or check cannot be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum AbstractError {
+    #[error(transparent)]
+    Bounds(#[from] BoundsError),
+    #[error(transparent)]
+    Stack(#[from] agentsim_models::runtime::StackError),
+    /// Outside what the abstract model covers (the message says what).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// What to build.
@@ -99,7 +112,7 @@ pub fn props_for(p: Property) -> Props {
 
 impl AbstractModel {
     /// Builds the model; provenance is forced on where the stack reads it.
-    pub fn new(cfg: AbstractConfig) -> Result<Self, BoundsError> {
+    pub fn new(cfg: AbstractConfig) -> Result<Self, AbstractError> {
         let mut cfg = cfg;
         let mut b = cfg.bounds;
         if !cfg.bounded {
@@ -107,13 +120,13 @@ impl AbstractModel {
         }
         b.validate()?;
         if cfg.ext.retraction && !cfg.bounded {
-            return Err(BoundsError::Unsupported(
+            return Err(AbstractError::Unsupported(
                 "the history-free model with retraction needs a bound on the log: any live \
                  record may be retracted later, so every live writer stays in the state"
                     .into(),
             ));
         }
-        cfg.ext.provenance |= cfg.stack.forces_provenance();
+        cfg.ext.provenance |= cfg.stack.provenance();
         let mut need = Need {
             watch: cfg
                 .watch
@@ -148,7 +161,7 @@ impl AbstractModel {
         Ok(AbstractModel {
             cell_perms,
             choices: Choices::new(choice_bounds, cfg.ext),
-            orders: need.watch.contains(Prop::A6) && !cfg.stack.has(Mechanism::Sequencer),
+            orders: need.watch.contains(Prop::A6) && !cfg.stack.contains(Mechanism::Sequencer),
             orderings,
             cfg,
             need,

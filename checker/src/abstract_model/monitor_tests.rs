@@ -3,7 +3,6 @@
 //! built), every watched property's monitor verdict equals the spec detector's on the log.
 //! A4 likewise on the replicated store. At the bounds named here only.
 
-use super::mechanism::Stack;
 use super::model::{AbstractConfig, AbstractModel};
 use crate::action::Action;
 use crate::composed::RuntimeModel;
@@ -16,12 +15,18 @@ use agentsim_models::monitor::alpha::{cell_mask, packed};
 use agentsim_models::monitor::{Monitor, Prop, Read, Write};
 use agentsim_models::names::Agent;
 use agentsim_models::replica::ReadDiscipline;
-use agentsim_models::runtime::{AnyRuntime, Discipline, Runtime, RuntimeKind};
+use agentsim_models::runtime::{Discipline, Guarded, RuntimeKind, Stack};
 use stateright::Model;
 use std::collections::HashSet;
 
 /// The monitor after concrete step `a` from `s` to `n`.
-fn feed(kind: RuntimeKind, m: &mut Monitor<u32>, s: &AnyRuntime, n: &AnyRuntime, a: Action) {
+fn feed(
+    kind: RuntimeKind,
+    m: &mut Monitor<u32>,
+    s: &Guarded<Stack>,
+    n: &Guarded<Stack>,
+    a: Action,
+) {
     match a {
         Action::StartRead { agent, .. } => {
             let p = n.store().pending(Agent(agent.into()));
@@ -61,7 +66,7 @@ fn drive(kind: RuntimeKind, b: Bounds, ext: Extensions) -> usize {
     let abs = AbstractModel::new(AbstractConfig {
         bounds: b,
         ext,
-        stack: Stack::of_kind(kind),
+        stack: kind.stack(),
         watch: all,
         bounded: true,
         symmetry: false,
@@ -198,7 +203,7 @@ fn drive_split_view(runs: &[(RuntimeKind, ReadDiscipline)]) -> usize {
                     let mut next = mon.clone();
                     match a {
                         RepAction::Read { agent, .. } => {
-                            if let Some(p) = n.rt.store().inflight.get(&Agent(agent.into())) {
+                            if let Some(p) = n.rt.store().inflight().get(&Agent(agent.into())) {
                                 let rs = cell_mask(&p.request.read_set);
                                 next.read(agent.into(), rs, packed(&p.snapshot.read_values));
                             }

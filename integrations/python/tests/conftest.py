@@ -35,3 +35,15 @@ def agentsim():
         return json.loads(out.stdout)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def agentsim_binary() -> str:
+    """The agentsim binary's path (AGENTSIM, target/release, or PATH)."""
+    return _binary()
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository root (where scenario paths resolve)."""
+    return ROOT

@@ -41,7 +41,7 @@ pub fn summarize(need: &Need, store: &Store, agents: usize) -> Summary<u32> {
     }
     for a in 0..agents {
         s.pending[a] = store
-            .inflight
+            .inflight()
             .get(&Agent(a as u32))
             .map(|p| pending(need, store, &s, p));
     }
@@ -50,7 +50,7 @@ pub fn summarize(need: &Need, store: &Store, agents: usize) -> Summary<u32> {
 
 /// The fields every pending op has in both shapes.
 fn pending(need: &Need, store: &Store, s: &Summary<u32>, p: &Pending) -> PendingSummary {
-    let log = &store.log;
+    let log = store.log();
     let rs = if need.read_sets() {
         cell_mask(&p.request.read_set)
     } else {
@@ -63,7 +63,7 @@ fn pending(need: &Need, store: &Store, s: &Summary<u32>, p: &Pending) -> Pending
         rs,
         rv: if need.values() { rv & nibbles(rs) } else { 0 },
         tool: tool.map_or(0, |t| t.0 as u8 + 1),
-        changed: tool.is_some_and(|t| store.registry.get(t) != p.snapshot.registry.get(t)),
+        changed: tool.is_some_and(|t| store.registry().get(t) != p.snapshot.registry.get(t)),
         ..PendingSummary::default()
     };
     let read = &p.request.read_set;
@@ -122,7 +122,7 @@ fn preds_of(log: &[OpRecord], s: &Summary<u32>, preds: &[u32]) -> (u16, bool) {
 }
 
 fn with_flags(need: &Need, store: &Store, s: &mut Summary<u32>) {
-    let log = &store.log;
+    let log = store.log();
     let w = need.watch;
     let found = Props::default()
         .with_if(Prop::A1, !spec::a1(log).is_empty())
@@ -168,7 +168,7 @@ fn a1_writers(log: &[OpRecord], i: usize) -> Vec<usize> {
 }
 
 fn with_nodes(need: &Need, store: &Store, s: &mut Summary<u32>) {
-    let log = &store.log;
+    let log = store.log();
     let w = need.watch;
     let one = |r: &OpRecord| std::slice::from_ref(r).to_vec();
     let mut kept = Vec::new();

@@ -1,15 +1,16 @@
 //! Operations over the replicated store: reads routed to replicas, writes to the primary.
 //!
-//! [`Replicated`] plays the role a [`Runtime`](crate::runtime::Runtime) plays for the single
-//! store, with one more input: each [`begin`](Replicated::begin) names the replica the agent
+//! [`Replicated`] plays the role a [`Guarded`](crate::runtime::Guarded) runtime plays for the
+//! single store, with one more input: each [`begin`](Replicated::begin) names the replica the agent
 //! asks to read from, and the [`ReadDiscipline`] decides where the read actually goes. The
 //! served values are handed to the single [`Store`] as the op's observed values (the
 //! contract's `BeginRequest::observed`), so the log is an ordinary history; at commit each
 //! record gets its [`ReadMeta`] (replica and committed version per cell read) and its writes
 //! are committed at the primary with last-writer-wins semantics.
 //!
-//! It does not implement the `Runtime` trait on purpose: the trait's `begin` has no replica
-//! to route, and inventing one would hide the agent's choice that A4 depends on. Every read
+//! It does not take a [`Runtime`](crate::runtime::Runtime) on purpose: a runtime's begin has
+//! no replica to route, and inventing one would hide the agent's choice that A4 depends on
+//! (the checker's replicated model composes the disciplines with any runtime instead). Every read
 //! is also kept as an [`Observation`] with the version the replica actually served, which the
 //! history format does not carry, so that the session guarantees can be checked.
 //!
@@ -86,7 +87,7 @@ impl Replicated {
 
     /// The records, in log order.
     pub fn log(&self) -> &[OpRecord] {
-        &self.store.log
+        self.store.log()
     }
 
     /// Every read so far, in the order they happened.
@@ -96,7 +97,7 @@ impl Replicated {
 
     /// Whether `agent` has an op in flight.
     pub fn in_flight(&self, agent: Agent) -> bool {
-        self.store.inflight.contains_key(&agent)
+        self.store.inflight().contains_key(&agent)
     }
 
     /// Where the discipline sends a read of `read_set` by `agent` that asked for `requested`.
@@ -165,10 +166,10 @@ impl Replicated {
             .pending_meta
             .remove(&req.agent)
             .expect("commit without an op in flight");
-        let registry = self.store.registry.clone();
+        let registry = self.store.registry().clone();
         let index = self.store.append(req, &req.completion, registry, false);
-        let record = &mut self.store.log[index];
-        record.read_meta = meta;
+        self.store.set_read_meta(index, meta);
+        let record = &self.store.log()[index];
         let (write_time, writes) = (record.write_time, record.write_set.clone());
         for c in writes {
             let value = req.write_values.get(c);

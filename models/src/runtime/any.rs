@@ -1,129 +1,36 @@
-//! [`AnyRuntime`]: every runtime behind one type, chosen by [`RuntimeKind`] at run time, so
-//! the checker and the simulator can take a runtime name from the command line. Plain enum
-//! dispatch: each method forwards to the variant, nothing is added or changed on the way.
+//! [`AnyRuntime`]: the store under any stack of mechanisms, chosen at run time, so the checker
+//! and the simulator can take a runtime name (or a `+`-joined stack) from the command line.
+//! It is [`Guarded`] over a [`Stack`]: a stack is a constant set of mechanisms consulted in
+//! catalogue order, so there is one type for all of them and nothing to dispatch by hand.
 
-use super::{
-    BeginRequest, Causal, CommitOutcome, CommitRequest, Externalization, Options, Pessimistic,
-    RegistryChange, RegistryIsolation, Runtime, RuntimeKind, Saga, Si, Ssi, Store, Vanilla,
-};
-use crate::names::Agent;
+use super::{Guarded, Options, Stack};
 use crate::record::Registry;
 
-/// One of the nine runtimes.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum AnyRuntime {
-    Vanilla(Vanilla),
-    Pessimistic(Pessimistic),
-    Si(Si),
-    Ssi(Ssi),
-    Causal(Causal),
-    Saga(Saga),
-    Registry(RegistryIsolation),
-}
+/// The store under a stack chosen at run time.
+pub type AnyRuntime = Guarded<Stack>;
 
-impl AnyRuntime {
-    /// A fresh runtime of `kind` over the initial `registry`.
-    pub fn new(kind: RuntimeKind, registry: Registry, opts: Options) -> AnyRuntime {
-        match kind {
-            RuntimeKind::Vanilla => AnyRuntime::Vanilla(Vanilla::with_options(registry, opts)),
-            RuntimeKind::Pessimistic => AnyRuntime::Pessimistic(Pessimistic::new(registry, opts)),
-            RuntimeKind::Si => AnyRuntime::Si(Si::new(registry, opts)),
-            RuntimeKind::Ssi => AnyRuntime::Ssi(Ssi::new(registry, opts)),
-            RuntimeKind::Causal { cascade } => {
-                AnyRuntime::Causal(Causal::new(registry, opts, cascade))
-            }
-            RuntimeKind::Saga => AnyRuntime::Saga(Saga::new(registry, opts)),
-            RuntimeKind::Registry(d) => {
-                AnyRuntime::Registry(RegistryIsolation::new(registry, opts, d))
-            }
-        }
-    }
-
-    /// Which runtime this is.
-    pub fn kind(&self) -> RuntimeKind {
-        match self {
-            AnyRuntime::Vanilla(_) => RuntimeKind::Vanilla,
-            AnyRuntime::Pessimistic(_) => RuntimeKind::Pessimistic,
-            AnyRuntime::Si(_) => RuntimeKind::Si,
-            AnyRuntime::Ssi(_) => RuntimeKind::Ssi,
-            AnyRuntime::Causal(c) => RuntimeKind::Causal {
-                cascade: c.cascade(),
-            },
-            AnyRuntime::Saga(_) => RuntimeKind::Saga,
-            AnyRuntime::Registry(r) => RuntimeKind::Registry(r.discipline()),
-        }
-    }
-}
-
-/// Forwards a method call to whichever runtime the enum holds.
-macro_rules! dispatch {
-    ($self:expr, $rt:ident => $call:expr) => {
-        match $self {
-            AnyRuntime::Vanilla($rt) => $call,
-            AnyRuntime::Pessimistic($rt) => $call,
-            AnyRuntime::Si($rt) => $call,
-            AnyRuntime::Ssi($rt) => $call,
-            AnyRuntime::Causal($rt) => $call,
-            AnyRuntime::Saga($rt) => $call,
-            AnyRuntime::Registry($rt) => $call,
-        }
-    };
-}
-
-impl Runtime for AnyRuntime {
-    fn name(&self) -> &'static str {
-        dispatch!(self, rt => rt.name())
-    }
-
-    #[inline]
-    fn start(&mut self, req: &BeginRequest) -> Result<(), super::DropReason> {
-        dispatch!(self, rt => rt.start(req))
-    }
-
-    #[inline]
-    fn commit(&mut self, req: &CommitRequest) -> CommitOutcome {
-        dispatch!(self, rt => rt.commit(req))
-    }
-
-    fn abandon(&mut self, agent: Agent) {
-        dispatch!(self, rt => rt.abandon(agent))
-    }
-
-    fn retract(&mut self, index: usize) -> Vec<usize> {
-        dispatch!(self, rt => rt.retract(index))
-    }
-
-    fn change_registry(&mut self, change: RegistryChange) {
-        dispatch!(self, rt => rt.change_registry(change))
-    }
-
-    fn externalization(&self) -> Externalization {
-        dispatch!(self, rt => rt.externalization())
-    }
-
-    #[inline]
-    fn store(&self) -> &Store {
-        dispatch!(self, rt => rt.store())
-    }
-
-    fn reserve(&mut self, records: usize) {
-        dispatch!(self, rt => rt.reserve(records))
-    }
-
-    fn into_store(self) -> Store {
-        dispatch!(self, rt => rt.into_store())
+impl Guarded<Stack> {
+    /// A fresh store over the initial `registry` under `stack` (a [`Stack`], or a named
+    /// [`RuntimeKind`](super::RuntimeKind)); provenance is forced on where the stack reads
+    /// `preds`.
+    pub fn new(stack: impl Into<Stack>, registry: Registry, opts: Options) -> AnyRuntime {
+        Guarded::with(stack.into(), registry, opts)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::names::Agent;
+    use crate::runtime::{
+        BeginRequest, CommitRequest, Externalization, Mechanism, Runtime, RuntimeKind,
+    };
 
     #[test]
     fn every_kind_builds_and_names_itself() {
         for kind in RuntimeKind::ALL {
             let rt = AnyRuntime::new(kind, Registry::all(2), Options::default());
-            assert_eq!(rt.kind(), kind);
+            assert_eq!(rt.stack().kind(), Some(kind));
             assert_eq!(rt.name(), kind.name());
             let sequenced = kind.level() >= 3;
             let want = if sequenced {
@@ -132,7 +39,22 @@ mod tests {
                 Externalization::Immediate
             };
             assert_eq!(rt.externalization(), want, "{kind}");
-            assert_eq!(rt.store().provenance, kind.forces_provenance(), "{kind}");
+            assert_eq!(
+                rt.store().has_provenance(),
+                kind.forces_provenance(),
+                "{kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mechanism_alone_and_its_one_member_stack_agree() {
+        for m in Mechanism::ALL {
+            let alone = Guarded::with(m, Registry::all(1), Options::default());
+            let stack = AnyRuntime::new(m, Registry::all(1), Options::default());
+            assert_eq!(alone.stack(), stack.stack());
+            assert_eq!(alone.store(), stack.store());
+            assert_eq!(alone.runtime().stack(), Stack::of(&[m]));
         }
     }
 

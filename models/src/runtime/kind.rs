@@ -1,11 +1,13 @@
-//! The runtime kinds by CLI name, their levels on the named chain (SPEC §4), and the options
-//! every runtime takes. This is the contract the checker and the simulator select runtimes by.
+//! The named runtimes by CLI name, the stacks they are (SPEC §5.1), their levels on the named
+//! chain (SPEC §4), and the options every runtime takes. [`RuntimeKind`] is the alias table of
+//! [`Stack`]: the typed choice is a stack, and these are the names it keeps printing.
 //!
 //! A level here is the *claim* of SPEC §5 and the paper's Table 2; the property tests and the
 //! exhaustive checker are what back it. One caveat is built in: `si` is placed at L1 although
 //! it admits A1 through read-only commits; its ¬A1 holds only when every op writes what it
 //! reads (the paper's all-writers hypothesis). `causal-no-cascade` admits A3, so it sits at L1.
 
+use super::{Mechanism, Stack};
 use std::fmt;
 
 /// How the `registry` runtime isolates the planned tool (SPEC §5).
@@ -90,12 +92,30 @@ impl RuntimeKind {
         }
     }
 
-    /// Whether the runtime records provenance regardless of [`Options::provenance`].
+    /// The stack of mechanisms this runtime is (SPEC §5.1).
+    pub const fn stack(self) -> Stack {
+        use Mechanism::*;
+        match self {
+            RuntimeKind::Vanilla => Stack::VANILLA,
+            RuntimeKind::Pessimistic => Stack::of(&[Lock]),
+            RuntimeKind::Si => Stack::of(&[ValidateWriters]),
+            RuntimeKind::Ssi => Stack::of(&[Validate]),
+            RuntimeKind::Causal { cascade: true } => Stack::of(&[Validate, ValidatePreds, Cascade]),
+            RuntimeKind::Causal { cascade: false } => Stack::of(&[Validate, ValidatePreds]),
+            RuntimeKind::Saga => Stack::of(&[Validate, ValidatePreds, Cascade, Sequencer]),
+            RuntimeKind::Registry(Discipline::Validate) => {
+                Stack::of(&[Validate, ValidatePreds, Cascade, Sequencer, ValidateTool])
+            }
+            RuntimeKind::Registry(Discipline::Pin) => {
+                Stack::of(&[Validate, ValidatePreds, Cascade, Sequencer, Pin])
+            }
+        }
+    }
+
+    /// Whether the runtime records provenance regardless of [`Options::provenance`]: some
+    /// mechanism of its stack reads `preds`.
     pub fn forces_provenance(&self) -> bool {
-        matches!(
-            self,
-            RuntimeKind::Causal { .. } | RuntimeKind::Saga | RuntimeKind::Registry(_)
-        )
+        self.stack().provenance()
     }
 }
 
@@ -129,8 +149,8 @@ impl fmt::Display for RuntimeKind {
     serde::Deserialize,
 )]
 pub struct Options {
-    /// Record provenance `preds` at each read (extension 2). Forced on for `causal` and above,
-    /// whose commit rule and cascade need it.
+    /// Record provenance `preds` at each read (extension 2). Forced on by a stack with a
+    /// mechanism that reads `preds` (`validate-preds`, `cascade`: `causal` and above).
     pub provenance: bool,
 }
 

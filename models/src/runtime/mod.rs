@@ -1,21 +1,33 @@
-//! Runtimes (SPEC §5): deterministic state machines between agents and the store.
+//! Runtimes (SPEC §5): deterministic policies between agents and the one store.
 //!
-//! A runtime owns the store (log, memory, registry) and decides, as data, what happens to
-//! each request: [`BeginOutcome`] (begun with a snapshot, or dropped), [`CommitOutcome`]
-//! (committed, or aborted with what to compensate), the set of records a retraction aborts,
-//! and the [`Externalization`] rule for tool effects. The caller (the simulator or the
-//! exhaustive checker) acts on the decision, so both drive the very same code.
+//! A runtime is a stack of **mechanisms** (SPEC §5.1), each a small policy with one job that
+//! acts at one or more points (begin, commit, retract, externalization): [`Lock`],
+//! [`ValidateWriters`], [`Validate`], [`ValidatePreds`], [`Cascade`], [`Sequence`] (the
+//! `sequencer`), [`Pin`], [`ValidateTool`]. Each implements [`Runtime`], whose hooks return
+//! decisions as data: a begin is admitted or dropped ([`DropReason`]), a commit gets a verdict
+//! ([`AbortReason`]) and a registry to resolve against, a retraction the records it aborts
+//! with it, and effects an [`Externalization`] rule. A [`Stack`] of mechanisms is itself a
+//! runtime (it consults its members in catalogue order), so mechanisms compose by stacking,
+//! not by flags. [`Guarded`] wraps the [`Store`] with a runtime and is the only thing that
+//! acts on the decisions; the caller (the simulator or the exhaustive checker) drives a
+//! `Guarded`, so both run the very same code.
+//!
+//! The named runtimes of SPEC §5 are stacks ([`RuntimeKind::stack`]): `vanilla` = none,
+//! `pessimistic` = lock, `si` = validate-writers, `ssi` = validate, `causal` =
+//! validate + validate-preds + cascade (`causal-no-cascade` without cascade), `saga` =
+//! causal + sequencer, `registry-pin` / `registry-validate` = saga + pin / validate-tool.
 //!
 //! Each agent has at most one operation in flight, as in the model's `inflight[a]`; requests
-//! name the agent. Every runtime emits [`OpRecord`]s into its log so that the detectors
-//! classify what it did. A passing run of a runtime says its assertions held on that run;
-//! the claims about which anomalies it prevents are checked by the property tests and by
-//! the exhaustive checker, not by this trait.
+//! name the agent. Every runtime emits [`OpRecord`](crate::record::OpRecord)s into its log so that
+//! the detectors classify what it did. A passing run of a runtime says its assertions held on that run;
+//! the claims about which anomalies a stack prevents are checked by the property tests and
+//! by the exhaustive checker, never assumed from the catalogue's `targets`.
 //!
-//! Files: [`store`] (the single store), [`versions`] (committed versions per cell) and [`occ`]
-//! (the optimistic core they share); one file per runtime ([`vanilla`], [`pessimistic`],
-//! [`si`], [`ssi`], [`causal`], [`saga`] with its [`sequencer`], [`registry`]); [`kind`] (CLI
-//! names, levels, [`Options`]) and [`any`] (run-time selection by [`RuntimeKind`]).
+//! Files: [`store`] (the single store) and [`guarded`] (the store under a runtime); one file
+//! per idea of control ([`lock`], [`validate`], [`causal`] (preds and cascade),
+//! [`sequencer`], [`registry`] (pin and validate-tool)); [`mechanism`] (the catalogue, as
+//! data), [`stack`] (compositions, their names and errors), [`kind`] (the named runtimes)
+//! and [`any`] (the run-time choice, [`AnyRuntime`]).
 //!
 //! Driver contract: begin only an agent with nothing in flight; commit or abandon only an
 //! agent with an op in flight (a dropped op is not in flight); read sets sorted and unique;
@@ -24,34 +36,30 @@
 
 pub mod any;
 pub mod causal;
+pub mod guarded;
 pub mod kind;
-pub mod occ;
-pub mod pessimistic;
+pub mod lock;
+pub mod mechanism;
 pub mod registry;
-pub mod saga;
 pub mod sequencer;
-pub mod si;
-pub mod ssi;
+pub mod stack;
 pub mod store;
-pub mod vanilla;
-pub mod versions;
+pub mod validate;
 
 pub use any::AnyRuntime;
-pub use causal::Causal;
+pub use causal::{Cascade, ValidatePreds};
+pub use guarded::Guarded;
 pub use kind::{Discipline, Options, RuntimeKind};
-pub use occ::Occ;
-pub use pessimistic::Pessimistic;
-pub use registry::RegistryIsolation;
-pub use saga::{compensation_plan, Saga};
-pub use sequencer::Sequencer;
-pub use si::Si;
-pub use ssi::Ssi;
-pub use store::{Pending, Store};
-pub use vanilla::Vanilla;
-pub use versions::{Version, Versions};
+pub use lock::Lock;
+pub use mechanism::{ActsAt, Mechanism, Spec};
+pub use registry::{Pin, ValidateTool};
+pub use sequencer::{compensation_plan, Sequence, Sequencer};
+pub use stack::{Stack, StackError};
+pub use store::{Inflight, Pending, Store};
+pub use validate::{Validate, ValidateWriters};
 
 use crate::names::{Agent, Cell, Tool, Value};
-use crate::record::{OpRecord, Registry, ValueMap};
+use crate::record::{Registry, ValueMap};
 use std::borrow::Cow;
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -165,8 +173,9 @@ pub enum CommitOutcome {
         index: usize,
         reason: AbortReason,
         /// Completed effects to undo, as the `(cell, value written)` effects, in the order to
-        /// undo them (reverse issue order). Empty for runtimes without compensation (every
-        /// runtime below `saga`): their aborted writes are simply never applied.
+        /// undo them (reverse issue order): [`Externalization::compensation`]. Empty unless
+        /// the stack sequences its effects (`sequencer`); without it aborted writes are simply
+        /// never applied.
         compensate: Vec<(Cell, Value)>,
     },
 }
@@ -199,7 +208,25 @@ impl Externalization {
     pub fn order_cow(self, completion: &[usize]) -> Cow<'_, [usize]> {
         match self {
             Externalization::Immediate => Cow::Borrowed(completion),
-            Externalization::Sequenced => Cow::Owned((0..completion.len()).collect()),
+            // The sequencer's state machine, fed the completions one by one, releases them in
+            // issue order (its asserts check it).
+            Externalization::Sequenced => Cow::Owned(Sequencer::run(completion)),
+        }
+    }
+
+    /// What an op aborted at commit must undo: under the sequencer every issued effect has
+    /// completed and been externalized in issue order, so all of them, in reverse issue order
+    /// (SPEC §5.1); immediate effects are not tracked, and the aborted writes are simply never
+    /// applied to memory.
+    pub fn compensation(self, req: &CommitRequest) -> Vec<(Cell, Value)> {
+        match self {
+            Externalization::Immediate => Vec::new(),
+            Externalization::Sequenced => req
+                .issue
+                .iter()
+                .rev()
+                .map(|&c| (c, req.write_values.get(c)))
+                .collect(),
         }
     }
 
@@ -220,64 +247,55 @@ impl Externalization {
     }
 }
 
-/// A prevention mechanism. Small on purpose, like stateright's `Model`: every decision is
-/// returned as data, every state is a value (so the checker can hash and compare it, and
-/// encode it to bytes with serde to keep its frontiers packed or on disk).
+/// A prevention policy over the store: one mechanism, or a [`Stack`] of them. Small on
+/// purpose, like stateright's `Model`: one required method says what the runtime is, and each
+/// hook is a point where it may act, returning its decision as data; a hook it does not act
+/// at keeps the default (admit, commit, the live registry, immediate effects, no cascade).
+/// A runtime holds no state of its own (everything it decides from is in the store), so the
+/// checker's state is the store's and every runtime value is a constant. A state is a value
+/// (the checker hashes and compares it, and encodes it with serde to keep its frontiers packed
+/// or on disk), so a runtime is one too.
 pub trait Runtime:
     Clone + Debug + Hash + Eq + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static
 {
-    /// The CLI name (`vanilla`, `ssi`, …).
-    fn name(&self) -> &'static str;
+    /// The mechanisms this runtime is made of (its name, needs and provenance follow).
+    fn stack(&self) -> Stack;
 
-    /// Begins an operation for an agent with nothing in flight, in place: once begun, what it
-    /// read is the in-flight op's snapshot (`store().pending(agent).snapshot`). A driver that
-    /// reads the store calls this and copies nothing; [`Runtime::begin`] returns a copy.
-    fn start(&mut self, req: &BeginRequest) -> Result<(), DropReason>;
-
-    /// Begins an operation for an agent with nothing in flight; returns what it read.
-    fn begin(&mut self, req: &BeginRequest) -> BeginOutcome {
-        match self.start(req) {
-            Ok(()) => BeginOutcome::Begun(self.store().pending(req.agent).snapshot.clone()),
-            Err(reason) => BeginOutcome::Dropped(reason),
-        }
+    /// Begin: whether `req` (of an agent with nothing in flight) may start, or is dropped
+    /// before generation.
+    fn admit(&self, store: &Store, req: &BeginRequest) -> Result<(), DropReason> {
+        let _ = (store, req);
+        Ok(())
     }
 
-    /// Commits (or aborts) the agent's in-flight operation; appends its record.
-    fn commit(&mut self, req: &CommitRequest) -> CommitOutcome;
-
-    /// The agent gives up its in-flight operation (no record; locks released).
-    fn abandon(&mut self, agent: Agent);
-
-    /// A supervisor retracts committed record `index`; returns every index this aborts,
-    /// sorted (the record itself first among them if it was live; empty if it was already
-    /// aborted or does not exist). Memory keeps the retracted writes (SPEC §1). `causal` and
-    /// above cascade (unless `causal-no-cascade`), and there in-flight ops that read from an
-    /// aborted record abort when they commit.
-    fn retract(&mut self, index: usize) -> Vec<usize>;
-
-    /// Applies a registry change.
-    fn change_registry(&mut self, change: RegistryChange);
-
-    /// The effect externalization rule.
-    fn externalization(&self) -> Externalization;
-
-    /// The store this runtime keeps (log, memory, registry, in-flight operations).
-    fn store(&self) -> &Store;
-
-    /// Makes room for `records` more records in the log ([`Store::reserve`]); a speed hint
-    /// that changes no state. The default does nothing.
-    fn reserve(&mut self, records: usize) {
-        let _ = records;
+    /// Commit: why the in-flight `op` must abort, or `None` to commit it.
+    fn verdict(&self, store: &Store, op: &Pending, req: &CommitRequest) -> Option<AbortReason> {
+        let _ = (store, op, req);
+        None
     }
 
-    /// The emitted records, in log order.
-    fn log(&self) -> &[OpRecord] {
-        &self.store().log
+    /// Commit: the registry the planned call resolves against (the record's
+    /// `write_registry`), if not the live one.
+    fn resolve<'a>(&self, op: &'a Pending) -> Option<&'a Registry> {
+        let _ = op;
+        None
     }
 
-    /// Consumes the runtime and hands over its store (the log with it), for a driver done
-    /// with the run. The default clones the store; runtimes that own one move it out.
-    fn into_store(self) -> Store {
-        self.store().clone()
+    /// Externalization: when a completed effect becomes visible.
+    fn externalization(&self) -> Externalization {
+        Externalization::Immediate
+    }
+
+    /// Retract: the live records after `root` that must abort because `root` was aborted,
+    /// in log order (the store has flagged `root` already; nothing else is flagged yet).
+    fn cascade(&self, store: &Store, root: usize) -> Vec<usize> {
+        let _ = (store, root);
+        Vec::new()
+    }
+
+    /// Asserts the runtime's invariant after a step; records before `from` are unchanged
+    /// since the previous check (a commit passes the new record, a retraction its root).
+    fn check(&self, store: &Store, from: usize) {
+        let _ = (store, from);
     }
 }

@@ -1,13 +1,19 @@
 //! The single store of SPEC §1: the log (whose length is the logical clock), the memory, the
-//! registry, and each agent's in-flight operation. Runtimes wrap it and add their control.
+//! registry, and each agent's in-flight operation. A runtime wraps it ([`Guarded`]) and adds
+//! its control; the replicated store ([`crate::replica::Replicated`]) keeps one too.
 //!
 //! The store itself decides nothing: it reads, appends and flags records as it is told. What
 //! it guarantees is structural (one op in flight per agent, `co` a permutation of `io`, write
-//! times strictly increasing); whether the resulting log is anomalous is the detectors' job.
+//! times strictly increasing, a flagged record never live again); whether the resulting log is
+//! anomalous is the detectors' job. Its fields are private: only these methods change the log,
+//! so the writer index derived from it cannot fall out of step.
+//!
+//! [`Guarded`]: super::Guarded
 
 use super::{BeginRequest, CommitRequest, Options, RegistryChange, Snapshot};
 use crate::names::{Agent, Cell, Value};
-use crate::record::{OpRecord, Registry, ToolEntry, ValueMap};
+use crate::record::{OpRecord, ReadMeta, Registry, ToolEntry, ValueMap};
+
 /// An operation between its read and its commit.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Pending {
@@ -15,17 +21,17 @@ pub struct Pending {
     pub snapshot: Snapshot,
 }
 
-/// Log, memory, registry and in-flight operations. Change the log only through these methods:
-/// a per-cell writer index is derived from it.
+/// Log, memory, registry and in-flight operations. Only these methods change them: a per-cell
+/// writer index is derived from the log.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Store {
-    pub log: Vec<OpRecord>,
-    pub memory: ValueMap,
-    pub registry: Registry,
+    log: Vec<OpRecord>,
+    memory: ValueMap,
+    registry: Registry,
     /// In-flight operations by agent (at most one each).
-    pub inflight: Inflight,
+    inflight: Inflight,
     /// Whether reads record provenance `preds` (extension 2).
-    pub provenance: bool,
+    provenance: bool,
     /// For each cell (indexed by cell id), the log indices of the records that committed a
     /// write to it, in log order (retracted ones included; filter on `aborted`). Derived from
     /// `log`; it keeps provenance from scanning the whole log, and only provenance reads it,
@@ -66,7 +72,7 @@ impl Inflight {
 
     /// Sets `agent`'s operation; returns the one it replaces.
     #[inline]
-    pub fn insert(&mut self, agent: Agent, p: Pending) -> Option<Pending> {
+    fn insert(&mut self, agent: Agent, p: Pending) -> Option<Pending> {
         match self.position(agent) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, p)),
             Err(i) => {
@@ -78,7 +84,7 @@ impl Inflight {
 
     /// Removes and returns `agent`'s operation.
     #[inline]
-    pub fn remove(&mut self, agent: &Agent) -> Option<Pending> {
+    fn remove(&mut self, agent: &Agent) -> Option<Pending> {
         let i = self.position(*agent).ok()?;
         Some(self.0.remove(i).1)
     }
@@ -139,6 +145,41 @@ impl Store {
     #[inline]
     pub fn reserve(&mut self, records: usize) {
         self.log.reserve(records);
+    }
+
+    /// The records, in log order.
+    #[inline]
+    pub fn log(&self) -> &[OpRecord] {
+        &self.log
+    }
+
+    /// Hands over the log, for a driver done with the run (no copy).
+    pub fn into_log(self) -> Vec<OpRecord> {
+        self.log
+    }
+
+    /// The memory: the value of every cell.
+    #[inline]
+    pub fn memory(&self) -> &ValueMap {
+        &self.memory
+    }
+
+    /// The live registry.
+    #[inline]
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The operations in flight.
+    #[inline]
+    pub fn inflight(&self) -> &Inflight {
+        &self.inflight
+    }
+
+    /// Whether reads record provenance `preds` (extension 2).
+    #[inline]
+    pub fn has_provenance(&self) -> bool {
+        self.provenance
     }
 
     /// The logical clock, `len(log)`.
@@ -311,8 +352,9 @@ impl Store {
         self.log.len() - 1
     }
 
-    /// `Retract(i)` of SPEC §1 extension 3: flags a live record aborted. Returns whether it
-    /// was live (an unknown or already aborted index changes nothing).
+    /// `Retract(i)` of SPEC §1 extension 3, and a cascade's abort of a dependent: flags a live
+    /// record aborted. Returns whether it was live (an unknown or already aborted index
+    /// changes nothing). Memory keeps the record's writes (SPEC §1).
     pub fn retract_one(&mut self, index: usize) -> bool {
         match self.log.get_mut(index) {
             Some(r) if !r.aborted => {
@@ -321,6 +363,19 @@ impl Store {
             }
             _ => false,
         }
+    }
+
+    /// Attaches the read metadata of the replicated store (SPEC §6) to the record just
+    /// appended; the single store never sets it.
+    pub fn set_read_meta(&mut self, index: usize, meta: Vec<ReadMeta>) {
+        assert_eq!(
+            index + 1,
+            self.log.len(),
+            "read metadata goes on the newest record"
+        );
+        let record = &mut self.log[index];
+        assert!(record.read_meta.is_empty(), "read metadata is set once");
+        record.read_meta = meta;
     }
 
     /// Applies a registry change to the live registry.
@@ -430,9 +485,9 @@ mod tests {
         );
         let req = CommitRequest::new(Agent(0), &[(Cell(0), Value(1)), (Cell(1), Value(2))]);
         let i = s.append(&req, &[1, 0], Registry::new(), true);
-        assert!(s.log[i].aborted);
+        assert!(s.log()[i].aborted);
         assert_eq!(s.memory, ValueMap::new());
-        assert_eq!(s.log[i].co, [(Cell(1), Value(2)), (Cell(0), Value(1))]);
+        assert_eq!(s.log()[i].co, [(Cell(1), Value(2)), (Cell(0), Value(1))]);
         assert!(s.inflight.is_empty());
     }
 

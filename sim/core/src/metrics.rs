@@ -11,7 +11,7 @@ use crate::stats::{mean, Proportion};
 use agentsim_models::anomaly::Scope;
 use agentsim_models::detect::{Anomaly, Report};
 use agentsim_models::lattice::{level, Point};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
@@ -25,8 +25,9 @@ pub fn reported() -> impl Iterator<Item = Anomaly> {
     Anomaly::LATTICE.into_iter().chain(rest)
 }
 
-/// What one trial produced.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// What one trial produced (also the per-trial fact a partial result carries).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TrialMetrics {
     pub trial: u64,
     /// The exact set of anomalies exhibited (the lattice point), in lattice order.

@@ -6,7 +6,6 @@
 //! runs alone, first, last, or on another thread; results are collected in trial order. A
 //! run proves nothing beyond the trials it ran.
 
-use crate::digest::mix;
 use crate::engine::{run_trial, run_trial_in, Pool, SimError, TrialRun, TrialSetup};
 use crate::generator::recorded::Recorded;
 use crate::generator::stub::Stub;
@@ -69,10 +68,7 @@ pub struct RunResult {
     pub aggregate: Aggregate,
 }
 
-/// Trial k's seed: SplitMix64-mixed from the run seed and k (independent of thread count).
-pub fn trial_seed(seed: u64, trial: u64) -> u64 {
-    mix(mix(seed) ^ mix(trial.wrapping_add(0x9e37_79b9_7f4a_7c15)))
-}
+pub use crate::rng::trial_seed;
 
 /// Runs the detectors on a history (the near-linear forms, proven equal to the spec forms).
 pub fn detect(h: &History) -> Report {
@@ -81,22 +77,35 @@ pub fn detect(h: &History) -> Report {
 
 /// Runs every trial and aggregates.
 pub fn run(cfg: &RunConfig<'_>) -> Result<RunResult, SimError> {
-    let threads = cfg.threads.clamp(1, cfg.trials.max(1) as usize);
+    run_trials(cfg, 0, cfg.trials)
+}
+
+/// Runs trials `lo..hi` of the run (a shard of it: trial k is the same trial it is in the
+/// whole run) and aggregates them, on up to `cfg.threads` threads.
+pub fn run_trials(cfg: &RunConfig<'_>, lo: u64, hi: u64) -> Result<RunResult, SimError> {
+    assert!(lo <= hi, "trial range {lo}..{hi} is reversed");
+    assert!(
+        hi <= cfg.trials,
+        "trial range {lo}..{hi} exceeds {} trials",
+        cfg.trials
+    );
+    let n = hi - lo;
+    let threads = cfg.threads.clamp(1, n.max(1) as usize);
     if threads == 1 {
-        let trials = run_range(cfg, 0, cfg.trials)?;
+        let trials = run_range(cfg, lo, hi)?;
         let metrics: Vec<&TrialMetrics> = trials.iter().map(|t| &t.metrics).collect();
         return Ok(RunResult {
             aggregate: Aggregate::of(&metrics),
             trials,
         });
     }
-    let chunk = cfg.trials.div_ceil(threads as u64).max(1);
+    let chunk = n.div_ceil(threads as u64).max(1);
     let parts: Vec<Result<Vec<TrialResult>, SimError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads as u64)
             .map(|t| {
-                let lo = (t * chunk).min(cfg.trials);
-                let hi = ((t + 1) * chunk).min(cfg.trials);
-                s.spawn(move || run_range(cfg, lo, hi))
+                let a = lo + (t * chunk).min(n);
+                let b = lo + ((t + 1) * chunk).min(n);
+                s.spawn(move || run_range(cfg, a, b))
             })
             .collect();
         handles
@@ -104,11 +113,11 @@ pub fn run(cfg: &RunConfig<'_>) -> Result<RunResult, SimError> {
             .map(|h| h.join().expect("a simulation thread panicked"))
             .collect()
     });
-    let mut trials = Vec::with_capacity(cfg.trials as usize);
+    let mut trials = Vec::with_capacity(n as usize);
     for p in parts {
         trials.extend(p?);
     }
-    assert_eq!(trials.len() as u64, cfg.trials, "every trial ran once");
+    assert_eq!(trials.len() as u64, n, "every trial ran once");
     let metrics: Vec<&TrialMetrics> = trials.iter().map(|t| &t.metrics).collect();
     Ok(RunResult {
         aggregate: Aggregate::of(&metrics),

@@ -1,6 +1,6 @@
 //! Which runtime a trial runs under: the name a scenario or `--runtime` gives
 //! ([`RuntimeKind`], SPEC §5), resolved to the one runtime type the engine drives
-//! ([`AnyRuntime`], enum dispatch over every runtime).
+//! ([`AnyRuntime`], the store under a stack of mechanisms).
 //!
 //! The engine is generic over `agentsim_models::runtime::Runtime`; this file is the single
 //! place that fixes the concrete type ([`SimRuntime`]) and how it is built, so adding a

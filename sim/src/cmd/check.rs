@@ -14,14 +14,16 @@
 //! `agentsim_checker::replicated`. Flags that model has no meaning for are refused (exit 2).
 
 use super::check_watch;
-use crate::artifacts::output::write_atomic;
+use crate::artifacts::output::{preflight, write_atomic};
 use agentsim_checker::control::{self, Limits, Stopped};
 use agentsim_checker::frontier::Storage;
 use agentsim_checker::run::{self, CheckConfig, CheckReport, Counterexample};
-use agentsim_checker::{replicated_run, Bounds, Extensions, Property, Replication};
+use agentsim_checker::{
+    replicated_run, Bound, Bounds, BoundsError, Extensions, NotReplicated, Property, Replication,
+};
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
-use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
 use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
@@ -33,7 +35,9 @@ use std::process::ExitCode;
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// Runtime: vanilla, pessimistic, si, ssi, causal, causal-no-cascade, saga,
-    /// registry-validate, registry-pin.
+    /// registry-validate, registry-pin, or a `+`-joined stack of those and the mechanisms
+    /// lock, validate-writers, validate, validate-preds, cascade, sequencer, pin,
+    /// validate-tool (e.g. lock+sequencer).
     #[arg(long, default_value = "vanilla")]
     pub runtime: String,
     /// Paper-faithful: vanilla with every extension off (the paper's TLC transition system).
@@ -63,8 +67,8 @@ pub struct Args {
     pub symmetry: bool,
     /// Properties: A1,A2,A3,A6 (also A3_residue, L1_struct, A1_snapshot; A4 with
     /// --replicas), all, none.
-    #[arg(long, default_value = "all")]
-    pub property: String,
+    #[arg(long, default_value = "all", value_parser = properties)]
+    pub property: Properties,
     /// Check the replicated store (SPEC §6) with this many secondaries.
     #[arg(long, value_name = "K")]
     pub replicas: Option<u32>,
@@ -134,6 +138,49 @@ pub struct Args {
     pub history_out: Option<PathBuf>,
 }
 
+/// A bounds error in the words of this command's flags.
+pub fn bounds_message(e: &BoundsError) -> String {
+    match e {
+        BoundsError::OutOfRange {
+            bound,
+            got,
+            min,
+            max,
+        } => {
+            let flag = match bound {
+                Bound::Agents => "agents",
+                Bound::Cells => "cells",
+                Bound::Values => "values",
+                Bound::Tools => "tools",
+                Bound::MaxOps => "max-ops",
+                Bound::External => "external",
+                Bound::Secondaries => "replicas",
+                Bound::MaxLag => "max-lag",
+            };
+            format!("--{flag} {got} is out of range: expected {min}..={max}")
+        }
+        BoundsError::NotReplicated(what) => {
+            let fix = match what {
+                NotReplicated::Tools => "pass --tools 0",
+                NotReplicated::Skew => "drop --skew and --external",
+                NotReplicated::RetractionOrToolVersions => "drop --retraction, --tool-versions",
+                NotReplicated::Symmetry => "drop --symmetry",
+            };
+            format!("--replicas: the replicated model has no {what} ({fix})")
+        }
+        BoundsError::PaperExtensions => e.to_string(),
+        BoundsError::Stack(e) => format!("--runtime: {e}"),
+    }
+}
+
+/// The parsed `--property` list: sorted, unique.
+#[derive(Clone, Debug)]
+pub struct Properties(pub Vec<Property>);
+
+fn properties(s: &str) -> Result<Properties, agentsim_checker::property::UnknownProperty> {
+    Property::parse_list(s).map(Properties)
+}
+
 /// Validates the replication flags: `None` for the single store.
 pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replication>> {
     let Some(secondaries) = a.replicas else {
@@ -158,13 +205,17 @@ pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replica
         max_lag: a.max_lag.unwrap_or(1),
         discipline,
     };
-    rep.validate(&cfg.bounds, &cfg.ext, cfg.symmetry)?;
+    rep.validate(&cfg.bounds, &cfg.ext, cfg.symmetry)
+        .map_err(|e| anyhow::anyhow!(bounds_message(&e)))?;
     Ok(Some(rep))
 }
 
 /// Validates the flags into a check configuration.
 pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
-    let runtime = RuntimeKind::parse(&a.runtime).map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
+    let runtime: Stack = a
+        .runtime
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
     let ext = Extensions {
         canonical_writes: a.canonical_writes,
         provenance: a.provenance,
@@ -172,7 +223,7 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         tool_versions: a.tool_versions,
         all_writers: a.all_writers,
     };
-    if a.paper && (runtime != RuntimeKind::Vanilla || !ext.is_paper()) {
+    if a.paper && (runtime != Stack::VANILLA || !ext.is_paper()) {
         bail!("--paper means vanilla with every extension off; drop --runtime and extension flags");
     }
     let bounds = Bounds {
@@ -184,9 +235,10 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         external: a.external,
         skew: a.skew,
     };
-    bounds.validate()?;
-    let properties =
-        Property::parse_list(&a.property).map_err(|e| anyhow::anyhow!("--property: {e}"))?;
+    bounds
+        .validate()
+        .map_err(|e| anyhow::anyhow!(bounds_message(&e)))?;
+    let properties = a.property.0.clone();
     Ok(CheckConfig {
         bounds,
         ext,
@@ -290,6 +342,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return super::check_abstract::run(&args, &cfg);
     }
     let rep = replication(&args, &cfg)?;
+    if let Some(path) = &args.trace_out {
+        preflight(path).context("--trace-out")?;
+    }
     if let Some(path) = &args.replay {
         let cx: Counterexample = match rep {
             Some(rep) => replicated_run::replay(&cfg, rep, path),
@@ -318,13 +373,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             report.outcome.distinct
         );
     }
-    if let Some(path) = &args.trace_out {
-        write_trace(&report, path)?;
-    }
+    // The verdict first: a trace file that cannot be written must not cost the result.
     if args.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&report))?);
     } else {
         print!("{}", text(&report, &cfg, rep));
+    }
+    if let Some(path) = &args.trace_out {
+        write_trace(&report, path)?;
     }
     Ok(if report.violated() {
         ExitCode::from(1)
@@ -404,7 +460,7 @@ pub(crate) fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>)
         "model {} runtime {}: agents {} cells {} values {} tools {} max-ops {} external {} \
          skew {} symmetry {}\n",
         r.model,
-        cfg.runtime.name(),
+        cfg.runtime,
         b.agents,
         b.cells,
         b.values,

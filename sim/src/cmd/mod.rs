@@ -15,9 +15,11 @@ pub mod ingest;
 pub mod lattice;
 pub mod matrix;
 pub mod matrix_abstract;
+pub mod merge;
 pub mod replay;
 pub mod reproduce;
 pub mod run_args;
+pub mod sharding;
 pub mod shrink;
 pub mod simulate;
 pub mod split_view;
@@ -55,6 +57,8 @@ pub enum Command {
     Workloads(workloads::Args),
     /// A contention grid × runtimes from a sweep file.
     Sweep(sweep::Args),
+    /// Merge the partial results of a sharded seeded command into the unsharded output.
+    Merge(merge::Args),
     /// Run the deployed reproductions (deer-flow, LangGraph), before and after each fix.
     Deployed(deployed::Args),
     /// Run the split-view (A4) twin on a replicated-store scenario.
@@ -81,6 +85,7 @@ impl Command {
             Command::Twins(args) => twins::run(args),
             Command::Workloads(args) => workloads::run(args),
             Command::Sweep(args) => sweep::run(args),
+            Command::Merge(args) => merge::run(args),
             Command::Deployed(args) => deployed::run(args),
             Command::SplitView(args) => split_view::run(args),
             Command::Cpl(args) => cpl::run(args),

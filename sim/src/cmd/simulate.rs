@@ -5,7 +5,9 @@
 //! Same seed → byte-identical output, whatever `--threads`. A summary estimates rates under
 //! the modelled timing; it does not prove an anomaly impossible (0/N is not "never").
 
-use crate::artifacts::output::write_atomic;
+use crate::artifacts::output::{preflight, preflight_dir, write_atomic};
+use crate::cmd::run_args::RunArgs;
+use crate::cmd::sharding::{self, Seeded};
 use agentsim_models::Anomaly;
 use agentsim_sim::generator::recorded;
 use agentsim_sim::metrics::{reported, Aggregate};
@@ -28,7 +30,7 @@ pub struct Args {
     pub scenario: PathBuf,
     /// Runtime, overriding the scenario's (e.g. vanilla, ssi, causal, saga, registry-pin).
     #[arg(long)]
-    pub runtime: Option<String>,
+    pub runtime: Option<RuntimeChoice>,
     /// Run seed, overriding the scenario's.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -37,7 +39,7 @@ pub struct Args {
     pub trials: Option<u64>,
     /// `random` or `pct:D` (PCT with bug depth D).
     #[arg(long, default_value = "random")]
-    pub scheduler: String,
+    pub scheduler: SchedulerSpec,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -50,29 +52,52 @@ pub struct Args {
     pub record_out: Option<PathBuf>,
     /// With a recorded generator: `error` (default) or `stub` on a key the recording lacks.
     #[arg(long)]
-    pub on_missing: Option<String>,
+    pub on_missing: Option<OnMissing>,
     /// Worker threads (the output does not depend on it).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    #[command(flatten)]
+    pub shard: sharding::ShardArgs,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
+    if let Some(dir) = &args.trace_out {
+        preflight_dir(dir)?;
+    }
+    if let Some(file) = &args.record_out {
+        preflight(file)?;
+    }
     let sc = Scenario::load(&args.scenario)?;
     let cfg = config(&args, &sc)?;
+    if let Some((slice, file)) = args.shard.slice()? {
+        if args.trace_out.is_some() || args.record_out.is_some() {
+            return Err(anyhow!(
+                "--trace-out and --record-out need every trial: they do not combine with \
+                 --partial-out"
+            ));
+        }
+        return sharding::write_partial(&Job::of(&args.scenario, &cfg), slice, file, cfg.threads);
+    }
     let res = runner::run(&cfg).map_err(|e| anyhow!("{e}"))?;
-    let replay = first_replay(&cfg, &res);
     if let Some(dir) = &args.trace_out {
         write_traces(dir, &cfg, &res)?;
     }
     if let Some(file) = &args.record_out {
         write_recording(file, &res)?;
     }
-    if args.json {
-        let out = JsonOut::new(&cfg, &res.aggregate, replay.as_ref());
+    print_run(&cfg, &res, args.json)
+}
+
+/// The summary on stdout (text or `--json`) and the truncation warning on stderr.
+fn print_run(cfg: &RunConfig<'_>, res: &RunResult, json: bool) -> Result<ExitCode> {
+    let replay = first_replay(cfg, res);
+    let sc = cfg.scenario;
+    if json {
+        let out = JsonOut::new(cfg, &res.aggregate, replay.as_ref());
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print!("{}", text(&cfg, &res.aggregate, replay.as_ref()));
+        print!("{}", text(cfg, &res.aggregate, replay.as_ref()));
     }
     if res.aggregate.truncated > 0 {
         eprintln!(
@@ -86,34 +111,105 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
 fn config<'a>(args: &Args, sc: &'a Scenario) -> Result<RunConfig<'a>> {
     let mut cfg = RunConfig::new(sc);
-    if let Some(r) = &args.runtime {
-        cfg.runtime = RuntimeChoice::parse(r).map_err(|e| anyhow!("--runtime: {e}"))?;
+    if let Some(r) = args.runtime {
+        cfg.runtime = r;
     }
     cfg.seed = args.seed.unwrap_or(sc.seed);
     cfg.trials = args.trials.unwrap_or(sc.trials);
     if cfg.trials == 0 {
         return Err(anyhow!("--trials must be at least 1"));
     }
-    cfg.scheduler =
-        SchedulerSpec::parse(&args.scheduler).map_err(|e| anyhow!("--scheduler: {e}"))?;
+    cfg.scheduler = args.scheduler.clone();
     cfg.threads = args.threads.max(1);
-    cfg.on_missing = match &args.on_missing {
-        Some(m) => Some(OnMissing::parse(m).map_err(|e| anyhow!("--on-missing: {e}"))?),
-        None => None,
-    };
+    cfg.on_missing = args.on_missing;
     cfg.keep_histories = args.trace_out.is_some();
     cfg.record = args.record_out.is_some();
     Ok(cfg)
+}
+
+/// A simulation's work: what a partial of `simulate` carries as its arguments (the choices
+/// as validated, by name; the merge reads the scenario file again and checks its digest).
+#[derive(Debug, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    pub scenario: PathBuf,
+    pub runtime: String,
+    pub scheduler: String,
+    pub seed: u64,
+    pub trials: u64,
+    pub on_missing: Option<String>,
+}
+
+impl Job {
+    fn of(file: &std::path::Path, cfg: &RunConfig<'_>) -> Job {
+        Job {
+            scenario: file.to_owned(),
+            runtime: cfg.runtime.name().to_string(),
+            scheduler: cfg.scheduler.name(),
+            seed: cfg.seed,
+            trials: cfg.trials,
+            on_missing: cfg.on_missing.map(|m| match m {
+                OnMissing::Error => "error".to_owned(),
+                OnMissing::Stub => "stub".to_owned(),
+            }),
+        }
+    }
+
+    fn config<'a>(&self, sc: &'a Scenario, threads: usize) -> Result<RunConfig<'a>> {
+        let mut cfg = RunConfig::new(sc);
+        cfg.runtime = RuntimeChoice::parse(&self.runtime).map_err(|e| anyhow!("runtime: {e}"))?;
+        cfg.scheduler =
+            SchedulerSpec::parse(&self.scheduler).map_err(|e| anyhow!("scheduler: {e}"))?;
+        cfg.seed = self.seed;
+        cfg.trials = self.trials;
+        cfg.threads = threads.max(1);
+        cfg.on_missing = match &self.on_missing {
+            Some(m) => Some(OnMissing::parse(m).map_err(|e| anyhow!("on_missing: {e}"))?),
+            None => None,
+        };
+        Ok(cfg)
+    }
+}
+
+impl Seeded for Job {
+    const COMMAND: &'static str = "simulate";
+    type Output = (Scenario, RunResult);
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn scenario_digest(&self) -> Result<u64> {
+        let bytes = std::fs::read(&self.scenario)
+            .with_context(|| format!("{}: reading the scenario", self.scenario.display()))?;
+        Ok(agentsim_sim::digest::fnv1a64(&bytes))
+    }
+
+    fn compute(
+        &self,
+        src: &mut dyn agentsim_sim::shard::TrialSource,
+        threads: usize,
+    ) -> Result<Self::Output> {
+        let sc = Scenario::load(&self.scenario)?;
+        let res = src
+            .run(&self.config(&sc, threads)?)
+            .map_err(|e| anyhow!("{e}"))?;
+        Ok((sc, res))
+    }
+
+    fn print(&self, (sc, res): &Self::Output, run: &RunArgs) -> Result<ExitCode> {
+        print_run(&self.config(sc, 1)?, res, run.json)
+    }
 }
 
 /// The replay line of trial k.
 pub fn replay_line(cfg: &RunConfig<'_>, trial: u64, schedule: &str) -> Result<ReplayLine> {
     Ok(ReplayLine {
         scenario: cfg.scenario.file.clone(),
-        runtime: cfg.runtime.name().to_owned(),
+        runtime: cfg.runtime,
         seed: cfg.seed,
         trial,
-        schedule: agentsim_sim::schedule::Schedule::parse(schedule).map_err(|e| anyhow!(e))?,
+        schedule: agentsim_sim::schedule::Schedule::parse(schedule)?,
         on_missing: cfg.on_missing,
     })
 }

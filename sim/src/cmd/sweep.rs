@@ -7,8 +7,13 @@
 //! A sweep shows trends of the synthetic model, not a deployment's rates.
 
 use crate::artifacts::write_tables;
+use crate::cmd::run_args::RunArgs;
+use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::sweep;
+use agentsim_sim::digest::fnv1a64;
+use agentsim_sim::shard::TrialSource;
 use clap::Args as ClapArgs;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,25 +27,65 @@ pub struct Args {
     pub trials: Option<u64>,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
+    #[command(flatten)]
+    pub shard: sharding::ShardArgs,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let f = sweep::load(&args.sweep)?;
+    let text = std::fs::read_to_string(&args.sweep)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.sweep.display()))?;
+    let f = sweep::parse(&args.sweep, &text)?;
     let trials = args.trials.unwrap_or(f.trials);
     anyhow::ensure!(trials >= 1, "--trials must be at least 1");
-    let threads = args.run.threads();
-    let results = sweep::run(&f, &args.sweep, trials, threads)?;
-    let table = sweep::table(&f, &results);
-    if args.run.json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
-    } else {
-        print!("{}", table.to_markdown());
+    let job = Job {
+        sweep: args.sweep,
+        text,
+        trials,
+    };
+    sharding::run(&job, &args.shard, &args.run)
+}
+
+/// A sweep's work: the file (its name and text, so a merge needs no copy of it) and the
+/// trials per point.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    pub sweep: PathBuf,
+    pub text: String,
+    pub trials: u64,
+}
+
+impl Seeded for Job {
+    const COMMAND: &'static str = "sweep";
+    type Output = (sweep::SweepFile, Vec<sweep::SweepResult>);
+
+    fn seed(&self) -> u64 {
+        sweep::parse(&self.sweep, &self.text).map_or(0, |f| f.seed)
     }
-    if !args.run.no_write {
-        for p in write_tables(&args.run.out, &format!("sweep_{}", f.name), &table)? {
-            eprintln!("sweep: wrote {}", p.display());
+
+    fn scenario_digest(&self) -> anyhow::Result<u64> {
+        Ok(fnv1a64(self.text.as_bytes()))
+    }
+
+    fn compute(&self, src: &mut dyn TrialSource, threads: usize) -> anyhow::Result<Self::Output> {
+        let f = sweep::parse(&self.sweep, &self.text)?;
+        let results = sweep::run_from_source(src, &f, &self.sweep, self.trials, threads)?;
+        Ok((f, results))
+    }
+
+    fn print(&self, (f, results): &Self::Output, run: &RunArgs) -> anyhow::Result<ExitCode> {
+        let table = sweep::table(f, results);
+        if run.json {
+            println!("{}", serde_json::to_string_pretty(results)?);
+        } else {
+            print!("{}", table.to_markdown());
         }
+        if let Some(out) = run.tables_dir()? {
+            for p in write_tables(out, &format!("sweep_{}", f.name), &table)? {
+                eprintln!("sweep: wrote {}", p.display());
+            }
+        }
+        Ok(ExitCode::SUCCESS)
     }
-    Ok(ExitCode::SUCCESS)
 }

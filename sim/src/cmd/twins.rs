@@ -1,13 +1,18 @@
 //! `agentsim twins [--trials 1000] [--seed S] [--json]`: the prevention twins of SPEC §7, per
-//! anomaly and size k/N without the mechanism and with it, with Wilson 95 % intervals; the
-//! table is written under `--out` (default `results/`) as `tables/twins.{md,csv,json}`.
+//! anomaly and size k/N without the mechanism and with it, with Wilson 95 % intervals; with
+//! `--out DIR` the table is also written as `DIR/tables/twins.{md,csv,json}`.
 //!
 //! Exit 0 when the run completed, whatever the counts (the counts are the result; the
 //! integration tests pin them). A run proves the twins' outcome on these seeds only.
 
 use crate::artifacts::write_tables;
+use crate::cmd::run_args::RunArgs;
+use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::twins;
+use agentsim_sim::digest::Fnv1a;
+use agentsim_sim::shard::TrialSource;
 use clap::Args as ClapArgs;
+use serde::{Deserialize, Serialize};
 use std::process::ExitCode;
 
 /// Run the prevention twins: k/N without and with each mechanism.
@@ -21,25 +26,62 @@ pub struct Args {
     pub seed: u64,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
+    #[command(flatten)]
+    pub shard: sharding::ShardArgs,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
-    let threads = args.run.threads();
-    let results = twins::run(args.trials, args.seed, threads)?;
-    if args.run.json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
-    } else {
-        for r in &results {
-            println!("{}", r.display());
-        }
+    let job = Job {
+        trials: args.trials,
+        seed: args.seed,
+    };
+    sharding::run(&job, &args.shard, &args.run)
+}
+
+/// The twins' work: what a partial of `twins` carries as its arguments.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    pub trials: u64,
+    pub seed: u64,
+}
+
+impl Seeded for Job {
+    const COMMAND: &'static str = "twins";
+    type Output = Vec<twins::TwinResult>;
+
+    fn seed(&self) -> u64 {
+        self.seed
     }
-    if !args.run.no_write {
-        let table = twins::figure_data(&results).table();
-        for p in write_tables(&args.run.out, "twins", &table)? {
-            eprintln!("twins: wrote {}", p.display());
+
+    fn scenario_digest(&self) -> anyhow::Result<u64> {
+        let mut h = Fnv1a::new();
+        for t in &twins::TWINS {
+            h.field(t.file).field(t.text).field(t.without).field(t.with);
         }
+        Ok(h.finish())
     }
-    Ok(ExitCode::SUCCESS)
+
+    fn compute(&self, src: &mut dyn TrialSource, threads: usize) -> anyhow::Result<Self::Output> {
+        twins::run_from_source(src, self.trials, self.seed, threads)
+    }
+
+    fn print(&self, results: &Self::Output, run: &RunArgs) -> anyhow::Result<ExitCode> {
+        if run.json {
+            println!("{}", serde_json::to_string_pretty(results)?);
+        } else {
+            for r in results {
+                println!("{}", r.display());
+            }
+        }
+        if let Some(out) = run.tables_dir()? {
+            let table = twins::figure_data(results).table();
+            for p in write_tables(out, "twins", &table)? {
+                eprintln!("twins: wrote {}", p.display());
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    }
 }

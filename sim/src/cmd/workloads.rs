@@ -6,8 +6,13 @@
 //! timings (their comments say how each parameter was chosen), not measurements of models.
 
 use crate::artifacts::write_tables;
+use crate::cmd::run_args::RunArgs;
+use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::workloads;
+use agentsim_sim::digest::Fnv1a;
+use agentsim_sim::shard::TrialSource;
 use clap::Args as ClapArgs;
+use serde::{Deserialize, Serialize};
 use std::process::ExitCode;
 
 /// Run the three workloads under vanilla, pessimistic, si and ssi (Table 4).
@@ -21,31 +26,65 @@ pub struct Args {
     pub seed: u64,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
+    #[command(flatten)]
+    pub shard: sharding::ShardArgs,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
-    let threads = args.run.threads();
-    let rows = workloads::run(args.trials, args.seed, threads)?;
-    let l2 = workloads::run_l2(args.trials, args.seed, threads)?;
-    if args.run.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else {
-        print!("{}", workloads::table(&rows).to_markdown());
-        println!();
-        print!("{}", workloads::l2_table(&l2).to_markdown());
+    let job = Job {
+        trials: args.trials,
+        seed: args.seed,
+    };
+    sharding::run(&job, &args.shard, &args.run)
+}
+
+/// The workloads' work: what a partial of `workloads` carries as its arguments.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    pub trials: u64,
+    pub seed: u64,
+}
+
+impl Seeded for Job {
+    const COMMAND: &'static str = "workloads";
+    type Output = (Vec<workloads::WorkloadResult>, Vec<workloads::L2Result>);
+
+    fn seed(&self) -> u64 {
+        self.seed
     }
-    if !args.run.no_write {
-        let mut written = write_tables(&args.run.out, "workloads", &workloads::table(&rows))?;
-        written.extend(write_tables(
-            &args.run.out,
-            "workloads_l2",
-            &workloads::l2_table(&l2),
-        )?);
-        for p in written {
-            eprintln!("workloads: wrote {}", p.display());
+
+    fn scenario_digest(&self) -> anyhow::Result<u64> {
+        let mut h = Fnv1a::new();
+        for w in &workloads::WORKLOADS {
+            h.field(w.file).field(w.text);
         }
+        Ok(h.finish())
     }
-    Ok(ExitCode::SUCCESS)
+
+    fn compute(&self, src: &mut dyn TrialSource, threads: usize) -> anyhow::Result<Self::Output> {
+        let rows = workloads::run_from_source(src, self.trials, self.seed, threads)?;
+        let l2 = workloads::run_l2_from_source(src, self.trials, self.seed, threads)?;
+        Ok((rows, l2))
+    }
+
+    fn print(&self, (rows, l2): &Self::Output, run: &RunArgs) -> anyhow::Result<ExitCode> {
+        if run.json {
+            println!("{}", serde_json::to_string_pretty(rows)?);
+        } else {
+            print!("{}", workloads::table(rows).to_markdown());
+            println!();
+            print!("{}", workloads::l2_table(l2).to_markdown());
+        }
+        if let Some(out) = run.tables_dir()? {
+            let mut written = write_tables(out, "workloads", &workloads::table(rows))?;
+            written.extend(write_tables(out, "workloads_l2", &workloads::l2_table(l2))?);
+            for p in written {
+                eprintln!("workloads: wrote {}", p.display());
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    }
 }

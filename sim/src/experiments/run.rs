@@ -9,6 +9,7 @@
 use crate::artifacts::tables::Cell;
 use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::Scenario;
+use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
 use agentsim_sim::{RunConfig, RunResult};
 use std::path::Path;
@@ -29,6 +30,18 @@ pub fn run_under(
     seed: u64,
     threads: usize,
 ) -> anyhow::Result<RunResult> {
+    run_from(&mut Local, sc, runtime, trials, seed, threads)
+}
+
+/// [`run_under`] with the trials taken from `src` (all of them, a shard's, or merged ones).
+pub fn run_from(
+    src: &mut dyn TrialSource,
+    sc: &Scenario,
+    runtime: &str,
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<RunResult> {
     let runtime = RuntimeChoice::parse(runtime).map_err(|e| anyhow::anyhow!(e))?;
     let cfg = RunConfig {
         runtime,
@@ -37,7 +50,9 @@ pub fn run_under(
         threads,
         ..RunConfig::new(sc)
     };
-    let r = agentsim_sim::run(&cfg).map_err(|e| anyhow::anyhow!("{}: {e}", sc.file.display()))?;
+    let r = src
+        .run(&cfg)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", sc.file.display()))?;
     anyhow::ensure!(
         r.aggregate.truncated == 0,
         "{} under {}: {} trials hit events_max; raise [schedule] events_max",

@@ -44,7 +44,7 @@ fn states_step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
             let cfg = CheckConfig {
                 bounds,
                 ext,
-                runtime: RuntimeKind::Vanilla,
+                runtime: RuntimeKind::Vanilla.into(),
                 symmetry,
                 properties: Vec::new(),
                 threads: THREADS,

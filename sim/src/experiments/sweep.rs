@@ -11,12 +11,13 @@
 
 use super::paired::{mean_interval, overhead};
 use super::run as common;
-use super::run::run_under;
+use super::run::run_from;
 use crate::artifacts::figures::{Estimate, SweepData, SweepPoint, SweepSeries};
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
 use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::Scenario;
+use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
 use agentsim_sim::RunResult;
 use serde::{Deserialize, Serialize};
@@ -289,16 +290,27 @@ pub fn run(
     trials: u64,
     threads: usize,
 ) -> anyhow::Result<Vec<SweepResult>> {
+    run_from_source(&mut Local, f, file, trials, threads)
+}
+
+/// [`run`] with the trials taken from `src`.
+pub fn run_from_source(
+    src: &mut dyn TrialSource,
+    f: &SweepFile,
+    file: &Path,
+    trials: u64,
+    threads: usize,
+) -> anyhow::Result<Vec<SweepResult>> {
     let mut out = Vec::new();
     for p in points(f) {
         let sc = scenario(f, file, &p)?;
-        let base = run_under(&sc, "vanilla", trials, f.seed, threads)?;
+        let base = run_from(src, &sc, "vanilla", trials, f.seed, threads)?;
         let base_tokens = tokens(&base);
         for rt in &f.runtimes {
             let r = if rt == "vanilla" {
                 base.clone()
             } else {
-                run_under(&sc, rt, trials, f.seed, threads)?
+                run_from(src, &sc, rt, trials, f.seed, threads)?
             };
             out.push(result(p, rt, &r, &base_tokens));
         }

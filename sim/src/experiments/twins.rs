@@ -14,10 +14,11 @@
 //! not on every schedule (the exhaustive checker covers small bounds).
 
 use super::run as common;
-use super::run::{builtin, run_under};
+use super::run::{builtin, run_from};
 use crate::artifacts::figures::{Count, TwinGroup, TwinsData};
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
 use agentsim_models::Anomaly;
+use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
 use serde::Serialize;
 
@@ -167,6 +168,7 @@ impl TwinResult {
 
 /// Trials of `spec` under `runtime` whose history exhibits the twin's anomaly.
 fn count(
+    src: &mut dyn TrialSource,
     spec: &TwinSpec,
     runtime: &str,
     trials: u64,
@@ -174,7 +176,7 @@ fn count(
     threads: usize,
 ) -> anyhow::Result<KN> {
     let sc = builtin(spec.file, spec.text)?;
-    let r = run_under(&sc, runtime, trials, seed, threads)?;
+    let r = run_from(src, &sc, runtime, trials, seed, threads)?;
     let p = r
         .aggregate
         .rate(spec.anomaly)
@@ -184,14 +186,24 @@ fn count(
 
 /// Runs every twin with `trials` trials each from `seed`; both sides use the same trial seeds.
 pub fn run(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<TwinResult>> {
+    run_from_source(&mut Local, trials, seed, threads)
+}
+
+/// [`run`] with the trials taken from `src`.
+pub fn run_from_source(
+    src: &mut dyn TrialSource,
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Vec<TwinResult>> {
     let mut out = Vec::with_capacity(TWINS.len());
     for spec in &TWINS {
         out.push(TwinResult {
             anomaly: spec.anomaly,
             size: spec.size,
             mechanism: spec.with,
-            without: count(spec, spec.without, trials, seed, threads)?,
-            with: count(spec, spec.with, trials, seed, threads)?,
+            without: count(src, spec, spec.without, trials, seed, threads)?,
+            with: count(src, spec, spec.with, trials, seed, threads)?,
             unit: spec.unit,
         });
     }

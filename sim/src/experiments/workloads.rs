@@ -10,12 +10,13 @@
 
 use super::paired::{mean_interval, overhead};
 use super::run as common;
-use super::run::{builtin, run_under};
+use super::run::{builtin, run_from};
 use crate::artifacts::figures::{Count, Estimate, WorkloadData, WorkloadRow};
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{self, figure_file, table_files, Artifact, Ctx};
 use agentsim_models::Anomaly;
 use agentsim_sim::scenario::{Scenario, Step};
+use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
 use agentsim_sim::RunResult;
 use serde::Serialize;
@@ -133,14 +134,24 @@ fn result(w: &WorkloadSpec, runtime: &'static str, r: &RunResult, base: &[u64]) 
 
 /// Table 4: every workload under every runtime of [`RUNTIMES`], supervisor off.
 pub fn run(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<WorkloadResult>> {
+    run_from_source(&mut Local, trials, seed, threads)
+}
+
+/// [`run`] with the trials taken from `src`.
+pub fn run_from_source(
+    src: &mut dyn TrialSource,
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Vec<WorkloadResult>> {
     let mut out = Vec::new();
     for w in &WORKLOADS {
         let sc = with_retraction(&builtin(w.file, w.text)?, 0.0);
-        let base = run_under(&sc, RUNTIMES[0], trials, seed, threads)?;
+        let base = run_from(src, &sc, RUNTIMES[0], trials, seed, threads)?;
         let base_tokens = tokens(&base);
         out.push(result(w, RUNTIMES[0], &base, &base_tokens));
         for rt in &RUNTIMES[1..] {
-            let r = run_under(&sc, rt, trials, seed, threads)?;
+            let r = run_from(src, &sc, rt, trials, seed, threads)?;
             out.push(result(w, rt, &r, &base_tokens));
         }
     }
@@ -161,13 +172,23 @@ pub struct L2Result {
 
 /// The L2 runs: plan-execute at each of [`RETRACTION_RATES`] under [`L2_RUNTIMES`].
 pub fn run_l2(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<L2Result>> {
+    run_l2_from_source(&mut Local, trials, seed, threads)
+}
+
+/// [`run_l2`] with the trials taken from `src`.
+pub fn run_l2_from_source(
+    src: &mut dyn TrialSource,
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Vec<L2Result>> {
     let w = &WORKLOADS[1];
     let sc = builtin(w.file, w.text)?;
     let mut out = Vec::new();
     for &rate in &RETRACTION_RATES {
         let sc = with_retraction(&sc, rate);
         for &rt in &L2_RUNTIMES {
-            let r = run_under(&sc, rt, trials, seed, threads)?;
+            let r = run_from(src, &sc, rt, trials, seed, threads)?;
             let n = r.aggregate.trials;
             let k = r
                 .trials

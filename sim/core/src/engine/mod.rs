@@ -38,8 +38,7 @@ use crate::schedule::Schedule;
 use crate::scheduler::Scheduler;
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::OpRecord;
-use agentsim_models::runtime::{CommitRequest, Runtime};
-use rand::SeedableRng;
+use agentsim_models::runtime::{CommitRequest, Guarded, Runtime};
 use rand_chacha::ChaCha8Rng;
 
 /// What the engine counts in one trial.
@@ -155,7 +154,7 @@ struct AgentState {
 
 struct Engine<'a, R: Runtime> {
     sc: &'a Scenario,
-    rt: R,
+    rt: Guarded<R>,
     rng: ChaCha8Rng,
     generator: &'a dyn Generator,
     agents: Vec<AgentState>,
@@ -173,22 +172,21 @@ struct Engine<'a, R: Runtime> {
 }
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
-pub fn run_trial<R: Runtime>(rt: R, setup: TrialSetup<'_>) -> Result<TrialRun, SimError> {
+pub fn run_trial<R: Runtime>(rt: Guarded<R>, setup: TrialSetup<'_>) -> Result<TrialRun, SimError> {
     run_trial_in(rt, setup, &mut Pool::default())
 }
 
 /// [`run_trial`] reusing `pool`'s buffers (a loop over trials passes the same pool to each;
 /// the result is identical to [`run_trial`]'s).
 pub fn run_trial_in<R: Runtime>(
-    mut rt: R,
+    mut rt: Guarded<R>,
     setup: TrialSetup<'_>,
     buffers: &mut Pool,
 ) -> Result<TrialRun, SimError> {
     let sc = setup.scenario;
     rt.reserve(sc.ops_hint());
     let mut pool = std::mem::take(buffers);
-    let mut rng = ChaCha8Rng::seed_from_u64(setup.trial_seed);
-    rng.set_stream(0);
+    let mut rng = crate::rng::stream_rng(setup.trial_seed, crate::rng::stream::ENGINE);
     // Agent states come from the pool with their buffers (a previous trial's, or new ones);
     // every field is reset here before anything reads it (`read` resets the operation's).
     let mut agents = std::mem::take(&mut pool.agents);
@@ -310,7 +308,7 @@ impl<R: Runtime> Engine<'_, R> {
     /// The trial's result; the buffers go back to `pool`.
     fn finish(mut self, schedule: Schedule, pool: &mut Pool) -> TrialRun {
         // The runtime is done: its log moves out as the trial's records, with no copy.
-        let log = self.rt.into_store().log;
+        let log = self.rt.into_store().into_log();
         assert_eq!(
             log.len(),
             self.record_tokens.len(),

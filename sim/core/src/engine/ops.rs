@@ -102,7 +102,7 @@ impl<R: Runtime> Engine<'_, R> {
             // Outside an operation the generation sees the live registry.
             registry: match op {
                 Some(_) => &self.rt.store().pending(agent).snapshot.registry,
-                None => &self.rt.store().registry,
+                None => self.rt.store().registry(),
             },
             names: &self.sc.names,
         };

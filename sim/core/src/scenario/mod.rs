@@ -190,14 +190,27 @@ pub enum OnMissing {
     Stub,
 }
 
+/// A value that is not `error` or `stub`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not `error` or `stub`")]
+pub struct UnknownOnMissing(pub String);
+
 impl OnMissing {
     /// Parses `error` or `stub`.
-    pub fn parse(s: &str) -> Result<OnMissing, String> {
+    pub fn parse(s: &str) -> Result<OnMissing, UnknownOnMissing> {
         match s {
             "error" => Ok(OnMissing::Error),
             "stub" => Ok(OnMissing::Stub),
-            _ => Err(format!("`{s}` is not `error` or `stub`")),
+            _ => Err(UnknownOnMissing(s.to_owned())),
         }
+    }
+}
+
+impl std::str::FromStr for OnMissing {
+    type Err = UnknownOnMissing;
+
+    fn from_str(s: &str) -> Result<OnMissing, UnknownOnMissing> {
+        OnMissing::parse(s)
     }
 }
 
@@ -209,7 +222,18 @@ impl Scenario {
 
     /// Parses scenario text; `path` names it in errors and anchors relative recording paths.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-        resolve::resolve(path, text)
+        resolve::resolve(path, text, &[])
+    }
+
+    /// Parses scenario text whose referenced guard files are given as `(name, text)` pairs,
+    /// by the name the scenario uses (a binary that compiles its scenarios in needs no
+    /// source tree).
+    pub fn parse_embedded(
+        path: &Path,
+        text: &str,
+        files: &[(&str, &str)],
+    ) -> Result<Scenario, ScenarioError> {
+        resolve::resolve(path, text, files)
     }
 
     /// The initial registry: every declared tool at version 0.

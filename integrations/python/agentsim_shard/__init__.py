@@ -1,0 +1,17 @@
+"""agentsim-shard: fan a seeded agentsim command out over a Dask cluster and merge it.
+
+    from dask.distributed import Client
+    import agentsim_shard
+    client = Client("tcp://scheduler:8786")
+    out = agentsim_shard.run(client, ["twins", "--trials", "100000"], shards=64)
+    print(out.stdout.decode(), end="")   # the bytes `agentsim twins --trials 100000` prints
+
+Each shard is one Dask task that runs `agentsim ARGS --shard I/N --partial-out FILE` on a
+worker and returns the partial's bytes; the client writes them to a local folder and runs
+`agentsim merge` there, so workers need the binary and the scenario files but no shared
+file system. See `driver.py` and the README section "Sharded runs past one machine".
+"""
+
+from .driver import MergeError, ShardError, merge_flags, run
+
+__all__ = ["MergeError", "ShardError", "merge_flags", "run"]
