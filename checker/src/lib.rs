@@ -9,6 +9,7 @@
 //! prevents exactly each of the 16 lattice points.
 //! Everything checked is checked at the given finite bounds only.
 
+pub mod abstract_model;
 pub mod action;
 pub mod codec;
 pub mod composed;

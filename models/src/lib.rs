@@ -12,6 +12,7 @@ pub mod jsonl;
 pub mod langgraph;
 pub mod lattice;
 pub mod mix;
+pub mod monitor;
 pub mod names;
 pub mod record;
 pub mod replica;

@@ -53,8 +53,9 @@ pub struct Args {
     /// Tools (default 2; the replicated model has none, so 0 with --replicas).
     #[arg(long)]
     pub tools: Option<u32>,
-    #[arg(long, default_value_t = 2)]
-    pub max_ops: u32,
+    /// Records a history may have (default 2; with --abstract, no bound when absent).
+    #[arg(long)]
+    pub max_ops: Option<u32>,
     /// ExternalCells: the first N cells.
     #[arg(long, default_value_t = 0)]
     pub external: u32,
@@ -129,6 +130,12 @@ pub struct Args {
     /// Replay an action-index path (`0/4/17`) instead of exploring, and print its steps.
     #[arg(long, value_name = "PATH")]
     pub replay: Option<String>,
+    /// Check the history-free abstract model (SPEC §5.2); see `check_abstract`.
+    #[arg(long = "abstract")]
+    pub abstract_model: bool,
+    /// With --abstract: write the first violated property's concretized history (JSON Lines).
+    #[arg(long, value_name = "FILE.jsonl", requires = "abstract_model")]
+    pub history_out: Option<PathBuf>,
 }
 
 /// A bounds error in the words of this command's flags.
@@ -224,7 +231,7 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         cells: a.cells,
         values: a.values,
         tools: a.tools.unwrap_or(if a.replicas.is_some() { 0 } else { 2 }),
-        max_ops: a.max_ops,
+        max_ops: a.max_ops.unwrap_or(2),
         external: a.external,
         skew: a.skew,
     };
@@ -331,6 +338,9 @@ fn stopped(report: &CheckReport, stop: Stopped, json: bool) -> anyhow::Result<Ex
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
+    if args.abstract_model {
+        return super::check_abstract::run(&args, &cfg);
+    }
     let rep = replication(&args, &cfg)?;
     if let Some(path) = &args.trace_out {
         preflight(path).context("--trace-out")?;
@@ -379,7 +389,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn write_trace(report: &CheckReport, path: &std::path::Path) -> anyhow::Result<()> {
+pub(crate) fn write_trace(report: &CheckReport, path: &std::path::Path) -> anyhow::Result<()> {
     let first = report
         .verdicts
         .iter()
@@ -436,7 +446,7 @@ fn mib(bytes: u64) -> f64 {
     bytes as f64 / f64::from(1u32 << 20)
 }
 
-fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>) -> String {
+pub(crate) fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>) -> String {
     let o = &r.outcome;
     let b = &cfg.bounds;
     let mut s = String::new();

@@ -25,12 +25,25 @@ pub struct Args {
     /// Print one JSON object: runtime → anomaly → {admitted, witness_steps, states}.
     #[arg(long)]
     pub json: bool,
+    /// The matrix on the history-free abstract model, with how far each verdict reaches
+    /// (see `matrix_abstract`); `--max-ops` then bounds the A3 column only (default 4).
+    #[arg(long = "abstract")]
+    pub abstract_model: bool,
+    /// With --abstract: agents (default 3).
+    #[arg(long, requires = "abstract_model")]
+    pub agents: Option<u32>,
+    /// With --abstract: cells (default 2).
+    #[arg(long, requires = "abstract_model")]
+    pub cells: Option<u32>,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.threads == 0 {
         anyhow::bail!("--threads must be at least 1");
+    }
+    if args.abstract_model {
+        return super::matrix_abstract::run(&args);
     }
     let rows = matrix::matrix(args.max_ops, args.threads)?;
     if args.json {

@@ -6,6 +6,7 @@
 pub mod bench;
 
 pub mod check;
+pub mod check_abstract;
 pub mod check_watch;
 pub mod cpl;
 pub mod deployed;
@@ -13,6 +14,7 @@ pub mod detect;
 pub mod ingest;
 pub mod lattice;
 pub mod matrix;
+pub mod matrix_abstract;
 pub mod merge;
 pub mod replay;
 pub mod reproduce;

@@ -8,6 +8,7 @@
 //! computed from the harness; nothing is typed in. A simulated rate estimates what the modelled
 //! timing produces; it says nothing about a real deployment's timing.
 
+pub mod abstract_matrix;
 pub mod cpl_guards;
 pub mod deployed;
 pub mod lattice;
@@ -29,6 +30,7 @@ pub fn steps() -> Vec<Step> {
         lattice::STEP,
         witnesses::STEP,
         matrix::STEP,
+        abstract_matrix::STEP,
         states::STEP,
         twins::STEP,
         workloads::STEP,

@@ -1,0 +1,293 @@
+//! A compact byte encoding of abstract states, canonical under the model's reductions: the
+//! kept records in canonical commit order ([`Summary::canonical_order`]) and, with symmetry,
+//! the in-flight slots sorted and the least encoding over renamings of interchangeable cells. Fingerprints hash it, and frontiers store it (a decoded state
+//! is the class representative, which has the same futures and verdicts as every member).
+//!
+//! Layout (little-endian): memory u16, tools u8, versions u16, ops u8, sticky u8, latest u16,
+//! produced u32; per agent slot `0` (idle) or `1` and 9 bytes; node count and 8 bytes per
+//! node; entry count and 3 bytes per entry. Cells ≤ 4 keep every map within 16 bits. The
+//! round-trip test shows it is injective on reachable states; it says nothing else.
+
+use super::model::AbsState;
+use agentsim_models::monitor::{remap, Entry, Node, PendingSummary, Props, Summary};
+
+const PENDING_BYTES: usize = 10;
+
+fn pending_bytes(p: &Option<PendingSummary>, newpos: &[u8; 16]) -> [u8; PENDING_BYTES] {
+    let mut b = [0u8; PENDING_BYTES];
+    let Some(p) = p else { return b };
+    let flags = u8::from(p.changed)
+        | u8::from(p.newer) << 1
+        | u8::from(p.stale) << 2
+        | u8::from(p.l1_bad) << 3
+        | u8::from(p.residue_bad) << 4
+        | u8::from(p.dead_pred) << 5;
+    let preds = remap(p.preds, newpos);
+    b[0] = 1;
+    b[1] = p.rs;
+    b[2..4].copy_from_slice(&(p.rv as u16).to_le_bytes());
+    b[4] = p.tool;
+    b[5] = flags;
+    b[6..8].copy_from_slice(&(p.depth as u16).to_le_bytes());
+    b[8..10].copy_from_slice(&preds.to_le_bytes());
+    b
+}
+
+/// The ways to rename cells that a canonical encoding minimizes over.
+#[derive(Clone, Debug)]
+pub struct CellPerms(Vec<Vec<u32>>);
+
+impl CellPerms {
+    /// Only the identity.
+    pub fn none() -> CellPerms {
+        CellPerms(Vec::new())
+    }
+
+    /// Every permutation of `0..cells` but the identity.
+    pub fn all(cells: u32) -> CellPerms {
+        let mut out = vec![Vec::new()];
+        for c in 0..cells {
+            out = out
+                .into_iter()
+                .flat_map(|p: Vec<u32>| {
+                    (0..=p.len()).map(move |k| {
+                        let mut q = p.clone();
+                        q.insert(k, c);
+                        q
+                    })
+                })
+                .collect();
+        }
+        out.retain(|p| p.iter().enumerate().any(|(k, &c)| c != k as u32));
+        CellPerms(out)
+    }
+}
+
+fn perm_mask(m: u8, p: &[u32]) -> u8 {
+    (0..p.len())
+        .filter(|&c| m & (1 << c) != 0)
+        .fold(0, |acc, c| acc | 1 << p[c])
+}
+
+fn perm_map(m: u32, p: &[u32], width: u32) -> u32 {
+    let field = (1u32 << width) - 1;
+    (0..p.len() as u32).fold(0, |acc, c| {
+        acc | ((m >> (width * c)) & field) << (width * p[c as usize])
+    })
+}
+
+/// `s` with cell `c` renamed `p[c]`.
+fn renamed(s: &AbsState, p: &[u32]) -> AbsState {
+    let mut t = s.clone();
+    t.memory = perm_map(s.memory, p, 4);
+    let sm = &mut t.summary;
+    sm.latest = perm_map(sm.latest, p, 4);
+    sm.produced = u64::from(perm_map(sm.produced as u32, p, 8));
+    for q in sm.pending.iter_mut().flatten() {
+        (q.rs, q.rv, q.depth) = (
+            perm_mask(q.rs, p),
+            perm_map(q.rv, p, 4),
+            perm_map(q.depth, p, 4),
+        );
+    }
+    for n in &mut sm.nodes {
+        (n.ws, n.wv) = (perm_mask(n.ws, p), perm_map(n.wv, p, 4));
+    }
+    for e in &mut sm.entries {
+        e.cell = p[usize::from(e.cell)] as u8;
+    }
+    sm.entries.sort_unstable();
+    t
+}
+
+/// A renaming-invariant description of cell `c` in `s`: equal states up to renaming give
+/// renamed cells equal signatures, so sorting cells by it is a canonical first step.
+fn signature(s: &AbsState, c: u32) -> (u32, u32, u32, u32, u32) {
+    let sm = &s.summary;
+    let bit = 1u8 << c;
+    let (mut writers, mut both, mut readers, mut depth) = (0, 0, 0, 0);
+    for n in sm.nodes.iter().filter(|n| n.ws & bit != 0) {
+        writers += 1;
+        both += u32::from(n.ws != bit) + 2 * ((n.wv >> (4 * c)) & 0xF);
+    }
+    for q in sm.pending.iter().flatten().filter(|q| q.rs & bit != 0) {
+        readers += 1 + 16 * ((q.rv >> (4 * c)) & 0xF);
+        depth += (q.depth >> (4 * c)) & 0xF;
+    }
+    let entries = sm.entries.iter().filter(|e| u32::from(e.cell) == c).count() as u32;
+    let mem = ((s.memory >> (4 * c)) & 0xF) | ((sm.latest >> (4 * c)) & 0xF) << 4;
+    (mem, writers, both, readers, depth * 64 + entries)
+}
+
+/// Appends the canonical encoding of `s`: the least over `cells` renamings of
+/// [`encode_one`]'s. Renamings that do not sort the cells' signatures cannot be least
+/// among those that do, so only sorting ones are tried.
+pub fn encode(s: &AbsState, symmetry: bool, cells: &CellPerms, out: &mut Vec<u8>) {
+    if cells.0.is_empty() {
+        encode_one(s, symmetry, out);
+        return;
+    }
+    let n = cells.0[0].len();
+    let sig: Vec<_> = (0..n as u32).map(|c| signature(s, c)).collect();
+    // Renaming p sends cell c to p[c]: it sorts if p[c] < p[d] whenever sig[c] < sig[d].
+    let sorts = |p: &[u32]| (0..n).all(|c| (0..n).all(|d| sig[c] >= sig[d] || p[c] < p[d]));
+    let identity: Vec<u32> = (0..n as u32).collect();
+    let start = out.len();
+    let mut first = true;
+    let mut alt = Vec::new();
+    for p in std::iter::once(&identity).chain(&cells.0) {
+        if !sorts(p) {
+            continue;
+        }
+        alt.clear();
+        if p == &identity {
+            encode_one(s, symmetry, &mut alt);
+        } else {
+            encode_one(&renamed(s, p), symmetry, &mut alt);
+        }
+        if first || alt[..] < out[start..] {
+            out.truncate(start);
+            out.extend_from_slice(&alt);
+            first = false;
+        }
+    }
+    assert!(!first, "some renaming sorts the signatures");
+}
+
+/// Appends the encoding of `s` with its records in canonical order (`symmetry`: the
+/// in-flight slots sorted).
+pub fn encode_one(s: &AbsState, symmetry: bool, out: &mut Vec<u8>) {
+    let sm = &s.summary;
+    assert!(
+        s.memory >> 16 == 0 && sm.latest >> 16 == 0,
+        "at most 4 cells"
+    );
+    out.extend_from_slice(&(s.memory as u16).to_le_bytes());
+    out.push(s.tools);
+    out.extend_from_slice(&s.versions.to_le_bytes());
+    out.push(s.ops);
+    out.push(sm.sticky.bits());
+    out.extend_from_slice(&(sm.latest as u16).to_le_bytes());
+    out.extend_from_slice(&(sm.produced as u32).to_le_bytes());
+    let (order, newpos) = sm.canonical_order();
+    let mut slots = [[0u8; PENDING_BYTES]; 8];
+    let agents = sm.pending.len();
+    assert!(agents <= slots.len(), "at most 8 agents");
+    for (slot, p) in slots.iter_mut().zip(&sm.pending) {
+        *slot = pending_bytes(p, &newpos);
+    }
+    if symmetry {
+        slots[..agents].sort_unstable();
+    }
+    for b in &slots[..agents] {
+        out.extend_from_slice(if b[0] == 0 { &b[..1] } else { &b[..] });
+    }
+    out.push(sm.nodes.len() as u8);
+    for &old in &order[..sm.nodes.len()] {
+        let n = &sm.nodes[usize::from(old)];
+        out.push(n.ws);
+        out.extend_from_slice(&(n.wv as u16).to_le_bytes());
+        out.extend_from_slice(&remap(n.preds, &newpos).to_le_bytes());
+        out.extend_from_slice(&remap(n.a1, &newpos).to_le_bytes());
+        out.push(u8::from(n.dead_pred) | u8::from(n.a2) << 1 | u8::from(n.a6) << 2);
+    }
+    out.push(sm.entries.len() as u8);
+    for e in &sm.entries {
+        out.extend_from_slice(&[e.cell, e.value, e.depth]);
+    }
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn u8(&mut self) -> u8 {
+        self.at += 1;
+        self.b[self.at - 1]
+    }
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes([self.u8(), self.u8()])
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from(self.u16()) | u32::from(self.u16()) << 16
+    }
+}
+
+/// Decodes a state written by [`encode`] for `agents` agents: the state and its length.
+pub fn decode(agents: usize, bytes: &[u8]) -> (AbsState, usize) {
+    let mut r = Reader { b: bytes, at: 0 };
+    let memory = u32::from(r.u16());
+    let (tools, versions, ops) = (r.u8(), r.u16(), r.u8());
+    let sticky = Props::from_bits(r.u8());
+    let latest = u32::from(r.u16());
+    let produced = u64::from(r.u32());
+    let mut pending = Vec::with_capacity(agents);
+    for _ in 0..agents {
+        if r.u8() == 0 {
+            pending.push(None);
+            continue;
+        }
+        let rs = r.u8();
+        let rv = u32::from(r.u16());
+        let (tool, flags) = (r.u8(), r.u8());
+        let depth = u32::from(r.u16());
+        let preds = r.u16();
+        let bit = |k: u8| flags & (1 << k) != 0;
+        pending.push(Some(PendingSummary {
+            rs,
+            rv,
+            tool,
+            changed: bit(0),
+            newer: bit(1),
+            stale: bit(2),
+            l1_bad: bit(3),
+            residue_bad: bit(4),
+            depth,
+            preds,
+            dead_pred: bit(5),
+        }));
+    }
+    let nodes = (0..r.u8())
+        .map(|_| {
+            let ws = r.u8();
+            let wv = u32::from(r.u16());
+            let (preds, a1) = (r.u16(), r.u16());
+            let f = r.u8();
+            Node {
+                tag: (),
+                ws,
+                wv,
+                preds,
+                dead_pred: f & 1 != 0,
+                a1,
+                a2: f & 2 != 0,
+                a6: f & 4 != 0,
+            }
+        })
+        .collect();
+    let entries = (0..r.u8())
+        .map(|_| Entry {
+            cell: r.u8(),
+            value: r.u8(),
+            depth: r.u8(),
+        })
+        .collect();
+    let summary = Summary {
+        pending,
+        nodes,
+        entries,
+        latest,
+        produced,
+        sticky,
+    };
+    let s = AbsState {
+        summary,
+        memory,
+        tools,
+        versions,
+        ops,
+    };
+    (s, r.at)
+}

@@ -1,0 +1,25 @@
+//! The history-free abstract model (SPEC §5.2) and what connects it to the concrete one.
+//!
+//! [`model`] is the transition system over [`agentsim_models::monitor::Summary`] states,
+//! [`mechanism`] the SPEC §5.1 mechanisms as decisions over summaries (a runtime is a
+//! [`Stack`]), [`alpha`] the abstraction function from concrete stores. A verdict of this
+//! model is a verdict of the concrete one only where the equivalence tests (in this module's
+//! tests) have compared the two.
+
+pub mod alpha;
+pub mod check;
+pub mod codec;
+pub mod concretize;
+pub mod matrix;
+pub mod mechanism;
+pub mod model;
+
+#[cfg(test)]
+mod equivalence;
+#[cfg(test)]
+mod monitor_tests;
+
+pub use check::{check_abstract, AbstractReport};
+pub use matrix::{abstract_matrix, AbstractEntry, AbstractRow, MatrixOptions, Reach};
+pub use mechanism::Policies;
+pub use model::{AbsState, AbstractConfig, AbstractModel};

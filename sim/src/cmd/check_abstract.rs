@@ -1,0 +1,79 @@
+//! `agentsim check --abstract`: the same check on the history-free abstract model (SPEC §5.2,
+//! `agentsim_checker::abstract_model`), whose states keep no log.
+//!
+//! With `--max-ops N` the model keeps an op counter and the verdict covers histories of at
+//! most N records, like the concrete check. Without it there is no counter: if the
+//! exploration closes, "holds" covers histories of every length at these agents, cells,
+//! values and tools (`"bounded": false`, `"all_lengths": true` in `--json`). Retraction needs
+//! `--max-ops` (every live writer stays in the state). Counterexamples are concretized on the
+//! concrete model: their steps are a real history and their path replays with
+//! `agentsim check --replay PATH` and the same flags, `--max-ops` as printed, without
+//! `--abstract`; `--history-out FILE` writes the first one's history for `agentsim detect`.
+//! Exit codes as `agentsim check`.
+
+use super::check::{storage, text, to_json, write_trace, Args};
+use agentsim_checker::abstract_model::check_abstract;
+use agentsim_checker::run::CheckConfig;
+use agentsim_models::jsonl::write_history;
+use anyhow::{bail, Context};
+use std::process::ExitCode;
+
+/// Runs `check --abstract` (flags already validated into `cfg`).
+pub fn run(args: &Args, cfg: &CheckConfig) -> anyhow::Result<ExitCode> {
+    if args.replicas.is_some() || args.max_lag.is_some() || args.read_discipline.is_some() {
+        bail!(
+            "--abstract is the single-store model; drop --replicas, --max-lag, --read-discipline"
+        );
+    }
+    if args.replay.is_some() {
+        bail!("--replay replays concrete paths: drop --abstract");
+    }
+    let bounded = args.max_ops.is_some();
+    eprintln!("exploring the abstract model ({} threads)...", cfg.threads);
+    let r = check_abstract(cfg, bounded, &storage(args)?)?;
+    let o = &r.report.outcome;
+    if !o.complete && !o.all_violated {
+        bail!(
+            "stopped after {} distinct states without exhausting the space: raise --max-states",
+            o.distinct
+        );
+    }
+    if let Some(path) = &args.trace_out {
+        write_trace(&r.report, path)?;
+    }
+    if let Some(path) = &args.history_out {
+        match r.histories.first() {
+            Some((_, h)) => std::fs::write(path, write_history(h))
+                .with_context(|| format!("--history-out {}", path.display()))?,
+            None => eprintln!("no property violated: {} not written", path.display()),
+        }
+    }
+    if args.json {
+        let mut j = to_json(&r.report);
+        let obj = j.as_object_mut().expect("to_json builds an object");
+        obj.insert("abstract".into(), true.into());
+        obj.insert("bounded".into(), r.bounded.into());
+        obj.insert("all_lengths".into(), r.all_lengths.into());
+        obj.insert("replay_max_ops".into(), r.replay_max_ops.into());
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    } else {
+        print!("{}", text(&r.report, cfg, None));
+        let reach = if r.all_lengths {
+            "every history length (no length bound, exploration closed)".to_owned()
+        } else {
+            format!("histories of at most {} records", cfg.bounds.max_ops)
+        };
+        println!("abstract model: verdicts cover {reach}");
+        if r.report.violated() {
+            println!(
+                "counterexamples replay concretely with --max-ops {}",
+                r.replay_max_ops
+            );
+        }
+    }
+    Ok(if r.report.violated() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
