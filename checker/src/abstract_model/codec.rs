@@ -8,7 +8,7 @@
 //! node; entry count and 3 bytes per entry. Cells ≤ 4 keep every map within 16 bits. The
 //! round-trip test shows it is injective on reachable states; it says nothing else.
 
-use super::model::AbsState;
+use super::state::AbsState;
 use agentsim_models::monitor::{remap, Entry, Node, PendingSummary, Props, Summary};
 
 const PENDING_BYTES: usize = 10;

@@ -13,6 +13,7 @@ pub mod concretize;
 pub mod matrix;
 pub mod mechanism;
 pub mod model;
+pub mod state;
 
 #[cfg(test)]
 mod equivalence;

@@ -37,21 +37,7 @@ use agentsim_models::record::{Registry, ToolEntry, ValueMap};
 use agentsim_models::runtime::{Mechanism, Stack};
 use agentsim_models::Anomaly;
 
-/// An abstract state.
-#[derive(
-    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-pub struct AbsState {
-    pub summary: Summary<()>,
-    /// 4 bits per cell.
-    pub memory: u32,
-    /// Tools present (bit t).
-    pub tools: u8,
-    /// Signature versions, 4 bits per tool.
-    pub versions: u16,
-    /// Records appended (0 when the log is unbounded).
-    pub ops: u8,
-}
+pub use super::state::AbsState;
 
 /// Why an abstract model or check cannot be built or run.
 #[derive(Debug, thiserror::Error)]

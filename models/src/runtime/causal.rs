@@ -20,7 +20,7 @@
 //!
 //! [`Store::provenance`]: super::Store::provenance
 
-use super::mechanism::{ActsAt, Mechanism, Spec};
+use super::catalogue::{ActsAt, Mechanism, Spec};
 use super::{AbortReason, CommitRequest, Pending, Runtime, Stack, Store};
 use crate::anomaly::Anomaly;
 

@@ -15,7 +15,7 @@
 //! did not read it fails its commit-time lock). Its cost is drops (and commit-time aborts)
 //! under contention. A pass of the asserts does not prove ¬A1; the checker does that.
 
-use super::mechanism::{ActsAt, Mechanism, Spec};
+use super::catalogue::{ActsAt, Mechanism, Spec};
 use super::{AbortReason, BeginRequest, CommitRequest, DropReason, Pending, Runtime, Stack, Store};
 use crate::anomaly::Anomaly;
 use crate::names::{Agent, Cell};

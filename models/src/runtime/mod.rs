@@ -35,6 +35,7 @@
 //! bug, never user input).
 
 pub mod any;
+pub mod catalogue;
 pub mod causal;
 pub mod guarded;
 pub mod kind;

@@ -18,7 +18,7 @@
 //! ops finish. Invariants asserted on every new record: a pinned record's write registry is
 //! its read registry; a validated live record's planned tool is live at its read version.
 
-use super::mechanism::{ActsAt, Mechanism, Spec};
+use super::catalogue::{ActsAt, Mechanism, Spec};
 use super::{AbortReason, CommitRequest, Pending, Runtime, Stack, Store};
 use crate::anomaly::Anomaly;
 use crate::record::Registry;

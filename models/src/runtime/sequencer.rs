@@ -17,7 +17,7 @@
 //! plan (a compensation is then an ordinary op the caller commits). Cost: a delay (an effect
 //! that completes early waits for its predecessors), and compensations; never an abort.
 
-use super::mechanism::{ActsAt, Mechanism, Spec};
+use super::catalogue::{ActsAt, Mechanism, Spec};
 use super::{Externalization, Runtime, Stack, Store};
 use crate::anomaly::Anomaly;
 use crate::names::{Cell, Value};

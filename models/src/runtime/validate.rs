@@ -18,7 +18,7 @@
 //! twin's `StaleRead`, which the checker's state counts are compared with. Cost: aborts (the
 //! caller may retry: re-read and regenerate, paying the tokens again).
 
-use super::mechanism::{ActsAt, Mechanism, Spec};
+use super::catalogue::{ActsAt, Mechanism, Spec};
 use super::{AbortReason, CommitRequest, Pending, Runtime, Stack, Store};
 use crate::anomaly::Anomaly;
 

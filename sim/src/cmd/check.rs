@@ -338,9 +338,6 @@ fn stopped(report: &CheckReport, stop: Stopped, json: bool) -> anyhow::Result<Ex
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
-    if args.abstract_model {
-        return super::check_abstract::run(&args, &cfg);
-    }
     let rep = replication(&args, &cfg)?;
     if let Some(path) = &args.trace_out {
         preflight(path).context("--trace-out")?;

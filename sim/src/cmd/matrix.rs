@@ -37,14 +37,17 @@ pub struct Args {
     pub cells: Option<u32>,
 }
 
-/// Runs the command.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+/// Checks the flags both forms of the command share.
+pub fn validate(args: &Args) -> anyhow::Result<()> {
     if args.threads == 0 {
         anyhow::bail!("--threads must be at least 1");
     }
-    if args.abstract_model {
-        return super::matrix_abstract::run(&args);
-    }
+    Ok(())
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    validate(&args)?;
     let rows = matrix::matrix(args.max_ops, args.threads)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&rows))?);
