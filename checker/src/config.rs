@@ -52,22 +52,23 @@ impl Bounds {
         self.skew && cell < self.external
     }
 
-    /// Checks every bound; the error names the offending flag.
+    /// Checks every bound; the error names the offending constant.
     pub fn validate(&self) -> Result<(), BoundsError> {
-        range("agents", self.agents, 1, AGENTS_MAX)?;
-        range("cells", self.cells, 1, CELLS_MAX)?;
-        range("values", self.values, 1, VALUES_MAX)?;
-        range("tools", self.tools, 0, TOOLS_MAX)?;
-        range("max-ops", self.max_ops, 1, MAX_OPS_MAX)?;
-        range("external", self.external, 0, self.cells)?;
+        range(Bound::Agents, self.agents, 1, AGENTS_MAX)?;
+        range(Bound::Cells, self.cells, 1, CELLS_MAX)?;
+        range(Bound::Values, self.values, 1, VALUES_MAX)?;
+        range(Bound::Tools, self.tools, 0, TOOLS_MAX)?;
+        range(Bound::MaxOps, self.max_ops, 1, MAX_OPS_MAX)?;
+        range(Bound::External, self.external, 0, self.cells)?;
         Ok(())
     }
 }
 
-fn range(name: &'static str, got: u32, min: u32, max: u32) -> Result<(), BoundsError> {
-    if got < min || got > max {
+fn range(bound: Bound, got: impl Into<u64>, min: u32, max: u32) -> Result<(), BoundsError> {
+    let got = got.into();
+    if got < u64::from(min) || got > u64::from(max) {
         return Err(BoundsError::OutOfRange {
-            name,
+            bound,
             got,
             min,
             max,
@@ -76,18 +77,75 @@ fn range(name: &'static str, got: u32, min: u32, max: u32) -> Result<(), BoundsE
     Ok(())
 }
 
+/// A model constant, as SPEC §1 and §6 name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Agents,
+    Cells,
+    Values,
+    Tools,
+    MaxOps,
+    External,
+    Secondaries,
+    MaxLag,
+}
+
+impl Bound {
+    /// The constant's name in SPEC §1 and §6.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bound::Agents => "Agents",
+            Bound::Cells => "Cells",
+            Bound::Values => "Values",
+            Bound::Tools => "Tools",
+            Bound::MaxOps => "MaxOps",
+            Bound::External => "ExternalCells",
+            Bound::Secondaries => "Secondaries",
+            Bound::MaxLag => "MaxLag",
+        }
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the replicated model (SPEC §6) does not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotReplicated {
+    Tools,
+    Skew,
+    RetractionOrToolVersions,
+    Symmetry,
+}
+
+impl std::fmt::Display for NotReplicated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NotReplicated::Tools => "tools",
+            NotReplicated::Skew => "skewed reads (replicas are the skew)",
+            NotReplicated::RetractionOrToolVersions => "retraction or tool versions",
+            NotReplicated::Symmetry => "symmetry reduction",
+        })
+    }
+}
+
 /// A bound the checker cannot run with.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum BoundsError {
-    #[error("--{name} {got} is out of range: expected {min}..={max}")]
+    #[error("{bound} = {got} is out of range: expected {min}..={max}")]
     OutOfRange {
-        name: &'static str,
-        got: u32,
+        bound: Bound,
+        got: u64,
         min: u32,
         max: u32,
     },
-    #[error("{0}")]
-    Unsupported(String),
+    #[error("the replicated model has no {0}")]
+    NotReplicated(NotReplicated),
+    #[error("provenance, retraction and tool versions need the runtime model")]
+    PaperExtensions,
 }
 
 /// Extension switches (SPEC §1 "Extensions"); all off is paper-faithful.
@@ -136,26 +194,21 @@ impl Replication {
         ext: &Extensions,
         symmetry: bool,
     ) -> Result<(), BoundsError> {
-        range("replicas", self.secondaries, 1, SECONDARIES_MAX)?;
-        let lag = u32::try_from(self.max_lag).unwrap_or(u32::MAX);
-        range("max-lag", lag, 0, MAX_LAG_MAX as u32)?;
+        range(Bound::Secondaries, self.secondaries, 1, SECONDARIES_MAX)?;
+        range(Bound::MaxLag, self.max_lag, 0, MAX_LAG_MAX as u32)?;
         b.validate()?;
-        let refuse = |what: &str| {
-            Err(BoundsError::Unsupported(format!(
-                "--replicas: the replicated model has no {what}"
-            )))
-        };
+        let refuse = |what| Err(BoundsError::NotReplicated(what));
         if b.tools != 0 {
-            return refuse("tools (pass --tools 0)");
+            return refuse(NotReplicated::Tools);
         }
         if b.skew || b.external != 0 {
-            return refuse("skewed reads (drop --skew and --external): replicas are the skew");
+            return refuse(NotReplicated::Skew);
         }
         if ext.retraction || ext.tool_versions {
-            return refuse("retraction or tool versions (drop --retraction, --tool-versions)");
+            return refuse(NotReplicated::RetractionOrToolVersions);
         }
         if symmetry {
-            return refuse("symmetry reduction (drop --symmetry)");
+            return refuse(NotReplicated::Symmetry);
         }
         Ok(())
     }
@@ -183,18 +236,26 @@ mod tests {
             secondaries: 0,
             ..rep
         };
-        assert!(err(&b, &none, false).to_string().contains("--replicas 0"));
+        assert!(err(&b, &none, false)
+            .to_string()
+            .contains("Secondaries = 0"));
         let far = Replication { max_lag: 9, ..rep };
-        assert!(err(&b, &far, false).to_string().contains("--max-lag 9"));
+        assert!(err(&b, &far, false).to_string().contains("MaxLag = 9"));
+        let huge = Replication {
+            max_lag: u64::MAX,
+            ..rep
+        };
+        let e = err(&b, &huge, false).to_string();
+        assert!(e.contains(&format!("MaxLag = {}", u64::MAX)), "{e}");
     }
 
     #[test]
-    fn rejects_out_of_range_with_the_flag_name() {
+    fn rejects_out_of_range_naming_the_constant() {
         let mut b = Bounds::paper(1, 1, 2);
         assert!(b.validate().is_ok());
         b.cells = 9;
         let e = b.validate().unwrap_err().to_string();
-        assert!(e.contains("--cells 9"), "{e}");
+        assert!(e.contains("Cells = 9"), "{e}");
         b.cells = 1;
         b.external = 2;
         assert!(b.validate().is_err());

@@ -37,7 +37,7 @@ pub mod witnesses;
 
 pub use action::Action;
 pub use composed::RuntimeModel;
-pub use config::{Bounds, BoundsError, Extensions, Replication};
+pub use config::{Bound, Bounds, BoundsError, Extensions, NotReplicated, Replication};
 pub use explore::{explore, ExploreOptions, Outcome};
 pub use packed::PackedState;
 pub use paper::PaperModel;

@@ -39,9 +39,7 @@ impl PaperModel {
     pub fn new(bounds: Bounds, ext: Extensions, symmetry: bool) -> Result<Self, BoundsError> {
         bounds.validate()?;
         if ext.provenance || ext.retraction || ext.tool_versions {
-            return Err(BoundsError::Unsupported(
-                "provenance, retraction and tool versions need the runtime model".into(),
-            ));
+            return Err(BoundsError::PaperExtensions);
         }
         Ok(PaperModel {
             bounds,

@@ -26,10 +26,19 @@ pub enum Property {
     A1Snapshot,
 }
 
-/// A name that is not a property.
+/// A name that is not a property (empty when a whole list was blank).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown property `{0}`; expected one of {names}, all, none", names = Property::names())]
+#[error("{}", unknown(.0))]
 pub struct UnknownProperty(pub String);
+
+fn unknown(name: &str) -> String {
+    let names = Property::names();
+    if name.is_empty() {
+        format!("an empty property list; name some of {names}, or all, or none")
+    } else {
+        format!("unknown property `{name}`; expected one of {names}, all, none")
+    }
+}
 
 impl Property {
     /// Never A1.
@@ -107,7 +116,11 @@ impl Property {
     }
 
     /// Parses a comma-separated list: names, `all` (A1,A2,A3,A6) or `none`; sorted, unique.
+    /// A blank list is an error: `none` says "no property" explicitly.
     pub fn parse_list(s: &str) -> Result<Vec<Property>, UnknownProperty> {
+        if s.trim().is_empty() {
+            return Err(UnknownProperty(String::new()));
+        }
         let mut out = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part.to_ascii_lowercase().as_str() {

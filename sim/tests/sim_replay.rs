@@ -68,7 +68,7 @@ fn replay_reproduces_every_anomalous_history() {
         {
             let line = ReplayLine {
                 scenario: file.into(),
-                runtime: cfg.runtime.name().into(),
+                runtime: cfg.runtime,
                 seed: cfg.seed,
                 trial: t.metrics.trial,
                 schedule: t.metrics.schedule.parse().unwrap(),

@@ -23,6 +23,17 @@ pub enum Dist {
     Lognormal(Lognormal),
 }
 
+/// Parameters that no distribution of that shape has.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum DistError {
+    #[error("fixed value {0} must be finite and ≥ 0")]
+    Fixed(f64),
+    #[error("uniform [{0}, {1}] needs 0 ≤ lo ≤ hi, both finite")]
+    Uniform(f64, f64),
+    #[error("lognormal median {0} and sigma {1} must be finite and ≥ 0")]
+    Lognormal(f64, f64),
+}
+
 /// Parameters of a log-normal distribution.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -35,18 +46,17 @@ impl Dist {
     /// The distribution that is always zero.
     pub const ZERO: Dist = Dist::Fixed(0.0);
 
-    /// Checks the parameters; the message says what is wrong.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks the parameters; the error says what is wrong.
+    pub fn validate(&self) -> Result<(), DistError> {
         let ok = |x: f64| x.is_finite() && x >= 0.0;
         match *self {
-            Dist::Fixed(v) if !ok(v) => Err(format!("fixed value {v} must be finite and ≥ 0")),
-            Dist::Uniform([lo, hi]) if !ok(lo) || !ok(hi) || lo > hi => Err(format!(
-                "uniform [{lo}, {hi}] needs 0 ≤ lo ≤ hi, both finite"
-            )),
-            Dist::Lognormal(l) if !ok(l.median) || !ok(l.sigma) => Err(format!(
-                "lognormal median {} and sigma {} must be finite and ≥ 0",
-                l.median, l.sigma
-            )),
+            Dist::Fixed(v) if !ok(v) => Err(DistError::Fixed(v)),
+            Dist::Uniform([lo, hi]) if !ok(lo) || !ok(hi) || lo > hi => {
+                Err(DistError::Uniform(lo, hi))
+            }
+            Dist::Lognormal(l) if !ok(l.median) || !ok(l.sigma) => {
+                Err(DistError::Lognormal(l.median, l.sigma))
+            }
             _ => Ok(()),
         }
     }

@@ -6,8 +6,9 @@
 //! `replay: agentsim replay '…'`. A line replays exactly only against the same scenario
 //! file and the same build.
 
-use crate::scenario::OnMissing;
-use crate::schedule::Schedule;
+use crate::runtime_choice::{RuntimeChoice, UnknownRuntime};
+use crate::scenario::{OnMissing, UnknownOnMissing};
+use crate::schedule::{Schedule, ScheduleError};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -15,7 +16,7 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplayLine {
     pub scenario: PathBuf,
-    pub runtime: String,
+    pub runtime: RuntimeChoice,
     pub seed: u64,
     pub trial: u64,
     pub schedule: Schedule,
@@ -47,7 +48,7 @@ impl ReplayLine {
     }
 
     /// Parses a replay line; the error names the missing or malformed key.
-    pub fn parse(line: &str) -> Result<ReplayLine, String> {
+    pub fn parse(line: &str) -> Result<ReplayLine, ReplayLineError> {
         let (mut scenario, mut runtime, mut seed, mut trial, mut schedule) =
             (None, None, None, None, None);
         let mut on_missing = None;
@@ -59,20 +60,25 @@ impl ReplayLine {
                 continue;
             };
             let num = |v: &str| {
-                v.parse::<u64>()
-                    .map_err(|_| format!("`{k}={v}` is not a number"))
+                v.parse::<u64>().map_err(|_| ReplayLineError::NotANumber {
+                    key: k.to_owned(),
+                    value: v.to_owned(),
+                })
             };
             match k {
                 "scenario" => scenario = Some(PathBuf::from(v)),
-                "runtime" => runtime = Some(v.to_owned()),
+                "runtime" => runtime = Some(RuntimeChoice::parse(v)?),
                 "seed" => seed = Some(num(v)?),
                 "trial" => trial = Some(num(v)?),
                 "schedule" => schedule = Some(Schedule::parse(v)?),
                 "on_missing" => on_missing = Some(OnMissing::parse(v)?),
-                _ => return Err(format!("unknown key `{k}` in replay line")),
+                _ => return Err(ReplayLineError::UnknownKey(k.to_owned())),
             }
         }
-        let need = |name: &str| format!("replay line lacks `{name}=`: {line}");
+        let need = |key: &'static str| ReplayLineError::Missing {
+            key,
+            line: line.to_owned(),
+        };
         Ok(ReplayLine {
             scenario: scenario.ok_or_else(|| need("scenario"))?,
             runtime: runtime.ok_or_else(|| need("runtime"))?,
@@ -84,6 +90,23 @@ impl ReplayLine {
     }
 }
 
+/// A replay line that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayLineError {
+    #[error("`{key}={value}` is not a number")]
+    NotANumber { key: String, value: String },
+    #[error("unknown key `{0}` in replay line")]
+    UnknownKey(String),
+    #[error("replay line lacks `{key}=`: {line}")]
+    Missing { key: &'static str, line: String },
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    #[error(transparent)]
+    OnMissing(#[from] UnknownOnMissing),
+    #[error(transparent)]
+    Runtime(#[from] UnknownRuntime),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,7 +115,7 @@ mod tests {
     fn round_trip_and_prefixes() {
         let l = ReplayLine {
             scenario: "scenarios/edit-review.toml".into(),
-            runtime: "vanilla".into(),
+            runtime: RuntimeChoice::parse("vanilla").unwrap(),
             seed: 7,
             trial: 3,
             schedule: Schedule::parse("S1:20:4=1").unwrap(),
@@ -101,9 +124,15 @@ mod tests {
         assert_eq!(ReplayLine::parse(&l.to_string()), Ok(l.clone()));
         let printed = format!("replay: {}", l.command());
         assert_eq!(ReplayLine::parse(&printed), Ok(l));
-        assert!(ReplayLine::parse("scenario=x runtime=v seed=1 trial=2")
+        assert!(
+            ReplayLine::parse("scenario=x runtime=vanilla seed=1 trial=2")
+                .unwrap_err()
+                .to_string()
+                .contains("schedule")
+        );
+        assert!(ReplayLine::parse("seed=x")
             .unwrap_err()
-            .contains("schedule"));
-        assert!(ReplayLine::parse("seed=x").unwrap_err().contains("number"));
+            .to_string()
+            .contains("number"));
     }
 }

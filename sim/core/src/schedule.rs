@@ -36,23 +36,21 @@ impl Schedule {
     }
 
     /// Parses a schedule string; the error says which part is wrong.
-    pub fn parse(s: &str) -> Result<Schedule, String> {
+    pub fn parse(s: &str) -> Result<Schedule, ScheduleError> {
+        let err = |problem| ScheduleError {
+            text: s.to_owned(),
+            problem,
+        };
         let mut parts = s.trim().split(':');
         let tag = parts.next().unwrap_or("");
         if tag != TAG {
-            return Err(format!(
-                "schedule `{s}`: expected version tag `{TAG}`, found `{tag}`"
-            ));
+            return Err(err(Problem::Tag(tag.to_owned())));
         }
-        let events = parts
-            .next()
-            .ok_or_else(|| format!("schedule `{s}`: missing event count"))?;
+        let events = parts.next().ok_or_else(|| err(Problem::NoEvents))?;
         let events = events
             .parse()
-            .map_err(|_| format!("schedule `{s}`: event count `{events}` is not a number"))?;
-        let list = parts
-            .next()
-            .ok_or_else(|| format!("schedule `{s}`: missing choices"))?;
+            .map_err(|_| err(Problem::Events(events.to_owned())))?;
+        let list = parts.next().ok_or_else(|| err(Problem::NoChoices))?;
         let mut out = Schedule {
             events,
             ..Schedule::default()
@@ -62,7 +60,7 @@ impl Schedule {
                 let (e, c) = pair
                     .split_once('=')
                     .and_then(|(e, c)| Some((e.parse().ok()?, c.parse().ok()?)))
-                    .ok_or_else(|| format!("schedule `{s}`: `{pair}` is not event=position"))?;
+                    .ok_or_else(|| err(Problem::Pair(pair.to_owned())))?;
                 out.choices.insert(e, c);
             }
         }
@@ -70,20 +68,47 @@ impl Schedule {
             let n = stop
                 .strip_prefix("stop=")
                 .and_then(|n| n.parse().ok())
-                .ok_or_else(|| format!("schedule `{s}`: `{stop}` is not stop=<events>"))?;
+                .ok_or_else(|| err(Problem::Stop(stop.to_owned())))?;
             out.stop = Some(n);
         }
         if let Some(extra) = parts.next() {
-            return Err(format!("schedule `{s}`: unexpected `{extra}`"));
+            return Err(err(Problem::Extra(extra.to_owned())));
         }
         Ok(out)
     }
 }
 
-impl std::str::FromStr for Schedule {
-    type Err = String;
+/// A schedule string that does not parse: the text and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("schedule `{text}`: {problem}")]
+pub struct ScheduleError {
+    pub text: String,
+    pub problem: Problem,
+}
 
-    fn from_str(s: &str) -> Result<Schedule, String> {
+/// Which part of a schedule string is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    #[error("expected version tag `{TAG}`, found `{0}`")]
+    Tag(String),
+    #[error("missing event count")]
+    NoEvents,
+    #[error("event count `{0}` is not a number")]
+    Events(String),
+    #[error("missing choices")]
+    NoChoices,
+    #[error("`{0}` is not event=position")]
+    Pair(String),
+    #[error("`{0}` is not stop=<events>")]
+    Stop(String),
+    #[error("unexpected `{0}`")]
+    Extra(String),
+}
+
+impl std::str::FromStr for Schedule {
+    type Err = ScheduleError;
+
+    fn from_str(s: &str) -> Result<Schedule, ScheduleError> {
         Schedule::parse(s)
     }
 }
@@ -120,15 +145,21 @@ mod tests {
 
     #[test]
     fn errors_say_what_is_wrong() {
-        assert!(Schedule::parse("S2:1:-").unwrap_err().contains("version"));
+        assert!(Schedule::parse("S2:1:-")
+            .unwrap_err()
+            .to_string()
+            .contains("version"));
         assert!(Schedule::parse("S1:x:-")
             .unwrap_err()
+            .to_string()
             .contains("event count"));
         assert!(Schedule::parse("S1:3:1-2")
             .unwrap_err()
+            .to_string()
             .contains("event=position"));
         assert!(Schedule::parse("S1:3:-:halt=2")
             .unwrap_err()
+            .to_string()
             .contains("stop="));
     }
 }

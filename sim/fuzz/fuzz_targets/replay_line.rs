@@ -7,7 +7,6 @@ mod common;
 
 use agentsim_sim::replay_line::ReplayLine;
 use agentsim_sim::runner::run_one;
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::{OnMissing, Scenario};
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
@@ -47,12 +46,9 @@ fuzz_target!(|data: &[u8]| {
     let Some(sc) = scenarios().get(line.scenario.to_str().unwrap_or("")) else {
         return;
     };
-    let Ok(rt) = RuntimeChoice::parse(&line.runtime) else {
-        return;
-    };
     let _ = run_one(
         sc,
-        rt,
+        line.runtime,
         line.seed,
         line.trial,
         &line.schedule,

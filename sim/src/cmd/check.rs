@@ -18,7 +18,9 @@ use crate::artifacts::output::write_atomic;
 use agentsim_checker::control::{self, Limits, Stopped};
 use agentsim_checker::frontier::Storage;
 use agentsim_checker::run::{self, CheckConfig, CheckReport, Counterexample};
-use agentsim_checker::{replicated_run, Bounds, Extensions, Property, Replication};
+use agentsim_checker::{
+    replicated_run, Bound, Bounds, BoundsError, Extensions, NotReplicated, Property, Replication,
+};
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::Stack;
@@ -64,8 +66,8 @@ pub struct Args {
     pub symmetry: bool,
     /// Properties: A1,A2,A3,A6 (also A3_residue, L1_struct, A1_snapshot; A4 with
     /// --replicas), all, none.
-    #[arg(long, default_value = "all")]
-    pub property: String,
+    #[arg(long, default_value = "all", value_parser = properties)]
+    pub property: Properties,
     /// Check the replicated store (SPEC §6) with this many secondaries.
     #[arg(long, value_name = "K")]
     pub replicas: Option<u32>,
@@ -129,6 +131,48 @@ pub struct Args {
     pub replay: Option<String>,
 }
 
+/// A bounds error in the words of this command's flags.
+pub fn bounds_message(e: &BoundsError) -> String {
+    match e {
+        BoundsError::OutOfRange {
+            bound,
+            got,
+            min,
+            max,
+        } => {
+            let flag = match bound {
+                Bound::Agents => "agents",
+                Bound::Cells => "cells",
+                Bound::Values => "values",
+                Bound::Tools => "tools",
+                Bound::MaxOps => "max-ops",
+                Bound::External => "external",
+                Bound::Secondaries => "replicas",
+                Bound::MaxLag => "max-lag",
+            };
+            format!("--{flag} {got} is out of range: expected {min}..={max}")
+        }
+        BoundsError::NotReplicated(what) => {
+            let fix = match what {
+                NotReplicated::Tools => "pass --tools 0",
+                NotReplicated::Skew => "drop --skew and --external",
+                NotReplicated::RetractionOrToolVersions => "drop --retraction, --tool-versions",
+                NotReplicated::Symmetry => "drop --symmetry",
+            };
+            format!("--replicas: the replicated model has no {what} ({fix})")
+        }
+        BoundsError::PaperExtensions => e.to_string(),
+    }
+}
+
+/// The parsed `--property` list: sorted, unique.
+#[derive(Clone, Debug)]
+pub struct Properties(pub Vec<Property>);
+
+fn properties(s: &str) -> Result<Properties, agentsim_checker::property::UnknownProperty> {
+    Property::parse_list(s).map(Properties)
+}
+
 /// Validates the replication flags: `None` for the single store.
 pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replication>> {
     let Some(secondaries) = a.replicas else {
@@ -153,7 +197,8 @@ pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replica
         max_lag: a.max_lag.unwrap_or(1),
         discipline,
     };
-    rep.validate(&cfg.bounds, &cfg.ext, cfg.symmetry)?;
+    rep.validate(&cfg.bounds, &cfg.ext, cfg.symmetry)
+        .map_err(|e| anyhow::anyhow!(bounds_message(&e)))?;
     Ok(Some(rep))
 }
 
@@ -182,9 +227,10 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         external: a.external,
         skew: a.skew,
     };
-    bounds.validate()?;
-    let properties =
-        Property::parse_list(&a.property).map_err(|e| anyhow::anyhow!("--property: {e}"))?;
+    bounds
+        .validate()
+        .map_err(|e| anyhow::anyhow!(bounds_message(&e)))?;
+    let properties = a.property.0.clone();
     Ok(CheckConfig {
         bounds,
         ext,

@@ -45,14 +45,13 @@ pub fn read_line_arg(arg: &str) -> Result<ReplayLine> {
     } else {
         arg.to_owned()
     };
-    ReplayLine::parse(&text).map_err(|e| anyhow!(e))
+    Ok(ReplayLine::parse(&text)?)
 }
 
 /// Loads the scenario and runtime a replay line names.
 pub fn load(line: &ReplayLine) -> Result<(Scenario, RuntimeChoice)> {
     let sc = Scenario::load(&line.scenario)?;
-    let rt = RuntimeChoice::parse(&line.runtime).map_err(|e| anyhow!("replay line: {e}"))?;
-    Ok((sc, rt))
+    Ok((sc, line.runtime))
 }
 
 /// Runs the command.

@@ -28,7 +28,7 @@ pub struct Args {
     pub scenario: PathBuf,
     /// Runtime, overriding the scenario's (e.g. vanilla, ssi, causal, saga, registry-pin).
     #[arg(long)]
-    pub runtime: Option<String>,
+    pub runtime: Option<RuntimeChoice>,
     /// Run seed, overriding the scenario's.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -37,7 +37,7 @@ pub struct Args {
     pub trials: Option<u64>,
     /// `random` or `pct:D` (PCT with bug depth D).
     #[arg(long, default_value = "random")]
-    pub scheduler: String,
+    pub scheduler: SchedulerSpec,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -50,7 +50,7 @@ pub struct Args {
     pub record_out: Option<PathBuf>,
     /// With a recorded generator: `error` (default) or `stub` on a key the recording lacks.
     #[arg(long)]
-    pub on_missing: Option<String>,
+    pub on_missing: Option<OnMissing>,
     /// Worker threads (the output does not depend on it).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -86,21 +86,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
 fn config<'a>(args: &Args, sc: &'a Scenario) -> Result<RunConfig<'a>> {
     let mut cfg = RunConfig::new(sc);
-    if let Some(r) = &args.runtime {
-        cfg.runtime = RuntimeChoice::parse(r).map_err(|e| anyhow!("--runtime: {e}"))?;
+    if let Some(r) = args.runtime {
+        cfg.runtime = r;
     }
     cfg.seed = args.seed.unwrap_or(sc.seed);
     cfg.trials = args.trials.unwrap_or(sc.trials);
     if cfg.trials == 0 {
         return Err(anyhow!("--trials must be at least 1"));
     }
-    cfg.scheduler =
-        SchedulerSpec::parse(&args.scheduler).map_err(|e| anyhow!("--scheduler: {e}"))?;
+    cfg.scheduler = args.scheduler.clone();
     cfg.threads = args.threads.max(1);
-    cfg.on_missing = match &args.on_missing {
-        Some(m) => Some(OnMissing::parse(m).map_err(|e| anyhow!("--on-missing: {e}"))?),
-        None => None,
-    };
+    cfg.on_missing = args.on_missing;
     cfg.keep_histories = args.trace_out.is_some();
     cfg.record = args.record_out.is_some();
     Ok(cfg)
@@ -110,10 +106,10 @@ fn config<'a>(args: &Args, sc: &'a Scenario) -> Result<RunConfig<'a>> {
 pub fn replay_line(cfg: &RunConfig<'_>, trial: u64, schedule: &str) -> Result<ReplayLine> {
     Ok(ReplayLine {
         scenario: cfg.scenario.file.clone(),
-        runtime: cfg.runtime.name().to_owned(),
+        runtime: cfg.runtime,
         seed: cfg.seed,
         trial,
-        schedule: agentsim_sim::schedule::Schedule::parse(schedule).map_err(|e| anyhow!(e))?,
+        schedule: agentsim_sim::schedule::Schedule::parse(schedule)?,
         on_missing: cfg.on_missing,
     })
 }

@@ -190,14 +190,27 @@ pub enum OnMissing {
     Stub,
 }
 
+/// A value that is not `error` or `stub`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not `error` or `stub`")]
+pub struct UnknownOnMissing(pub String);
+
 impl OnMissing {
     /// Parses `error` or `stub`.
-    pub fn parse(s: &str) -> Result<OnMissing, String> {
+    pub fn parse(s: &str) -> Result<OnMissing, UnknownOnMissing> {
         match s {
             "error" => Ok(OnMissing::Error),
             "stub" => Ok(OnMissing::Stub),
-            _ => Err(format!("`{s}` is not `error` or `stub`")),
+            _ => Err(UnknownOnMissing(s.to_owned())),
         }
+    }
+}
+
+impl std::str::FromStr for OnMissing {
+    type Err = UnknownOnMissing;
+
+    fn from_str(s: &str) -> Result<OnMissing, UnknownOnMissing> {
+        OnMissing::parse(s)
     }
 }
 

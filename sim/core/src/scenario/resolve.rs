@@ -507,7 +507,7 @@ impl Resolver<'_> {
             None => Ok(None),
             Some(d) => match d.get_ref().validate() {
                 Ok(()) => Ok(Some(*d.get_ref())),
-                Err(m) => self.err(d.span(), key, m),
+                Err(e) => self.err(d.span(), key, e.to_string()),
             },
         }
     }

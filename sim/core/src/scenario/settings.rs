@@ -58,9 +58,8 @@ impl Resolver<'_> {
         };
         let on_missing = match &g.on_missing {
             None => OnMissing::Error,
-            Some(m) => {
-                OnMissing::parse(m.get_ref()).or_else(|e| self.err(m.span(), "on_missing", e))?
-            }
+            Some(m) => OnMissing::parse(m.get_ref())
+                .or_else(|e| self.err(m.span(), "on_missing", e.to_string()))?,
         };
         match (g.kind.get_ref().as_str(), &g.recording) {
             ("stub", None) => Ok(GeneratorSpec::Stub),

@@ -29,23 +29,28 @@ pub enum SchedulerSpec {
     Replay(Schedule),
 }
 
+/// A scheduler name that [`SchedulerSpec::parse`] rejects.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SchedulerError {
+    #[error("`{0}`: PCT depth must be an integer ≥ 1, as in pct:3")]
+    PctDepth(String),
+    #[error("unknown scheduler `{0}`; valid: random, pct:D (D ≥ 1)")]
+    Unknown(String),
+}
+
 impl SchedulerSpec {
     /// Parses `random` or `pct:D` (D ≥ 1).
-    pub fn parse(s: &str) -> Result<SchedulerSpec, String> {
+    pub fn parse(s: &str) -> Result<SchedulerSpec, SchedulerError> {
         if s == "random" {
             return Ok(SchedulerSpec::Random);
         }
         if let Some(d) = s.strip_prefix("pct:") {
             return match d.parse::<u32>() {
                 Ok(depth) if depth >= 1 => Ok(SchedulerSpec::Pct { depth }),
-                _ => Err(format!(
-                    "`{s}`: PCT depth must be an integer ≥ 1, as in pct:3"
-                )),
+                _ => Err(SchedulerError::PctDepth(s.to_owned())),
             };
         }
-        Err(format!(
-            "unknown scheduler `{s}`; valid: random, pct:D (D ≥ 1)"
-        ))
+        Err(SchedulerError::Unknown(s.to_owned()))
     }
 
     /// A fresh scheduler.
@@ -64,6 +69,14 @@ impl SchedulerSpec {
             SchedulerSpec::Pct { depth } => format!("pct:{depth}"),
             SchedulerSpec::Replay(_) => "replay".into(),
         }
+    }
+}
+
+impl std::str::FromStr for SchedulerSpec {
+    type Err = SchedulerError;
+
+    fn from_str(s: &str) -> Result<SchedulerSpec, SchedulerError> {
+        SchedulerSpec::parse(s)
     }
 }
 
@@ -87,6 +100,9 @@ mod tests {
             Ok(SchedulerSpec::Pct { depth: 3 })
         );
         assert!(SchedulerSpec::parse("pct:0").is_err());
-        assert!(SchedulerSpec::parse("fifo").unwrap_err().contains("random"));
+        assert!(SchedulerSpec::parse("fifo")
+            .unwrap_err()
+            .to_string()
+            .contains("random"));
     }
 }

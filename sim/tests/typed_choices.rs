@@ -1,0 +1,69 @@
+//! Choices are parsed once, into types, at the command line: a bad value is exit 2 with a
+//! message naming the flag and the valid values, before anything runs; library errors reach
+//! the user in the words of the flags they typed.
+
+use std::process::{Command, Output};
+
+fn agentsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .expect("run agentsim")
+}
+
+#[test]
+fn bad_choices_exit_two_naming_flag_and_valid_values() {
+    let scenario = "scenarios/edit-review.toml";
+    let cases: [(&[&str], &[&str]); 8] = [
+        (
+            &["check", "--property", ""],
+            &["--property", "empty property list"],
+        ),
+        (
+            &["check", "--property", "A9"],
+            &["--property", "`A9`", "A1, A2"],
+        ),
+        (
+            &["simulate", scenario, "--scheduler", "fifo"],
+            &["--scheduler", "`fifo`", "pct:D"],
+        ),
+        (
+            &["simulate", scenario, "--scheduler", "pct:0"],
+            &["--scheduler", "PCT depth"],
+        ),
+        (
+            &["simulate", scenario, "--on-missing", "skip"],
+            &["--on-missing", "`skip`", "`stub`"],
+        ),
+        (
+            &["simulate", scenario, "--runtime", "fast"],
+            &["--runtime", "`fast`"],
+        ),
+        (&["check", "--cells", "9"], &["--cells 9 is out of range"]),
+        (
+            &["check", "--replicas", "1", "--max-lag", "99999999999"],
+            &["--max-lag 99999999999 is out of range"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let out = agentsim(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: `{n}` not in {err}");
+        }
+    }
+}
+
+#[test]
+fn a_replay_line_with_an_unknown_runtime_is_refused_at_parse() {
+    let out = agentsim(&[
+        "replay",
+        "scenario=scenarios/edit-review.toml runtime=fast seed=1 trial=0 schedule=S1:0:-",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown runtime `fast`"), "{err}");
+}
