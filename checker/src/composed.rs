@@ -39,9 +39,7 @@ impl RuntimeModel<Stack> {
     /// The model under a stack chosen at run time; provenance is forced on where the stack
     /// reads `preds` (`validate-preds`, `cascade`). The stack must be valid.
     pub fn of_stack(b: Bounds, ext: Extensions, stack: Stack) -> Result<Self, BoundsError> {
-        stack
-            .validate()
-            .map_err(|e| BoundsError::Unsupported(e.to_string()))?;
+        stack.validate()?;
         let opts = Options {
             provenance: ext.provenance || stack.provenance(),
         };

@@ -85,9 +85,7 @@ impl ReplicatedModel<Stack> {
         rep: Replication,
         stack: Stack,
     ) -> Result<Self, BoundsError> {
-        stack
-            .validate()
-            .map_err(|e| BoundsError::Unsupported(e.to_string()))?;
+        stack.validate()?;
         let opts = Options {
             provenance: ext.provenance || stack.provenance(),
         };

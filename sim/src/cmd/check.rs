@@ -161,7 +161,7 @@ pub fn bounds_message(e: &BoundsError) -> String {
             };
             format!("--replicas: the replicated model has no {what} ({fix})")
         }
-        BoundsError::PaperExtensions => e.to_string(),
+        BoundsError::PaperExtensions | BoundsError::Stack(_) => e.to_string(),
     }
 }
 

@@ -5,9 +5,13 @@
 //!
 //! Exit 0 when the run completed; 2 on a bad sweep file (the message names file and field).
 //! A sweep shows trends of the synthetic model, not a deployment's rates.
+//!
+//! `--runtime S1,S2,…` replaces the file's `runtimes` (named runtimes or `+`-joined stacks;
+//! every output names each by its canonical name; `vanilla` stays the token baseline).
 
 use crate::artifacts::write_tables;
 use crate::experiments::sweep;
+use agentsim_sim::runtime_choice::RuntimeChoice;
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,13 +24,20 @@ pub struct Args {
     /// Trials per grid point and runtime (default: the file's `trials`).
     #[arg(long)]
     pub trials: Option<u64>,
+    /// Runtimes instead of the file's: comma-separated named runtimes or `+`-joined stacks.
+    #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
+    pub runtime: Vec<RuntimeChoice>,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let f = sweep::load(&args.sweep)?;
+    let mut f = sweep::load(&args.sweep)?;
+    if !args.runtime.is_empty() {
+        f.runtimes = sweep::canonical_runtimes(&args.runtime)
+            .map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
+    }
     let trials = args.trials.unwrap_or(f.trials);
     anyhow::ensure!(trials >= 1, "--trials must be at least 1");
     let threads = args.run.threads();

@@ -2,11 +2,16 @@
 //! (edit-review, plan-execute, triage × vanilla, pessimistic, si, ssi) and the L2 retraction
 //! runs; tables under `--out` as `tables/workloads.*` and `tables/workloads_l2.*`.
 //!
+//! `--runtime S1,S2,…` runs the three workloads under those runtimes instead (named runtimes
+//! or `+`-joined stacks, printed by canonical name; `vanilla` is always run first as the
+//! token baseline), without the L2 runs, and writes `tables/workloads_runtimes.*`.
+//!
 //! Exit 0 when the run completed. The rates are estimates under the scenario files' modelled
 //! timings (their comments say how each parameter was chosen), not measurements of models.
 
 use crate::artifacts::write_tables;
 use crate::experiments::workloads;
+use agentsim_sim::runtime_choice::RuntimeChoice;
 use clap::Args as ClapArgs;
 use std::process::ExitCode;
 
@@ -19,6 +24,10 @@ pub struct Args {
     /// The run seed (every runtime uses the same trial seeds: pairing).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Runtimes instead of pessimistic/si/ssi: comma-separated named runtimes or `+`-joined
+    /// stacks of mechanisms.
+    #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
+    pub runtime: Vec<RuntimeChoice>,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
 }
@@ -27,6 +36,9 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
     let threads = args.run.threads();
+    if !args.runtime.is_empty() {
+        return run_stacks(&args, threads);
+    }
     let rows = workloads::run(args.trials, args.seed, threads)?;
     let l2 = workloads::run_l2(args.trials, args.seed, threads)?;
     if args.run.json {
@@ -44,6 +56,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &workloads::l2_table(&l2),
         )?);
         for p in written {
+            eprintln!("workloads: wrote {}", p.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--runtime`: Table 4's columns for the given runtimes only.
+fn run_stacks(args: &Args, threads: usize) -> anyhow::Result<ExitCode> {
+    let rows = workloads::run_with(&args.runtime, args.trials, args.seed, threads)?;
+    let table = workloads::table(&rows);
+    if args.run.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        print!("{}", table.to_markdown());
+    }
+    if !args.run.no_write {
+        for p in write_tables(&args.run.out, "workloads_runtimes", &table)? {
             eprintln!("workloads: wrote {}", p.display());
         }
     }

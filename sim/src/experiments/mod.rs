@@ -12,6 +12,7 @@ pub mod cpl_guards;
 pub mod deployed;
 pub mod lattice;
 pub mod matrix;
+pub mod mechanism_twins;
 pub mod paired;
 pub mod run;
 pub mod split_view;
@@ -31,6 +32,7 @@ pub fn steps() -> Vec<Step> {
         matrix::STEP,
         states::STEP,
         twins::STEP,
+        mechanism_twins::STEP,
         workloads::STEP,
         sweep::STEP,
         deployed::STEP,
