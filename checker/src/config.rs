@@ -146,8 +146,6 @@ pub enum BoundsError {
     NotReplicated(NotReplicated),
     #[error("provenance, retraction and tool versions need the runtime model")]
     PaperExtensions,
-    /// The runtime is a stack the catalogue refuses (a mechanism lacks one it needs or
-    /// excludes another).
     #[error(transparent)]
     Stack(#[from] agentsim_models::runtime::StackError),
 }

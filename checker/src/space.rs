@@ -88,12 +88,8 @@ impl Default for FpHasher {
     }
 }
 
-/// One splitmix64 finalisation round.
-pub fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use agentsim_models::mix::mix;
+use agentsim_models::mix::GOLDEN;
 
 impl Hasher for FpHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -104,7 +100,7 @@ impl Hasher for FpHasher {
         }
     }
     fn write_u64(&mut self, x: u64) {
-        self.0 = mix(self.0.wrapping_add(0x9E37_79B9_7F4A_7C15) ^ x);
+        self.0 = mix(self.0.wrapping_add(GOLDEN) ^ x);
     }
     fn write_u128(&mut self, x: u128) {
         self.write_u64(x as u64);

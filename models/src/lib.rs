@@ -11,6 +11,7 @@ pub mod history;
 pub mod jsonl;
 pub mod langgraph;
 pub mod lattice;
+pub mod mix;
 pub mod names;
 pub mod record;
 pub mod replica;

@@ -247,7 +247,7 @@ fn entry(id: u32, h: u64) -> u64 {
 /// The hash of a name: a multiply-fold over 8-byte words from a per-process random seed.
 #[inline]
 fn hash(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    const K: u64 = crate::mix::GOLDEN;
     let fold = |a: u64, b: u64| {
         let full = u128::from(a) * u128::from(b);
         (full as u64) ^ ((full >> 64) as u64)

@@ -117,8 +117,8 @@ fn split_view_twin_pins_its_counts() {
     );
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     let split: Vec<_> = (0..3).map(|i| v["rows"][i]["split"]["k"].clone()).collect();
-    assert_eq!(split, [json!(681), json!(681), json!(0)]);
-    assert_eq!(v["rows"][0]["first_split"], json!(0));
+    assert_eq!(split, [json!(698), json!(698), json!(0)]);
+    assert_eq!(v["rows"][0]["first_split"], json!(2));
     let again = agentsim(&["split-view", path.to_str().expect("utf-8"), "--json"]);
     assert_eq!(again.stdout, out.stdout, "same seed, same bytes");
 }

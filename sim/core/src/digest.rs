@@ -79,13 +79,9 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     Fnv1a::new().bytes(bytes).finish()
 }
 
-/// A final avalanche (SplitMix64's finaliser), to spread FNV's weak low bits before a value
-/// is reduced modulo a small range.
-pub fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+/// A final avalanche (SplitMix64's finaliser, the workspace's one mixer), to spread FNV's
+/// weak low bits before a value is reduced modulo a small range.
+pub use agentsim_models::mix::mix;
 
 #[cfg(test)]
 mod tests {

@@ -17,6 +17,7 @@ pub mod engine;
 pub mod generator;
 pub mod metrics;
 pub mod replay_line;
+pub mod rng;
 pub mod runner;
 pub mod runtime_choice;
 pub mod scenario;

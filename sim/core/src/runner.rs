@@ -6,7 +6,6 @@
 //! runs alone, first, last, or on another thread; results are collected in trial order. A
 //! run proves nothing beyond the trials it ran.
 
-use crate::digest::mix;
 use crate::engine::{run_trial, run_trial_in, Pool, SimError, TrialRun, TrialSetup};
 use crate::generator::recorded::Recorded;
 use crate::generator::stub::Stub;
@@ -69,10 +68,7 @@ pub struct RunResult {
     pub aggregate: Aggregate,
 }
 
-/// Trial k's seed: SplitMix64-mixed from the run seed and k (independent of thread count).
-pub fn trial_seed(seed: u64, trial: u64) -> u64 {
-    mix(mix(seed) ^ mix(trial.wrapping_add(0x9e37_79b9_7f4a_7c15)))
-}
+pub use crate::rng::trial_seed;
 
 /// Runs the detectors on a history (the near-linear forms, proven equal to the spec forms).
 pub fn detect(h: &History) -> Report {

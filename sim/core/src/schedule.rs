@@ -61,7 +61,9 @@ impl Schedule {
                     .split_once('=')
                     .and_then(|(e, c)| Some((e.parse().ok()?, c.parse().ok()?)))
                     .ok_or_else(|| err(Problem::Pair(pair.to_owned())))?;
-                out.choices.insert(e, c);
+                if out.choices.insert(e, c).is_some() {
+                    return Err(err(Problem::Duplicate(e)));
+                }
             }
         }
         if let Some(stop) = parts.next() {
@@ -99,6 +101,8 @@ pub enum Problem {
     NoChoices,
     #[error("`{0}` is not event=position")]
     Pair(String),
+    #[error("event {0} has two choices")]
+    Duplicate(u64),
     #[error("`{0}` is not stop=<events>")]
     Stop(String),
     #[error("unexpected `{0}`")]
@@ -157,6 +161,10 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("event=position"));
+        assert!(Schedule::parse("S1:3:0=1,0=2")
+            .unwrap_err()
+            .to_string()
+            .contains("two choices"));
         assert!(Schedule::parse("S1:3:-:halt=2")
             .unwrap_err()
             .to_string()

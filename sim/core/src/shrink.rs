@@ -122,6 +122,10 @@ pub fn shrink(input: &ShrinkInput<'_>) -> Result<Shrunk, ShrinkError> {
         "the shrunk schedule keeps the anomaly"
     );
     s.events = shrunk.metrics.events;
+    // The choices the shrunk trial actually took: removals can leave a choice that is now
+    // past the enabled events (the replay scheduler clamps it) or past the stop; the taken
+    // ones replay the very same trial and are what `agentsim replay` accepts.
+    s.choices = shrunk.run.schedule.choices.clone();
     let exhausted = t.runs >= i.runs_max;
     Ok(Shrunk {
         target,

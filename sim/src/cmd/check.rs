@@ -14,7 +14,7 @@
 //! `agentsim_checker::replicated`. Flags that model has no meaning for are refused (exit 2).
 
 use super::check_watch;
-use crate::artifacts::output::write_atomic;
+use crate::artifacts::output::{preflight, write_atomic};
 use agentsim_checker::control::{self, Limits, Stopped};
 use agentsim_checker::frontier::Storage;
 use agentsim_checker::run::{self, CheckConfig, CheckReport, Counterexample};
@@ -161,7 +161,8 @@ pub fn bounds_message(e: &BoundsError) -> String {
             };
             format!("--replicas: the replicated model has no {what} ({fix})")
         }
-        BoundsError::PaperExtensions | BoundsError::Stack(_) => e.to_string(),
+        BoundsError::PaperExtensions => e.to_string(),
+        BoundsError::Stack(e) => format!("--runtime: {e}"),
     }
 }
 
@@ -331,6 +332,9 @@ fn stopped(report: &CheckReport, stop: Stopped, json: bool) -> anyhow::Result<Ex
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
     let rep = replication(&args, &cfg)?;
+    if let Some(path) = &args.trace_out {
+        preflight(path).context("--trace-out")?;
+    }
     if let Some(path) = &args.replay {
         let cx: Counterexample = match rep {
             Some(rep) => replicated_run::replay(&cfg, rep, path),
@@ -359,13 +363,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             report.outcome.distinct
         );
     }
-    if let Some(path) = &args.trace_out {
-        write_trace(&report, path)?;
-    }
+    // The verdict first: a trace file that cannot be written must not cost the result.
     if args.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&report))?);
     } else {
         print!("{}", text(&report, &cfg, rep));
+    }
+    if let Some(path) = &args.trace_out {
+        write_trace(&report, path)?;
     }
     Ok(if report.violated() {
         ExitCode::from(1)

@@ -67,6 +67,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Source::Otel(common) => (From::Otel, common, None),
         Source::Langgraph { common, thread } => (From::Langgraph, common, thread),
     };
+    for p in common.out.iter().chain(&common.report) {
+        crate::artifacts::output::preflight(p)?;
+    }
     let ingested = load(from, &common.file, thread.as_deref())?;
     let text = jsonl::write_history(&ingested.history);
     match &common.out {
@@ -131,7 +134,5 @@ fn stdin() -> anyhow::Result<String> {
 
 /// Writes through a temporary file and a rename, so a reader never sees half a file.
 fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp-agentsim");
-    std::fs::write(&tmp, bytes).with_context(|| format!("{}: cannot write", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot write", path.display()))
+    crate::artifacts::output::write_atomic(path, bytes)
 }

@@ -6,13 +6,14 @@
 //! the scenario file and the build are unchanged; a different event count is reported as a
 //! divergence and exits 2.
 
-use crate::artifacts::output::write_atomic;
+use crate::artifacts::output::{preflight, write_atomic};
 use agentsim_models::Anomaly;
 use agentsim_sim::engine::TraceEvent;
 use agentsim_sim::replay_line::ReplayLine;
 use agentsim_sim::runner::{run_one, OneTrial};
 use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::Scenario;
+use agentsim_sim::schedule::Schedule;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args as ClapArgs;
 use std::fmt::Write as _;
@@ -57,6 +58,9 @@ pub fn load(line: &ReplayLine) -> Result<(Scenario, RuntimeChoice)> {
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
     let line = read_line_arg(&args.line)?;
+    if let Some(p) = &args.history_out {
+        preflight(p)?;
+    }
     let (sc, rt) = load(&line)?;
     let t = run_one(
         &sc,
@@ -67,6 +71,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         line.on_missing,
     )
     .map_err(|e| anyhow!("{e}"))?;
+    check_choices(&line.schedule, &t)?;
     let expected = line.schedule.stop.unwrap_or(line.schedule.events);
     if expected != 0 && t.metrics.events != expected {
         bail!(
@@ -90,6 +95,32 @@ pub fn run(args: Args) -> Result<ExitCode> {
         print!("{}", describe(&sc, &t));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every choice the line records must be one the replay took: a position past the events
+/// enabled at that point, or an event the trial never reached, is a line that does not
+/// describe this trial (hand-edited, or for another scenario), named here rather than
+/// replayed as a different trial.
+fn check_choices(asked: &Schedule, t: &OneTrial) -> Result<()> {
+    let taken = &t.run.schedule;
+    let ran = t.metrics.events;
+    for (&event, &position) in &asked.choices {
+        if position == 0 || taken.choices.get(&event) == Some(&position) {
+            continue;
+        }
+        if event >= ran {
+            bail!(
+                "schedule `{asked}`: choice {event}={position} is past the end: the trial ran \
+                 {ran} events (0..{ran})"
+            );
+        }
+        bail!(
+            "schedule `{asked}`: choice {event}={position} names no enabled event: fewer than \
+             {} events were enabled at event {event}",
+            u64::from(position) + 1
+        );
+    }
+    Ok(())
 }
 
 /// A readable account of a trial: its steps, then its verdict.

@@ -11,15 +11,28 @@ pub struct RunArgs {
     /// Worker threads (results do not depend on it); default: all cores.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Folder the table files go under (`tables/<stem>.{md,csv,json}`).
-    #[arg(long, value_name = "DIR", default_value = "results")]
-    pub out: std::path::PathBuf,
-    /// Do not write the table files.
-    #[arg(long)]
+    /// Also write the table files under DIR (`DIR/tables/<stem>.{md,csv,json}`). Without
+    /// it nothing is written: a quick look never changes the published `results/`, which
+    /// `agentsim reproduce` alone regenerates.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    /// Write no table files (the default; kept for scripts that pass it).
+    #[arg(long, hide = true, conflicts_with = "out")]
     pub no_write: bool,
 }
 
 impl RunArgs {
+    /// The folder to write the tables under, if any; checked before the run starts.
+    pub fn tables_dir(&self) -> anyhow::Result<Option<&std::path::Path>> {
+        match &self.out {
+            Some(dir) => {
+                crate::artifacts::output::preflight_dir(dir)?;
+                Ok(Some(dir))
+            }
+            None => Ok(None),
+        }
+    }
+
     /// The thread count to use (at least 1).
     pub fn threads(&self) -> usize {
         self.threads.unwrap_or_else(default_threads).max(1)

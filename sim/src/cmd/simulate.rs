@@ -5,7 +5,7 @@
 //! Same seed → byte-identical output, whatever `--threads`. A summary estimates rates under
 //! the modelled timing; it does not prove an anomaly impossible (0/N is not "never").
 
-use crate::artifacts::output::write_atomic;
+use crate::artifacts::output::{preflight, preflight_dir, write_atomic};
 use agentsim_models::Anomaly;
 use agentsim_sim::generator::recorded;
 use agentsim_sim::metrics::{reported, Aggregate};
@@ -58,6 +58,12 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
+    if let Some(dir) = &args.trace_out {
+        preflight_dir(dir)?;
+    }
+    if let Some(file) = &args.record_out {
+        preflight(file)?;
+    }
     let sc = Scenario::load(&args.scenario)?;
     let cfg = config(&args, &sc)?;
     let res = runner::run(&cfg).map_err(|e| anyhow!("{e}"))?;

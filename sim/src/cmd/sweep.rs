@@ -41,6 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let trials = args.trials.unwrap_or(f.trials);
     anyhow::ensure!(trials >= 1, "--trials must be at least 1");
     let threads = args.run.threads();
+    let out = args.run.tables_dir()?;
     let results = sweep::run(&f, &args.sweep, trials, threads)?;
     let table = sweep::table(&f, &results);
     if args.run.json {
@@ -48,8 +49,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", table.to_markdown());
     }
-    if !args.run.no_write {
-        for p in write_tables(&args.run.out, &format!("sweep_{}", f.name), &table)? {
+    if let Some(out) = out {
+        for p in write_tables(out, &format!("sweep_{}", f.name), &table)? {
             eprintln!("sweep: wrote {}", p.display());
         }
     }

@@ -1,11 +1,11 @@
 //! `agentsim twins [--trials 1000] [--seed S] [--json]`: the prevention twins of SPEC §7, per
-//! anomaly and size k/N without the mechanism and with it, with Wilson 95 % intervals; the
-//! table is written under `--out` (default `results/`) as `tables/twins.{md,csv,json}`.
+//! anomaly and size k/N without the mechanism and with it, with Wilson 95 % intervals; with
+//! `--out DIR` the table is also written as `DIR/tables/twins.{md,csv,json}`.
 //!
 //! `--runtime S1,S2,…` runs each given runtime (a named one or a `+`-joined stack) over
 //! `vanilla` on the smallest twin of each lattice anomaly instead (see
 //! `experiments::mechanism_twins`), with the claim of what its mechanisms compose to, and
-//! writes `tables/twins_runtimes.*`.
+//! with `--out DIR` writes `DIR/tables/twins_runtimes.*`.
 //!
 //! Exit 0 when the run completed, whatever the counts (the counts are the result; the
 //! integration tests pin them). A run proves the twins' outcome on these seeds only.
@@ -38,8 +38,9 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
     let threads = args.run.threads();
+    let out = args.run.tables_dir()?;
     if !args.runtime.is_empty() {
-        return run_stacks(&args, threads);
+        return run_stacks(&args, threads, out);
     }
     let results = twins::run(args.trials, args.seed, threads)?;
     if args.run.json {
@@ -49,9 +50,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("{}", r.display());
         }
     }
-    if !args.run.no_write {
+    if let Some(out) = out {
         let table = twins::figure_data(&results).table();
-        for p in write_tables(&args.run.out, "twins", &table)? {
+        for p in write_tables(out, "twins", &table)? {
             eprintln!("twins: wrote {}", p.display());
         }
     }
@@ -59,7 +60,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// `--runtime`: each runtime over vanilla on each lattice anomaly's twin.
-fn run_stacks(args: &Args, threads: usize) -> anyhow::Result<ExitCode> {
+fn run_stacks(
+    args: &Args,
+    threads: usize,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
     let mut results = Vec::new();
     for &rt in &args.runtime {
         results.extend(mechanism_twins::run_stack(
@@ -76,9 +81,9 @@ fn run_stacks(args: &Args, threads: usize) -> anyhow::Result<ExitCode> {
             println!("{}", r.display());
         }
     }
-    if !args.run.no_write {
+    if let Some(out) = out {
         let table = mechanism_twins::table(&results);
-        for p in write_tables(&args.run.out, "twins_runtimes", &table)? {
+        for p in write_tables(out, "twins_runtimes", &table)? {
             eprintln!("twins: wrote {}", p.display());
         }
     }

@@ -4,7 +4,8 @@
 //!
 //! `--runtime S1,S2,…` runs the three workloads under those runtimes instead (named runtimes
 //! or `+`-joined stacks, printed by canonical name; `vanilla` is always run first as the
-//! token baseline), without the L2 runs, and writes `tables/workloads_runtimes.*`.
+//! token baseline), without the L2 runs, and with `--out DIR` writes
+//! `DIR/tables/workloads_runtimes.*`.
 //!
 //! Exit 0 when the run completed. The rates are estimates under the scenario files' modelled
 //! timings (their comments say how each parameter was chosen), not measurements of models.
@@ -36,8 +37,9 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
     let threads = args.run.threads();
+    let out = args.run.tables_dir()?;
     if !args.runtime.is_empty() {
-        return run_stacks(&args, threads);
+        return run_stacks(&args, threads, out);
     }
     let rows = workloads::run(args.trials, args.seed, threads)?;
     let l2 = workloads::run_l2(args.trials, args.seed, threads)?;
@@ -48,10 +50,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!();
         print!("{}", workloads::l2_table(&l2).to_markdown());
     }
-    if !args.run.no_write {
-        let mut written = write_tables(&args.run.out, "workloads", &workloads::table(&rows))?;
+    if let Some(out) = out {
+        let mut written = write_tables(out, "workloads", &workloads::table(&rows))?;
         written.extend(write_tables(
-            &args.run.out,
+            out,
             "workloads_l2",
             &workloads::l2_table(&l2),
         )?);
@@ -63,7 +65,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// `--runtime`: Table 4's columns for the given runtimes only.
-fn run_stacks(args: &Args, threads: usize) -> anyhow::Result<ExitCode> {
+fn run_stacks(
+    args: &Args,
+    threads: usize,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
     let rows = workloads::run_with(&args.runtime, args.trials, args.seed, threads)?;
     let table = workloads::table(&rows);
     if args.run.json {
@@ -71,8 +77,8 @@ fn run_stacks(args: &Args, threads: usize) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", table.to_markdown());
     }
-    if !args.run.no_write {
-        for p in write_tables(&args.run.out, "workloads_runtimes", &table)? {
+    if let Some(out) = out {
+        for p in write_tables(out, "workloads_runtimes", &table)? {
             eprintln!("workloads: wrote {}", p.display());
         }
     }

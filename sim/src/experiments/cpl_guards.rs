@@ -28,11 +28,19 @@ pub const STEP: Step = Step {
     run: step_files,
 };
 
-/// A scenario file of the source tree (the guard file is resolved next to its scenario).
-fn source_file(rel: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(rel)
+/// The twin's scenario and its guard file, compiled in so that an installed binary
+/// reproduces without the source tree.
+const SCENARIO: &str = include_str!("../../../scenarios/cpl/stale-evidence.toml");
+const GUARDS: &str = include_str!("../../../scenarios/cpl/code_review.cpl");
+
+/// The twin's scenario, as `reproduce` runs it.
+pub fn scenario() -> anyhow::Result<Scenario> {
+    Scenario::parse_embedded(
+        std::path::Path::new("scenarios/cpl/stale-evidence.toml"),
+        SCENARIO,
+        &[("code_review.cpl", GUARDS)],
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// One arm of the twin: which guard, and what its trials did.
@@ -225,7 +233,7 @@ fn range(sc: &Scenario, seed: u64, lo: u64, hi: u64) -> anyhow::Result<Vec<CplTr
 
 /// The guard twin of `scenarios/cpl/stale-evidence.toml` (100 trials with `--quick`).
 fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
-    let sc = Scenario::load(&source_file("scenarios/cpl/stale-evidence.toml"))?;
+    let sc = scenario()?;
     let trials = if ctx.quick {
         sc.trials.min(100)
     } else {

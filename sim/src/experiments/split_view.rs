@@ -23,10 +23,9 @@ use agentsim_models::replica::{session_violations, ReadDiscipline, Replicated, P
 use agentsim_models::runtime::{BeginRequest, CommitRequest};
 use agentsim_models::{Agent, Cell, History, Names, Replica, Value};
 use agentsim_sim::dist::{below, chance};
+use agentsim_sim::rng::{stream, trial_rng};
 use agentsim_sim::source::{parse_toml, read_source, ScenarioError, Source};
 use agentsim_sim::stats::Proportion;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
 use serde_json::json;
 use std::path::Path;
@@ -155,8 +154,7 @@ const WRITER: Agent = Agent(0);
 /// Runs trial `trial` of `s` under `d`. The draws do not depend on `d`, so the trial is the
 /// same schedule under every discipline.
 pub fn run_trial(s: &Scenario, d: ReadDiscipline, trial: u64) -> Replicated {
-    let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
-    rng.set_stream(trial);
+    let mut rng = trial_rng(s.seed, trial, stream::SPLIT_VIEW);
     let mut rt = Replicated::new(d, s.secondaries, s.max_lag);
     for round in 0..s.rounds {
         rt.begin(&BeginRequest::new(WRITER, vec![], None), PRIMARY);

@@ -39,7 +39,6 @@ use crate::scheduler::Scheduler;
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::OpRecord;
 use agentsim_models::runtime::{CommitRequest, Guarded, Runtime};
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 /// What the engine counts in one trial.
@@ -187,8 +186,7 @@ pub fn run_trial_in<R: Runtime>(
     let sc = setup.scenario;
     rt.reserve(sc.ops_hint());
     let mut pool = std::mem::take(buffers);
-    let mut rng = ChaCha8Rng::seed_from_u64(setup.trial_seed);
-    rng.set_stream(0);
+    let mut rng = crate::rng::stream_rng(setup.trial_seed, crate::rng::stream::ENGINE);
     // Agent states come from the pool with their buffers (a previous trial's, or new ones);
     // every field is reset here before anything reads it (`read` resets the operation's).
     let mut agents = std::mem::take(&mut pool.agents);

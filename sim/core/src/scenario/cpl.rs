@@ -133,6 +133,9 @@ impl Resolver<'_> {
     ) -> Res<(String, String, std::ops::Range<usize>)> {
         match (&c.guards, &c.text) {
             (Some(g), None) => {
+                if let Some((_, text)) = self.embedded.iter().find(|(n, _)| n == g.get_ref()) {
+                    return Ok((g.get_ref().clone(), (*text).to_owned(), g.span()));
+                }
                 let base = path.parent().unwrap_or(Path::new("."));
                 let text = std::fs::read_to_string(base.join(g.get_ref()))
                     .or_else(|e| self.err(g.span(), "guards", format!("{}: {e}", g.get_ref())))?;

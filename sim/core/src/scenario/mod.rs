@@ -222,7 +222,18 @@ impl Scenario {
 
     /// Parses scenario text; `path` names it in errors and anchors relative recording paths.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-        resolve::resolve(path, text)
+        resolve::resolve(path, text, &[])
+    }
+
+    /// Parses scenario text whose referenced guard files are given as `(name, text)` pairs,
+    /// by the name the scenario uses (a binary that compiles its scenarios in needs no
+    /// source tree).
+    pub fn parse_embedded(
+        path: &Path,
+        text: &str,
+        files: &[(&str, &str)],
+    ) -> Result<Scenario, ScenarioError> {
+        resolve::resolve(path, text, files)
     }
 
     /// The initial registry: every declared tool at version 0.

@@ -18,13 +18,14 @@ use toml::Spanned;
 type Res<T> = Result<T, ScenarioError>;
 
 /// Parses and resolves scenario text.
-pub fn resolve(path: &Path, text: &str) -> Res<Scenario> {
+pub fn resolve(path: &Path, text: &str, embedded: &[(&str, &str)]) -> Res<Scenario> {
     let src = Source { file: path, text };
     let raw: RawScenario = toml::from_str(text).map_err(|e| src.from_toml(&e))?;
     let r = Resolver {
         src,
         names: Names::new(),
         cpl: None,
+        embedded,
     };
     r.scenario(raw, path)
 }
@@ -34,6 +35,9 @@ pub(super) struct Resolver<'a> {
     pub(super) names: Names,
     /// The compiled `[cpl]` section, once resolved (message steps need it).
     pub(super) cpl: Option<super::CplSpec>,
+    /// Files the scenario names (guard files), by the name it gives, compiled into the
+    /// binary: looked up here before the disk.
+    pub(super) embedded: &'a [(&'a str, &'a str)],
 }
 
 impl Resolver<'_> {

@@ -80,12 +80,9 @@ impl std::str::FromStr for SchedulerSpec {
     }
 }
 
-/// The scheduler's own stream: the trial seed on ChaCha stream 1 (the engine uses stream 0).
+/// The scheduler's own stream of the trial (the engine draws on another; see [`crate::rng`]).
 pub fn scheduler_rng(trial_seed: u64) -> rand_chacha::ChaCha8Rng {
-    use rand::SeedableRng;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(trial_seed);
-    rng.set_stream(1);
-    rng
+    crate::rng::stream_rng(trial_seed, crate::rng::stream::SCHEDULER)
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! The replay scheduler: takes the choices of a [`Schedule`] string, position 0 elsewhere.
 //!
 //! Replaying the same seed with the recorded choices reproduces the trial exactly, because
-//! schedulers never touch the engine's RNG. A choice beyond the enabled set (a hand-edited or
-//! shrunk string) is clamped to the last position rather than rejected, so every string is a
-//! valid schedule; such a replay is still deterministic, just a different trial.
+//! schedulers never touch the engine's RNG. A choice beyond the enabled set (a candidate the
+//! shrinker tries) is clamped to the last position rather than rejected, so every string is a
+//! schedule the engine can run; such a run is still deterministic, just a different trial.
+//! `agentsim replay` refuses a line whose choices the run did not take (it compares them with
+//! the schedule the engine records), and the shrinker prints only choices that were taken.
 
 use super::Scheduler;
 use crate::schedule::Schedule;

@@ -21,7 +21,7 @@ use crate::artifacts::{table_files, Artifact, Ctx, Step};
 use agentsim_models::detect::fast;
 use agentsim_models::history::History;
 use agentsim_models::record::OpRecord;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 /// The `deployed` step.
@@ -125,15 +125,11 @@ pub fn count(cfg: Config, salt: u64, mut f: impl FnMut(&mut ChaCha8Rng) -> bool)
     }
 }
 
-/// The rng of one trial: SplitMix64 of the seed, the reproduction's salt and the trial.
+/// The rng of one trial: the simulator's one rule (`agentsim_sim::rng`), on the
+/// reproduction's own stream (its salt, offset past the simulator's streams).
 pub fn trial_rng(seed: u64, salt: u64, trial: u64) -> ChaCha8Rng {
-    let mix = |mut z: u64| {
-        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    ChaCha8Rng::seed_from_u64(mix(mix(seed ^ salt) ^ trial))
+    use agentsim_sim::rng::{stream, trial_rng};
+    trial_rng(seed, trial, stream::DEPLOYED + salt)
 }
 
 /// A uniform integer in `lo..=hi` (multiply-shift; the bias is below 2^-32 for our ranges).
