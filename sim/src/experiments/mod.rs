@@ -14,6 +14,7 @@ pub mod lattice;
 pub mod matrix;
 pub mod mechanism_twins;
 pub mod paired;
+pub mod realize;
 pub mod run;
 pub mod split_view;
 pub mod states;
@@ -30,6 +31,7 @@ pub fn steps() -> Vec<Step> {
         lattice::STEP,
         witnesses::STEP,
         matrix::STEP,
+        realize::STEP,
         states::STEP,
         twins::STEP,
         mechanism_twins::STEP,

@@ -31,8 +31,8 @@ pub const STEP: Step = Step {
 };
 
 /// The committed sweep file.
-const SWEEP_FILE: &str = "scenarios/sweeps/contention.toml";
-const SWEEP_TEXT: &str = include_str!("../../../scenarios/sweeps/contention.toml");
+pub const SWEEP_FILE: &str = "scenarios/sweeps/contention.toml";
+pub const SWEEP_TEXT: &str = include_str!("../../../scenarios/sweeps/contention.toml");
 
 /// The sweep file as written.
 #[derive(Clone, Debug, Deserialize)]
