@@ -5,6 +5,9 @@
 //!
 //! Exit 0 when the run completed; 2 on a bad sweep file (the message names file and field).
 //! A sweep shows trends of the synthetic model, not a deployment's rates.
+//!
+//! `--runtime S1,S2,…` replaces the file's `runtimes` (named runtimes or `+`-joined stacks;
+//! every output names each by its canonical name; `vanilla` stays the token baseline).
 
 use crate::artifacts::write_tables;
 use crate::cmd::limits::TRIALS_MAX;
@@ -12,6 +15,7 @@ use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::sweep;
 use agentsim_sim::digest::fnv1a64;
+use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::shard::TrialSource;
 use agentsim_sim::source::Source;
 use clap::Args as ClapArgs;
@@ -30,6 +34,9 @@ pub struct Args {
     /// The run seed, overriding the file's `seed` (every runtime uses the same trial seeds).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Runtimes instead of the file's: comma-separated named runtimes or `+`-joined stacks.
+    #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
+    pub runtime: Vec<RuntimeChoice>,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
     #[command(flatten)]
@@ -47,12 +54,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         &f,
     )?;
+    let runtimes =
+        sweep::canonical_runtimes(&args.runtime).map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
     let trials = args.trials.unwrap_or(f.trials);
     let job = Job {
         sweep: args.sweep,
         text,
         trials,
         seed: args.seed,
+        runtimes,
     };
     sharding::run(&job, &args.shard, &args.run)
 }
@@ -98,12 +108,19 @@ pub struct Job {
     pub trials: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// `--runtime`'s canonical names in place of the file's `runtimes` (empty: the file's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runtimes: Vec<String>,
 }
 
 impl Job {
-    /// The file as parsed, with the `--seed` override applied.
+    /// The sweep file as this job runs it: parsed, with `--runtime` in place of its runtimes
+    /// and `--seed` in place of its seed.
     fn file(&self) -> anyhow::Result<sweep::SweepFile> {
         let mut f = sweep::parse(&self.sweep, &self.text)?;
+        if !self.runtimes.is_empty() {
+            f.runtimes = self.runtimes.clone();
+        }
         if let Some(seed) = self.seed {
             f.seed = seed;
         }

@@ -32,8 +32,8 @@ pub const STEP: Step = Step {
 };
 
 /// The committed sweep file.
-const SWEEP_FILE: &str = "scenarios/sweeps/contention.toml";
-const SWEEP_TEXT: &str = include_str!("../../../scenarios/sweeps/contention.toml");
+pub const SWEEP_FILE: &str = "scenarios/sweeps/contention.toml";
+pub const SWEEP_TEXT: &str = include_str!("../../../scenarios/sweeps/contention.toml");
 
 /// The sweep file as written.
 #[derive(Clone, Debug, Deserialize)]
@@ -119,11 +119,25 @@ pub fn load(path: &Path) -> anyhow::Result<SweepFile> {
     parse(path, &text)
 }
 
+/// The canonical names of `choices`, in order; a stack given twice (under any spelling:
+/// `lock` and `pessimistic`) is an error naming both spellings.
+pub fn canonical_runtimes(choices: &[RuntimeChoice]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in choices {
+        let name = c.name();
+        if out.contains(&name) {
+            return Err(format!("`{name}` is listed twice"));
+        }
+        out.push(name);
+    }
+    Ok(out)
+}
+
 /// Parses and validates sweep text.
 pub fn parse(path: &Path, text: &str) -> anyhow::Result<SweepFile> {
     // The one TOML loader: errors read `file:line:col: key `k`: what`, as for scenarios.
     let src = agentsim_sim::source::Source { file: path, text };
-    let f: SweepFile = agentsim_sim::source::parse_toml(src)?;
+    let mut f: SweepFile = agentsim_sim::source::parse_toml(src)?;
     let bad = |field: &str, why: &str| anyhow::anyhow!(src.key_error(field, why));
     if f.trials == 0 || f.quick_trials == 0 {
         return Err(bad("trials", "trials and quick_trials must be at least 1"));
@@ -137,9 +151,12 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<SweepFile> {
     if f.runtimes.is_empty() {
         return Err(bad("runtimes", "list at least one runtime"));
     }
-    for r in &f.runtimes {
-        RuntimeChoice::parse(r).map_err(|e| bad("runtimes", &e.to_string()))?;
-    }
+    let choices = f
+        .runtimes
+        .iter()
+        .map(|r| RuntimeChoice::parse(r).map_err(|e| bad("runtimes", &e.to_string())))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    f.runtimes = canonical_runtimes(&choices).map_err(|e| bad("runtimes", &e))?;
     let g = &f.grid;
     if g.agents.is_empty()
         || g.cells.is_empty()
