@@ -12,7 +12,7 @@ use crate::config::Replication;
 use crate::frontier::Storage;
 use crate::render;
 use crate::replicated::{replica_name, value_name, RepAction, RepState, ReplicatedModel};
-use crate::run::{check_space, CheckConfig, CheckError, CheckReport, Counterexample};
+use crate::run::{check_space, CheckConfig, CheckError, CheckReport, Counterexample, Replayed};
 use crate::space::{Space, StepText};
 use crate::trace::{self, Trace};
 use agentsim_models::names::{Agent, Cell};
@@ -63,16 +63,13 @@ pub fn check_with(
     Ok(check_space(&m, cfg, storage, model_name(cfg, rep), render))
 }
 
-/// Replays a path (`0/4/17`) on the replicated model and renders it.
-pub fn replay(
-    cfg: &CheckConfig,
-    rep: Replication,
-    path: &str,
-) -> Result<Counterexample, CheckError> {
+/// Replays a path (`0/4/17`) on the replicated model, renders it, and checks
+/// `cfg.properties` on it.
+pub fn replay(cfg: &CheckConfig, rep: Replication, path: &str) -> Result<Replayed, CheckError> {
     let m = model(cfg, rep)?;
     let ids = trace::parse_path(path)?;
     let t = trace::replay(&m, &ids)?;
-    Ok(render(&m, &t, "replay"))
+    Ok(Replayed::of(&m, &t, cfg, render))
 }
 
 fn render(m: &Model, t: &Trace<State, RepAction>, description: &str) -> Counterexample {

@@ -168,19 +168,45 @@ pub(crate) fn check_space<S: Space>(
     }
 }
 
-/// Replays a path on the model `cfg` selects and renders it.
-pub fn replay(cfg: &CheckConfig, path: &str) -> Result<Counterexample, CheckError> {
-    let ids = trace::parse_path(path)?;
-    let with_path = |mut cx: Counterexample| {
-        cx.path = path.to_owned();
-        cx
-    };
-    if uses_paper_model(cfg) {
-        let m = PaperModel::new(cfg.bounds, cfg.ext, cfg.symmetry)?;
-        let t = trace::replay(&m, &ids)?;
-        return Ok(with_path(render_space(&m, &t, "replay")));
+/// A replayed path: its rendering and the checked properties some state on it violates.
+#[derive(Clone, Debug)]
+pub struct Replayed {
+    pub trace: Counterexample,
+    /// In `cfg.properties` order.
+    pub violated: Vec<Property>,
+}
+
+impl Replayed {
+    /// Renders `t` and evaluates `cfg.properties` on each of its states.
+    pub(crate) fn of<S: Space>(
+        space: &S,
+        t: &Trace<S::State, S::Action>,
+        cfg: &CheckConfig,
+        render: impl Fn(&S, &Trace<S::State, S::Action>, &str) -> Counterexample,
+    ) -> Replayed {
+        let hit = trace::violated_on(space, t, PropSet::of(&cfg.properties));
+        Replayed {
+            trace: render(space, t, "replay"),
+            violated: cfg
+                .properties
+                .iter()
+                .copied()
+                .filter(|&p| hit.contains(p))
+                .collect(),
+        }
     }
-    let m = RuntimeModel::of_stack(cfg.bounds, cfg.ext, cfg.runtime)?;
-    let t = trace::replay(&m, &ids)?;
-    Ok(with_path(render_space(&m, &t, "replay")))
+}
+
+/// Replays a path on the model `cfg` selects, renders it, and checks `cfg.properties` on it.
+pub fn replay(cfg: &CheckConfig, path: &str) -> Result<Replayed, CheckError> {
+    let ids = trace::parse_path(path)?;
+    let mut r = if uses_paper_model(cfg) {
+        let m = PaperModel::new(cfg.bounds, cfg.ext, cfg.symmetry)?;
+        Replayed::of(&m, &trace::replay(&m, &ids)?, cfg, render_space)
+    } else {
+        let m = RuntimeModel::of_stack(cfg.bounds, cfg.ext, cfg.runtime)?;
+        Replayed::of(&m, &trace::replay(&m, &ids)?, cfg, render_space)
+    };
+    r.trace.path = path.to_owned();
+    Ok(r)
 }

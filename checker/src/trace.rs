@@ -96,6 +96,14 @@ pub fn replay<S: Space>(space: &S, path: &[u32]) -> Result<Trace<S::State, S::Ac
     Ok(trace)
 }
 
+/// The properties of `check` that some state of `t` violates (the properties are invariants:
+/// a path violates one when any state on it does).
+pub fn violated_on<S: Space>(space: &S, t: &Trace<S::State, S::Action>, check: PropSet) -> PropSet {
+    t.states.iter().fold(PropSet::default(), |acc, s| {
+        acc.union(space.violations(s, check))
+    })
+}
+
 /// The search's bookkeeping: fingerprints seen and, per node, how it was reached.
 struct Search {
     seen: FpTable,

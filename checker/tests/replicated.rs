@@ -99,7 +99,9 @@ fn any_replica_splits_in_six_steps() {
     assert_eq!(a4::spec(&log), expected);
     assert_eq!(a4::fast(&log), expected);
     let again = replay(&cfg(2), rep(ReadDiscipline::AnyReplica, 1), &cx.path).unwrap();
-    assert_eq!(again.steps, cx.steps);
+    assert_eq!(again.trace.steps, cx.steps);
+    // The replayed path is checked too: it splits.
+    assert_eq!(again.violated, vec![Property::A4]);
 }
 
 #[test]

@@ -142,7 +142,7 @@ fn every_admitted_cell_has_a_witness_detect_confirms_and_replay_replays() {
             let mut args = base(runtime, a, Some(&replay_ops));
             args.extend(["--replay".into(), p["path"].as_str().unwrap().into()]);
             let out = agentsim(&strs(&args));
-            assert_eq!(out.status.code(), Some(0), "{what}: replay");
+            assert_eq!(out.status.code(), Some(1), "{what}: replay violates {a}");
             let printed = String::from_utf8_lossy(&out.stdout);
             for step in p["trace"].as_array().unwrap() {
                 let step = step.as_str().unwrap();

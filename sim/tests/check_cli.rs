@@ -95,11 +95,11 @@ fn violation_exits_one_with_a_replayable_trace_and_itf() {
     assert_eq!(doc["#meta"]["format"], "ITF");
     assert_eq!(doc["vars"].as_array().unwrap().len(), 4);
     assert_eq!(doc["states"].as_array().unwrap().len(), 5);
-    // The replay line reproduces the same steps.
+    // The replay line reproduces the same steps, then the verdict: it violates A1 (exit 1).
     let path = a1["path"].as_str().unwrap();
     let out = agentsim(&[&base[..], &["--replay", path]].concat());
-    assert_eq!(out.status.code(), Some(0));
-    let lines: Vec<String> = String::from_utf8(out.stdout)
+    assert_eq!(out.status.code(), Some(1));
+    let mut lines: Vec<String> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(str::to_owned)
@@ -110,6 +110,7 @@ fn violation_exits_one_with_a_replayable_trace_and_itf() {
         .iter()
         .map(|s| s.as_str().unwrap().to_owned())
         .collect();
+    assert_eq!(lines.pop().as_deref(), Some("replay: VIOLATES A1"));
     assert_eq!(lines, steps);
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -44,7 +44,11 @@ fn any_replica_witness_exits_one_with_itf() {
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&itf).unwrap()).unwrap();
     assert_eq!(doc["states"].as_array().unwrap().len(), 7);
     let replay = agentsim(&with(&["--replay", "0/0/2/1/0/2/0"]));
-    assert_eq!(replay.status.code(), Some(0));
+    assert_eq!(
+        replay.status.code(),
+        Some(1),
+        "the path splits: A4 is violated"
+    );
     let text = String::from_utf8_lossy(&replay.stdout);
     assert!(text.contains("asks s1 -> s1: c1=NULL @1"), "{text}");
     std::fs::remove_dir_all(&dir).ok();

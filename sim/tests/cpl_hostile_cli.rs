@@ -50,12 +50,12 @@ fn deep_guards_are_errors_at_their_line_and_column() {
     );
     let and = format!("let a = x == 1{};\n", " & x == 1".repeat(29_999));
     let and = dir.file("and.cpl", &and);
-    for (path, at, token) in [(&ys, "column 2009", "`Y`"), (&and, "column 9016", "`&`")] {
+    for (path, at, token) in [(&ys, "1:2009", "`Y`"), (&and, "1:9016", "`&`")] {
         let out = eval(path, &msc);
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8(out.stderr).unwrap();
         let name = path.file_name().unwrap().to_str().unwrap();
-        let want = format!("{name}: line 1, {at}: expected a formula at most 1000 operators deep");
+        let want = format!("{name}:{at}: expected a formula at most 1000 operators deep");
         assert!(err.contains(&want), "{err}");
         assert!(err.trim_end().ends_with(&format!("found {token}")), "{err}");
     }

@@ -108,12 +108,17 @@ fn fail_on_exits_one_only_for_present_anomalies() {
     assert_eq!(code("A1,A6"), Some(1));
     assert_eq!(code("a6"), Some(1));
     // A4 is known (issue 10) but needs replica metadata, which this history has none of: the
-    // run says so on stderr and A4 does not fail it.
-    assert_eq!(code("A4"), Some(0));
+    // report is printed, then the run is a usage error (exit 2) naming A4 and what it needs,
+    // never a silent pass.
+    assert_eq!(code("A4"), Some(2));
     let out = agentsim(&["detect", p, "--fail-on", "A1,A4"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!out.stdout.is_empty(), "the report comes first");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("no replica metadata") && stderr.contains("A4 cannot be decided"),
+        stderr.contains("no replica")
+            && stderr.contains("A4 cannot be decided")
+            && stderr.contains("needs a replicated-store history"),
         "{stderr}"
     );
     let out = agentsim(&["detect", p, "--fail-on", "A5"]);

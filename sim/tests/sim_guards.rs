@@ -179,7 +179,7 @@ fn message_step_errors_name_line_and_key() {
         &e,
         line_of(&bad, "text = '''"),
         "guards",
-        "(inline): line 1, column",
+        "(inline):1:38: expected",
     );
     let bad = t.replace("name = \"Merger\"\n", "name = \"Merger\"\ncount = 2\n");
     let e = err(&bad);

@@ -43,7 +43,7 @@ fn the_good_scenario_parses() {
 #[test]
 fn errors_name_file_line_and_key() {
     let e = err(&GOOD.replace("cells = [\"doc\"]\n[[", "cells = [\"doc\"]\ncolour = 1\n[["));
-    assert!(e.starts_with("s.toml:4:1: `colour`"), "{e}");
+    assert!(e.starts_with("s.toml:4:1: key `colour`"), "{e}");
     let e = err(&GOOD.replace("runtime = \"vanilla\"", "runtime = \"vanila\""));
     assert!(
         e.starts_with("s.toml:2:") && e.contains("`runtime`") && e.contains("ssi"),
@@ -110,7 +110,7 @@ fn the_binary_exits_2_with_the_location() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("bad.toml:4:1: `trals`"), "{stderr}");
+    assert!(stderr.contains("bad.toml:4:1: key `trals`"), "{stderr}");
     let out = Command::new(env!("CARGO_BIN_EXE_agentsim"))
         .current_dir(root())
         .args(["simulate", "scenarios/triage.toml", "--runtime", "nope"])

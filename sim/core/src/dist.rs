@@ -23,14 +23,21 @@ pub enum Dist {
     Lognormal(Lognormal),
 }
 
-/// Parameters that no distribution of that shape has.
+/// The largest distribution parameter (a `fixed` value, a `uniform` bound, a `lognormal`
+/// median), in milliseconds or tokens: 10^15, far below the largest sample, so a parameter
+/// is never clamped.
+pub const DIST_VALUE_MAX: f64 = 1e15;
+/// The largest `lognormal` sigma (log-space standard deviation).
+pub const SIGMA_MAX: f64 = 10.0;
+
+/// Parameters that no distribution of that shape has, or past the documented limits.
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
 pub enum DistError {
-    #[error("fixed value {0} must be finite and ≥ 0")]
+    #[error("fixed value {0} must be finite and in 0..=1e15")]
     Fixed(f64),
-    #[error("uniform [{0}, {1}] needs 0 ≤ lo ≤ hi, both finite")]
+    #[error("uniform [{0}, {1}] needs 0 ≤ lo ≤ hi ≤ 1e15, both finite")]
     Uniform(f64, f64),
-    #[error("lognormal median {0} and sigma {1} must be finite and ≥ 0")]
+    #[error("lognormal median {0} must be finite and in 0..=1e15, sigma {1} in 0..=10")]
     Lognormal(f64, f64),
 }
 
@@ -48,13 +55,14 @@ impl Dist {
 
     /// Checks the parameters; the error says what is wrong.
     pub fn validate(&self) -> Result<(), DistError> {
-        let ok = |x: f64| x.is_finite() && x >= 0.0;
+        // `(0.0..=max).contains` is false for NaN and for either infinity.
+        let ok = |x: f64| (0.0..=DIST_VALUE_MAX).contains(&x);
         match *self {
             Dist::Fixed(v) if !ok(v) => Err(DistError::Fixed(v)),
             Dist::Uniform([lo, hi]) if !ok(lo) || !ok(hi) || lo > hi => {
                 Err(DistError::Uniform(lo, hi))
             }
-            Dist::Lognormal(l) if !ok(l.median) || !ok(l.sigma) => {
+            Dist::Lognormal(l) if !ok(l.median) || !(0.0..=SIGMA_MAX).contains(&l.sigma) => {
                 Err(DistError::Lognormal(l.median, l.sigma))
             }
             _ => Ok(()),
@@ -215,6 +223,14 @@ mod tests {
         assert!(Dist::Fixed(-1.0).validate().is_err());
         assert!(Dist::Fixed(f64::NAN).validate().is_err());
         assert!(Dist::ZERO.validate().is_ok());
+        // Past the documented limits: refused, never clamped.
+        assert!(Dist::Fixed(1e19).validate().is_err());
+        assert!(Dist::Fixed(DIST_VALUE_MAX).validate().is_ok());
+        assert!(Dist::Uniform([0.0, f64::INFINITY]).validate().is_err());
+        let l = |median, sigma| Dist::Lognormal(Lognormal { median, sigma });
+        assert!(l(1000.0, 10.5).validate().is_err());
+        assert!(l(1000.0, f64::NAN).validate().is_err());
+        assert!(l(1000.0, 0.5).validate().is_ok());
     }
 
     #[test]

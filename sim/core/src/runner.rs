@@ -113,7 +113,8 @@ pub fn run_trials(cfg: &RunConfig<'_>, lo: u64, hi: u64) -> Result<RunResult, Si
             .map(|h| h.join().expect("a simulation thread panicked"))
             .collect()
     });
-    let mut trials = Vec::with_capacity(n as usize);
+    // Sized by what the threads returned, not by the number asked for.
+    let mut trials = Vec::with_capacity(parts.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
     for p in parts {
         trials.extend(p?);
     }
@@ -128,7 +129,8 @@ pub fn run_trials(cfg: &RunConfig<'_>, lo: u64, hi: u64) -> Result<RunResult, Si
 fn run_range(cfg: &RunConfig<'_>, lo: u64, hi: u64) -> Result<Vec<TrialResult>, SimError> {
     let generator = generator(cfg.scenario, cfg.on_missing);
     let mut sched = cfg.scheduler.build();
-    let mut out = Vec::with_capacity((hi - lo) as usize);
+    // Grown as trials finish: a reservation from the user's trial count could fail up front.
+    let mut out = Vec::new();
     let mut pool = Pool::default();
     for k in lo..hi {
         let setup = TrialSetup {

@@ -2,7 +2,9 @@
 //!
 //! Syntax and type errors come from `toml` with a byte span; semantic errors (unknown cell,
 //! runtime, label) carry the span of the offending value. Both are turned into a line and
-//! column of the source here, so every message reads `file:line:col: key: what`.
+//! column of the source here, so every message reads `file:line:col: key `k`: what` (the
+//! format of every reader: history JSON Lines, recordings, guard files and MSCs too), or
+//! `file: what` for a file that cannot be read at all.
 //!
 //! This is the one loader of every TOML input the simulator and its experiments read (scenario
 //! files, sweep files, split-view files): [`read_source`] and [`parse_toml`] give them the same
@@ -13,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// A scenario file that cannot be used, and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}:{line}:{col}: `{key}`: {message}", file.display())]
+#[error("{}", self.located())]
 pub struct ScenarioError {
     pub file: PathBuf,
     /// 1-based line (0 when the error has no position, e.g. an unreadable file).
@@ -23,6 +25,20 @@ pub struct ScenarioError {
     /// The key (or the text at the error's position).
     pub key: String,
     pub message: String,
+}
+
+impl ScenarioError {
+    /// `file:line:col: key `k`: message`, or `file: message` with no position (line 0).
+    fn located(&self) -> String {
+        let file = self.file.display();
+        match self.line {
+            0 => format!("{file}: {}", self.message),
+            _ => format!(
+                "{file}:{}:{}: key `{}`: {}",
+                self.line, self.col, self.key, self.message
+            ),
+        }
+    }
 }
 
 /// Where in a source errors are reported: the file name and its text.
@@ -50,6 +66,35 @@ impl Source<'_> {
         }
     }
 
+    /// An error about `key` (`table.key` for a key inside `[table]`) of a file that parsed:
+    /// located at the line where the key is written, or at the table's header when the key
+    /// is not written out (or at the top when neither is).
+    pub fn key_error(&self, key: &str, message: impl Into<String>) -> ScenarioError {
+        let (table, name) = key.rsplit_once('.').unwrap_or(("", key));
+        let mut current = "";
+        let (mut at, mut header) = (None, None);
+        let mut offset = 0;
+        for line in self.text.split_inclusive('\n') {
+            let t = line.trim_start();
+            let lead = line.len() - t.len();
+            if let Some(h) = t.strip_prefix('[') {
+                current = h.split(']').next().unwrap_or("").trim();
+                if current == table && header.is_none() {
+                    header = Some(offset + lead);
+                }
+            } else if current == table {
+                let written = t.strip_prefix(name).map(str::trim_start);
+                if written.is_some_and(|r| r.starts_with('=')) {
+                    at = Some(offset + lead);
+                    break;
+                }
+            }
+            offset += line.len();
+        }
+        let start = at.or(header).unwrap_or(0);
+        self.error(start..start, key, message)
+    }
+
     /// Converts a `toml` parse or type error; the key is the source text at its span.
     pub fn from_toml(&self, err: &toml::de::Error) -> ScenarioError {
         let span = err.span().unwrap_or(0..0);
@@ -70,14 +115,27 @@ impl Source<'_> {
     }
 }
 
-/// Reads a source file; an unreadable file is an error with no position (line 0).
+/// Reads a source file; an unreadable file is an error with no position (line 0), and text
+/// that is not UTF-8 an error at the line and column of the first invalid byte.
 pub fn read_source(path: &Path) -> Result<String, ScenarioError> {
-    std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let bytes = std::fs::read(path).map_err(|e| ScenarioError {
         file: path.to_path_buf(),
         line: 0,
         col: 0,
         key: "(file)".into(),
-        message: e.to_string(),
+        message: format!("cannot read: {e}"),
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let good = e.utf8_error().valid_up_to();
+        let text = std::str::from_utf8(&e.as_bytes()[..good]).unwrap_or("");
+        let (line, col) = line_col(text, good);
+        ScenarioError {
+            file: path.to_path_buf(),
+            line,
+            col,
+            key: "(text)".into(),
+            message: format!("invalid UTF-8 at byte {good} (the file must be UTF-8 text)"),
+        }
     })
 }
 
@@ -100,6 +158,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn invalid_utf8_gets_a_line_and_an_unreadable_file_none() {
+        let dir = std::env::temp_dir().join(format!("agentsim-source-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("bad.toml");
+        std::fs::write(&f, b"name = \"x\"\nseed = 1 # \xff\n").unwrap();
+        let e = read_source(&f).unwrap_err();
+        assert_eq!((e.line, e.col), (2, 12));
+        assert!(
+            e.to_string().ends_with(
+                "bad.toml:2:12: key `(text)`: invalid UTF-8 at byte 22 \
+             (the file must be UTF-8 text)"
+            ),
+            "{e}"
+        );
+        let e = read_source(&dir.join("missing.toml")).unwrap_err();
+        assert!(e.to_string().contains("missing.toml: cannot read: "), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn key_errors_point_at_the_key() {
+        let src = Source {
+            file: Path::new("s.toml"),
+            text: "trials = 0\n[grid]\n  overlap = [2.0]\n[profile]\nops = 1\n",
+        };
+        let at = |k: &str| {
+            let e = src.key_error(k, "bad");
+            (e.line, e.col)
+        };
+        assert_eq!(at("trials"), (1, 1));
+        assert_eq!(at("grid.overlap"), (3, 3));
+        assert_eq!(at("grid.cells"), (2, 1), "unwritten: the table's header");
+        assert_eq!(at("profile.ops"), (5, 1));
+        assert_eq!(
+            src.key_error("grid.overlap", "bad").to_string(),
+            "s.toml:3:3: key `grid.overlap`: bad"
+        );
+    }
+
+    #[test]
     fn line_and_column() {
         assert_eq!(line_col("ab\ncd\n", 0), (1, 1));
         assert_eq!(line_col("ab\ncd\n", 4), (2, 2));
@@ -108,6 +206,6 @@ mod tests {
             text: "a = 1\nbad = 2\n",
         };
         let e = src.error(6..9, "bad", "unknown");
-        assert_eq!(e.to_string(), "x.toml:2:1: `bad`: unknown");
+        assert_eq!(e.to_string(), "x.toml:2:1: key `bad`: unknown");
     }
 }

@@ -63,16 +63,16 @@ fn bad_recordings_name_file_line_and_key() {
                 \"prompt_tokens\":1,\"completion_tokens\":1,\"values\":{}}\n";
     let (dir, sc) = with_recording(&format!("{header}{line}"));
     let err = sc.unwrap_err();
-    assert!(err.contains("edit-review.jsonl:2:1: `digest`"), "{err}");
+    assert!(err.contains("edit-review.jsonl:2:1: key `digest`"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
     let (dir, sc) = with_recording(&format!(
         "{header}{}",
         line.replace("\"values\":{}", "\"values\":{},\"temp\":1")
     ));
     let err = sc.unwrap_err();
-    assert!(err.contains(":2:1: `temp`"), "{err}");
+    assert!(err.contains(":2:1: key `temp`"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
     let (dir, sc) = with_recording("{\"format\":\"other\",\"version\":1}\n");
-    assert!(sc.unwrap_err().contains(":1:1: `format`"));
+    assert!(sc.unwrap_err().contains(":1:1: key `format`"));
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -58,8 +58,8 @@ pub struct SimArgs {
     /// The scenario (default: the edit-review workload with stub generation).
     #[arg(default_value = "scenarios/edit-review.toml")]
     pub scenario: PathBuf,
-    /// Trials per measurement.
-    #[arg(long, default_value_t = 20_000)]
+    /// Trials per measurement (1..=1000000).
+    #[arg(long, default_value_t = 20_000, value_parser = crate::cmd::limits::trials)]
     pub trials: u64,
     /// Runtime, overriding the scenario's.
     #[arg(long)]

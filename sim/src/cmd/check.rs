@@ -3,8 +3,10 @@
 //!
 //! Exit 0: every checked property holds on every reachable state at these bounds (nothing is
 //! claimed beyond them). Exit 1: a property is violated; its shortest counterexample is
-//! printed as steps plus a replay path (`--replay PATH` with the same flags re-prints it),
-//! and `--trace-out` writes the first violated property's trace as ITF JSON. Exit 2: bad
+//! printed as steps plus a replay path, and `--trace-out` writes the first violated
+//! property's trace as ITF JSON. `--replay PATH` with the same flags re-prints a path's steps
+//! and the checked properties it violates (text or `--json`; `--trace-out` writes its ITF
+//! after the verdict); exit 1 when it violates one, as for a search. Exit 2: bad
 //! flags or bounds, or the `--max-states` bound or the `--max-memory-mb` ceiling stopped the
 //! search (the partial counts are printed first). Exit 130: SIGINT or SIGTERM stopped it
 //! (partial counts printed, spill files removed); see `check_watch` for progress lines.
@@ -17,7 +19,7 @@ use super::check_watch;
 use crate::artifacts::output::{preflight, write_atomic};
 use agentsim_checker::control::{self, Limits, Stopped};
 use agentsim_checker::frontier::Storage;
-use agentsim_checker::run::{self, CheckConfig, CheckReport, Counterexample};
+use agentsim_checker::run::{self, CheckConfig, CheckReport, Replayed};
 use agentsim_checker::{
     replicated_run, Bound, Bounds, BoundsError, Extensions, NotReplicated, Property, Replication,
 };
@@ -80,8 +82,9 @@ pub struct Args {
     /// any-replica.
     #[arg(long, value_name = "DISCIPLINE")]
     pub read_discipline: Option<ReadDiscipline>,
-    #[arg(long, default_value_t = 2)]
-    pub threads: usize,
+    /// Worker threads, 1..=256 (the counts do not depend on it); default: all cores.
+    #[arg(long, value_parser = crate::cmd::limits::threads)]
+    pub threads: Option<usize>,
     /// Extension 1: write values are NULL outside the write set.
     #[arg(long)]
     pub canonical_writes: bool,
@@ -242,7 +245,9 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         runtime,
         symmetry: a.symmetry,
         properties,
-        threads: a.threads,
+        threads: a
+            .threads
+            .unwrap_or_else(crate::cmd::limits::default_threads),
         max_states: a.max_states,
     })
 }
@@ -340,15 +345,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         preflight(path).context("--trace-out")?;
     }
     if let Some(path) = &args.replay {
-        let cx: Counterexample = match rep {
+        let r = match rep {
             Some(rep) => replicated_run::replay(&cfg, rep, path),
             None => run::replay(&cfg, path),
         }
         .map_err(anyhow::Error::msg)?;
-        for s in &cx.steps {
-            println!("{s}");
-        }
-        return Ok(ExitCode::SUCCESS);
+        return replayed(&r, &cfg, &args);
     }
     let storage = storage(&args)?;
     if !args.quiet {
@@ -381,6 +383,48 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A replayed path: its steps and verdict (text or `--json`), its ITF under `--trace-out`
+/// (written after the verdict is printed); exit 1 when it violates a checked property.
+fn replayed(r: &Replayed, cfg: &CheckConfig, args: &Args) -> anyhow::Result<ExitCode> {
+    let names = |ps: &[Property]| ps.iter().map(|p| p.name()).collect::<Vec<_>>();
+    if args.json {
+        let props: serde_json::Map<String, serde_json::Value> = cfg
+            .properties
+            .iter()
+            .map(|p| {
+                (
+                    p.name().to_owned(),
+                    json!({ "holds": !r.violated.contains(p) }),
+                )
+            })
+            .collect();
+        let doc = json!({
+            "replay": r.trace.path,
+            "steps": r.trace.steps,
+            "violated": names(&r.violated),
+            "properties": props,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        for s in &r.trace.steps {
+            println!("{s}");
+        }
+        match r.violated.as_slice() {
+            [] if cfg.properties.is_empty() => println!("replay: no property checked"),
+            [] => println!(
+                "replay: no checked property is violated on this path ({})",
+                names(&cfg.properties).join(", ")
+            ),
+            v => println!("replay: VIOLATES {}", names(v).join(", ")),
+        }
+    }
+    if let Some(path) = &args.trace_out {
+        let bytes = serde_json::to_vec_pretty(&r.trace.itf)?;
+        write_atomic(path, &bytes).with_context(|| format!("--trace-out {}", path.display()))?;
+    }
+    Ok(ExitCode::from(u8::from(!r.violated.is_empty())))
 }
 
 pub(crate) fn write_trace(report: &CheckReport, path: &std::path::Path) -> anyhow::Result<()> {

@@ -11,8 +11,8 @@
 //! Agreement on one file proves nothing about other files; `models/tests/cpl_exhaustive.rs`
 //! is the bounded proof.
 
+use crate::cmd::limits::default_threads;
 use crate::experiments::cpl_guards;
-use crate::experiments::run::default_threads;
 use agentsim_models::cpl::{
     compile, jsonl, parse_guards, run, Causal, Formula, Kind, Msc, Program, Reference, Symbols,
 };
@@ -69,14 +69,18 @@ struct Row {
 }
 
 fn eval(args: EvalArgs) -> Result<ExitCode> {
-    let src = std::fs::read_to_string(&args.guards)
-        .with_context(|| format!("reading {}", args.guards.display()))?;
-    let guards = parse_guards(&src).with_context(|| format!("{}", args.guards.display()))?;
-    let text = std::fs::read_to_string(&args.msc)
-        .with_context(|| format!("reading {}", args.msc.display()))?;
+    let src = read_text(&args.guards)?;
+    let guards = parse_guards(&src).map_err(|e| {
+        let at = format!("{}:{}:{}", args.guards.display(), e.line, e.column);
+        anyhow::anyhow!("{at}: expected {}, found {}", e.expected, e.found)
+    })?;
+    let text = read_text(&args.msc)?;
     let mut syms = Symbols::new();
-    let msc =
-        jsonl::parse_msc(&text, &mut syms).with_context(|| format!("{}", args.msc.display()))?;
+    let msc = jsonl::parse_msc(&text, &mut syms).map_err(|e| {
+        // The MSC reader knows the line and the key; the column is the line's start.
+        let key = e.key.map(|k| format!(" key `{k}`:")).unwrap_or_default();
+        anyhow::anyhow!("{}:{}:1:{key} {}", args.msc.display(), e.line, e.message)
+    })?;
     let prog = compile(&guards, &msc.lifelines, &msc.vars, &mut syms)
         .with_context(|| format!("{}", args.guards.display()))?;
     let rows = evaluate(&prog, &guards.defs, &msc, &mut syms)?;
@@ -105,6 +109,12 @@ fn eval(args: EvalArgs) -> Result<ExitCode> {
     };
     print!("{out}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A file's text; text that is not UTF-8 is an error at the line and column of the first
+/// invalid byte (the one reader of every scenario input does the same).
+fn read_text(path: &std::path::Path) -> Result<String> {
+    Ok(agentsim_sim::source::read_source(path)?)
 }
 
 fn evaluate(
@@ -205,14 +215,14 @@ fn json(msc: &Msc, names: &[&str], rows: &[Row]) -> String {
 pub struct TwinArgs {
     /// A scenario file with a `[cpl]` section naming `unguarded` and `stale`.
     pub scenario: PathBuf,
-    /// Trials per arm (default: the scenario's `trials`).
-    #[arg(long)]
+    /// Trials per arm, 1..=1000000 (default: the scenario's `trials`).
+    #[arg(long, value_parser = crate::cmd::limits::trials)]
     pub trials: Option<u64>,
     /// The run seed (default: the scenario's `seed`); both arms use the same trial seeds.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Worker threads (results do not depend on it); default: all cores.
-    #[arg(long)]
+    /// Worker threads, 1..=256 (results do not depend on it); default: all cores.
+    #[arg(long, value_parser = crate::cmd::limits::threads)]
     pub threads: Option<usize>,
     /// Print one JSON object on stdout.
     #[arg(long)]
@@ -223,8 +233,7 @@ pub struct TwinArgs {
 fn twin(args: TwinArgs) -> anyhow::Result<ExitCode> {
     let sc = Scenario::load(&args.scenario)?;
     let trials = args.trials.unwrap_or(sc.trials);
-    anyhow::ensure!(trials >= 1, "--trials must be at least 1");
-    let threads = args.threads.unwrap_or_else(default_threads).max(1);
+    let threads = args.threads.unwrap_or_else(default_threads);
     let twin = cpl_guards::run(&sc, trials, args.seed.unwrap_or(sc.seed), threads)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&twin)?);

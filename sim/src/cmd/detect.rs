@@ -13,7 +13,9 @@
 //! has `read_replica`/`read_version`): then the text output gains an "A4 split-view" section and
 //! `--json` an `A4` key inside `anomalies` (an array, empty when there is no split). A4 is
 //! outside the lattice, so it changes neither `lattice_point` nor `level`. On a single-store
-//! history `--fail-on A4` says on stderr that A4 cannot be decided there (and does not fail).
+//! history `--fail-on A4` is exit 2 after the report: A4 compares reads served by different
+//! replicas, and a history without `read_replica`/`read_version` cannot show one, so its
+//! absence there is no pass (a gate must not read it as one).
 //!
 //! Every witness is counted; at most `--max-witnesses` per anomaly are listed (the first in
 //! completion order, see `models/src/detect/witnesses.rs`), and the output says how many were
@@ -154,7 +156,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         batch::run(src, &file, args.max_witnesses, args.residue)?
     };
     let s = &outcome.summary;
-    undecidable_note(&file, &args.fail_on, s);
     let printed = match args.json {
         true => {
             let mut v = to_json(&outcome, args.residue);
@@ -173,6 +174,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
         r => r?,
     }
+    drop(out);
+    undecidable(&file, &args.fail_on, s)?;
     Ok(exit_code(s, &args.fail_on))
 }
 
@@ -182,20 +185,20 @@ fn exit_code(s: &Summary, fail_on: &[Anomaly]) -> ExitCode {
     ExitCode::from(u8::from(failed))
 }
 
-/// Says on stderr which `--fail-on` anomalies the history cannot decide (by the catalogue's
-/// scope: A4 needs replica metadata), so that their absence is not read as a pass.
-fn undecidable_note(file: &str, fail_on: &[Anomaly], s: &Summary) {
-    for &a in fail_on {
-        let decidable = match a.scope() {
-            Scope::Any => true,
-            Scope::Replicated => s.replica_meta,
-        };
-        if !decidable {
-            eprintln!(
-                "note: --fail-on {a}: {file} has no replica metadata (read_replica, \
-                 read_version), so {a} cannot be decided on it; {a} does not fail this run"
-            );
-        }
+/// Fails (exit 2) when `--fail-on` names an anomaly the history cannot decide (by the
+/// catalogue's scope: A4 needs replica metadata), so that its absence is not read as a pass.
+fn undecidable(file: &str, fail_on: &[Anomaly], s: &Summary) -> anyhow::Result<()> {
+    let decidable = |a: &Anomaly| match a.scope() {
+        Scope::Any => true,
+        Scope::Replicated => s.replica_meta,
+    };
+    match fail_on.iter().find(|a| !decidable(a)) {
+        None => Ok(()),
+        Some(a) => anyhow::bail!(
+            "--fail-on {a}: {a} needs a replicated-store history, and {file} has no replica \
+             metadata (`read_replica`, `read_version`) on any record, so {a} cannot be decided \
+             on it: drop {a} from --fail-on, or record which replica served each read"
+        ),
     }
 }
 

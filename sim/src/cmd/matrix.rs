@@ -28,8 +28,9 @@ pub struct Args {
     /// MaxOps for every scenario (default: the smallest that admits each anomaly).
     #[arg(long)]
     pub max_ops: Option<u32>,
-    #[arg(long, default_value_t = 2)]
-    pub threads: usize,
+    /// Worker threads, 1..=256 (the matrix does not depend on it); default: all cores.
+    #[arg(long, value_parser = crate::cmd::limits::threads)]
+    pub threads: Option<usize>,
     /// Print one JSON object: runtime → anomaly → {admitted, witness_steps, states}.
     #[arg(long)]
     pub json: bool,
@@ -54,19 +55,16 @@ pub struct Args {
     pub runtime: Vec<RuntimeChoice>,
 }
 
-/// Checks the flags both forms of the command share.
-pub fn validate(args: &Args) -> anyhow::Result<()> {
-    if args.threads == 0 {
-        anyhow::bail!("--threads must be at least 1");
-    }
-    Ok(())
+/// The worker threads: `--threads` (1..=256 by its parser) or the one default.
+pub fn threads(args: &Args) -> usize {
+    args.threads
+        .unwrap_or_else(crate::cmd::limits::default_threads)
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    validate(&args)?;
     let rows = if args.runtime.is_empty() {
-        matrix::matrix(args.max_ops, args.threads)?
+        matrix::matrix(args.max_ops, threads(&args))?
     } else {
         let mut stacks: Vec<_> = args.runtime.iter().map(RuntimeChoice::stack).collect();
         // One row per stack, first mention first (`lock,pessimistic` is one stack).
@@ -77,7 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 true
             }
         });
-        matrix::stack_rows(&stacks, args.max_ops, args.threads)?
+        matrix::stack_rows(&stacks, args.max_ops, threads(&args))?
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&rows))?);

@@ -17,7 +17,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     o.agents = args.agents.unwrap_or(o.agents);
     o.cells = args.cells.unwrap_or(o.cells);
     o.max_ops = args.max_ops.unwrap_or(o.max_ops);
-    o.threads = args.threads;
+    o.threads = super::matrix::threads(args);
     let rows = run_matrix(&o)?;
     let t = table(&rows, &o, true);
     if args.json {

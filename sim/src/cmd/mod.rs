@@ -13,9 +13,11 @@ pub mod deployed;
 pub mod detect;
 pub mod ingest;
 pub mod lattice;
+pub mod limits;
 pub mod matrix;
 pub mod matrix_abstract;
 pub mod merge;
+pub mod progress;
 pub mod replay;
 pub mod reproduce;
 pub mod run_args;
@@ -82,10 +84,7 @@ impl Command {
                 check_abstract::run(&args, &check::config(&args)?)
             }
             Command::Check(args) => check::run(args),
-            Command::Matrix(args) if args.abstract_model => {
-                matrix::validate(&args)?;
-                matrix_abstract::run(&args)
-            }
+            Command::Matrix(args) if args.abstract_model => matrix_abstract::run(&args),
             Command::Matrix(args) => matrix::run(args),
             Command::Simulate(args) => simulate::run(args),
             Command::Replay(args) => replay::run(args),

@@ -1,6 +1,6 @@
 //! The flags every experiment command (`twins`, `workloads`, `sweep`) shares.
 
-use crate::experiments::run::default_threads;
+use crate::cmd::limits::{self, default_threads};
 
 /// The flags every experiment command shares: output format, threads and where tables go.
 #[derive(Debug, clap::Args)]
@@ -8,8 +8,8 @@ pub struct RunArgs {
     /// Print a JSON array on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Worker threads (results do not depend on it); default: all cores.
-    #[arg(long)]
+    /// Worker threads, 1..=256 (results do not depend on it); default: all cores.
+    #[arg(long, value_parser = limits::threads)]
     pub threads: Option<usize>,
     /// Also write the table files under DIR (`DIR/tables/<stem>.{md,csv,json}`). Without
     /// it nothing is written: a quick look never changes the published `results/`, which
@@ -19,6 +19,8 @@ pub struct RunArgs {
     /// Write no table files (the default; kept for scripts that pass it).
     #[arg(long, hide = true, conflicts_with = "out")]
     pub no_write: bool,
+    #[command(flatten)]
+    pub progress: crate::cmd::progress::ProgressArgs,
 }
 
 impl RunArgs {
@@ -35,6 +37,6 @@ impl RunArgs {
 
     /// The thread count to use (at least 1).
     pub fn threads(&self) -> usize {
-        self.threads.unwrap_or_else(default_threads).max(1)
+        self.threads.unwrap_or_else(default_threads)
     }
 }

@@ -9,9 +9,10 @@
 //! does not check: that every shard ran the same binary beyond the build digest.
 
 use crate::artifacts::output::write_atomic;
+use crate::cmd::progress::Watched;
 use crate::cmd::run_args::RunArgs;
 use agentsim_sim::digest::Fnv1a;
-use agentsim_sim::shard::{Build, Header, Local, Merged, Recorder, Replay, Shard, Slice};
+use agentsim_sim::shard::{Build, Header, Merged, Recorder, Replay, Shard, Slice};
 use agentsim_sim::shard::{TrialRange, TrialSource};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::de::DeserializeOwned;
@@ -68,6 +69,10 @@ pub trait Seeded: Serialize + DeserializeOwned {
     fn seed(&self) -> u64;
     /// FNV-1a 64 of the scenario text the job runs.
     fn scenario_digest(&self) -> Result<u64>;
+    /// The trials every run of the job takes together, for progress lines (`None`: unknown).
+    fn trials_total(&self) -> Option<u64> {
+        None
+    }
     /// Every figure of the command, from the trials `src` gives.
     fn compute(&self, src: &mut dyn TrialSource, threads: usize) -> Result<Self::Output>;
     /// Prints (stdout) and writes table files as `run` says; the exit code.
@@ -80,7 +85,9 @@ pub fn run<J: Seeded>(job: &J, shard: &ShardArgs, run: &RunArgs) -> Result<ExitC
         None => {
             // The table folder is checked before the trials run, not after.
             run.tables_dir()?;
-            let out = job.compute(&mut Local, run.threads())?;
+            let mut src = Watched::new(J::COMMAND, job.trials_total(), run.progress);
+            let out = job.compute(&mut src, run.threads())?;
+            src.finish();
             job.print(&out, run)
         }
         Some((slice, file)) => write_partial(job, slice, file, run.threads()),

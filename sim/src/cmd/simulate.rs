@@ -6,16 +6,19 @@
 //! the modelled timing; it does not prove an anomaly impossible (0/N is not "never").
 
 use crate::artifacts::output::{preflight, preflight_dir, write_atomic};
+use crate::cmd::limits;
+use crate::cmd::progress::{ProgressArgs, Watched};
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use agentsim_models::Anomaly;
 use agentsim_sim::generator::recorded;
 use agentsim_sim::metrics::{reported, Aggregate};
 use agentsim_sim::replay_line::ReplayLine;
-use agentsim_sim::runner::{self, RunConfig, RunResult};
+use agentsim_sim::runner::{RunConfig, RunResult};
 use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::{OnMissing, Scenario};
 use agentsim_sim::scheduler::SchedulerSpec;
+use agentsim_sim::shard::TrialSource;
 use anyhow::{anyhow, Context, Result};
 use clap::Args as ClapArgs;
 use serde::Serialize;
@@ -34,8 +37,8 @@ pub struct Args {
     /// Run seed, overriding the scenario's.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Number of trials, overriding the scenario's.
-    #[arg(long)]
+    /// Number of trials (1..=1000000), overriding the scenario's.
+    #[arg(long, value_parser = limits::trials)]
     pub trials: Option<u64>,
     /// `random` or `pct:D` (PCT with bug depth D).
     #[arg(long, default_value = "random")]
@@ -53,9 +56,11 @@ pub struct Args {
     /// With a recorded generator: `error` (default) or `stub` on a key the recording lacks.
     #[arg(long)]
     pub on_missing: Option<OnMissing>,
-    /// Worker threads (the output does not depend on it).
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
+    /// Worker threads, 1..=256 (the output does not depend on it); default: all cores.
+    #[arg(long, value_parser = limits::threads)]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
     #[command(flatten)]
     pub shard: sharding::ShardArgs,
 }
@@ -79,7 +84,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         return sharding::write_partial(&Job::of(&args.scenario, &cfg), slice, file, cfg.threads);
     }
-    let res = runner::run(&cfg).map_err(|e| anyhow!("{e}"))?;
+    let mut src = Watched::new("simulate", Some(cfg.trials), args.progress);
+    let res = src.run(&cfg).map_err(|e| anyhow!("{e}"))?;
+    src.finish();
     if let Some(dir) = &args.trace_out {
         write_traces(dir, &cfg, &res)?;
     }
@@ -115,12 +122,10 @@ fn config<'a>(args: &Args, sc: &'a Scenario) -> Result<RunConfig<'a>> {
         cfg.runtime = r;
     }
     cfg.seed = args.seed.unwrap_or(sc.seed);
+    // Both are within 1..=TRIALS_MAX: the flag by its parser, the file's by the loader.
     cfg.trials = args.trials.unwrap_or(sc.trials);
-    if cfg.trials == 0 {
-        return Err(anyhow!("--trials must be at least 1"));
-    }
     cfg.scheduler = args.scheduler.clone();
-    cfg.threads = args.threads.max(1);
+    cfg.threads = args.threads.unwrap_or_else(limits::default_threads);
     cfg.on_missing = args.on_missing;
     cfg.keep_histories = args.trace_out.is_some();
     cfg.record = args.record_out.is_some();
@@ -177,6 +182,10 @@ impl Seeded for Job {
 
     fn seed(&self) -> u64 {
         self.seed
+    }
+
+    fn trials_total(&self) -> Option<u64> {
+        Some(self.trials)
     }
 
     fn scenario_digest(&self) -> Result<u64> {

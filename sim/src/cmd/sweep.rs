@@ -10,12 +10,14 @@
 //! every output names each by its canonical name; `vanilla` stays the token baseline).
 
 use crate::artifacts::write_tables;
+use crate::cmd::limits::TRIALS_MAX;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::sweep;
 use agentsim_sim::digest::fnv1a64;
 use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::shard::TrialSource;
+use agentsim_sim::source::Source;
 use clap::Args as ClapArgs;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -26,9 +28,12 @@ use std::process::ExitCode;
 pub struct Args {
     /// The sweep file (see scenarios/sweeps/).
     pub sweep: PathBuf,
-    /// Trials per grid point and runtime (default: the file's `trials`).
-    #[arg(long)]
+    /// Trials per grid point and runtime, 1..=1000000 (default: the file's `trials`).
+    #[arg(long, value_parser = crate::cmd::limits::trials)]
     pub trials: Option<u64>,
+    /// The run seed, overriding the file's `seed` (every runtime uses the same trial seeds).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Runtimes instead of the file's: comma-separated named runtimes or `+`-joined stacks.
     #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
     pub runtime: Vec<RuntimeChoice>,
@@ -40,41 +45,84 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.sweep)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.sweep.display()))?;
+    let text = agentsim_sim::source::read_source(&args.sweep)?;
     let f = sweep::parse(&args.sweep, &text)?;
+    check_size(
+        Source {
+            file: &args.sweep,
+            text: &text,
+        },
+        &f,
+    )?;
     let runtimes =
         sweep::canonical_runtimes(&args.runtime).map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
     let trials = args.trials.unwrap_or(f.trials);
-    anyhow::ensure!(trials >= 1, "--trials must be at least 1");
     let job = Job {
         sweep: args.sweep,
         text,
         trials,
+        seed: args.seed,
         runtimes,
     };
     sharding::run(&job, &args.shard, &args.run)
 }
 
-/// A sweep's work: the file (its name and text, so a merge needs no copy of it) and the
-/// trials per point.
+/// The most grid points a sweep file may have (the grid is materialized, and every point
+/// runs every runtime).
+pub const POINTS_MAX: u64 = 10_000;
+
+/// Refuses a file whose `trials` is past [`TRIALS_MAX`] or whose grid has more than
+/// [`POINTS_MAX`] points, at the line of the key.
+fn check_size(src: Source<'_>, f: &sweep::SweepFile) -> anyhow::Result<()> {
+    for (key, n) in [("trials", f.trials), ("quick_trials", f.quick_trials)] {
+        if n > TRIALS_MAX {
+            let msg = format!("{n} is out of range: expected 1..={TRIALS_MAX}");
+            return Err(src.key_error(key, msg).into());
+        }
+    }
+    let g = &f.grid;
+    let axes = [
+        g.agents.len(),
+        g.cells.len(),
+        g.overlap.len(),
+        g.generation_ms.len(),
+    ];
+    let points = axes
+        .iter()
+        .try_fold(1u64, |acc, &n| acc.checked_mul(n as u64));
+    if points.is_none_or(|p| p > POINTS_MAX) {
+        let [a, c, o, m] = axes;
+        let msg = format!("{a} × {c} × {o} × {m} points, more than the {POINTS_MAX} allowed");
+        return Err(src.key_error("grid", msg).into());
+    }
+    Ok(())
+}
+
+/// A sweep's work: the file (its name and text, so a merge needs no copy of it), the trials
+/// per point and the seed if `--seed` overrode the file's.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
     pub sweep: PathBuf,
     pub text: String,
     pub trials: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// `--runtime`'s choices in place of the file's `runtimes` (empty: the file's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runtimes: Vec<RuntimeChoice>,
 }
 
 impl Job {
-    /// The sweep file as this job runs it: parsed, with `--runtime` in place of its runtimes.
+    /// The sweep file as this job runs it: parsed, with `--runtime` in place of its runtimes
+    /// and `--seed` in place of its seed.
     fn file(&self) -> anyhow::Result<sweep::SweepFile> {
         let mut f = sweep::parse(&self.sweep, &self.text)?;
         if !self.runtimes.is_empty() {
             f.runtimes = self.runtimes.clone();
+        }
+        if let Some(seed) = self.seed {
+            f.seed = seed;
         }
         Ok(f)
     }
@@ -85,7 +133,15 @@ impl Seeded for Job {
     type Output = (sweep::SweepFile, Vec<sweep::SweepResult>);
 
     fn seed(&self) -> u64 {
-        sweep::parse(&self.sweep, &self.text).map_or(0, |f| f.seed)
+        self.file().map_or(0, |f| f.seed)
+    }
+
+    fn trials_total(&self) -> Option<u64> {
+        let f = self.file().ok()?;
+        // `vanilla` is the baseline of every point, listed or not.
+        let listed = f.runtimes.contains(&RuntimeChoice::VANILLA);
+        let runs = f.runtimes.len() + usize::from(!listed);
+        (sweep::points(&f).len() as u64 * runs as u64).checked_mul(self.trials)
     }
 
     fn scenario_digest(&self) -> anyhow::Result<u64> {

@@ -25,8 +25,8 @@ use std::process::ExitCode;
 /// Run the prevention twins: k/N without and with each mechanism.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Seeded trials per twin and side.
-    #[arg(long, default_value_t = twins::TRIALS_DEFAULT)]
+    /// Seeded trials per twin and side (1..=1000000).
+    #[arg(long, default_value_t = twins::TRIALS_DEFAULT, value_parser = crate::cmd::limits::trials)]
     pub trials: u64,
     /// The run seed (trial k's seed derives from it; both sides use the same seeds).
     #[arg(long, default_value_t = 1)]
@@ -43,7 +43,6 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
     if !args.runtime.is_empty() {
         anyhow::ensure!(
             args.shard.shard.is_none()
@@ -74,6 +73,11 @@ impl Seeded for Job {
 
     fn seed(&self) -> u64 {
         self.seed
+    }
+
+    fn trials_total(&self) -> Option<u64> {
+        // Every twin runs both sides.
+        (twins::TWINS.len() as u64 * 2).checked_mul(self.trials)
     }
 
     fn scenario_digest(&self) -> anyhow::Result<u64> {

@@ -24,8 +24,8 @@ use std::process::ExitCode;
 /// Run the three workloads under vanilla, pessimistic, si and ssi (Table 4).
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Seeded sessions per workload and runtime.
-    #[arg(long, default_value_t = workloads::TRIALS_DEFAULT)]
+    /// Seeded sessions per workload and runtime (1..=1000000).
+    #[arg(long, default_value_t = workloads::TRIALS_DEFAULT, value_parser = crate::cmd::limits::trials)]
     pub trials: u64,
     /// The run seed (every runtime uses the same trial seeds: pairing).
     #[arg(long, default_value_t = 1)]
@@ -42,7 +42,6 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
     if !args.runtime.is_empty() {
         anyhow::ensure!(
             args.shard.shard.is_none()
@@ -73,6 +72,12 @@ impl Seeded for Job {
 
     fn seed(&self) -> u64 {
         self.seed
+    }
+
+    fn trials_total(&self) -> Option<u64> {
+        let runs = workloads::WORKLOADS.len() * workloads::RUNTIMES.len()
+            + workloads::RETRACTION_RATES.len() * workloads::L2_RUNTIMES.len();
+        (runs as u64).checked_mul(self.trials)
     }
 
     fn scenario_digest(&self) -> anyhow::Result<u64> {

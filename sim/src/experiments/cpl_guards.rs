@@ -196,7 +196,7 @@ pub fn run_trials(
             .map(|h| h.join().expect("a simulation thread panicked"))
             .collect()
     });
-    let mut out = Vec::with_capacity(trials as usize);
+    let mut out = Vec::with_capacity(parts.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
     for p in parts {
         out.extend(p?);
     }
@@ -207,7 +207,7 @@ pub fn run_trials(
 fn range(sc: &Scenario, seed: u64, lo: u64, hi: u64) -> anyhow::Result<Vec<CplTrial>> {
     let generator = generator(sc, None);
     let mut sched = SchedulerSpec::Random.build();
-    let mut out = Vec::with_capacity((hi - lo) as usize);
+    let mut out = Vec::new();
     for k in lo..hi {
         let setup = TrialSetup {
             scenario: sc,

@@ -62,10 +62,15 @@ pub fn run_from(
     Ok(r)
 }
 
-/// The number of threads to use by default: the machine's parallelism (results do not
-/// depend on it).
+/// The most worker threads any command starts (`--threads` is refused above it).
+pub const THREADS_MAX: usize = 256;
+
+/// The number of threads every command uses by default: the machine's parallelism, at most
+/// [`THREADS_MAX`] (results do not depend on it).
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, THREADS_MAX)
 }
 
 /// The k, N, rate and interval cells of a proportion.

@@ -73,7 +73,7 @@ struct Raw {
 }
 
 /// Caps that keep a typo from running for hours; raise them here if a study needs more.
-pub const TRIALS_MAX: u64 = 1_000_000;
+pub const TRIALS_MAX: u64 = agentsim_sim::scenario::TRIALS_MAX;
 const SIZE_MAX: u32 = 64;
 
 /// A number outside its documented range (a command-line override).

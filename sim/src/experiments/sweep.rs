@@ -116,8 +116,7 @@ pub struct SweepResult {
 
 /// Loads and validates a sweep file; errors name the file, and the line for TOML errors.
 pub fn load(path: &Path) -> anyhow::Result<SweepFile> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let text = agentsim_sim::source::read_source(path)?;
     parse(path, &text)
 }
 
@@ -136,10 +135,10 @@ pub fn canonical_runtimes(choices: &[RuntimeChoice]) -> Result<Vec<RuntimeChoice
 
 /// Parses and validates sweep text.
 pub fn parse(path: &Path, text: &str) -> anyhow::Result<SweepFile> {
-    let mut f: SweepFile =
-        toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let bad =
-        |field: &str, why: &str| anyhow::anyhow!("{}: field `{field}`: {why}", path.display());
+    // The one TOML loader: errors read `file:line:col: key `k`: what`, as for scenarios.
+    let src = agentsim_sim::source::Source { file: path, text };
+    let mut f: SweepFile = agentsim_sim::source::parse_toml(src)?;
+    let bad = |field: &str, why: &str| anyhow::anyhow!(src.key_error(field, why));
     if f.trials == 0 || f.quick_trials == 0 {
         return Err(bad("trials", "trials and quick_trials must be at least 1"));
     }

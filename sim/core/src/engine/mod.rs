@@ -314,19 +314,20 @@ impl<R: Runtime> Engine<'_, R> {
             self.record_tokens.len(),
             "one token tally per record"
         );
+        // Saturating sums of a part of what `tokens_total` saturated over: never above it.
         let wasted: u64 = log
             .iter()
             .zip(&self.record_tokens)
             .filter(|(r, _)| r.aborted)
             .map(|(_, &t)| t)
-            .sum();
+            .fold(0, u64::saturating_add);
         let open: u64 = self
             .agents
             .iter()
             .filter(|a| a.open)
             .map(|a| a.op.tokens)
-            .sum();
-        self.c.tokens_wasted = wasted + open;
+            .fold(0, u64::saturating_add);
+        self.c.tokens_wasted = wasted.saturating_add(open);
         self.c.makespan_ms = self.now_ms;
         self.c.events = self.event;
         assert!(

@@ -106,22 +106,26 @@ impl<R: Runtime> Engine<'_, R> {
             },
             names: &self.sc.names,
         };
-        let cost = GenCost {
-            latency_ms,
-            completion: completion.unwrap_or(self.sc.tokens.completion),
-            prompt_tokens: self.sc.tokens.prompt_base
-                + self.sc.tokens.prompt_per_cell * read.len() as u64,
-        };
+        let cost =
+            GenCost {
+                latency_ms,
+                completion: completion.unwrap_or(self.sc.tokens.completion),
+                // Saturating: token counts come from the user (the scenario, a recording), and
+                // a tally that wrapped would report less waste than work.
+                prompt_tokens: self.sc.tokens.prompt_base.saturating_add(
+                    (self.sc.tokens.prompt_per_cell).saturating_mul(read.len() as u64),
+                ),
+            };
         let digest = self.recorded.as_ref().map(|_| input.digest());
         let g = self.generator.generate(&input, &cost, &mut self.rng)?;
-        let tokens = g.prompt_tokens + g.completion_tokens;
+        let tokens = g.prompt_tokens.saturating_add(g.completion_tokens);
         let latency = g.latency_ms;
         self.c.generations += 1;
-        self.c.tokens_total += tokens;
+        self.c.tokens_total = self.c.tokens_total.saturating_add(tokens);
         note!(self, a, "generate {latency} ms, {tokens} tokens");
         let st = &mut self.agents[a];
         if st.open {
-            st.op.tokens += tokens;
+            st.op.tokens = st.op.tokens.saturating_add(tokens);
             st.op.output = Some((pc, digest, g));
         }
         Ok(latency)

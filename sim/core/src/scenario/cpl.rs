@@ -81,8 +81,15 @@ impl Resolver<'_> {
         }
         let c = section.get_ref();
         let (source, text, at) = self.guard_text(c, section.span(), path)?;
-        let mut guards = parse_guards(&text)
-            .or_else(|e| self.err(at.clone(), "guards", format!("{source}: {e}")))?;
+        // The guard file's own position: `guards.cpl:3:5: expected …` (the error's location
+        // is the scenario's `guards` key).
+        let mut guards = parse_guards(&text).or_else(|e| {
+            let msg = format!(
+                "{source}:{}:{}: expected {}, found {}",
+                e.line, e.column, e.expected, e.found
+            );
+            self.err(at.clone(), "guards", msg)
+        })?;
         let stale = match &c.stale {
             None => None,
             Some(s) => {

@@ -8,12 +8,14 @@
 
 pub mod cpl;
 
+pub mod limits;
 pub mod raw;
 pub mod resolve;
 pub mod settings;
 
 pub use crate::source::ScenarioError;
 pub use cpl::CplSpec;
+pub use limits::TRIALS_MAX;
 
 use crate::dist::Dist;
 use crate::generator::recorded::Recording;
@@ -28,6 +30,8 @@ use std::sync::Arc;
 pub const TRIALS_DEFAULT: u64 = 100;
 /// Default per-trial bound on executed events.
 pub const EVENTS_MAX_DEFAULT: u64 = 1_000_000;
+/// The most log records a trial reserves up front (it grows past that as it needs).
+pub const OPS_HINT_MAX: usize = 1 << 16;
 
 /// A resolved scenario.
 #[derive(Clone, Debug)]
@@ -241,10 +245,13 @@ impl Scenario {
         agentsim_models::record::Registry::all(self.tool_count)
     }
 
-    /// The operations one trial begins without retries (the reads of every repetition): the
-    /// engine reserves that much log.
+    /// The operations one trial begins without retries (the reads of every repetition), at
+    /// most [`OPS_HINT_MAX`] and never more than `events_max` (a read is an event): the
+    /// engine reserves that much log, so a huge `repeat` that `events_max` cuts short
+    /// reserves nothing it will not use.
     pub fn ops_hint(&self) -> usize {
-        self.agents
+        let reads: usize = self
+            .agents
             .iter()
             .map(|a| {
                 let reads = a
@@ -252,9 +259,11 @@ impl Scenario {
                     .steps
                     .iter()
                     .filter(|s| matches!(s, Step::Read { .. }));
-                reads.count() * a.repeat.max(1) as usize
+                reads.count().saturating_mul(a.repeat.max(1) as usize)
             })
-            .sum()
+            .fold(0, usize::saturating_add);
+        let events = usize::try_from(self.events_max).unwrap_or(usize::MAX);
+        reads.min(events).min(OPS_HINT_MAX)
     }
 
     /// A rough count of scheduling points per trial (PCT needs a bound on steps).
@@ -262,8 +271,8 @@ impl Scenario {
         let per: usize = self
             .agents
             .iter()
-            .map(|a| (a.script.steps.len() + 1) * a.repeat.max(1) as usize)
-            .sum();
+            .map(|a| (a.script.steps.len() + 1).saturating_mul(a.repeat.max(1) as usize))
+            .fold(0, usize::saturating_add);
         per.max(1)
     }
 }

@@ -84,9 +84,9 @@ pub struct RawRetry {
 #[serde(deny_unknown_fields)]
 pub struct RawTokens {
     #[serde(default)]
-    pub prompt_base: u64,
+    pub prompt_base: Option<Spanned<u64>>,
     #[serde(default)]
-    pub prompt_per_cell: u64,
+    pub prompt_per_cell: Option<Spanned<u64>>,
     pub completion: Spanned<Dist>,
 }
 
@@ -109,7 +109,7 @@ pub struct RawAgent {
     #[serde(default)]
     pub count: Option<Spanned<u32>>,
     #[serde(default)]
-    pub repeat: Option<u32>,
+    pub repeat: Option<Spanned<u32>>,
     #[serde(default)]
     pub start_ms: Option<Spanned<Dist>>,
     pub script: Vec<Spanned<RawStep>>,

@@ -3,6 +3,7 @@
 //! operation structure (which `read` opens the operation a step is in, which `write` closes
 //! it). Structural rules are checked here once so the engine can assert them.
 
+use super::limits::{self, within};
 use super::raw::{RawAgent, RawScenario, RawStep};
 use super::{AgentSpec, Cond, EffectOrder, Scenario, Script, Step, TRIALS_DEFAULT};
 use crate::dist::Dist;
@@ -53,10 +54,11 @@ impl Resolver<'_> {
     fn scenario(mut self, raw: RawScenario, path: &Path) -> Res<Scenario> {
         let runtime = RuntimeChoice::parse(raw.runtime.get_ref())
             .or_else(|m| self.err(raw.runtime.span(), "runtime", m.to_string()))?;
-        let trials = raw.trials.as_ref().map_or(TRIALS_DEFAULT, |t| *t.get_ref());
-        if let Some(t) = raw.trials.as_ref().filter(|t| *t.get_ref() == 0) {
-            return self.err(t.span(), "trials", "must be at least 1");
-        }
+        let trials = match &raw.trials {
+            None => TRIALS_DEFAULT,
+            Some(t) => within(*t.get_ref(), 1, limits::TRIALS_MAX)
+                .or_else(|m| self.err(t.span(), "trials", m))?,
+        };
         self.declare(&raw.cells, "cells", |n, s| n.cell(s).0)?;
         self.declare(&raw.tools, "tools", |n, s| n.tool(s).0)?;
         let bases = self.declare_agents(&raw.agents)?;
@@ -126,12 +128,27 @@ impl Resolver<'_> {
                 "a scenario needs at least one [[agents]] entry",
             );
         }
+        let mut total: u32 = 0;
         for a in agents {
             let a = a.get_ref();
             let base = a.name.get_ref();
             let count = a.count.as_ref().map_or(1, |c| *c.get_ref());
             if let Some(c) = a.count.as_ref().filter(|c| *c.get_ref() == 0) {
                 return self.err(c.span(), "count", "must be at least 1");
+            }
+            total = total.saturating_add(count);
+            if total > limits::AGENTS_MAX {
+                let span = a.count.as_ref().map_or(a.name.span(), Spanned::span);
+                let msg = format!(
+                    "{total} agents so far (copies included), more than the {} a scenario \
+                     may have",
+                    limits::AGENTS_MAX
+                );
+                return self.err(span, "count", msg);
+            }
+            if let Some(r) = &a.repeat {
+                within(*r.get_ref(), 1, limits::REPEAT_MAX)
+                    .or_else(|m| self.err(r.span(), "repeat", m))?;
             }
             if bases.contains_key(base) || base.is_empty() || base.contains('.') {
                 let msg = format!("agent `{base}` is empty, contains `.`, or is declared twice");
@@ -157,7 +174,7 @@ impl Resolver<'_> {
             .map(|k| AgentSpec {
                 name: copy_name(base, count, k),
                 base: base.clone(),
-                repeat: a.repeat.unwrap_or(1),
+                repeat: a.repeat.as_ref().map_or(1, |r| *r.get_ref()),
                 start_ms,
                 script: Arc::clone(&script),
             })

@@ -2,6 +2,7 @@
 //! `[generator]` (which loads a recording), resolved with defaults. Split from
 //! [`super::resolve`], which resolves agents and scripts.
 
+use super::limits::{within, EVENTS_MAX_MAX, TOKENS_MAX};
 use super::raw::RawScenario;
 use super::resolve::Resolver;
 use super::{GeneratorSpec, OnMissing, RetryPolicy, TokenModel, EVENTS_MAX_DEFAULT};
@@ -29,9 +30,13 @@ impl Resolver<'_> {
         let completion = self
             .dist(Some(&t.completion), "completion")?
             .unwrap_or(Dist::ZERO);
+        let count = |n: &Option<toml::Spanned<u64>>, key: &str| match n {
+            None => Ok(0),
+            Some(n) => within(*n.get_ref(), 0, TOKENS_MAX).or_else(|m| self.err(n.span(), key, m)),
+        };
         Ok(TokenModel {
-            prompt_base: t.prompt_base,
-            prompt_per_cell: t.prompt_per_cell,
+            prompt_base: count(&t.prompt_base, "prompt_base")?,
+            prompt_per_cell: count(&t.prompt_per_cell, "prompt_per_cell")?,
             completion,
         })
     }
@@ -98,8 +103,9 @@ impl Resolver<'_> {
             .events_max
             .as_ref()
             .map_or(EVENTS_MAX_DEFAULT, |e| *e.get_ref());
-        if let Some(e) = s.events_max.as_ref().filter(|e| *e.get_ref() == 0) {
-            return self.err(e.span(), "events_max", "must be at least 1");
+        if let Some(e) = &s.events_max {
+            within(events_max, 1, EVENTS_MAX_MAX)
+                .or_else(|m| self.err(e.span(), "events_max", m))?;
         }
         let window_ms = s.window_ms.as_ref().map_or(0, |w| *w.get_ref());
         if let Some(w) = s.window_ms.as_ref().filter(|_| window_ms > WINDOW_MS_MAX) {

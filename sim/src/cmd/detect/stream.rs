@@ -76,7 +76,9 @@ pub fn run(path: &Path, cfg: Config, fail_on: &[Anomaly]) -> anyhow::Result<Exit
     };
     match outcome {
         Ok(summary) => {
-            super::undecidable_note(&path.display().to_string(), fail_on, &summary);
+            // The witnesses are out; a `--fail-on` the stream cannot decide is then exit 2.
+            drop(out);
+            super::undecidable(&path.display().to_string(), fail_on, &summary)?;
             Ok(super::exit_code(&summary, fail_on))
         }
         // A reader that went away (`| head`) is a normal end, not an error.
