@@ -23,8 +23,9 @@ CONSTANTS
     Agents, Cells, Values, Tools,   \* finite sets of names
     NULL,                           \* the empty value / no tool (a model value)
     MaxOps,                         \* bound on len(log)
-    ExternalCells,                  \* cells whose reads may deviate from memory
-    AllowSkew,                      \* ... if this is TRUE (SPEC §1, contract)
+    ExternalCells,                  \* the cells SkewExternalOnly frees (else unused)
+    AllowSkew,                      \* reads may deviate from memory (SPEC §1, the paper's)
+    SkewExternalOnly,               \* ext. 5: ... on ExternalCells only (needs AllowSkew)
     Canonical,                      \* ext. 1: write values NULL outside the write set
     Provenance,                     \* ext. 2: preds recorded at StartRead
     Retraction,                     \* ext. 3: Retract(i) of a committed record
@@ -33,7 +34,8 @@ CONSTANTS
 ASSUME NULL \notin Values
 ASSUME ExternalCells \subseteq Cells
 ASSUME MaxOps \in Nat /\ MaxVersion \in Nat
-ASSUME \A b \in {AllowSkew, Canonical, Provenance, Retraction} : b \in BOOLEAN
+ASSUME \A b \in {AllowSkew, SkewExternalOnly, Canonical, Provenance, Retraction} : b \in BOOLEAN
+ASSUME SkewExternalOnly => AllowSkew
 
 VARIABLES
     log,        \* sequence of records; Len(log) is the clock
@@ -85,10 +87,13 @@ Init ==
 -----------------------------------------------------------------------------
 (* Choice sets.                                                            *)
 
-\* Read values: a total map equal to memory except, with skew, on external cells.
+\* Read values: a total map equal to memory unless AllowSkew (the paper's
+\* (~AllowSkew) => (rv = memory): with skew every cell's read is free), or, with
+\* ext. 5 (SkewExternalOnly), free on ExternalCells and equal to memory elsewhere.
+Skewed(c) == AllowSkew /\ (~SkewExternalOnly \/ c \in ExternalCells)
+
 ReadChoices ==
-    {rv \in [Cells -> Val] :
-        \A c \in Cells : (AllowSkew /\ c \in ExternalCells) \/ rv[c] = memory[c]}
+    {rv \in [Cells -> Val] : \A c \in Cells : Skewed(c) \/ rv[c] = memory[c]}
 
 \* Write values: free outside the write set (paper), or NULL there (canonical).
 WriteChoices(ws) ==

@@ -80,7 +80,7 @@ impl<R: Runtime> RuntimeModel<R> {
                 .collect(),
             tool.checked_sub(1).map(|t| Tool(u32::from(t))),
         );
-        if (0..b.cells).any(|c| b.skewed(c)) {
+        if b.any_skew() {
             req.observed = Some(value_map(rv, b.cells));
         }
         match rt.begin(&req) {

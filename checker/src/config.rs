@@ -2,10 +2,14 @@
 //!
 //! `Bounds` are the model constants: `Agents`, `Cells`, `Values` (non-NULL, so `values = 2`
 //! is {v1, v2}), `Tools`, `MaxOps`, `ExternalCells` (the first `external` cells) and
-//! `AllowSkew`. A read of cell c may deviate from memory (any value in Values ∪ {NULL}) iff
-//! `skew ∧ c ∈ ExternalCells`; every other read equals memory — the same reading as the TLA+
-//! twin. Validation only rejects bounds the compact encoding cannot represent; it does not
-//! say a run at the accepted bounds is cheap. [`Replication`] adds the replicated store's
+//! `AllowSkew` ([`Skew`]). The paper's `AllowSkew` frees the read values of every cell
+//! (`(~AllowSkew) => (rv = memory)` in its `Memory.tla`): [`Skew::Every`], a read of any cell
+//! may return any value of Values ∪ {NULL}. [`Skew::External`] is this project's extension 5:
+//! only reads of `ExternalCells` are free (cells an outside writer changes), every other read
+//! equals memory. `ExternalCells` means something only to that extension, so validation
+//! refuses it elsewhere. The TLA+ twin has both (`AllowSkew`, `SkewExternalOnly`). Validation
+//! rejects bounds the compact encoding cannot represent and combinations that would leave a
+//! constant without effect; it does not say a run at the accepted bounds is cheap. [`Replication`] adds the replicated store's
 //! constants (SPEC §6) and says which SPEC §1 switches that model does not have.
 
 use agentsim_models::replica::ReadDiscipline;
@@ -27,10 +31,34 @@ pub struct Bounds {
     pub values: u32,
     pub tools: u32,
     pub max_ops: u32,
-    /// `ExternalCells` = the first `external` cells.
+    /// `ExternalCells` = the first `external` cells (only [`Skew::External`] reads it).
     pub external: u32,
-    /// `AllowSkew`.
-    pub skew: bool,
+    /// `AllowSkew`: which reads may deviate from memory.
+    pub skew: Skew,
+}
+
+/// Which reads may deviate from memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Skew {
+    /// `AllowSkew = FALSE`: every read equals memory.
+    #[default]
+    Off,
+    /// The paper's `AllowSkew = TRUE`: a read of any cell may return any value.
+    Every,
+    /// Extension 5 (`SkewExternalOnly`): reads of `ExternalCells` may return any value,
+    /// reads of the other cells equal memory.
+    External,
+}
+
+impl Skew {
+    /// The reading's name in reports: `off`, `every-cell`, `external-only`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Skew::Off => "off",
+            Skew::Every => "every-cell",
+            Skew::External => "external-only",
+        }
+    }
 }
 
 impl Bounds {
@@ -43,13 +71,28 @@ impl Bounds {
             tools: 2,
             max_ops,
             external: 0,
-            skew: false,
+            skew: Skew::Off,
         }
     }
 
     /// Whether reads of `cell` may deviate from memory.
     pub fn skewed(&self, cell: u32) -> bool {
-        self.skew && cell < self.external
+        match self.skew {
+            Skew::Off => false,
+            Skew::Every => cell < self.cells,
+            Skew::External => cell < self.external,
+        }
+    }
+
+    /// Whether some read may deviate from memory.
+    pub fn any_skew(&self) -> bool {
+        (0..self.cells).any(|c| self.skewed(c))
+    }
+
+    /// Whether every cell is treated alike by the reads (no cell is singled out as external),
+    /// so that renaming cells is a symmetry of the read choices.
+    pub fn cells_alike(&self) -> bool {
+        (0..self.cells).all(|c| self.skewed(c) == self.skewed(0))
     }
 
     /// Checks every bound; the error names the offending constant.
@@ -60,7 +103,11 @@ impl Bounds {
         range(Bound::Tools, self.tools, 0, TOOLS_MAX)?;
         range(Bound::MaxOps, self.max_ops, 1, MAX_OPS_MAX)?;
         range(Bound::External, self.external, 0, self.cells)?;
-        Ok(())
+        match (self.skew, self.external) {
+            (Skew::External, 0) => Err(BoundsError::SkewExternalNone),
+            (Skew::Off | Skew::Every, n) if n > 0 => Err(BoundsError::ExternalUnused(self.skew)),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -146,6 +193,15 @@ pub enum BoundsError {
     NotReplicated(NotReplicated),
     #[error("provenance, retraction and tool versions need the runtime model")]
     PaperExtensions,
+    /// External-only skew with no external cell would free no read.
+    #[error("skew on ExternalCells only, with ExternalCells empty, frees no read")]
+    SkewExternalNone,
+    /// `ExternalCells` is non-empty but the skew reading does not consult it.
+    #[error(
+        "ExternalCells is read only by skew on external cells; with {} it has no effect",
+        match .0 { Skew::Every => "AllowSkew on every cell", _ => "no skew" }
+    )]
+    ExternalUnused(Skew),
     #[error(transparent)]
     Stack(#[from] agentsim_models::runtime::StackError),
 }
@@ -203,7 +259,7 @@ impl Replication {
         if b.tools != 0 {
             return refuse(NotReplicated::Tools);
         }
-        if b.skew || b.external != 0 {
+        if b.skew != Skew::Off || b.external != 0 {
             return refuse(NotReplicated::Skew);
         }
         if ext.retraction || ext.tool_versions {
@@ -264,12 +320,24 @@ mod tests {
     }
 
     #[test]
-    fn skew_needs_both_switches() {
+    fn paper_skew_frees_every_cell_and_the_extension_only_external_ones() {
         let mut b = Bounds::paper(1, 2, 2);
+        assert!(!b.any_skew() && b.cells_alike());
+        b.skew = Skew::Every;
+        assert!(b.skewed(0) && b.skewed(1) && !b.skewed(2));
+        assert!(b.cells_alike() && b.validate().is_ok());
+        b.skew = Skew::External;
+        assert_eq!(b.validate(), Err(BoundsError::SkewExternalNone));
         b.external = 1;
-        assert!(!b.skewed(0));
-        b.skew = true;
-        assert!(b.skewed(0));
-        assert!(!b.skewed(1));
+        assert!(b.validate().is_ok());
+        assert!(b.skewed(0) && !b.skewed(1) && !b.cells_alike());
+        b.external = 2;
+        assert!(b.skewed(1) && b.cells_alike());
+        for skew in [Skew::Off, Skew::Every] {
+            b.skew = skew;
+            let e = b.validate().unwrap_err();
+            assert_eq!(e, BoundsError::ExternalUnused(skew));
+            assert!(e.to_string().contains("no effect"), "{e}");
+        }
     }
 }

@@ -38,7 +38,7 @@ pub mod witnesses;
 
 pub use action::Action;
 pub use composed::RuntimeModel;
-pub use config::{Bound, Bounds, BoundsError, Extensions, NotReplicated, Replication};
+pub use config::{Bound, Bounds, BoundsError, Extensions, NotReplicated, Replication, Skew};
 pub use explore::{explore, ExploreOptions, Outcome};
 pub use packed::PackedState;
 pub use paper::PaperModel;

@@ -23,7 +23,7 @@
 //! set (`rs ⊆ ws`), so no op commits read-only and si validates every commit.
 //! "Prevented" holds at these bounds only.
 
-use crate::config::{Bounds, Extensions, Replication};
+use crate::config::{Bounds, Extensions, Replication, Skew};
 use crate::property::Property;
 use crate::replicated_run;
 use crate::run::{check, CheckConfig, CheckError};
@@ -107,7 +107,7 @@ pub fn scenario(a: Anomaly, max_ops: Option<u32>) -> Option<(Bounds, Extensions)
         tools,
         max_ops: max_ops.unwrap_or(ops),
         external: 0,
-        skew: false,
+        skew: Skew::Off,
     };
     Some(match a {
         Anomaly::A1 => (base(2, 1, 0, 2), canonical),

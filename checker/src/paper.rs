@@ -2,7 +2,7 @@
 //!
 //! State: `log`, `inflight[a]`, `registry`, `memory`, exactly as the paper's `Memory.tla`
 //! (`--paper`). Switches that keep the vanilla store: canonical writes (extension 1), the
-//! all-writers restriction, skew on external cells, and symmetry over agents. Symmetry maps a
+//! all-writers restriction, skew (on every cell, or on external cells only), and symmetry over agents. Symmetry maps a
 //! state to the least encoding over all renamings of agents; it is sound because nothing in
 //! the actions or the properties names a particular agent (A1 only asks that two differ).
 //! Extensions that need a runtime's decisions (provenance, retraction, tool versions) live in
@@ -311,6 +311,7 @@ impl Space for PaperModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Skew;
     use crate::explore::{explore, ExploreOptions};
 
     fn counts(b: Bounds, ext: Extensions, sym: bool, threads: usize) -> (u64, u64, u32) {
@@ -389,7 +390,7 @@ mod tests {
             ..Extensions::default()
         };
         let mut skewed = Bounds::paper(2, 1, 2);
-        (skewed.values, skewed.tools, skewed.external, skewed.skew) = (1, 1, 1, true);
+        (skewed.values, skewed.tools, skewed.skew) = (1, 1, Skew::Every);
         let mut wide = Bounds::paper(1, 2, 1);
         wide.tools = 1;
         let mut hits = agreement(&PaperModel::new(skewed, canonical, false).unwrap());

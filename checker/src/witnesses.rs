@@ -26,7 +26,7 @@
 
 use crate::action::Action;
 use crate::composed::RuntimeModel;
-use crate::config::{Bounds, Extensions};
+use crate::config::{Bounds, Extensions, Skew};
 use crate::render;
 use crate::space::Space;
 use crate::trace::{replay, Trace};
@@ -49,7 +49,7 @@ pub fn bounds_for(p: Point) -> Bounds {
         tools: u32::from(p.contains(Anomaly::A2)),
         max_ops: records_needed(p).max(1),
         external: 0,
-        skew: false,
+        skew: Skew::Off,
     }
 }
 

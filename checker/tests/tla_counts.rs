@@ -1,6 +1,7 @@
 //! The runtime configs on which the Rust checker and TLC explore the same transition system
-//! (issue 6): each test pins the counts that `tla/check.sh` compares with TLC's for the
-//! config named in its comment (TLC's figures are pinned in that `.cfg` header and agree).
+//! (issue 6), and the skew configs of the paper model (issue 20): each test pins the counts
+//! that `tla/check.sh` compares with TLC's for the config named in its comment (TLC's figures
+//! are pinned in that `.cfg` header and agree).
 //! Only the CI-sized configs are here; the ~10⁶-state ones run in `tla/check.sh`.
 //!
 //! A failure here means the composed model's transition system or state identity changed;
@@ -8,7 +9,8 @@
 //! says the counts and verdicts are as pinned at these bounds, nothing beyond them.
 
 use agentsim_checker::{
-    explore, Bounds, ExploreOptions, Extensions, PropSet, Property, RuntimeModel,
+    explore, Bounds, ExploreOptions, Extensions, PaperModel, PropSet, Property, RuntimeModel, Skew,
+    Space,
 };
 use agentsim_models::runtime::{Discipline, RuntimeKind};
 
@@ -35,19 +37,65 @@ fn ext(provenance: bool, retraction: bool, tool_versions: bool, all_writers: boo
 /// (distinct, generated, depth).
 fn counts(kind: RuntimeKind, b: Bounds, e: Extensions, props: &[Property]) -> (u64, u64, u32) {
     let m = RuntimeModel::of_kind(b, e, kind).unwrap();
+    explored(&m, props, kind.name())
+}
+
+fn explored<S: Space>(m: &S, props: &[Property], what: &str) -> (u64, u64, u32)
+where
+    S::State: Send + Sync,
+{
     let opts = ExploreOptions {
         threads: 2,
         check: PropSet::of(props),
         max_states: u64::MAX,
     };
-    let o = explore(&m, &opts);
-    assert!(
-        o.complete,
-        "{}: the space is explored to the end",
-        kind.name()
-    );
-    assert!(o.violated.is_empty(), "{}: {:?}", kind.name(), o.violated);
+    let o = explore(m, &opts);
+    assert!(o.complete, "{what}: the space is explored to the end");
+    assert!(o.violated.is_empty(), "{what}: {:?}", o.violated);
     (o.distinct, o.generated, o.depth)
+}
+
+/// The paper model with free write values, 2 values, 2 tools, and the composed vanilla model
+/// on the same bounds: both must give TLC's counts.
+fn skew_counts(b: Bounds) -> (u64, u64, u32) {
+    let paper = PaperModel::new(b, Extensions::default(), false).unwrap();
+    let got = explored(&paper, &[], "paper");
+    let vanilla = RuntimeModel::of_kind(b, Extensions::default(), RuntimeKind::Vanilla).unwrap();
+    assert_eq!(explored(&vanilla, &[], "vanilla"), got, "{b:?}");
+    got
+}
+
+/// `Memory_paper_skew_1a2c1ops`: the paper's `AllowSkew` frees both cells' reads although
+/// `ExternalCells` is empty (without skew: 10,168 / 10,937 / 5).
+#[test]
+fn memory_paper_skew_1a2c1ops() {
+    let b = Bounds {
+        skew: Skew::Every,
+        ..Bounds::paper(1, 2, 1)
+    };
+    assert_eq!(skew_counts(b), (91_480, 98_393, 5));
+}
+
+/// `Memory_paper_skew_1a1c2ops`: free reads after a write as before it (without skew: 31,942 /
+/// 33,497 / 7).
+#[test]
+fn memory_paper_skew_1a1c2ops() {
+    let b = Bounds {
+        skew: Skew::Every,
+        ..Bounds::paper(1, 1, 2)
+    };
+    assert_eq!(skew_counts(b), (284_314, 298_049, 7));
+}
+
+/// `Memory_skewexternal_1a2c1ops`: extension 5 frees c1's reads only.
+#[test]
+fn memory_skewexternal_1a2c1ops() {
+    let b = Bounds {
+        skew: Skew::External,
+        external: 1,
+        ..Bounds::paper(1, 2, 1)
+    };
+    assert_eq!(skew_counts(b), (30_496, 32_801, 5));
 }
 
 /// `Pessimistic_L1_2a1c2ops`: a dropped begin is no transition (TLC: 746 / 785 / 6).

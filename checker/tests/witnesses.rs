@@ -3,8 +3,11 @@
 //! its final log, and its replay path is parsed and replayed to the same trace.
 
 use agentsim_checker::trace::{parse_path, replay, shortest, Trace};
-use agentsim_checker::{Bounds, Extensions, PaperModel, PropSet, Property, RuntimeModel, Space};
+use agentsim_checker::{
+    Bounds, Extensions, PaperModel, PropSet, Property, RuntimeModel, Skew, Space,
+};
 use agentsim_models::detect::spec;
+use agentsim_models::names::{Cell, Value};
 use agentsim_models::runtime::RuntimeKind;
 
 const MAX: u64 = 50_000_000;
@@ -54,9 +57,9 @@ fn a6_with_one_agent_two_cells_max_ops_two() {
 }
 
 #[test]
-fn a3_residue_form_with_an_external_cell_and_skew() {
+fn a3_residue_form_with_skew() {
     let mut b = Bounds::paper(1, 1, 2);
-    (b.external, b.skew) = (1, true);
+    b.skew = Skew::Every;
     let m = paper(b);
     let t = witness(&m, Property::A3_RESIDUE);
     // StartRead observing a value nobody wrote, CompleteWrite.
@@ -64,6 +67,24 @@ fn a3_residue_form_with_an_external_cell_and_skew() {
     // Without skew the residue form cannot occur.
     let plain = paper(Bounds::paper(1, 1, 2));
     assert!(shortest(&plain, PropSet::of(&[Property::A3_RESIDUE]), MAX).is_empty());
+}
+
+/// The paper's skew frees every cell's read; the external-only extension frees only the
+/// external ones (`ExternalCells` = the first `external` cells, so c1 here): its witness reads a
+/// value nobody wrote in c1, and c2 as memory has it (NULL).
+#[test]
+fn paper_skew_frees_every_cell_external_skew_only_the_external_ones() {
+    let mut b = Bounds::paper(1, 2, 1);
+    b.values = 1;
+    b.skew = Skew::Every;
+    assert_eq!(witness(&paper(b), Property::A3_RESIDUE).steps(), 2);
+    (b.skew, b.external) = (Skew::External, 1);
+    let m = paper(b);
+    let t = witness(&m, Property::A3_RESIDUE);
+    assert_eq!(t.steps(), 2);
+    let log = m.view(t.states.last().unwrap()).log;
+    let read = |c| log[0].read_values.get(Cell(c));
+    assert_eq!((read(0), read(1)), (Value(1), Value::NULL));
 }
 
 #[test]

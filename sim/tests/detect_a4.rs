@@ -46,7 +46,7 @@ fn the_split_view_sample_names_both_reads() {
     }]);
     assert_eq!(v["anomalies"]["A4"], expected);
     // A4 is outside the lattice: the stale read is no A1, so the point stays empty.
-    assert_eq!(v["lattice_point"], json!([]));
+    assert_eq!(v["exhibits"], json!([]));
     assert_eq!(v["level"], json!(4));
     let spec = detect_json(&sample("a4_split_view.jsonl"), &["--spec"]);
     assert_eq!(spec, v);

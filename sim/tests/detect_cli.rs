@@ -31,7 +31,7 @@ fn detect_json(name: &str, extra: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("one JSON object")
 }
 
-/// (sample, witnesses per anomaly A1 A2 A3 A6, lattice point, level)
+/// (sample, witnesses per anomaly A1 A2 A3 A6, the set exhibited, level)
 const SAMPLES: &[(&str, [usize; 4], &[&str], u64)] = &[
     ("a1_stale_generation.jsonl", [1, 0, 0, 0], &["A1"], 0),
     ("l1_struct_witness.jsonl", [1, 0, 0, 0], &["A1"], 0),
@@ -56,7 +56,7 @@ fn samples_give_their_anomalies_point_and_level() {
             let got = v["anomalies"][a].as_array().map(Vec::len);
             assert_eq!(got, Some(n), "{name} {a}");
         }
-        assert_eq!(v["lattice_point"], json!(point), "{name}");
+        assert_eq!(v["exhibits"], json!(point), "{name}");
         assert_eq!(v["level"], json!(level), "{name}");
         assert_eq!(
             detect_json(name, &["--spec"]),
@@ -82,7 +82,7 @@ fn a1_witness_names_records_agents_and_values() {
         "{text}"
     );
     assert!(text.contains("L1_struct: holds"), "{text}");
-    assert!(text.contains("lattice point: {A1}\nlevel: L0"), "{text}");
+    assert!(text.contains("exhibits: {A1}\nlevel: L0"), "{text}");
 }
 
 #[test]
@@ -94,8 +94,8 @@ fn residue_is_reported_only_on_request() {
     assert_eq!(v["anomalies"]["A3_residue"], residue);
     let point = json!(["A3"]);
     assert_eq!(
-        v["lattice_point"], point,
-        "the residue is not in the lattice point"
+        v["exhibits"], point,
+        "the residue is not in the exhibited set"
     );
 }
 

@@ -90,7 +90,7 @@ fn stream_counts_equal_the_batch_run_on_every_sample() {
             .expect("array")
             .len();
         assert_eq!(e["witnesses"]["L1_struct"], l1, "{name}");
-        assert_eq!(e["lattice_point"], b["lattice_point"], "{name}");
+        assert_eq!(e["exhibits"], b["exhibits"], "{name}");
         assert_eq!(e["level"], b["level"], "{name}");
         // One line per witness, then the end.
         let lines = String::from_utf8_lossy(&out.stdout).lines().count() as u64;

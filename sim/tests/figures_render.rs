@@ -49,6 +49,9 @@ fn matrix() -> MatrixData {
     MatrixData {
         bounds: "2 agents, 2 cells, 2 tools, 2 values, depth 6".into(),
         anomalies: ["A1", "A2", "A3", "A6"].map(String::from).to_vec(),
+        column_bounds: (1..=4)
+            .map(|k| vec![format!("{k} agents"), format!("MaxOps {k}")])
+            .collect(),
         rows,
     }
 }
@@ -65,6 +68,7 @@ fn twins() -> TwinsData {
             anomaly: a.into(),
             size: format!("{size} agents"),
             mechanism: m.into(),
+            baseline: "vanilla".into(),
             without: Count { k: 7 * size, n: 50 },
             with: Count { k: 0, n: 50 },
         })
@@ -88,6 +92,7 @@ fn workloads() -> WorkloadData {
         .collect();
     WorkloadData {
         workload: "A1 stale generation, 3 agents".into(),
+        overhead_interval: "95% normal, paired by seed".into(),
         rows,
     }
 }
@@ -116,6 +121,15 @@ fn sweep() -> SweepData {
     SweepData {
         x_desc: "agents sharing one cell".into(),
         series,
+        intervals: intervals(),
+    }
+}
+
+fn intervals() -> SweepIntervals {
+    SweepIntervals {
+        rates: "95% Wilson".into(),
+        token_overhead: "95% normal, paired by seed".into(),
+        makespan_ms: "95% normal".into(),
     }
 }
 
@@ -191,6 +205,7 @@ fn matrix_has_one_verdict_per_cell() {
     assert_eq!(n, 9 * 4);
     assert!(lines.contains(&"witness 3 steps"));
     assert!(lines.contains(&"12.3k states"));
+    assert!(lines.contains(&"MaxOps 3"), "each column prints its bounds");
     for r in RUNTIMES {
         assert!(lines.contains(&r), "{r}");
     }
@@ -203,6 +218,10 @@ fn twins_show_k_over_n_for_both_arms() {
     assert_eq!(lines.iter().filter(|l| **l == "0/50").count(), 6);
     assert!(lines.contains(&"28/50"));
     assert!(lines.contains(&"A3, 4 agents"));
+    assert!(
+        lines.contains(&"without vanilla, with causal"),
+        "both runtimes are named"
+    );
 }
 
 #[test]
@@ -214,6 +233,8 @@ fn workloads_have_a_row_per_runtime_in_both_panels() {
     }
     assert!(lines.contains(&"36/40"));
     assert!(lines.contains(&"+24.0%"));
+    let axis = "extra tokens (95% normal, paired by seed)";
+    assert!(lines.contains(&axis), "the interval is named");
 }
 
 #[test]
@@ -222,7 +243,11 @@ fn sweep_has_four_panels_and_a_band_per_series() {
     let polygons = svg.lines().filter(|l| l.starts_with("<polygon")).count();
     assert_eq!(polygons, 4 * 5);
     let lines = text_lines(&svg);
-    for caption in ["anomaly rate", "abort / drop rate", "makespan (virtual ms)"] {
+    for caption in [
+        "anomaly rate (95% Wilson)",
+        "abort / drop rate (95% Wilson)",
+        "makespan (virtual ms; 95% normal)",
+    ] {
         assert!(lines.contains(&caption), "{caption}");
     }
 }
@@ -241,6 +266,7 @@ fn empty_data_renders_without_panicking() {
     let m = MatrixData {
         bounds: String::new(),
         anomalies: vec![],
+        column_bounds: vec![],
         rows: vec![],
     };
     assert!(matrix::render(&m).ends_with("</svg>\n"));
@@ -248,6 +274,7 @@ fn empty_data_renders_without_panicking() {
     let s = SweepData {
         x_desc: String::new(),
         series: vec![],
+        intervals: intervals(),
     };
     assert!(sweep::render(&s).ends_with("</svg>\n"));
     let c = StateCountData {
@@ -269,7 +296,8 @@ fn every_figure_has_a_table_of_the_same_numbers() {
             Cell::text("A1"),
             Cell::text("admitted"),
             Cell::Int(3),
-            Cell::Empty
+            Cell::Empty,
+            Cell::text("1 agents; MaxOps 1"),
         ]
     );
     assert_eq!(m.rows[1][2], Cell::text("prevented"));
@@ -277,7 +305,7 @@ fn every_figure_has_a_table_of_the_same_numbers() {
     let t = twins().table();
     assert_eq!(t.rows.len(), 6);
     let csv = t.to_csv();
-    assert!(csv.contains("A1,2 agents,registry-validate,14,50,0.2800,0.1747,0.4167,"));
+    assert!(csv.contains("A1,2 agents,registry-validate,vanilla,14,50,0.2800,0.1747,0.4167,"));
     assert!(csv.contains(",0,50,0.0000,0.0000,0.0713\n"), "{csv}");
     assert_eq!(workloads().table().rows.len(), 9);
     let s = sweep().table();

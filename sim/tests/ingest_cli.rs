@@ -32,7 +32,7 @@ fn json(out: &Output) -> Json {
 }
 
 fn point(v: &Json) -> Vec<String> {
-    v["lattice_point"]
+    v["exhibits"]
         .as_array()
         .unwrap()
         .iter()
@@ -40,7 +40,7 @@ fn point(v: &Json) -> Vec<String> {
         .collect()
 }
 
-/// (source, file, expected lattice point).
+/// (source, file, the anomaly set it must exhibit).
 const CASES: &[(&str, &str, &[&str])] = &[
     ("langgraph", "langgraph/stale_read.sqlite", &["A1"]),
     ("langgraph", "langgraph/stale_read_fixed.sqlite", &[]),

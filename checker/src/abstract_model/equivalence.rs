@@ -14,7 +14,7 @@ use super::check::check_abstract;
 use super::model::{AbstractConfig, AbstractModel};
 use crate::action::Action;
 use crate::composed::RuntimeModel;
-use crate::config::{Bounds, Extensions};
+use crate::config::{Bounds, Extensions, Skew};
 use crate::explore::{explore, ExploreOptions};
 use crate::frontier::Storage;
 use crate::property::{PropSet, Property};
@@ -204,13 +204,19 @@ fn alpha_commutes_paper_mode() {
     walk_all(Bounds::paper(1, 1, 2), Extensions::default());
 }
 
-/// Skewed reads of an external cell (`L1_struct` and the residue form become possible).
+/// Skewed reads (`L1_struct` and the residue form become possible): the paper's skew on every
+/// cell, and the external-only extension with one of two cells external.
 #[test]
 fn alpha_commutes_with_skew() {
     let mut b = small(2, 1, 0, 2);
-    (b.external, b.skew) = (1, true);
+    b.skew = Skew::Every;
     walk_all(b, canonical());
     walk_all(b, retracting());
+    let mut two = small(1, 2, 0, 2);
+    two.skew = Skew::Every;
+    walk_all(two, canonical());
+    (two.external, two.skew) = (1, Skew::External);
+    walk_all(two, canonical());
 }
 
 /// The all-writers restriction.

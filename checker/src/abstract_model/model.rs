@@ -19,8 +19,8 @@
 //! ops in flight are forgotten (no read or commit can use them). Symmetry over agents is the sorted order of
 //! the in-flight slots (nothing else names an agent). What a pass does not prove: anything
 //! about a configuration the equivalence tests have not compared with the concrete model.
-//! Symmetry here also renames cells when no cell is distinguished (no skew, or every cell
-//! external): nothing in the actions, mechanisms or properties names a particular cell.
+//! Symmetry here also renames cells when no cell is distinguished (no skew, the paper's skew
+//! on every cell, or external-only skew with every cell external): nothing in the actions, mechanisms or properties names a particular cell.
 
 use super::codec::{self, CellPerms};
 use super::mechanism::Policies;
@@ -119,7 +119,7 @@ impl AbstractModel {
                 .iter()
                 .fold(Props::default(), |m, p| m.union(props_for(p))),
             retraction: cfg.ext.retraction,
-            skew: cfg.bounds.skew && cfg.bounds.external > 0,
+            skew: cfg.bounds.any_skew(),
             provenance: cfg.ext.provenance,
             reads: cfg.ext.all_writers,
             ..Need::default()
@@ -138,7 +138,7 @@ impl AbstractModel {
             })
             .collect();
         let b = &cfg.bounds;
-        let cells_alike = !need.skew || b.external == b.cells;
+        let cells_alike = b.cells_alike();
         let cell_perms = if cfg.symmetry && cells_alike {
             CellPerms::all(b.cells)
         } else {

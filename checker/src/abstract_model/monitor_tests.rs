@@ -6,7 +6,7 @@
 use super::model::{AbstractConfig, AbstractModel};
 use crate::action::Action;
 use crate::composed::RuntimeModel;
-use crate::config::{Bounds, Extensions, Replication};
+use crate::config::{Bounds, Extensions, Replication, Skew};
 use crate::property::{PropSet, Property};
 use crate::replicated::{RepAction, ReplicatedModel};
 use crate::space::{fingerprint_of, Space};
@@ -129,7 +129,9 @@ fn drive_all(kind: RuntimeKind) {
         ..canonical
     };
     let mut skewed = small(2, 1, 0, 2);
-    (skewed.external, skewed.skew) = (1, true);
+    skewed.skew = Skew::Every;
+    let mut one_external = small(1, 2, 0, 2);
+    (one_external.external, one_external.skew) = (1, Skew::External);
     let runs = [
         (small(2, 1, 0, 3), canonical),
         (small(2, 1, 0, 2), retracting),
@@ -138,6 +140,7 @@ fn drive_all(kind: RuntimeKind) {
         (small(1, 2, 0, 1), canonical),
         (skewed, canonical),
         (skewed, retracting),
+        (one_external, canonical),
     ];
     for (b, ext) in runs {
         assert!(drive(kind, b, ext) > 10, "{kind} {b:?}");

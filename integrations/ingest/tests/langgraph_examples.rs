@@ -20,7 +20,7 @@ fn ingest(name: &str) -> Ingested {
     read_langgraph(path(name), None).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-/// The lattice point of an ingested history (fast and spec detectors agree).
+/// The anomaly set an ingested history exhibits (fast and spec detectors agree).
 fn point(i: &Ingested) -> Vec<&'static str> {
     let report = fast::detect(&i.history);
     assert_eq!(report, spec::detect(&i.history), "fast and spec disagree");

@@ -45,7 +45,7 @@ def test_each_app_gives_the_predicted_anomalies(app, fixed, tmp_path, agentsim):
     out = tmp_path / "h.jsonl"
     rec = run(app, fixed, out)
     anomalies, error = apps.EXPECTED[(app, fixed)]
-    assert set(agentsim("detect", str(out))["lattice_point"]) == anomalies
+    assert set(agentsim("detect", str(out))["exhibits"]) == anomalies
     assert [e["error"] for e in rec.report()["errors"]] == ([error] if error else [])
 
 
@@ -54,7 +54,7 @@ def test_each_app_gives_the_predicted_anomalies(app, fixed, tmp_path, agentsim):
 def test_every_entry_point_records_the_same(app, mode, tmp_path, agentsim):
     out = tmp_path / "h.jsonl"
     run(app, False, out, mode)
-    assert set(agentsim("detect", str(out))["lattice_point"]) == apps.EXPECTED[(app, False)][0]
+    assert set(agentsim("detect", str(out))["exhibits"]) == apps.EXPECTED[(app, False)][0]
 
 
 def test_reads_are_tracked_per_key(tmp_path):
@@ -105,7 +105,7 @@ def test_the_recorder_and_the_checkpoints_agree(app, fixed, tmp_path, agentsim):
     conn.close()
     recorded = agentsim("detect", str(out))
     ingested = agentsim("detect", str(db), "--from", "langgraph")
-    assert recorded["lattice_point"] == ingested["lattice_point"]
+    assert recorded["exhibits"] == ingested["exhibits"]
     assert [e["error"] for e in ingested["ingest"]["errors"]] == (
         ["InvalidUpdateError"] if app == "double_write" else [])
     assert len(records(out)) == ingested["ingest"]["records"]

@@ -130,7 +130,7 @@ impl Report {
         self.count(a) > 0
     }
 
-    /// The exact set of lattice anomalies exhibited (the history's lattice point), in lattice
+    /// The exact set of lattice anomalies exhibited (what the history exhibits), in lattice
     /// order.
     pub fn anomalies(&self) -> Vec<Anomaly> {
         Anomaly::LATTICE

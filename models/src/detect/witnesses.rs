@@ -179,7 +179,7 @@ impl Summary {
         self.count(a) > 0
     }
 
-    /// The exact set of lattice anomalies exhibited (the lattice point), in lattice order.
+    /// The exact set of lattice anomalies exhibited, in lattice order.
     pub fn anomalies(&self) -> Vec<Anomaly> {
         Anomaly::LATTICE
             .into_iter()

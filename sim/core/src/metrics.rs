@@ -1,7 +1,7 @@
 //! Per-trial metrics and their aggregate over a run.
 //!
-//! A trial's metrics are its detectors' verdicts (the lattice point and level of its history),
-//! the engine's counters and the schedule string that replays it. The aggregate is computed
+//! A trial's metrics are its detectors' verdicts (the anomaly set its history exhibits, and
+//! its level), the engine's counters and the schedule string that replays it. The aggregate is computed
 //! from the per-trial list in trial order only, so it is byte-identical whatever the number
 //! of threads that produced the list. Rates come with Wilson 95 % intervals; means are plain
 //! means (no interval: their spread is printed as min and max instead).
@@ -30,7 +30,7 @@ pub fn reported() -> impl Iterator<Item = Anomaly> {
 #[serde(deny_unknown_fields)]
 pub struct TrialMetrics {
     pub trial: u64,
-    /// The exact set of anomalies exhibited (the lattice point), in lattice order.
+    /// The exact set of anomalies exhibited, in lattice order.
     pub anomalies: Vec<Anomaly>,
     pub a3_residue: bool,
     /// The highest Lk the history satisfies (0–4).

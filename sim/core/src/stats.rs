@@ -9,6 +9,9 @@ use serde::Serialize;
 /// z for a two-sided 95 % interval.
 pub const Z95: f64 = 1.959_963_984_540_054;
 
+/// What [`Proportion`]'s interval is, as figures label it.
+pub const INTERVAL: &str = "95% Wilson";
+
 /// k successes out of n trials, with the Wilson 95 % interval.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Proportion {

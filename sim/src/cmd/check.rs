@@ -22,6 +22,7 @@ use agentsim_checker::frontier::Storage;
 use agentsim_checker::run::{self, CheckConfig, CheckReport, Replayed};
 use agentsim_checker::{
     replicated_run, Bound, Bounds, BoundsError, Extensions, NotReplicated, Property, Replication,
+    Skew,
 };
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
@@ -58,12 +59,16 @@ pub struct Args {
     /// Records a history may have (default 2; with --abstract, no bound when absent).
     #[arg(long)]
     pub max_ops: Option<u32>,
-    /// ExternalCells: the first N cells.
+    /// ExternalCells: the first N cells (only --skew-external reads it).
     #[arg(long, default_value_t = 0)]
     pub external: u32,
-    /// AllowSkew: reads of external cells may return any value.
+    /// AllowSkew, as the paper's Memory.tla: a read of any cell may return any value.
     #[arg(long)]
     pub skew: bool,
+    /// Extension 5: only reads of the --external cells may return any value; the other
+    /// cells' reads equal memory.
+    #[arg(long, conflicts_with = "skew")]
+    pub skew_external: bool,
     /// Symmetry reduction over agents.
     #[arg(long)]
     pub symmetry: bool,
@@ -165,13 +170,27 @@ pub fn bounds_message(e: &BoundsError) -> String {
         BoundsError::NotReplicated(what) => {
             let fix = match what {
                 NotReplicated::Tools => "pass --tools 0",
-                NotReplicated::Skew => "drop --skew and --external",
+                NotReplicated::Skew => "drop --skew, --skew-external and --external",
                 NotReplicated::RetractionOrToolVersions => "drop --retraction, --tool-versions",
                 NotReplicated::Symmetry => "drop --symmetry",
             };
             format!("--replicas: the replicated model has no {what} ({fix})")
         }
         BoundsError::PaperExtensions => e.to_string(),
+        BoundsError::SkewExternalNone => {
+            "--skew-external needs --external N (N >= 1): with no external cell it frees no read"
+                .to_owned()
+        }
+        BoundsError::ExternalUnused(skew) => format!(
+            "--external is read only by --skew-external; {}",
+            match skew {
+                Skew::Every => {
+                    "--skew frees every cell's reads (the paper's AllowSkew): drop --external, \
+                     or free only the first N cells with --skew-external --external N"
+                }
+                _ => "add --skew-external, or drop --external",
+            }
+        ),
         BoundsError::Stack(e) => format!("--runtime: {e}"),
     }
 }
@@ -223,9 +242,17 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         tool_versions: a.tool_versions,
         all_writers: a.all_writers,
     };
-    if a.paper && (runtime != Stack::VANILLA || !ext.is_paper()) {
-        bail!("--paper means vanilla with every extension off; drop --runtime and extension flags");
+    if a.paper && (runtime != Stack::VANILLA || !ext.is_paper() || a.skew_external) {
+        bail!(
+            "--paper means vanilla with every extension off; drop --runtime and extension flags \
+             (--skew is the paper's AllowSkew; --skew-external is extension 5)"
+        );
     }
+    let skew = match (a.skew, a.skew_external) {
+        (true, _) => Skew::Every,
+        (false, true) => Skew::External,
+        (false, false) => Skew::Off,
+    };
     let bounds = Bounds {
         agents: a.agents,
         cells: a.cells,
@@ -233,7 +260,7 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
         tools: a.tools.unwrap_or(if a.replicas.is_some() { 0 } else { 2 }),
         max_ops: a.max_ops.unwrap_or(2),
         external: a.external,
-        skew: a.skew,
+        skew,
     };
     bounds
         .validate()
@@ -505,7 +532,7 @@ pub(crate) fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>)
         b.tools,
         b.max_ops,
         b.external,
-        b.skew,
+        b.skew.name(),
         cfg.symmetry
     );
     s += &format!("distinct states   {}\n", o.distinct);

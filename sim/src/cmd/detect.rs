@@ -1,18 +1,20 @@
-//! `agentsim detect FILE.jsonl`: every anomaly of a recorded history, its lattice point, its level.
+//! `agentsim detect FILE.jsonl`: every anomaly of a recorded history, the set it exhibits, its
+//! level.
 //!
 //! Reads a JSON Lines history (schema `models/schema/history-v1.schema.json`), runs the fast
 //! detectors (or the spec form with `--spec`), and prints each anomaly with its witness records
-//! by name, the lattice point (the exact set of anomalies exhibited, SPEC §4) and the level (the
-//! highest Lk of the named chain). `L1_struct` is reported in the text output as a diagnostic;
+//! by name, the exact set of anomalies exhibited (`exhibits`, SPEC §4; a *lattice point* is a
+//! consistency model, the set a model excludes, as `agentsim lattice` prints them) and the
+//! level (the highest Lk of the named chain). `L1_struct` is reported in the text output as a diagnostic;
 //! the A3 residue form only with `--residue` (it over-approximates A3 and is not part of the
-//! lattice point). Exit 0; 1 if `--fail-on` names an anomaly that is present; 2 on bad input.
+//! exhibited set). Exit 0; 1 if `--fail-on` names an anomaly that is present; 2 on bad input.
 //! A clean report says the history exhibits none of A1, A2, A3, A6 *as defined*; it says nothing
 //! about histories the shim did not record.
 //!
 //! A4 (split view, SPEC §6) is reported only for histories with replica metadata (some record
 //! has `read_replica`/`read_version`): then the text output gains an "A4 split-view" section and
 //! `--json` an `A4` key inside `anomalies` (an array, empty when there is no split). A4 is
-//! outside the lattice, so it changes neither `lattice_point` nor `level`. On a single-store
+//! outside the lattice, so it changes neither `exhibits` nor `level`. On a single-store
 //! history `--fail-on A4` is exit 2 after the report: A4 compares reads served by different
 //! replicas, and a history without `read_replica`/`read_version` cannot show one, so its
 //! absence there is no pass (a gate must not read it as one).
@@ -56,7 +58,7 @@ pub struct Args {
     /// With `--from langgraph`: the thread to read.
     #[arg(long)]
     pub thread: Option<String>,
-    /// Print one JSON object: `anomalies`, `lattice_point`, `level`, `L1_struct`, `left_out`.
+    /// Print one JSON object: `anomalies`, `exhibits`, `level`, `L1_struct`, `left_out`.
     #[arg(long)]
     pub json: bool,
     /// Also report the A3 residue form (reads of values nobody had written).
@@ -280,7 +282,7 @@ fn to_json(o: &batch::Outcome, residue: bool) -> Json {
     let point = Point::of(&s.anomalies());
     let names: Vec<&str> = point.members().iter().map(|a| a.name()).collect();
     let l1 = json!({ "holds": s.l1_struct_holds(), "violations": rendered("L1_struct") });
-    json!({ "anomalies": anomalies, "lattice_point": names, "level": lattice::level(point),
+    json!({ "anomalies": anomalies, "exhibits": names, "level": lattice::level(point),
             "L1_struct": l1, "left_out": left_out })
 }
 
@@ -326,7 +328,7 @@ fn text(file: &str, o: &batch::Outcome, residue: bool) -> String {
     }
     let point = Point::of(&s.anomalies());
     let level = lattice::level(point);
-    let _ = writeln!(out, "lattice point: {}", point.label());
+    let _ = writeln!(out, "exhibits: {}", point.label());
     let _ = writeln!(out, "level: L{level}{}", level_note(level));
     if s.replica_meta {
         let title = "A4 split-view (replicated store, outside the lattice)";

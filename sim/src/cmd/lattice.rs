@@ -1,7 +1,8 @@
 //! `agentsim lattice`: the 16 points, 32 cover edges, 24 maximal chains and the named chain.
 //!
 //! `agentsim lattice --witnesses [--json] [--out DIR]` also asks the checker for a witness
-//! history per point (one exhibiting exactly that set of anomalies, shortest first; see
+//! history per anomaly set S (one exhibiting exactly S, shortest first; a point is what a model
+//! excludes, a witness what a history exhibits; see
 //! `agentsim_checker::witnesses`) and prints a 16-row table plus each witness's steps;
 //! `--out` writes each history as JSON Lines (`L{bits}-{members}.jsonl`, readable by
 //! `agentsim detect`). The search is re-run every time; nothing is read from `results/`.
@@ -32,10 +33,10 @@ pub struct Args {
     /// Print a Graphviz digraph of the Hasse diagram, the named chain in bold.
     #[arg(long)]
     pub dot: bool,
-    /// Find, with the checker, a shortest witness history for each of the 16 points.
+    /// Find, with the checker, a shortest history exhibiting each of the 16 anomaly sets.
     #[arg(long, conflicts_with = "dot")]
     pub witnesses: bool,
-    /// With --witnesses: write one JSON Lines history per point into DIR.
+    /// With --witnesses: write one JSON Lines history per anomaly set into DIR.
     #[arg(long, value_name = "DIR", requires = "witnesses")]
     pub out: Option<PathBuf>,
     /// With --witnesses: search breadth-first (the BFS-first witness; slow at the largest

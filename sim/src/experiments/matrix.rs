@@ -5,6 +5,8 @@
 use crate::artifacts::figures::{matrix, MatrixCell, MatrixData, MatrixRow};
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
 use agentsim_checker::matrix::{self as cmatrix, ANOMALIES};
+use agentsim_models::replica::ReadDiscipline;
+use agentsim_models::Anomaly;
 
 /// The `matrix` step.
 pub const STEP: Step = Step {
@@ -20,10 +22,16 @@ const THREADS: usize = 2;
 fn matrix_step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     ctx.progress("matrix: checking every runtime × anomaly");
     let rows = cmatrix::matrix(None, THREADS)?;
+    let canonical = ANOMALIES
+        .iter()
+        .all(|&a| cmatrix::scenario(a, None).is_some_and(|(_, e)| e.canonical_writes));
     let mut data = MatrixData {
-        bounds: "each anomaly at the bounds of `agentsim matrix`; A4 on 1 secondary, lag 1"
-            .to_owned(),
+        bounds: format!(
+            "each anomaly at its own bounds (`agentsim matrix`){}",
+            if canonical { ", canonical writes" } else { "" }
+        ),
         anomalies: ANOMALIES.iter().map(|p| p.name().to_owned()).collect(),
+        column_bounds: ANOMALIES.iter().map(|&a| column_bounds(a)).collect(),
         rows: Vec::new(),
     };
     for row in rows {
@@ -54,4 +62,55 @@ fn matrix_step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let mut files = vec![figure_file("matrix", about, matrix::render(&data))];
     files.extend(table_files("matrix", &data.table()));
     Ok(files)
+}
+
+/// The lines under a column's header: the bounds and extensions its scenario is checked at,
+/// each short enough for a cell's width.
+fn column_bounds(a: Anomaly) -> Vec<String> {
+    let Some((b, ext)) = cmatrix::scenario(a, None) else {
+        return Vec::new();
+    };
+    let n = |k: u32, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    let mut lines = vec![
+        format!(
+            "{}, {}",
+            n(b.agents, "agent", "agents"),
+            n(b.cells, "cell", "cells")
+        ),
+        format!(
+            "{}, {}",
+            n(b.values, "value", "values"),
+            n(b.tools, "tool", "tools")
+        ),
+        format!("MaxOps {}", b.max_ops),
+    ];
+    if a == Anomaly::A4 {
+        let r = cmatrix::replication(ReadDiscipline::AnyReplica);
+        let s = n(r.secondaries, "secondary", "secondaries");
+        lines.push(format!("{s}, lag {}", r.max_lag));
+    }
+    let switches = [
+        (ext.provenance, "provenance"),
+        (ext.retraction, "retraction"),
+        (ext.tool_versions, "tool versions"),
+    ];
+    lines.extend(switches.iter().filter(|s| s.0).map(|s| s.1.to_owned()));
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_prints_the_bounds_it_was_checked_at() {
+        assert_eq!(
+            column_bounds(Anomaly::A1),
+            ["2 agents, 1 cell", "1 value, 0 tools", "MaxOps 2"]
+        );
+        let a3 = column_bounds(Anomaly::A3);
+        assert_eq!(&a3[3..], ["provenance", "retraction"]);
+        assert_eq!(column_bounds(Anomaly::A4)[3], "1 secondary, lag 1");
+        assert!(column_bounds(Anomaly::A3Residue).is_empty());
+    }
 }

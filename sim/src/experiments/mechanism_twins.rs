@@ -120,11 +120,14 @@ fn count(
     Ok(KN { k: p.k, n: p.n })
 }
 
+/// The runtime every mechanism twin runs without the mechanism.
+const BASELINE: RuntimeChoice = RuntimeChoice::VANILLA;
+
 /// The `vanilla` counts of [`scenarios`], in order.
 fn baseline(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<KN>> {
     scenarios()
         .into_iter()
-        .map(|s| count(s, RuntimeChoice::VANILLA, trials, seed, threads))
+        .map(|s| count(s, BASELINE, trials, seed, threads))
         .collect()
 }
 
@@ -229,6 +232,7 @@ pub fn figure_data(results: &[MechanismTwin]) -> TwinsData {
                 anomaly: r.anomaly.to_string(),
                 size: format!("{} {}", r.unit, r.size),
                 mechanism: r.runtime.clone(),
+                baseline: BASELINE.name(),
                 without: c(r.without),
                 with: c(r.with),
             })

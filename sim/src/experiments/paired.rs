@@ -11,6 +11,12 @@
 use crate::artifacts::figures::style::Estimate;
 use agentsim_sim::stats::Z95;
 
+/// What [`mean_interval`]'s interval is, as figures label it.
+pub const MEAN_INTERVAL: &str = "95% normal";
+
+/// What [`overhead`]'s interval is, as figures label it.
+pub const OVERHEAD_INTERVAL: &str = "95% normal, paired by seed";
+
 /// The mean of `xs` with a normal 95 % interval (the standard error of the mean).
 pub fn mean_interval(xs: &[f64]) -> Estimate {
     let n = xs.len();

@@ -12,7 +12,7 @@
 use super::paired::{mean_interval, overhead};
 use super::run as common;
 use super::run::run_from;
-use crate::artifacts::figures::{Estimate, SweepData, SweepPoint, SweepSeries};
+use crate::artifacts::figures::{Estimate, SweepData, SweepIntervals, SweepPoint, SweepSeries};
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
 use agentsim_sim::runtime_choice::RuntimeChoice;
@@ -425,6 +425,11 @@ pub fn figure_data(f: &SweepFile, results: &[SweepResult]) -> SweepData {
     SweepData {
         x_desc: format!("{} ({})", f.x, fixed.join(", ")),
         series,
+        intervals: SweepIntervals {
+            rates: agentsim_sim::stats::INTERVAL.to_owned(),
+            token_overhead: super::paired::OVERHEAD_INTERVAL.to_owned(),
+            makespan_ms: super::paired::MEAN_INTERVAL.to_owned(),
+        },
     }
 }
 

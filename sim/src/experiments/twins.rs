@@ -173,6 +173,9 @@ pub struct TwinResult {
     pub anomaly: Anomaly,
     pub size: u32,
     pub mechanism: &'static str,
+    /// The runtime without the mechanism (not in `--json`, whose shape is the issue's).
+    #[serde(skip)]
+    pub baseline: &'static str,
     pub without: KN,
     pub with: KN,
     #[serde(skip)]
@@ -231,6 +234,7 @@ pub fn run_from_source(
             anomaly: spec.anomaly,
             size: spec.size,
             mechanism: spec.with.name(),
+            baseline: spec.without.name(),
             without: count(src, spec, spec.without, trials, seed, threads)?,
             with: count(src, spec, spec.with, trials, seed, threads)?,
             unit: spec.unit,
@@ -249,6 +253,7 @@ pub fn figure_data(results: &[TwinResult]) -> TwinsData {
                 anomaly: r.anomaly.to_string(),
                 size: format!("{} {}", r.unit, r.size),
                 mechanism: r.mechanism.to_string(),
+                baseline: r.baseline.to_string(),
                 without: c(r.without),
                 with: c(r.with),
             })
@@ -289,6 +294,7 @@ mod tests {
             anomaly: Anomaly::A3,
             size: 2,
             mechanism: "causal",
+            baseline: "causal-no-cascade",
             without: KN { k: 3, n: 3 },
             with: KN { k: 0, n: 3 },
             unit: "depth",

@@ -1,8 +1,9 @@
-//! A shortest witness history for each of the 16 lattice points, found by the checker (see
+//! A shortest witness history for each of the 16 anomaly sets, found by the checker (see
 //! `agentsim_checker::witnesses`): the `lattice-witnesses` step of `reproduce` and what
 //! `agentsim lattice --witnesses` prints. The search is re-run every time; nothing is read from
-//! `results/`. A witness exhibits exactly its point's anomalies at its bounds; it says nothing
-//! about which runtime admits it.
+//! `results/`. A witness for the set S exhibits exactly S at its bounds (S is a subset of
+//! {A1, A2, A3, A6}, as a lattice point is, but a lattice point names what a model *excludes*);
+//! it says nothing about which runtime admits it.
 
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{table_files, Artifact, Ctx, Step};
@@ -15,7 +16,7 @@ use std::time::Instant;
 /// The `lattice-witnesses` step.
 pub const STEP: Step = Step {
     name: "lattice-witnesses",
-    about: "a shortest witness history for each of the 16 lattice points, by the checker",
+    about: "a shortest witness history exhibiting each of the 16 anomaly sets, by the checker",
     run: step_files,
 };
 
@@ -63,13 +64,13 @@ fn bounds_text(w: &Witness) -> String {
     )
 }
 
-/// The 16-row table: point, level, steps vs the lower bound, bounds, states explored.
+/// The 16-row table: the set exhibited, level, steps vs the lower bound, bounds, states explored.
 pub fn witness_table(ws: &[Witness]) -> Table {
     let mut t = Table::new(
-        "Shortest witness history per lattice point (vanilla; canonical writes, provenance, \
-         retraction)",
+        "Shortest witness history per exhibited anomaly set (vanilla; canonical writes, \
+         provenance, retraction)",
         &[
-            "point",
+            "exhibits",
             "level",
             "maximal_for",
             "steps",
@@ -120,7 +121,7 @@ pub fn witness_text(ws: &[Witness]) -> String {
 pub fn witness_json(w: &Witness) -> serde_json::Value {
     let b = w.bounds;
     serde_json::json!({
-        "point": names(w.point),
+        "exhibits": names(w.point),
         "level": lattice::level(w.point),
         "maximal_for": maximal_for(w.point).map(|k| format!("L{k}")),
         "steps": w.len(),

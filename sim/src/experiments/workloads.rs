@@ -324,6 +324,7 @@ pub fn figure_data(results: &[WorkloadResult]) -> Vec<WorkloadData> {
         .iter()
         .map(|w| WorkloadData {
             workload: w.name.to_string(),
+            overhead_interval: super::paired::OVERHEAD_INTERVAL.to_owned(),
             rows: results
                 .iter()
                 .filter(|r| r.workload == w.name)

@@ -6,7 +6,9 @@
 //! note (`3/20`, `+12 %`) to the right of the whisker. Category labels are drawn only when the
 //! panel asks for them, so two panels can share one label column. A pass proves layout, not data.
 
+use super::style::Ticked;
 use super::style::{self, Area, DrawResult, Estimate, BODY_PX, INK, SMALL_PX};
+use plotters::coord::ranged1d::Ranged;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -67,29 +69,34 @@ fn x_range(rows: &[BarRow], unit: bool) -> (f64, f64) {
     (lo - 0.02 * span, hi + 0.28 * span)
 }
 
+/// The x ticks: on a unit axis 0 %, 20 %, …, 100 % only (the axis runs on past 100 % to make
+/// room for the notes, and a tick there would be one no value can reach); elsewhere plotters'
+/// own choice of about eight round values.
+fn x_ticks(x0: f64, x1: f64, unit: bool) -> Vec<f64> {
+    if unit {
+        return (0..=5).map(|k| f64::from(k) / 5.0).collect();
+    }
+    RangedCoordf64::from(x0..x1).key_points(8)
+}
+
 /// Draws the panel into `area`; `root` is the whole figure, used for labels in pixels.
 pub fn draw(root: &Area, area: &Area, panel: &BarPanel) -> DrawResult {
     let n = panel.rows.len().max(1) as f64;
     let (x0, x1) = x_range(panel.rows, panel.unit);
+    let ticks = x_ticks(x0, x1, panel.unit);
     let mut chart = ChartBuilder::on(area)
         .caption(panel.caption, (style::FONT, BODY_PX).into_font())
         .margin(10)
         .x_label_area_size(X_AREA)
         .y_label_area_size(panel.label_w)
-        .build_cartesian_2d(x0..x1, 0.0..n)?;
-    // Ticks past 100 % of a unit axis fall in the room kept for notes: leave them blank.
-    let unit = panel.unit;
-    let pct = move |x: &f64| match unit && *x > 1.0 + 1e-9 {
-        true => String::new(),
-        false => format!("{:.0}%", x * 100.0),
-    };
+        .build_cartesian_2d(Ticked::new(x0..x1, ticks), 0.0..n)?;
+    let pct = |x: &f64| format!("{:.0}%", x * 100.0);
     let plain = |x: &f64| format!("{x:.2}");
     let fmt: &dyn Fn(&f64) -> String = if panel.percent { &pct } else { &plain };
     chart
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(0)
-        .x_labels(8)
         .x_label_formatter(fmt)
         .x_desc(panel.x_desc)
         .label_style((style::FONT, SMALL_PX))
@@ -106,7 +113,7 @@ pub fn draw(root: &Area, area: &Area, panel: &BarPanel) -> DrawResult {
     Ok(())
 }
 
-type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, RangedCoordf64>>;
 
 fn draw_row(chart: &mut Chart, row: &BarRow, top: f64, percent: bool) -> DrawResult {
     let k = row.bars.len().max(1) as f64;
@@ -145,7 +152,7 @@ fn draw_row(chart: &mut Chart, row: &BarRow, top: f64, percent: bool) -> DrawRes
     Ok(())
 }
 
-type Plot<'b> = DrawingArea<SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+type Plot<'b> = DrawingArea<SVGBackend<'b>, Cartesian2d<Ticked, RangedCoordf64>>;
 
 /// Writes `s` 6 px right of the data point `at`.
 fn note(area: &Plot, at: (f64, f64), s: String) -> DrawResult {
@@ -209,6 +216,14 @@ mod tests {
         assert!(hi > 0.9 + 0.25 && hi < 0.9 + 0.35, "{hi}");
         assert_eq!(x_range(&rows, true), (-0.02, 1.22));
         assert_eq!(x_range(&[], false), (-0.02, 1.28));
+    }
+
+    #[test]
+    fn a_unit_axis_has_no_tick_past_100_percent() {
+        let ticks = x_ticks(-0.02, 1.22, true);
+        assert_eq!(ticks, vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
+        let free = x_ticks(-0.02, 1.28, false);
+        assert!(free.len() >= 4 && free.iter().all(|x| (-0.02..=1.28).contains(x)));
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! One row per runtime, one column per anomaly. A cell is red when the checker found the anomaly
 //! (with the length of its shortest witness), green when the whole bounded space was explored
 //! without it (with the number of states explored), yellow when the search hit a limit first,
-//! grey when that pair was not run. The renderer only draws what [`MatrixData`] says; a pass
-//! does not prove the verdicts (the checker's tests do).
+//! grey when that pair was not run. Each column checks its anomaly at its own bounds, printed
+//! under the column's name. The renderer only draws what [`MatrixData`] says; a pass does not
+//! prove the verdicts (the checker's tests do).
 
 use super::style::{self, Area, DrawResult, BAD, BODY_PX, GOOD, INK, NONE, SMALL_PX, UNSURE};
 use crate::artifacts::tables::{Cell, Table};
@@ -49,6 +50,9 @@ pub struct MatrixData {
     pub bounds: String,
     /// Column headers, in order (e.g. `A1`, `A2`, `A3`, `A6`).
     pub anomalies: Vec<String>,
+    /// Per column, the bounds it was checked at, as short lines under its header (e.g.
+    /// `2 agents, 1 cell`, `MaxOps 2`); empty for none.
+    pub column_bounds: Vec<Vec<String>>,
     /// Rows, in the order to draw them (top first).
     pub rows: Vec<MatrixRow>,
 }
@@ -58,7 +62,14 @@ impl MatrixData {
     pub fn table(&self) -> Table {
         let mut t = Table::new(
             format!("Runtime x anomaly, exhaustive checker ({})", self.bounds),
-            &["runtime", "anomaly", "verdict", "witness_len", "states"],
+            &[
+                "runtime",
+                "anomaly",
+                "verdict",
+                "witness_len",
+                "states",
+                "bounds",
+            ],
         );
         for row in &self.rows {
             for (j, a) in self.anomalies.iter().enumerate() {
@@ -74,12 +85,14 @@ impl MatrixData {
                     MatrixCell::NotRun => ("not run", Cell::Empty, Cell::Empty),
                 };
                 let (r, a, v) = (row.runtime.clone(), a.clone(), verdict);
+                let bounds = self.column_bounds.get(j).map(|b| b.join("; "));
                 t.push(vec![
                     Cell::Text(r),
                     Cell::Text(a),
                     Cell::text(v),
                     witness,
                     states,
+                    bounds.map_or(Cell::Empty, Cell::Text),
                 ]);
             }
         }
@@ -93,8 +106,17 @@ fn count(n: u64) -> Cell {
 
 const CELL_W: i32 = 150;
 const CELL_H: i32 = 54;
+/// Where the cells start when no column prints its bounds.
 const TOP: i32 = 100;
+/// Height of one line of a column's bounds.
+const BOUNDS_LINE_H: i32 = 16;
 const LEGEND_H: i32 = 70;
+
+/// Where the cells start: below the headers and the longest list of column bounds.
+fn cells_top(data: &MatrixData) -> i32 {
+    let lines = data.column_bounds.iter().map(Vec::len).max().unwrap_or(0);
+    TOP + BOUNDS_LINE_H * lines as i32 + if lines > 0 { 6 } else { 0 }
+}
 
 /// Renders the matrix as SVG text.
 pub fn render(data: &MatrixData) -> String {
@@ -107,7 +129,7 @@ pub fn render(data: &MatrixData) -> String {
         + 40;
     let cols = data.anomalies.len() as i32;
     let width = (label_w + cols * CELL_W + 30).max(720);
-    let height = TOP + data.rows.len() as i32 * CELL_H + LEGEND_H;
+    let height = cells_top(data) + data.rows.len() as i32 * CELL_H + LEGEND_H;
     style::svg("matrix", (width as u32, height as u32), |root| {
         draw(root, data, label_w, width)
     })
@@ -118,13 +140,19 @@ fn draw(root: &Area, data: &MatrixData, label_w: i32, width: i32) -> DrawResult 
     let note = style::text(SMALL_PX, INK, HPos::Center, VPos::Top);
     style::label(root, &data.bounds, (width / 2, 46), &note)?;
     let head = style::bold(BODY_PX, INK, HPos::Center, VPos::Bottom);
+    let small = style::text(SMALL_PX, INK, HPos::Center, VPos::Top);
     for (j, a) in data.anomalies.iter().enumerate() {
         let x = label_w + j as i32 * CELL_W + CELL_W / 2;
         style::label(root, a, (x, TOP - 8), &head)?;
+        for (k, line) in data.column_bounds.get(j).into_iter().flatten().enumerate() {
+            let y = TOP - 4 + k as i32 * BOUNDS_LINE_H;
+            style::label(root, line, (x, y), &small)?;
+        }
     }
+    let top = cells_top(data);
     let name = style::text(BODY_PX, INK, HPos::Right, VPos::Center);
     for (i, row) in data.rows.iter().enumerate() {
-        let y = TOP + i as i32 * CELL_H;
+        let y = top + i as i32 * CELL_H;
         style::label(root, &row.runtime, (label_w - 14, y + CELL_H / 2), &name)?;
         for j in 0..data.anomalies.len() {
             let cell = row.cells.get(j).copied().unwrap_or(MatrixCell::NotRun);
@@ -137,7 +165,7 @@ fn draw(root: &Area, data: &MatrixData, label_w: i32, width: i32) -> DrawResult 
         .any(|r| (0..data.anomalies.len()).any(|j| r.cells.get(j).is_none_or(is_not_run)));
     legend(
         root,
-        TOP + data.rows.len() as i32 * CELL_H + 24,
+        top + data.rows.len() as i32 * CELL_H + 24,
         label_w,
         not_run,
     )

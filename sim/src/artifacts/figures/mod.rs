@@ -23,6 +23,6 @@ pub use hasse_stacks::HasseStacks;
 pub use matrix::{MatrixCell, MatrixData, MatrixRow};
 pub use states::{StateCountData, StatePoint, StateSeries};
 pub use style::{Count, Estimate};
-pub use sweep::{SweepData, SweepPoint, SweepSeries};
+pub use sweep::{SweepData, SweepIntervals, SweepPoint, SweepSeries};
 pub use twins::{TwinGroup, TwinsData};
 pub use workloads::{WorkloadData, WorkloadRow};

@@ -8,9 +8,12 @@
 //! not depend on the fonts installed; what a pass does *not* prove is that every viewer's
 //! sans-serif font fits the estimated widths exactly (we leave slack for that).
 
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::ops::Range;
 
 /// The drawing area every renderer draws on.
 pub type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -82,6 +85,46 @@ pub fn bold(size: f64, color: RGBColor, h: HPos, v: VPos) -> TextStyle<'static> 
         font: (FONT, size).into_font().style(FontStyle::Bold),
         color: color.to_backend_color(),
         pos: Pos::new(h, v),
+    }
+}
+
+/// A linear axis whose ticks are exactly the given values: the sampled x values of a sweep, or
+/// 0..100 % of a unit axis that runs on past 100 % to make room for notes. (plotters' own
+/// `WithKeyPoints` gives an f64 axis no label formatter, so the figures use this one.)
+pub struct Ticked {
+    inner: RangedCoordf64,
+    ticks: Vec<f64>,
+}
+
+impl Ticked {
+    /// The axis over `range` with a tick (and a grid line) at each of `ticks`.
+    pub fn new(range: Range<f64>, ticks: Vec<f64>) -> Ticked {
+        Ticked {
+            inner: range.into(),
+            ticks,
+        }
+    }
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        // Light (minor) grid lines: none; the ticks are the bold ones.
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.inner.range()
     }
 }
 

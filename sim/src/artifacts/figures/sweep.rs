@@ -3,7 +3,11 @@
 //!
 //! Four panels in a 2 × 2 grid share one legend on the right, so a runtime has the same colour
 //! everywhere. Points whose estimate is not finite or not ordered are left out of a line rather
-//! than drawn at a made-up value. A pass proves layout and determinism, not the sweep's numbers.
+//! than drawn at a made-up value. The x ticks sit at the sampled values (2, 4, 8, 16 agents,
+//! not 5.0, 10.0); each panel's caption names its interval as the data names it; and a line
+//! drawn under a later one at every point of a panel (si under ssi when every op writes) is
+//! named in the legend, so a reader does not take it for missing. A pass proves layout and
+//! determinism, not the sweep's numbers.
 
 use super::style::{self, Area, DrawResult, Estimate, BODY_PX, INK, SMALL_PX};
 use crate::artifacts::tables::{Cell, Table};
@@ -34,6 +38,17 @@ pub struct SweepSeries {
     pub points: Vec<SweepPoint>,
 }
 
+/// What the bands are: the interval each metric's estimate carries.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepIntervals {
+    /// The anomaly and abort/drop rates' (e.g. `95% Wilson`).
+    pub rates: String,
+    /// The token overhead's.
+    pub token_overhead: String,
+    /// The makespan's.
+    pub makespan_ms: String,
+}
+
 /// The sweep figure's data.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SweepData {
@@ -41,6 +56,8 @@ pub struct SweepData {
     pub x_desc: String,
     /// One series per runtime.
     pub series: Vec<SweepSeries>,
+    /// What the bands are.
+    pub intervals: SweepIntervals,
 }
 
 impl SweepData {
@@ -69,12 +86,13 @@ impl SweepData {
     }
 }
 
-/// A panel: its caption, how to read its metric and whether it is a fraction.
+/// A panel: its caption, how to read its metric, whether it is a fraction and its interval.
 struct Metric {
     key: &'static str,
     caption: &'static str,
     get: fn(&SweepPoint) -> Estimate,
     percent: bool,
+    interval: fn(&SweepIntervals) -> &str,
 }
 
 const METRICS: [Metric; 4] = [
@@ -83,24 +101,28 @@ const METRICS: [Metric; 4] = [
         caption: "anomaly rate",
         get: |p| p.anomaly_rate,
         percent: true,
+        interval: |i| &i.rates,
     },
     Metric {
         key: "abort_rate",
         caption: "abort / drop rate",
         get: |p| p.abort_rate,
         percent: true,
+        interval: |i| &i.rates,
     },
     Metric {
         key: "token_overhead",
         caption: "token overhead vs vanilla",
         get: |p| p.token_overhead,
         percent: true,
+        interval: |i| &i.token_overhead,
     },
     Metric {
         key: "makespan_ms",
         caption: "makespan (virtual ms)",
         get: |p| p.makespan_ms,
         percent: false,
+        interval: |i| &i.makespan_ms,
     },
 ];
 
@@ -146,21 +168,50 @@ fn ranges(data: &SweepData, metric: &Metric) -> ((f64, f64), (f64, f64)) {
     ((x0, x1), (y0, y1 + 0.06 * (y1 - y0)))
 }
 
+/// The sampled contention values, ascending and without repeats: the x ticks.
+fn sampled(data: &SweepData) -> Vec<f64> {
+    let mut xs: Vec<f64> = data
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.contention))
+        .filter(|x| x.is_finite())
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    xs
+}
+
+/// A tick label: integers without a decimal point (`2`, not `2.0`), others as short as they
+/// print exactly.
+fn tick(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
+    }
+}
+
 fn draw_panel(area: &Area, data: &SweepData, metric: &Metric) -> DrawResult {
     let ((x0, x1), (y0, y1)) = ranges(data, metric);
+    let interval = (metric.interval)(&data.intervals);
+    let caption = match metric.caption.strip_suffix(')') {
+        Some(open) => format!("{open}; {interval})"),
+        None => format!("{} ({interval})", metric.caption),
+    };
+    let x = style::Ticked::new(x0..x1, sampled(data));
     let mut chart = ChartBuilder::on(area)
-        .caption(metric.caption, (style::FONT, BODY_PX).into_font())
+        .caption(caption, (style::FONT, BODY_PX).into_font())
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(64)
-        .build_cartesian_2d(x0..x1, y0..y1)?;
+        .build_cartesian_2d(x, y0..y1)?;
     let pct = |y: &f64| format!("{:.0}%", y * 100.0);
     let plain = |y: &f64| format!("{y:.0}");
     let fmt: &dyn Fn(&f64) -> String = if metric.percent { &pct } else { &plain };
     chart
         .configure_mesh()
-        .x_labels(6)
         .y_labels(6)
+        .x_label_formatter(&|x: &f64| tick(*x))
         .y_label_formatter(fmt)
         .x_desc(data.x_desc.as_str())
         .label_style((style::FONT, SMALL_PX))
@@ -206,14 +257,96 @@ fn legend(area: &Area, data: &SweepData) -> DrawResult {
         ))?;
         style::label(area, &series.runtime, (52, y), &font)?;
     }
-    let y = 70 + 26 * data.series.len() as i32 + 10;
-    let note = "bands: intervals as reported";
-    style::label(area, note, (16, y), &font)
+    let mut y = 70 + 26 * data.series.len() as i32 + 10;
+    let mut notes = vec![
+        "bands: the interval in".to_owned(),
+        "each panel's caption".to_owned(),
+    ];
+    for line in hidden(data) {
+        notes.push(String::new());
+        notes.extend(wrap(&line, LEGEND_CHARS));
+    }
+    for note in notes {
+        style::label(area, &note, (16, y), &font)?;
+        y += 18;
+    }
+    Ok(())
+}
+
+/// Characters of small text that fit on a legend line.
+const LEGEND_CHARS: usize = 26;
+
+/// Two lines within a hundredth of the panel's height at every point look like one.
+const COINCIDE: f64 = 0.01;
+
+/// Whether series `a`'s line lies under `b`'s in the panel of `metric`: the same x values, and
+/// means within [`COINCIDE`] of the y span at each.
+fn under(a: &SweepSeries, b: &SweepSeries, metric: &Metric, span: f64) -> bool {
+    let (pa, pb) = (valid(a, metric), valid(b, metric));
+    !pa.is_empty()
+        && pa.len() == pb.len()
+        && pa
+            .iter()
+            .zip(&pb)
+            .all(|((xa, ea), (xb, eb))| xa == xb && (ea.mean - eb.mean).abs() <= COINCIDE * span)
+}
+
+/// One sentence per series that a later-drawn one hides in some panel: `si lies under ssi in
+/// every panel`, or `pessimistic lies under ssi in: anomaly rate`.
+fn hidden(data: &SweepData) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in data.series.iter().enumerate() {
+        let mut by: Vec<(&str, Vec<&str>)> = Vec::new();
+        for m in &METRICS {
+            let (_, (y0, y1)) = ranges(data, m);
+            let top = data.series[i + 1..]
+                .iter()
+                .rev()
+                .find(|b| under(a, b, m, y1 - y0));
+            if let Some(b) = top {
+                match by.iter_mut().find(|(name, _)| *name == b.runtime) {
+                    Some((_, panels)) => panels.push(m.caption),
+                    None => by.push((&b.runtime, vec![m.caption])),
+                }
+            }
+        }
+        for (b, panels) in by {
+            let whole = panels.len() == METRICS.len();
+            out.push(match whole {
+                true => format!("{} lies under {b} in every panel", a.runtime),
+                false => format!("{} lies under {b} in: {}", a.runtime, panels.join(", ")),
+            });
+        }
+    }
+    out
+}
+
+/// Splits `s` at spaces into lines of at most `width` characters (a longer word stays whole).
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in s.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn intervals() -> SweepIntervals {
+        SweepIntervals {
+            rates: "95% Wilson".into(),
+            token_overhead: "95% normal, paired by seed".into(),
+            makespan_ms: "95% normal".into(),
+        }
+    }
 
     fn point(x: f64, rate: Estimate) -> SweepPoint {
         SweepPoint {
@@ -246,11 +379,71 @@ mod tests {
         let data = SweepData {
             x_desc: "x".into(),
             series: vec![s],
+            intervals: intervals(),
         };
         // One usable x value: centred in a unit-wide axis rather than a zero-width one.
         let ((x0, x1), (y0, y1)) = ranges(&data, &METRICS[0]);
         assert_eq!((x0, x1), (0.5, 1.5));
         assert_eq!(y0, 0.0);
         assert!((y1 - 0.75 * 1.06).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ticks_are_the_sampled_values_printed_as_integers() {
+        let e = Estimate {
+            mean: 0.5,
+            lo: 0.4,
+            hi: 0.6,
+        };
+        let s = SweepSeries {
+            runtime: "si".into(),
+            points: [16.0, 2.0, 8.0, 4.0, 4.0].map(|x| point(x, e)).to_vec(),
+        };
+        let data = SweepData {
+            x_desc: "agents".into(),
+            series: vec![s],
+            intervals: intervals(),
+        };
+        assert_eq!(sampled(&data), vec![2.0, 4.0, 8.0, 16.0]);
+        let labels: Vec<String> = sampled(&data).into_iter().map(tick).collect();
+        assert_eq!(labels, ["2", "4", "8", "16"]);
+        assert_eq!(tick(0.25), "0.25");
+    }
+
+    #[test]
+    fn a_line_drawn_under_an_equal_one_is_named() {
+        let at = |m: f64| Estimate {
+            mean: m,
+            lo: m - 0.01,
+            hi: m + 0.01,
+        };
+        let series = |name: &str, ys: [f64; 2]| SweepSeries {
+            runtime: name.into(),
+            points: vec![point(2.0, at(ys[0])), point(4.0, at(ys[1]))],
+        };
+        let data = SweepData {
+            x_desc: "agents".into(),
+            series: vec![
+                series("vanilla", [0.4, 0.9]),
+                series("si", [0.2, 0.5]),
+                series("ssi", [0.2, 0.5]),
+            ],
+            intervals: intervals(),
+        };
+        // abort_rate is missing in `point`, so si lies under ssi in three panels of four.
+        let notes = hidden(&data);
+        assert_eq!(
+            notes,
+            ["si lies under ssi in: anomaly rate, token overhead vs vanilla, makespan (virtual ms)"]
+        );
+        assert!(wrap(&notes[0], LEGEND_CHARS)
+            .iter()
+            .all(|l| l.len() <= LEGEND_CHARS));
+        let svg = render(&data);
+        assert!(svg.contains("si lies under ssi in:"), "the legend says so");
+        assert!(
+            svg.contains("anomaly rate (95% Wilson)"),
+            "captions name the interval"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! Figure (c): the twins — for each anomaly and size, k/N runs exhibiting the anomaly without
-//! the preventing mechanism next to k/N with it, each with its 95 % Wilson interval.
+//! the preventing mechanism next to k/N with it, each with its 95 % Wilson interval; each row
+//! names both runtimes (`without causal-no-cascade, with causal`).
 //!
 //! A twin is the same seeded scenario run twice, once on a runtime that admits the anomaly and
 //! once on the runtime whose mechanism prevents it; the expected picture is a long orange bar
@@ -21,6 +22,8 @@ pub struct TwinGroup {
     pub size: String,
     /// The runtime or mechanism that prevents it (e.g. `registry-pin`).
     pub mechanism: String,
+    /// The runtime the twin runs without the mechanism (e.g. `saga`).
+    pub baseline: String,
     /// Runs exhibiting the anomaly without the mechanism.
     pub without: Count,
     /// Runs exhibiting the anomaly with the mechanism.
@@ -43,6 +46,7 @@ impl TwinsData {
                 "anomaly",
                 "size",
                 "mechanism",
+                "without_runtime",
                 "without_k",
                 "without_n",
                 "without_rate",
@@ -60,6 +64,7 @@ impl TwinsData {
                 Cell::text(g.anomaly.clone()),
                 Cell::text(g.size.clone()),
                 Cell::text(g.mechanism.clone()),
+                Cell::text(g.baseline.clone()),
             ];
             row.extend(count_cells(g.without));
             row.extend(count_cells(g.with));
@@ -115,7 +120,7 @@ fn bar(c: Count, color: RGBColor) -> Bar {
 fn row(g: &TwinGroup) -> BarRow {
     BarRow {
         label: format!("{}, {}", g.anomaly, g.size),
-        sublabel: format!("with = {}", g.mechanism),
+        sublabel: format!("without {}, with {}", g.baseline, g.mechanism),
         bars: vec![bar(g.without, WITHOUT), bar(g.with, WITH)],
     }
 }

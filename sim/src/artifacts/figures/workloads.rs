@@ -2,7 +2,7 @@
 //!
 //! Left: the fraction of runs exhibiting A1 (stale generation) with its 95 % Wilson interval;
 //! right: token overhead relative to the vanilla runtime, with the interval the workload runner
-//! reports. Rows are runtimes in data order and line up across the two panels. A pass proves the
+//! computes, named on the axis as the data names it. Rows are runtimes in data order and line up across the two panels. A pass proves the
 //! layout and determinism, not the rates (the workload runner's tests do).
 
 use super::bars::{self, Bar, BarPanel, BarRow};
@@ -26,6 +26,9 @@ pub struct WorkloadRow {
 pub struct WorkloadData {
     /// Workload name, shown in the title (e.g. `A1 stale-generation workload`).
     pub workload: String,
+    /// What the token overhead's interval is (e.g. `95% normal, paired by seed`), for the
+    /// axis label.
+    pub overhead_interval: String,
     /// One row per runtime, top to bottom.
     pub rows: Vec<WorkloadRow>,
 }
@@ -71,6 +74,7 @@ pub fn render(data: &WorkloadData) -> String {
     let left = rows(data, rate_bar);
     let right = rows(data, overhead_bar);
     let label_w = bars::label_width(&left);
+    let tokens_desc = format!("extra tokens ({})", data.overhead_interval);
     style::svg("workloads", (WIDTH, height), |root| {
         let area = style::titled(root, &format!("Workload: {}", data.workload))?;
         let split = label_w + (WIDTH - label_w) / 2;
@@ -86,7 +90,7 @@ pub fn render(data: &WorkloadData) -> String {
         bars::draw(root, &a, &rate)?;
         let tokens = BarPanel {
             caption: "token overhead vs vanilla",
-            x_desc: "extra tokens (interval as reported)",
+            x_desc: &tokens_desc,
             rows: &right,
             percent: true,
             unit: false,

@@ -6,7 +6,7 @@
 //! when the input ends. Each kept witness is printed, and stdout flushed, as soon as the
 //! record that completes it has been read: `A1 line 7: record 6 (…) read …` (with `--json`,
 //! one object per line: `anomaly`, `line`, `record`, `witness`). After the last record comes
-//! a summary: every count, what was left out, `L1_struct`, the lattice point and the level.
+//! a summary: every count, what was left out, `L1_struct`, the set exhibited and the level.
 //! Memory is the stream detector's live window ([`Stream`]); value names no longer live are
 //! dropped from the table as the stream goes, so fresh values do not accumulate either.
 
@@ -189,7 +189,7 @@ fn compact(names: &mut Names, stream: &mut Stream) -> usize {
     (names.value_count() + names.value_count() / 2).max(COMPACT_MIN)
 }
 
-/// The closing summary: counts, left out, `L1_struct`, lattice point, level.
+/// The closing summary: counts, left out, `L1_struct`, the set exhibited, level.
 fn end(s: &Summary, json: bool, residue: bool) -> String {
     let point = Point::of(&s.anomalies());
     let level = lattice::level(point);
@@ -216,16 +216,13 @@ fn end(s: &Summary, json: bool, residue: bool) -> String {
         let names: Vec<&str> = point.members().iter().map(|a| a.name()).collect();
         return json!({ "end": { "records": s.records, "witnesses": counts, "left_out": left,
                                 "L1_struct_holds": s.l1_struct_holds(),
-                                "lattice_point": names, "level": level } })
+                                "exhibits": names, "level": level } })
         .to_string();
     }
     let mut text = format!("end of stream: {} records", s.records);
     for (k, n, left) in lists {
         text.push_str(&format!("\n{k}: {n} witnesses ({left} not listed)"));
     }
-    text.push_str(&format!(
-        "\nlattice point: {}\nlevel: L{level}",
-        point.label()
-    ));
+    text.push_str(&format!("\nexhibits: {}\nlevel: L{level}", point.label()));
     text
 }
