@@ -106,7 +106,7 @@ impl MechanismTwin {
 
 fn count(
     spec: &TwinSpec,
-    runtime: &str,
+    runtime: RuntimeChoice,
     trials: u64,
     seed: u64,
     threads: usize,
@@ -122,7 +122,7 @@ fn count(
 
 /// The `vanilla` counts of [`scenarios`], in order.
 /// The runtime every mechanism twin runs without the mechanism.
-const BASELINE: &str = "vanilla";
+const BASELINE: RuntimeChoice = RuntimeChoice::VANILLA;
 
 fn baseline(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<KN>> {
     scenarios()
@@ -149,7 +149,7 @@ fn rows(
                 scenario: spec.file,
                 claimed_prevented: matrix::expected(rt.stack(), false, spec.anomaly) == Some(false),
                 without,
-                with: count(spec, &name, trials, seed, threads)?,
+                with: count(spec, rt, trials, seed, threads)?,
                 size: spec.size,
                 unit: spec.unit,
             })
@@ -232,7 +232,7 @@ pub fn figure_data(results: &[MechanismTwin]) -> TwinsData {
                 anomaly: r.anomaly.to_string(),
                 size: format!("{} {}", r.unit, r.size),
                 mechanism: r.runtime.clone(),
-                baseline: BASELINE.to_owned(),
+                baseline: BASELINE.name(),
                 without: c(r.without),
                 with: c(r.with),
             })
