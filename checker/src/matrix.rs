@@ -65,9 +65,9 @@ pub struct Entry {
 /// One runtime's row.
 #[derive(Clone, Debug)]
 pub struct Row {
-    /// The runtime's CLI name, or `si+all-writers`.
+    /// The runtime's canonical name, or `si+all-writers`.
     pub label: String,
-    pub kind: RuntimeKind,
+    pub stack: Stack,
     pub all_writers: bool,
     /// How reads are routed in the A4 column.
     pub reads: ReadDiscipline,
@@ -139,14 +139,22 @@ pub fn scenario(a: Anomaly, max_ops: Option<u32>) -> Option<(Bounds, Extensions)
 /// so with `rs ⊆ ws` they are two concurrent writers of that cell, and first-committer-wins
 /// aborts one of them. (Pinned reads prevent A4 in every row; see [`entry`].)
 /// The residue form has no expectation (no column): `None`.
-pub fn expected(kind: RuntimeKind, all_writers: bool, a: Anomaly) -> Option<bool> {
-    let level = kind.level();
+///
+/// For any stack (issue 16) the expectation is what its mechanisms compose to: A1 prevented
+/// by `lock` or `validate` (or `validate-writers` under all-writers), A3 by `validate-preds`
+/// with `cascade`, A6 by `sequencer`, A2 by `pin` or `validate-tool`, A4 under all-writers by
+/// either validation; for the named runtimes that is the level rule above (a test holds the
+/// two equal).
+pub fn expected(stack: Stack, all_writers: bool, a: Anomaly) -> Option<bool> {
+    use agentsim_models::runtime::Mechanism::*;
+    let has = |m| stack.contains(m);
+    let validates_all = has(Validate) || (all_writers && has(ValidateWriters));
     Some(match a {
-        Anomaly::A4 => !(all_writers && kind == RuntimeKind::Si),
-        Anomaly::A1 => level == 0 || (kind == RuntimeKind::Si && !all_writers),
-        Anomaly::A3 => level <= 1,
-        Anomaly::A6 => level <= 2,
-        Anomaly::A2 => level <= 3,
+        Anomaly::A4 => !(all_writers && (has(Validate) || has(ValidateWriters))),
+        Anomaly::A1 => !(has(Lock) || validates_all),
+        Anomaly::A3 => !(has(ValidatePreds) && has(Cascade)),
+        Anomaly::A6 => !has(Sequencer),
+        Anomaly::A2 => !(has(Pin) || has(ValidateTool)),
         Anomaly::A3Residue => return None,
     })
 }
@@ -207,19 +215,18 @@ pub fn verdict(
     })
 }
 
-/// Checks "never `a`" for `kind` in `a`'s scenario; A4 on the replicated store read `reads`.
+/// Checks "never `a`" for `stack` in `a`'s scenario; A4 on the replicated store read `reads`.
 pub fn entry(
-    kind: RuntimeKind,
+    stack: Stack,
     all_writers: bool,
     reads: ReadDiscipline,
     a: Anomaly,
     max_ops: Option<u32>,
     threads: usize,
 ) -> Result<Entry, MatrixError> {
-    let Some(expected) = expected(kind, all_writers, a) else {
+    let Some(expected) = expected(stack, all_writers, a) else {
         return Err(MatrixError::NotAColumn(a));
     };
-    let stack = kind.stack();
     let v = verdict(stack, all_writers, reads, a, max_ops, threads, MAX_STATES)?;
     // Pinned reads prevent A4 in every row.
     let expected = expected && !(a == Anomaly::A4 && reads == ReadDiscipline::PrimaryPinned);
@@ -233,7 +240,7 @@ pub fn entry(
 
 /// Computes one runtime's row (A4 with any-replica reads).
 pub fn row(
-    kind: RuntimeKind,
+    stack: Stack,
     all_writers: bool,
     max_ops: Option<u32>,
     threads: usize,
@@ -241,16 +248,16 @@ pub fn row(
     let reads = ReadDiscipline::AnyReplica;
     let entries = ANOMALIES
         .iter()
-        .map(|&p| entry(kind, all_writers, reads, p, max_ops, threads).map(Some))
+        .map(|&p| entry(stack, all_writers, reads, p, max_ops, threads).map(Some))
         .collect::<Result<_, _>>()?;
     let label = if all_writers {
-        format!("{}+all-writers", kind.name())
+        format!("{stack}+all-writers")
     } else {
-        kind.name().to_owned()
+        stack.to_string()
     };
     Ok(Row {
         label,
-        kind,
+        stack,
         all_writers,
         reads,
         entries,
@@ -263,8 +270,8 @@ pub fn reads_row(
     max_ops: Option<u32>,
     threads: usize,
 ) -> Result<Row, MatrixError> {
-    let kind = RuntimeKind::Vanilla;
-    let a4 = entry(kind, false, reads, Anomaly::A4, max_ops, threads)?;
+    let stack = Stack::VANILLA;
+    let a4 = entry(stack, false, reads, Anomaly::A4, max_ops, threads)?;
     let mut entries = vec![None; ANOMALIES.len() - 1];
     entries.push(Some(a4));
     let short = match reads {
@@ -272,8 +279,8 @@ pub fn reads_row(
         other => other.name(),
     };
     Ok(Row {
-        label: format!("{}+{short}-reads", kind.name()),
-        kind,
+        label: format!("{stack}+{short}-reads"),
+        stack,
         all_writers: false,
         reads,
         entries,
@@ -285,13 +292,25 @@ pub fn reads_row(
 pub fn matrix(max_ops: Option<u32>, threads: usize) -> Result<Vec<Row>, MatrixError> {
     let mut rows = Vec::new();
     for kind in RuntimeKind::ALL {
-        rows.push(row(kind, false, max_ops, threads)?);
+        rows.push(row(kind.stack(), false, max_ops, threads)?);
     }
-    rows.push(row(RuntimeKind::Si, true, max_ops, threads)?);
+    rows.push(row(RuntimeKind::Si.stack(), true, max_ops, threads)?);
     for reads in [ReadDiscipline::Session, ReadDiscipline::PrimaryPinned] {
         rows.push(reads_row(reads, max_ops, threads)?);
     }
     Ok(rows)
+}
+
+/// The rows of `stacks` (A1–A6 and A4 with any-replica reads), in the order given.
+pub fn stack_rows(
+    stacks: &[Stack],
+    max_ops: Option<u32>,
+    threads: usize,
+) -> Result<Vec<Row>, MatrixError> {
+    stacks
+        .iter()
+        .map(|&s| row(s, false, max_ops, threads))
+        .collect()
 }
 
 #[cfg(test)]
@@ -303,7 +322,7 @@ mod tests {
     #[test]
     fn expectations_follow_the_chain() {
         let reg = RuntimeKind::parse("registry").unwrap();
-        let expected = |k, w, a| expected(k, w, a).expect("a column");
+        let expected = |k: RuntimeKind, w, a| expected(k.stack(), w, a).expect("a column");
         for a in ANOMALIES {
             assert!(expected(RuntimeKind::Vanilla, false, a));
             assert_eq!(expected(reg, false, a), a == Anomaly::A4, "{a:?}");
@@ -316,6 +335,37 @@ mod tests {
         assert!(!expected(RuntimeKind::Si, true, Anomaly::A4));
     }
 
+    /// For the named runtimes the composition rule is SPEC §5's level rule: A1 only at L0
+    /// and si (unless all-writers), A3 at L0–L1, A6 at L0–L2, A2 at L0–L3, A4 everywhere but
+    /// si under all-writers.
+    #[test]
+    fn the_composition_of_a_named_stack_is_its_level() {
+        for kind in RuntimeKind::ALL {
+            for all_writers in [false, true] {
+                if all_writers && kind != RuntimeKind::Si {
+                    continue;
+                }
+                let level = kind.level();
+                let si = kind == RuntimeKind::Si;
+                for a in ANOMALIES {
+                    let by_level = match a {
+                        Anomaly::A4 => !(all_writers && si),
+                        Anomaly::A1 => level == 0 || (si && !all_writers),
+                        Anomaly::A3 => level <= 1,
+                        Anomaly::A6 => level <= 2,
+                        Anomaly::A2 => level <= 3,
+                        Anomaly::A3Residue => unreachable!("not a column"),
+                    };
+                    assert_eq!(
+                        expected(kind.stack(), all_writers, a),
+                        Some(by_level),
+                        "{kind} {all_writers} {a}"
+                    );
+                }
+            }
+        }
+    }
+
     /// Every anomaly of the catalogue with a scenario is a column, and only those.
     #[test]
     fn the_columns_are_the_catalogue_entries_with_a_scenario() {
@@ -323,7 +373,7 @@ mod tests {
             assert_eq!(scenario(a, None).is_some(), ANOMALIES.contains(&a), "{a}");
         }
         let err = entry(
-            RuntimeKind::Vanilla,
+            Stack::VANILLA,
             false,
             ReadDiscipline::AnyReplica,
             Anomaly::A3Residue,

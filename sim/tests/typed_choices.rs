@@ -65,7 +65,7 @@ fn a_replay_line_with_an_unknown_runtime_is_refused_at_parse() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unknown runtime `fast`"), "{err}");
+    assert!(err.contains("unknown mechanism or runtime `fast`"), "{err}");
 }
 
 #[test]

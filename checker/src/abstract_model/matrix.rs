@@ -141,7 +141,7 @@ pub fn entry(
         reach,
         states: r.report.outcome.distinct,
         seconds: start.elapsed().as_secs_f64(),
-        expected: expected(kind, all_writers, a).expect("every column has an expectation"),
+        expected: expected(kind.stack(), all_writers, a).expect("every column has an expectation"),
     })
 }
 

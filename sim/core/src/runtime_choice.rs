@@ -1,47 +1,70 @@
-//! Which runtime a trial runs under: the name a scenario or `--runtime` gives
-//! ([`RuntimeKind`], SPEC §5), resolved to the one runtime type the engine drives
-//! ([`AnyRuntime`], the store under a stack of mechanisms).
+//! Which runtime a trial runs under: the name a scenario or `--runtime` gives — a named
+//! runtime ([`RuntimeKind`], SPEC §5) or a `+`-joined stack of mechanisms ([`Stack`],
+//! SPEC §5.1) — resolved to the one runtime type the engine drives ([`AnyRuntime`], the
+//! store under a stack of mechanisms).
 //!
 //! The engine is generic over `agentsim_models::runtime::Runtime`; this file is the single
 //! place that fixes the concrete type ([`SimRuntime`]) and how it is built, so adding a
-//! runtime to the models changes nothing else in the simulator.
+//! runtime or a mechanism to the models changes nothing else in the simulator. A choice
+//! prints canonically ([`Stack`]'s `Display`: a named runtime's name, else its mechanisms in
+//! catalogue order), so `sequencer+lock` and `lock+sequencer` are one choice with one name.
 
 use agentsim_models::record::Registry;
-use agentsim_models::runtime::{AnyRuntime, Options, RuntimeKind};
+use agentsim_models::runtime::{AnyRuntime, Options, RuntimeKind, Stack, StackError};
 
 /// The runtime type the engine is instantiated with.
 pub type SimRuntime = AnyRuntime;
 
-/// A validated runtime name.
+/// A validated runtime: a valid stack of mechanisms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RuntimeChoice {
-    kind: RuntimeKind,
+    stack: Stack,
 }
 
 impl RuntimeChoice {
     /// Parses a runtime name (`vanilla`, `pessimistic`, `si`, `ssi`, `causal`,
-    /// `causal-no-cascade`, `saga`, `registry-validate` (or `registry`), `registry-pin`);
-    /// the error lists the valid names.
+    /// `causal-no-cascade`, `saga`, `registry-validate` (or `registry`), `registry-pin`) or a
+    /// `+`-joined stack of those and mechanisms (`lock+sequencer`); the error names the
+    /// unknown part and lists the valid names, or names the mechanism that cannot be in the
+    /// stack and why.
     pub fn parse(s: &str) -> Result<RuntimeChoice, UnknownRuntime> {
-        RuntimeKind::parse(s)
-            .map(|kind| RuntimeChoice { kind })
-            .map_err(UnknownRuntime)
+        Ok(RuntimeChoice { stack: s.parse()? })
     }
 
-    /// The runtime kind.
-    pub fn kind(&self) -> RuntimeKind {
-        self.kind
+    /// The choice of a stack, which must be valid.
+    pub fn of(stack: Stack) -> Result<RuntimeChoice, UnknownRuntime> {
+        Ok(RuntimeChoice {
+            stack: stack.validate()?,
+        })
     }
 
-    /// The CLI name.
-    pub fn name(&self) -> &'static str {
-        self.kind.name()
+    /// The stack of mechanisms.
+    pub fn stack(&self) -> Stack {
+        self.stack
+    }
+
+    /// The named runtime this is, if it is one.
+    pub fn kind(&self) -> Option<RuntimeKind> {
+        self.stack.kind()
+    }
+
+    /// The canonical name (a named runtime's, else the mechanisms in catalogue order).
+    pub fn name(&self) -> String {
+        self.stack.to_string()
     }
 
     /// A fresh runtime over the initial registry; `provenance` records preds at each read
-    /// (forced on by `causal` and above).
+    /// (forced on by a stack with a mechanism that reads them: `causal` and above).
     pub fn build(&self, registry: Registry, provenance: bool) -> SimRuntime {
-        AnyRuntime::new(self.kind, registry, Options { provenance })
+        AnyRuntime::new(self.stack, registry, Options { provenance })
+    }
+}
+
+impl From<RuntimeKind> for RuntimeChoice {
+    fn from(kind: RuntimeKind) -> RuntimeChoice {
+        RuntimeChoice {
+            stack: kind.stack(),
+        }
     }
 }
 
@@ -55,14 +78,15 @@ impl std::str::FromStr for RuntimeChoice {
 
 impl std::fmt::Display for RuntimeChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        self.stack.fmt(f)
     }
 }
 
-/// A runtime name that is not one; the message lists the valid names.
+/// A runtime name that is not one, or a stack the catalogue refuses; the message lists the
+/// valid names or names the mechanism and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct UnknownRuntime(String);
+#[error(transparent)]
+pub struct UnknownRuntime(#[from] StackError);
 
 #[cfg(test)]
 mod tests {
@@ -72,12 +96,24 @@ mod tests {
     fn names_round_trip_and_errors_list_the_valid_ones() {
         for kind in RuntimeKind::ALL {
             let c = RuntimeChoice::parse(kind.name()).unwrap();
-            assert_eq!(c.kind(), kind);
+            assert_eq!(c.kind(), Some(kind));
+            assert_eq!(c.name(), kind.name());
         }
         let err = RuntimeChoice::parse("nope").unwrap_err().to_string();
         assert!(
-            err.contains("vanilla") && err.contains("registry-pin"),
+            err.contains("vanilla") && err.contains("registry-pin") && err.contains("lock"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn stacks_are_choices_with_canonical_names() {
+        let c = RuntimeChoice::parse("sequencer+lock").unwrap();
+        assert_eq!(c.name(), "lock+sequencer");
+        assert_eq!(c.kind(), None);
+        assert_eq!(RuntimeChoice::parse(&c.name()), Ok(c));
+        assert_eq!(RuntimeChoice::parse("lock").unwrap().name(), "pessimistic");
+        let err = RuntimeChoice::parse("cascade").unwrap_err().to_string();
+        assert!(err.starts_with("`cascade` needs `validate-preds`"), "{err}");
     }
 }

@@ -5,8 +5,13 @@
 //! `agentsim_checker::witnesses`) and prints a 16-row table plus each witness's steps;
 //! `--out` writes each history as JSON Lines (`L{bits}-{members}.jsonl`, readable by
 //! `agentsim detect`). The search is re-run every time; nothing is read from `results/`.
+//!
+//! `agentsim lattice --realize [--json] [--max-ops N]` asks the checker for a smallest stack
+//! of mechanisms realizing each point (see `experiments::realize`): the 16-row table, or the
+//! issue's JSON array; `--max-ops` raises every scenario's MaxOps for the whole search.
 
 use crate::artifacts::output::write_atomic;
+use crate::experiments::realize;
 use crate::experiments::witnesses::{self, DEFAULT_MAX_STATES};
 use agentsim_checker::witnesses::Order;
 use agentsim_models::lattice::{self, Point};
@@ -37,6 +42,15 @@ pub struct Args {
     /// bounds) instead of depth-first under the same bound; the lengths are the same.
     #[arg(long, requires = "witnesses")]
     pub bfs: bool,
+    /// Find, with the checker, a smallest stack of mechanisms preventing exactly each point.
+    #[arg(long, conflicts_with_all = ["dot", "witnesses"])]
+    pub realize: bool,
+    /// With --realize: every scenario's MaxOps (default: the matrix's bounds).
+    #[arg(long, value_name = "N", requires = "realize")]
+    pub max_ops: Option<u32>,
+    /// With --realize: worker threads of each check.
+    #[arg(long, default_value_t = 2, requires = "realize")]
+    pub threads: usize,
     /// With --witnesses: give up (exit 2) if one search passes this many distinct states.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STATES)]
     pub max_states: u64,
@@ -46,6 +60,9 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.witnesses {
         return run_witnesses(&args);
+    }
+    if args.realize {
+        return run_realize(&args);
     }
     let out = if args.json {
         json()
@@ -87,6 +104,34 @@ fn run_witnesses(args: &Args) -> anyhow::Result<ExitCode> {
     let explored: u64 = ws.iter().map(|w| w.explored).sum();
     eprintln!(
         "lattice --witnesses: 16 searches, {explored} states, {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_realize(args: &Args) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
+    if args.max_ops == Some(0) {
+        anyhow::bail!("--max-ops must be at least 1");
+    }
+    let started = Instant::now();
+    let r = realize::search(args.max_ops, args.threads)?;
+    let text = if args.json {
+        format!("{}\n", serde_json::to_string_pretty(&realize::to_json(&r))?)
+    } else {
+        let bounds = match args.max_ops {
+            Some(n) => format!("every scenario's MaxOps = {n}"),
+            None => "the matrix bounds".to_owned(),
+        };
+        realize::text(&r, &bounds)
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing the realizability table to stdout")?;
+    eprintln!(
+        "lattice --realize: {} stacks checked, {:.2} s",
+        r.checked.len(),
         started.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)

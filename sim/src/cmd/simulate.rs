@@ -331,7 +331,7 @@ fn text(cfg: &RunConfig<'_>, agg: &Aggregate, replay: Option<&ReplayLine>) -> St
 struct JsonOut<'a> {
     scenario: &'a str,
     file: String,
-    runtime: &'static str,
+    runtime: String,
     scheduler: String,
     seed: u64,
     trials: u64,

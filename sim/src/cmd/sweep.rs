@@ -5,12 +5,16 @@
 //!
 //! Exit 0 when the run completed; 2 on a bad sweep file (the message names file and field).
 //! A sweep shows trends of the synthetic model, not a deployment's rates.
+//!
+//! `--runtime S1,S2,…` replaces the file's `runtimes` (named runtimes or `+`-joined stacks;
+//! every output names each by its canonical name; `vanilla` stays the token baseline).
 
 use crate::artifacts::write_tables;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::sweep;
 use agentsim_sim::digest::fnv1a64;
+use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::shard::TrialSource;
 use clap::Args as ClapArgs;
 use serde::{Deserialize, Serialize};
@@ -25,6 +29,9 @@ pub struct Args {
     /// Trials per grid point and runtime (default: the file's `trials`).
     #[arg(long)]
     pub trials: Option<u64>,
+    /// Runtimes instead of the file's: comma-separated named runtimes or `+`-joined stacks.
+    #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
+    pub runtime: Vec<RuntimeChoice>,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
     #[command(flatten)]
@@ -36,12 +43,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(&args.sweep)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.sweep.display()))?;
     let f = sweep::parse(&args.sweep, &text)?;
+    let runtimes =
+        sweep::canonical_runtimes(&args.runtime).map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
     let trials = args.trials.unwrap_or(f.trials);
     anyhow::ensure!(trials >= 1, "--trials must be at least 1");
     let job = Job {
         sweep: args.sweep,
         text,
         trials,
+        runtimes,
     };
     sharding::run(&job, &args.shard, &args.run)
 }
@@ -54,6 +64,20 @@ pub struct Job {
     pub sweep: PathBuf,
     pub text: String,
     pub trials: u64,
+    /// `--runtime`'s canonical names in place of the file's `runtimes` (empty: the file's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runtimes: Vec<String>,
+}
+
+impl Job {
+    /// The sweep file as this job runs it: parsed, with `--runtime` in place of its runtimes.
+    fn file(&self) -> anyhow::Result<sweep::SweepFile> {
+        let mut f = sweep::parse(&self.sweep, &self.text)?;
+        if !self.runtimes.is_empty() {
+            f.runtimes = self.runtimes.clone();
+        }
+        Ok(f)
+    }
 }
 
 impl Seeded for Job {
@@ -69,7 +93,7 @@ impl Seeded for Job {
     }
 
     fn compute(&self, src: &mut dyn TrialSource, threads: usize) -> anyhow::Result<Self::Output> {
-        let f = sweep::parse(&self.sweep, &self.text)?;
+        let f = self.file()?;
         let results = sweep::run_from_source(src, &f, &self.sweep, self.trials, threads)?;
         Ok((f, results))
     }

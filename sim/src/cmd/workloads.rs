@@ -2,6 +2,11 @@
 //! (edit-review, plan-execute, triage × vanilla, pessimistic, si, ssi) and the L2 retraction
 //! runs; tables under `--out` as `tables/workloads.*` and `tables/workloads_l2.*`.
 //!
+//! `--runtime S1,S2,…` runs the three workloads under those runtimes instead (named runtimes
+//! or `+`-joined stacks, printed by canonical name; `vanilla` is always run first as the
+//! token baseline), without the L2 runs, and with `--out DIR` writes
+//! `DIR/tables/workloads_runtimes.*`.
+//!
 //! Exit 0 when the run completed. The rates are estimates under the scenario files' modelled
 //! timings (their comments say how each parameter was chosen), not measurements of models.
 
@@ -10,6 +15,7 @@ use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::workloads;
 use agentsim_sim::digest::Fnv1a;
+use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::shard::TrialSource;
 use clap::Args as ClapArgs;
 use serde::{Deserialize, Serialize};
@@ -24,6 +30,10 @@ pub struct Args {
     /// The run seed (every runtime uses the same trial seeds: pairing).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Runtimes instead of pessimistic/si/ssi: comma-separated named runtimes or `+`-joined
+    /// stacks of mechanisms.
+    #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
+    pub runtime: Vec<RuntimeChoice>,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
     #[command(flatten)]
@@ -33,6 +43,15 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.trials >= 1, "--trials must be at least 1");
+    if !args.runtime.is_empty() {
+        anyhow::ensure!(
+            args.shard.shard.is_none()
+                && args.shard.trials_range.is_none()
+                && args.shard.partial_out.is_none(),
+            "--runtime runs unsharded: drop --shard, --trials-range and --partial-out"
+        );
+        return run_stacks(&args, args.run.threads(), args.run.tables_dir()?);
+    }
     let job = Job {
         trials: args.trials,
         seed: args.seed,
@@ -87,4 +106,31 @@ impl Seeded for Job {
         }
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// `--runtime`: Table 4's columns for the given runtimes only.
+fn run_stacks(
+    args: &Args,
+    threads: usize,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    let rows = workloads::run_with(
+        &mut agentsim_sim::shard::Local,
+        &args.runtime,
+        args.trials,
+        args.seed,
+        threads,
+    )?;
+    let table = workloads::table(&rows);
+    if args.run.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        print!("{}", table.to_markdown());
+    }
+    if let Some(out) = out {
+        for p in write_tables(out, "workloads_runtimes", &table)? {
+            eprintln!("workloads: wrote {}", p.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

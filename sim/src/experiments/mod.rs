@@ -13,7 +13,9 @@ pub mod cpl_guards;
 pub mod deployed;
 pub mod lattice;
 pub mod matrix;
+pub mod mechanism_twins;
 pub mod paired;
+pub mod realize;
 pub mod run;
 pub mod split_view;
 pub mod states;
@@ -30,9 +32,11 @@ pub fn steps() -> Vec<Step> {
         lattice::STEP,
         witnesses::STEP,
         matrix::STEP,
+        realize::STEP,
         abstract_matrix::STEP,
         states::STEP,
         twins::STEP,
+        mechanism_twins::STEP,
         workloads::STEP,
         sweep::STEP,
         deployed::STEP,

@@ -32,8 +32,8 @@ pub const STEP: Step = Step {
 };
 
 /// The committed sweep file.
-const SWEEP_FILE: &str = "scenarios/sweeps/contention.toml";
-const SWEEP_TEXT: &str = include_str!("../../../scenarios/sweeps/contention.toml");
+pub const SWEEP_FILE: &str = "scenarios/sweeps/contention.toml";
+pub const SWEEP_TEXT: &str = include_str!("../../../scenarios/sweeps/contention.toml");
 
 /// The sweep file as written.
 #[derive(Clone, Debug, Deserialize)]
@@ -120,9 +120,23 @@ pub fn load(path: &Path) -> anyhow::Result<SweepFile> {
     parse(path, &text)
 }
 
+/// The canonical names of `choices`, in order; a stack given twice (under any spelling:
+/// `lock` and `pessimistic`) is an error naming both spellings.
+pub fn canonical_runtimes(choices: &[RuntimeChoice]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in choices {
+        let name = c.name();
+        if out.contains(&name) {
+            return Err(format!("`{name}` is listed twice"));
+        }
+        out.push(name);
+    }
+    Ok(out)
+}
+
 /// Parses and validates sweep text.
 pub fn parse(path: &Path, text: &str) -> anyhow::Result<SweepFile> {
-    let f: SweepFile =
+    let mut f: SweepFile =
         toml::from_str(text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let bad =
         |field: &str, why: &str| anyhow::anyhow!("{}: field `{field}`: {why}", path.display());
@@ -138,9 +152,12 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<SweepFile> {
     if f.runtimes.is_empty() {
         return Err(bad("runtimes", "list at least one runtime"));
     }
-    for r in &f.runtimes {
-        RuntimeChoice::parse(r).map_err(|e| bad("runtimes", &e.to_string()))?;
-    }
+    let choices = f
+        .runtimes
+        .iter()
+        .map(|r| RuntimeChoice::parse(r).map_err(|e| bad("runtimes", &e.to_string())))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    f.runtimes = canonical_runtimes(&choices).map_err(|e| bad("runtimes", &e))?;
     let g = &f.grid;
     if g.agents.is_empty()
         || g.cells.is_empty()

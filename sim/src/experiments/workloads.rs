@@ -14,7 +14,9 @@ use super::run::{builtin, run_from};
 use crate::artifacts::figures::{Count, Estimate, WorkloadData, WorkloadRow};
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{self, figure_file, table_files, Artifact, Ctx};
+use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
+use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::{Scenario, Step};
 use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
@@ -68,7 +70,8 @@ pub const WORKLOADS: [WorkloadSpec; 3] = [
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WorkloadResult {
     pub workload: &'static str,
-    pub runtime: &'static str,
+    /// The canonical name of the runtime's stack.
+    pub runtime: String,
     pub trials: u64,
     /// Fraction of sessions exhibiting A1.
     pub a1_rate: f64,
@@ -107,7 +110,7 @@ fn tokens(r: &RunResult) -> Vec<u64> {
     r.trials.iter().map(|t| t.metrics.tokens_total).collect()
 }
 
-fn result(w: &WorkloadSpec, runtime: &'static str, r: &RunResult, base: &[u64]) -> WorkloadResult {
+fn result(w: &WorkloadSpec, runtime: String, r: &RunResult, base: &[u64]) -> WorkloadResult {
     let a = &r.aggregate;
     let a1 = *a.rate(Anomaly::A1).expect("A1 is reported");
     let o = overhead(base, &tokens(r));
@@ -144,15 +147,33 @@ pub fn run_from_source(
     seed: u64,
     threads: usize,
 ) -> anyhow::Result<Vec<WorkloadResult>> {
+    let runtimes: Vec<RuntimeChoice> = RUNTIMES[1..]
+        .iter()
+        .map(|r| RuntimeChoice::parse(r))
+        .collect::<Result<_, _>>()?;
+    run_with(src, &runtimes, trials, seed, threads)
+}
+
+/// Every workload under `vanilla` (the token baseline, first) and then each of `runtimes`
+/// (named runtimes or stacks; `vanilla` among them is not run twice), supervisor off, with
+/// the trials taken from `src`.
+pub fn run_with(
+    src: &mut dyn TrialSource,
+    runtimes: &[RuntimeChoice],
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Vec<WorkloadResult>> {
     let mut out = Vec::new();
     for w in &WORKLOADS {
         let sc = with_retraction(&builtin(w.file, w.text)?, 0.0);
         let base = run_from(src, &sc, RUNTIMES[0], trials, seed, threads)?;
         let base_tokens = tokens(&base);
-        out.push(result(w, RUNTIMES[0], &base, &base_tokens));
-        for rt in &RUNTIMES[1..] {
-            let r = run_from(src, &sc, rt, trials, seed, threads)?;
-            out.push(result(w, rt, &r, &base_tokens));
+        out.push(result(w, RUNTIMES[0].to_owned(), &base, &base_tokens));
+        for rt in runtimes.iter().filter(|r| r.stack() != Stack::VANILLA) {
+            let name = rt.name();
+            let r = run_from(src, &sc, &name, trials, seed, threads)?;
+            out.push(result(w, name, &r, &base_tokens));
         }
     }
     Ok(out)
@@ -234,7 +255,7 @@ pub fn table(results: &[WorkloadResult]) -> Table {
         let f = |x: f64, d| Cell::float(x, d);
         t.push(vec![
             Cell::text(r.workload),
-            Cell::text(r.runtime),
+            Cell::text(r.runtime.clone()),
             Cell::Int(r.trials as i64),
             Cell::Int(r.a1.k as i64),
             f(r.a1.rate, 4),

@@ -93,7 +93,7 @@ fn node(area: &Area, data: &HasseData, p: Point) -> DrawResult {
 
 /// Sort key inside a layer: the point's exclusions as binary digits, A1 most significant, in
 /// the named chain's order; larger keys go left.
-fn key(p: Point) -> u8 {
+pub(super) fn key(p: Point) -> u8 {
     NAMED_ORDER
         .iter()
         .fold(0u8, |acc, &a| (acc << 1) | u8::from(p.contains(a)))

@@ -10,6 +10,7 @@
 
 pub mod bars;
 pub mod hasse;
+pub mod hasse_stacks;
 pub mod matrix;
 pub mod states;
 pub mod style;
@@ -18,6 +19,7 @@ pub mod twins;
 pub mod workloads;
 
 pub use hasse::HasseData;
+pub use hasse_stacks::HasseStacks;
 pub use matrix::{MatrixCell, MatrixData, MatrixRow};
 pub use states::{StateCountData, StatePoint, StateSeries};
 pub use style::{Count, Estimate};
