@@ -432,6 +432,76 @@ mod tests {
         assert_eq!(full.depth, sym.depth);
     }
 
+    /// The symmetric fingerprint is a function of the class, so counts cannot depend on which
+    /// member a level meets first: for every agent renaming σ and every reachable `s`, the
+    /// state σ(s) — reached by σ of the path to `s`, not computed by the canonical form —
+    /// has `s`'s fingerprint, and σ of every action of `s` is an action of σ(s).
+    #[test]
+    fn symmetric_fingerprint_is_a_class_function() {
+        use stateright::Model;
+        let mut b = Bounds::paper(3, 1, 2);
+        (b.values, b.tools) = (1, 1);
+        let ext = Extensions {
+            canonical_writes: true,
+            ..Extensions::default()
+        };
+        let m = PaperModel::new(b, ext, true).unwrap();
+        let rename = |a: Action, p: &[u32]| match a {
+            Action::StartRead {
+                agent,
+                read_set,
+                tool,
+                read_values,
+            } => Action::StartRead {
+                agent: p[usize::from(agent)] as u8,
+                read_set,
+                tool,
+                read_values,
+            },
+            Action::CompleteWrite {
+                agent,
+                io,
+                co,
+                values,
+            } => Action::CompleteWrite {
+                agent: p[usize::from(agent)] as u8,
+                io,
+                co,
+                values,
+            },
+            other => other,
+        };
+        let mut states = 0;
+        for p in permutations(3) {
+            let mut seen = std::collections::HashSet::new();
+            let init = m.init_states().remove(0);
+            let mut stack = vec![(init.clone(), init)];
+            let (mut xs, mut ys) = (Vec::new(), Vec::new());
+            while let Some((s, t)) = stack.pop() {
+                if !seen.insert(s.clone()) {
+                    continue;
+                }
+                assert_eq!(m.fingerprint(&s), m.fingerprint(&t), "{p:?}: {s:?} / {t:?}");
+                xs.clear();
+                ys.clear();
+                m.actions(&s, &mut xs);
+                m.actions(&t, &mut ys);
+                assert_eq!(xs.len(), ys.len());
+                for &a in &xs {
+                    let b = rename(a, &p);
+                    assert!(ys.contains(&b), "{p:?}: {b:?} not enabled");
+                    match (m.next_state(&s, a), m.next_state(&t, b)) {
+                        (Some(n), Some(u)) => stack.push((n, u)),
+                        (None, None) => {}
+                        _ => panic!("{p:?}: {a:?} and {b:?} differ in enabledness"),
+                    }
+                }
+            }
+            states = seen.len();
+        }
+        assert!(states > 1_000, "{states}");
+    }
+
     #[test]
     fn permutations_are_all_distinct() {
         let p = permutations(3);

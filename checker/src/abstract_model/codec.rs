@@ -1,7 +1,9 @@
 //! A compact byte encoding of abstract states, canonical under the model's reductions: the
-//! kept records in canonical commit order ([`Summary::canonical_order`]) and, with symmetry,
-//! the in-flight slots sorted and the least encoding over renamings of interchangeable cells. Fingerprints hash it, and frontiers store it (a decoded state
-//! is the class representative, which has the same futures and verdicts as every member).
+//! kept records in the least of their canonical commit orders
+//! ([`Summary::canonical_orders`]) and, with symmetry, the in-flight slots sorted and the
+//! least encoding over renamings of interchangeable cells. It is a function of the class
+//! (the symmetry tests check it on every reachable state): fingerprints hash it, and a decoded
+//! state is the class representative, which has the same futures and verdicts as every member.
 //!
 //! Layout (little-endian): memory u16, tools u8, versions u16, ops u8, sticky u8, latest u16,
 //! produced u32; per agent slot `0` (idle) or `1` and 9 bytes; node count and 8 bytes per
@@ -9,7 +11,7 @@
 //! round-trip test shows it is injective on reachable states; it says nothing else.
 
 use super::state::AbsState;
-use agentsim_models::monitor::{remap, Entry, Node, PendingSummary, Props, Summary};
+use agentsim_models::monitor::{remap, Entry, Node, Order, PendingSummary, Props, Summary};
 
 const PENDING_BYTES: usize = 10;
 
@@ -155,13 +157,37 @@ pub fn encode(s: &AbsState, symmetry: bool, cells: &CellPerms, out: &mut Vec<u8>
 }
 
 /// Appends the encoding of `s` with its records in canonical order (`symmetry`: the
-/// in-flight slots sorted).
+/// in-flight slots sorted): the least over the candidate orders of
+/// [`Summary::canonical_orders`], which makes it a function of the summary up to reordering.
 pub fn encode_one(s: &AbsState, symmetry: bool, out: &mut Vec<u8>) {
     let sm = &s.summary;
     assert!(
         s.memory >> 16 == 0 && sm.latest >> 16 == 0,
         "at most 4 cells"
     );
+    assert!(sm.pending.len() <= 8, "at most 8 agents");
+    let start = out.len();
+    let mut alt = Vec::new();
+    let mut first = true;
+    sm.canonical_orders(&mut |o| {
+        if first {
+            encode_in(s, symmetry, o, out);
+            first = false;
+            return;
+        }
+        alt.clear();
+        encode_in(s, symmetry, o, &mut alt);
+        if alt[..] < out[start..] {
+            out.truncate(start);
+            out.extend_from_slice(&alt);
+        }
+    });
+    assert!(!first, "a summary has a canonical order");
+}
+
+/// Appends the encoding of `s` with its records in `order`.
+fn encode_in(s: &AbsState, symmetry: bool, order: &Order, out: &mut Vec<u8>) {
+    let sm = &s.summary;
     out.extend_from_slice(&(s.memory as u16).to_le_bytes());
     out.push(s.tools);
     out.extend_from_slice(&s.versions.to_le_bytes());
@@ -169,12 +195,11 @@ pub fn encode_one(s: &AbsState, symmetry: bool, out: &mut Vec<u8>) {
     out.push(sm.sticky.bits());
     out.extend_from_slice(&(sm.latest as u16).to_le_bytes());
     out.extend_from_slice(&(sm.produced as u32).to_le_bytes());
-    let (order, newpos) = sm.canonical_order();
+    let newpos = &order.newpos;
     let mut slots = [[0u8; PENDING_BYTES]; 8];
     let agents = sm.pending.len();
-    assert!(agents <= slots.len(), "at most 8 agents");
     for (slot, p) in slots.iter_mut().zip(&sm.pending) {
-        *slot = pending_bytes(p, &newpos);
+        *slot = pending_bytes(p, newpos);
     }
     if symmetry {
         slots[..agents].sort_unstable();
@@ -183,12 +208,12 @@ pub fn encode_one(s: &AbsState, symmetry: bool, out: &mut Vec<u8>) {
         out.extend_from_slice(if b[0] == 0 { &b[..1] } else { &b[..] });
     }
     out.push(sm.nodes.len() as u8);
-    for &old in &order[..sm.nodes.len()] {
+    for &old in &order.order[..sm.nodes.len()] {
         let n = &sm.nodes[usize::from(old)];
         out.push(n.ws);
         out.extend_from_slice(&(n.wv as u16).to_le_bytes());
-        out.extend_from_slice(&remap(n.preds, &newpos).to_le_bytes());
-        out.extend_from_slice(&remap(n.a1, &newpos).to_le_bytes());
+        out.extend_from_slice(&remap(n.preds, newpos).to_le_bytes());
+        out.extend_from_slice(&remap(n.a1, newpos).to_le_bytes());
         out.push(u8::from(n.dead_pred) | u8::from(n.a2) << 1 | u8::from(n.a6) << 2);
     }
     out.push(sm.entries.len() as u8);

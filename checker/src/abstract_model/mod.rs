@@ -19,6 +19,8 @@ pub mod state;
 mod equivalence;
 #[cfg(test)]
 mod monitor_tests;
+#[cfg(test)]
+mod symmetry_tests;
 
 pub use check::{check_abstract, AbstractReport};
 pub use matrix::{abstract_matrix, AbstractEntry, AbstractRow, MatrixOptions, Reach};

@@ -279,15 +279,13 @@ impl AbstractModel {
         out
     }
 
-    /// The representative `s` is counted as: its kept records in canonical commit order
-    /// ([`Summary::reordered`]) and, with symmetry, the in-flight slots sorted.
+    /// The representative `s` is counted as: the state its canonical encoding decodes to
+    /// (records in canonical commit order and, with symmetry, in-flight slots sorted and
+    /// cells renamed), the same for every member of `s`'s class.
     pub fn canonical(&self, s: &AbsState) -> AbsState {
-        let mut c = s.clone();
-        c.summary = c.summary.reordered();
-        if self.cfg.symmetry {
-            c.summary.pending.sort_unstable();
-        }
-        c
+        let mut b = Vec::new();
+        codec::encode(s, self.cfg.symmetry, &self.cell_perms, &mut b);
+        codec::decode(s.summary.pending.len(), &b).0
     }
 }
 

@@ -2,10 +2,11 @@
 //! and `L1_struct` decided from a bounded [`Summary`] updated at each transition, instead of
 //! from the whole log; and A4 for the replicated store ([`a4`]).
 //!
-//! [`summary`] holds the state and its updates, [`alpha`] computes the same state directly
-//! from a concrete store (the abstraction function the equivalence tests use), [`props`]
-//! names the properties. [`Monitor`] bundles a summary with the [`Need`] it was built for,
-//! for drivers that feed it one event at a time.
+//! [`summary`] holds the state and its updates, [`canon`] the commit orders it can be
+//! written in, [`alpha`] computes the same state directly from a concrete store (the
+//! abstraction function the equivalence tests use), [`props`] names the properties.
+//! [`Monitor`] bundles a summary with the [`Need`] it was built for, for drivers that feed it
+//! one event at a time.
 //!
 //! What a monitor's verdict means: the spec-form detector's verdict on the log the events
 //! describe. That equality is tested exhaustively at small bounds for every runtime (the
@@ -13,9 +14,11 @@
 
 pub mod a4;
 pub mod alpha;
+pub mod canon;
 pub mod props;
 pub mod summary;
 
+pub use canon::{Order, CANDIDATES_MAX};
 pub use props::{Prop, Props};
 pub use summary::{
     cells, nibbles, remap, val, Entry, Need, Node, PendingSummary, Read, Summary, Write, NODES_MAX,
