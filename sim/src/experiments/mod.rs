@@ -9,8 +9,10 @@
 //! timing produces; it says nothing about a real deployment's timing.
 
 pub mod abstract_matrix;
+pub mod costs;
 pub mod cpl_guards;
 pub mod deployed;
+pub mod front;
 pub mod lattice;
 pub mod matrix;
 pub mod mechanism_twins;
@@ -39,6 +41,7 @@ pub fn steps() -> Vec<Step> {
         mechanism_twins::STEP,
         workloads::STEP,
         sweep::STEP,
+        costs::STEP,
         deployed::STEP,
         split_view::STEP,
         cpl_guards::STEP,
