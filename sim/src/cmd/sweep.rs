@@ -108,9 +108,9 @@ pub struct Job {
     pub trials: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
-    /// `--runtime`'s canonical names in place of the file's `runtimes` (empty: the file's).
+    /// `--runtime`'s choices in place of the file's `runtimes` (empty: the file's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub runtimes: Vec<String>,
+    pub runtimes: Vec<RuntimeChoice>,
 }
 
 impl Job {
@@ -139,7 +139,7 @@ impl Seeded for Job {
     fn trials_total(&self) -> Option<u64> {
         let f = self.file().ok()?;
         // `vanilla` is the baseline of every point, listed or not.
-        let listed = f.runtimes.iter().any(|r| r == "vanilla");
+        let listed = f.runtimes.contains(&RuntimeChoice::VANILLA);
         let runs = f.runtimes.len() + usize::from(!listed);
         (sweep::points(&f).len() as u64 * runs as u64).checked_mul(self.trials)
     }
