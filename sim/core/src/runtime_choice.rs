@@ -60,6 +60,13 @@ impl RuntimeChoice {
     }
 }
 
+impl RuntimeChoice {
+    /// No mechanism: the baseline every experiment pairs against.
+    pub const VANILLA: RuntimeChoice = RuntimeChoice {
+        stack: Stack::VANILLA,
+    };
+}
+
 impl From<RuntimeKind> for RuntimeChoice {
     fn from(kind: RuntimeKind) -> RuntimeChoice {
         RuntimeChoice {
@@ -79,6 +86,20 @@ impl std::str::FromStr for RuntimeChoice {
 impl std::fmt::Display for RuntimeChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.stack.fmt(f)
+    }
+}
+
+/// A choice travels as its canonical name (in sweep files, replay lines and partials).
+impl serde::Serialize for RuntimeChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for RuntimeChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RuntimeChoice, D::Error> {
+        let name = String::deserialize(d)?;
+        RuntimeChoice::parse(&name).map_err(serde::de::Error::custom)
     }
 }
 

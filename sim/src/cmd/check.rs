@@ -39,7 +39,7 @@ pub struct Args {
     /// lock, validate-writers, validate, validate-preds, cascade, sequencer, pin,
     /// validate-tool (e.g. lock+sequencer).
     #[arg(long, default_value = "vanilla")]
-    pub runtime: String,
+    pub runtime: Stack,
     /// Paper-faithful: vanilla with every extension off (the paper's TLC transition system).
     #[arg(long)]
     pub paper: bool,
@@ -212,10 +212,7 @@ pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replica
 
 /// Validates the flags into a check configuration.
 pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
-    let runtime: Stack = a
-        .runtime
-        .parse()
-        .map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
+    let runtime = a.runtime;
     let ext = Extensions {
         canonical_writes: a.canonical_writes,
         provenance: a.provenance,

@@ -133,7 +133,7 @@ fn config<'a>(args: &Args, sc: &'a Scenario) -> Result<RunConfig<'a>> {
 #[serde(deny_unknown_fields)]
 pub struct Job {
     pub scenario: PathBuf,
-    pub runtime: String,
+    pub runtime: RuntimeChoice,
     pub scheduler: String,
     pub seed: u64,
     pub trials: u64,
@@ -144,7 +144,7 @@ impl Job {
     fn of(file: &std::path::Path, cfg: &RunConfig<'_>) -> Job {
         Job {
             scenario: file.to_owned(),
-            runtime: cfg.runtime.name().to_string(),
+            runtime: cfg.runtime,
             scheduler: cfg.scheduler.name(),
             seed: cfg.seed,
             trials: cfg.trials,
@@ -157,7 +157,7 @@ impl Job {
 
     fn config<'a>(&self, sc: &'a Scenario, threads: usize) -> Result<RunConfig<'a>> {
         let mut cfg = RunConfig::new(sc);
-        cfg.runtime = RuntimeChoice::parse(&self.runtime).map_err(|e| anyhow!("runtime: {e}"))?;
+        cfg.runtime = self.runtime;
         cfg.scheduler =
             SchedulerSpec::parse(&self.scheduler).map_err(|e| anyhow!("scheduler: {e}"))?;
         cfg.seed = self.seed;

@@ -64,9 +64,9 @@ pub struct Job {
     pub sweep: PathBuf,
     pub text: String,
     pub trials: u64,
-    /// `--runtime`'s canonical names in place of the file's `runtimes` (empty: the file's).
+    /// `--runtime`'s choices in place of the file's `runtimes` (empty: the file's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub runtimes: Vec<String>,
+    pub runtimes: Vec<RuntimeChoice>,
 }
 
 impl Job {

@@ -79,7 +79,10 @@ impl Seeded for Job {
     fn scenario_digest(&self) -> anyhow::Result<u64> {
         let mut h = Fnv1a::new();
         for t in &twins::TWINS {
-            h.field(t.file).field(t.text).field(t.without).field(t.with);
+            h.field(t.file)
+                .field(t.text)
+                .field(t.without.name())
+                .field(t.with.name());
         }
         Ok(h.finish())
     }

@@ -106,7 +106,7 @@ impl MechanismTwin {
 
 fn count(
     spec: &TwinSpec,
-    runtime: &str,
+    runtime: RuntimeChoice,
     trials: u64,
     seed: u64,
     threads: usize,
@@ -124,7 +124,7 @@ fn count(
 fn baseline(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<KN>> {
     scenarios()
         .into_iter()
-        .map(|s| count(s, "vanilla", trials, seed, threads))
+        .map(|s| count(s, RuntimeChoice::VANILLA, trials, seed, threads))
         .collect()
 }
 
@@ -146,7 +146,7 @@ fn rows(
                 scenario: spec.file,
                 claimed_prevented: matrix::expected(rt.stack(), false, spec.anomaly) == Some(false),
                 without,
-                with: count(spec, &name, trials, seed, threads)?,
+                with: count(spec, rt, trials, seed, threads)?,
                 size: spec.size,
                 unit: spec.unit,
             })

@@ -25,7 +25,7 @@ pub fn builtin(file: &str, text: &str) -> anyhow::Result<Scenario> {
 /// Runs `sc` under `runtime` for `trials` trials from `seed` on `threads` threads.
 pub fn run_under(
     sc: &Scenario,
-    runtime: &str,
+    runtime: RuntimeChoice,
     trials: u64,
     seed: u64,
     threads: usize,
@@ -37,12 +37,11 @@ pub fn run_under(
 pub fn run_from(
     src: &mut dyn TrialSource,
     sc: &Scenario,
-    runtime: &str,
+    runtime: RuntimeChoice,
     trials: u64,
     seed: u64,
     threads: usize,
 ) -> anyhow::Result<RunResult> {
-    let runtime = RuntimeChoice::parse(runtime).map_err(|e| anyhow::anyhow!(e))?;
     let cfg = RunConfig {
         runtime,
         seed,

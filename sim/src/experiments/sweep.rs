@@ -46,7 +46,8 @@ pub struct SweepFile {
     pub trials: u64,
     /// Trials per point in a `--quick` reproduce run.
     pub quick_trials: u64,
-    pub runtimes: Vec<String>,
+    /// Named runtimes or `+`-joined stacks, parsed as the file is read.
+    pub runtimes: Vec<RuntimeChoice>,
     /// The grid axis drawn on the figure's x axis (the others at their first value).
     pub x: String,
     pub grid: Grid,
@@ -120,16 +121,15 @@ pub fn load(path: &Path) -> anyhow::Result<SweepFile> {
     parse(path, &text)
 }
 
-/// The canonical names of `choices`, in order; a stack given twice (under any spelling:
-/// `lock` and `pessimistic`) is an error naming both spellings.
-pub fn canonical_runtimes(choices: &[RuntimeChoice]) -> Result<Vec<String>, String> {
-    let mut out: Vec<String> = Vec::new();
-    for c in choices {
-        let name = c.name();
-        if out.contains(&name) {
-            return Err(format!("`{name}` is listed twice"));
+/// `choices` in order, each once; a stack given twice (under any spelling: `lock` and
+/// `pessimistic`) is an error naming it canonically.
+pub fn canonical_runtimes(choices: &[RuntimeChoice]) -> Result<Vec<RuntimeChoice>, String> {
+    let mut out: Vec<RuntimeChoice> = Vec::new();
+    for &c in choices {
+        if out.contains(&c) {
+            return Err(format!("`{c}` is listed twice"));
         }
-        out.push(name);
+        out.push(c);
     }
     Ok(out)
 }
@@ -152,12 +152,7 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<SweepFile> {
     if f.runtimes.is_empty() {
         return Err(bad("runtimes", "list at least one runtime"));
     }
-    let choices = f
-        .runtimes
-        .iter()
-        .map(|r| RuntimeChoice::parse(r).map_err(|e| bad("runtimes", &e.to_string())))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    f.runtimes = canonical_runtimes(&choices).map_err(|e| bad("runtimes", &e))?;
+    f.runtimes = canonical_runtimes(&f.runtimes).map_err(|e| bad("runtimes", &e))?;
     let g = &f.grid;
     if g.agents.is_empty()
         || g.cells.is_empty()
@@ -321,15 +316,15 @@ pub fn run_from_source(
     let mut out = Vec::new();
     for p in points(f) {
         let sc = scenario(f, file, &p)?;
-        let base = run_from(src, &sc, "vanilla", trials, f.seed, threads)?;
+        let base = run_from(src, &sc, RuntimeChoice::VANILLA, trials, f.seed, threads)?;
         let base_tokens = tokens(&base);
-        for rt in &f.runtimes {
-            let r = if rt == "vanilla" {
+        for &rt in &f.runtimes {
+            let r = if rt == RuntimeChoice::VANILLA {
                 base.clone()
             } else {
                 run_from(src, &sc, rt, trials, f.seed, threads)?
             };
-            out.push(result(p, rt, &r, &base_tokens));
+            out.push(result(p, &rt.name(), &r, &base_tokens));
         }
     }
     Ok(out)
@@ -409,10 +404,10 @@ pub fn figure_data(f: &SweepFile, results: &[SweepResult]) -> SweepData {
         .runtimes
         .iter()
         .map(|rt| SweepSeries {
-            runtime: rt.clone(),
+            runtime: rt.name(),
             points: results
                 .iter()
-                .filter(|r| &r.runtime == rt && on_line(&r.point))
+                .filter(|r| r.runtime == rt.name() && on_line(&r.point))
                 .map(|r| SweepPoint {
                     contention: r.point.axis(&f.x),
                     anomaly_rate: r.anomaly_rate,

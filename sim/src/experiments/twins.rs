@@ -17,6 +17,7 @@ use super::run as common;
 use super::run::{builtin, run_from};
 use crate::artifacts::figures::{Count, TwinGroup, TwinsData};
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
+use agentsim_models::runtime::{Discipline, RuntimeKind};
 use agentsim_models::Anomaly;
 use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
@@ -41,8 +42,8 @@ pub struct TwinSpec {
     pub unit: &'static str,
     pub file: &'static str,
     pub text: &'static str,
-    pub without: &'static str,
-    pub with: &'static str,
+    pub without: RuntimeKind,
+    pub with: RuntimeKind,
 }
 
 macro_rules! twin {
@@ -61,73 +62,101 @@ macro_rules! twin {
 
 /// Every twin, in report order.
 pub const TWINS: [TwinSpec; 12] = [
-    twin!(Anomaly::A1, 2, "agents", "a1.toml", "vanilla", "ssi"),
     twin!(
         Anomaly::A1,
         2,
         "agents",
         "a1.toml",
-        "vanilla",
-        "pessimistic"
+        RuntimeKind::Vanilla,
+        RuntimeKind::Ssi
+    ),
+    twin!(
+        Anomaly::A1,
+        2,
+        "agents",
+        "a1.toml",
+        RuntimeKind::Vanilla,
+        RuntimeKind::Pessimistic
     ),
     twin!(
         Anomaly::A3,
         2,
         "depth",
         "a3-depth2.toml",
-        "causal-no-cascade",
-        "causal"
+        RuntimeKind::Causal { cascade: false },
+        RuntimeKind::Causal { cascade: true }
     ),
     twin!(
         Anomaly::A3,
         3,
         "depth",
         "a3-depth3.toml",
-        "causal-no-cascade",
-        "causal"
+        RuntimeKind::Causal { cascade: false },
+        RuntimeKind::Causal { cascade: true }
     ),
     twin!(
         Anomaly::A3,
         5,
         "depth",
         "a3-depth5.toml",
-        "causal-no-cascade",
-        "causal"
+        RuntimeKind::Causal { cascade: false },
+        RuntimeKind::Causal { cascade: true }
     ),
-    twin!(Anomaly::A6, 2, "width", "a6-width2.toml", "vanilla", "saga"),
-    twin!(Anomaly::A6, 4, "width", "a6-width4.toml", "vanilla", "saga"),
-    twin!(Anomaly::A6, 8, "width", "a6-width8.toml", "vanilla", "saga"),
+    twin!(
+        Anomaly::A6,
+        2,
+        "width",
+        "a6-width2.toml",
+        RuntimeKind::Vanilla,
+        RuntimeKind::Saga
+    ),
+    twin!(
+        Anomaly::A6,
+        4,
+        "width",
+        "a6-width4.toml",
+        RuntimeKind::Vanilla,
+        RuntimeKind::Saga
+    ),
+    twin!(
+        Anomaly::A6,
+        8,
+        "width",
+        "a6-width8.toml",
+        RuntimeKind::Vanilla,
+        RuntimeKind::Saga
+    ),
     twin!(
         Anomaly::A6,
         16,
         "width",
         "a6-width16.toml",
-        "vanilla",
-        "saga"
+        RuntimeKind::Vanilla,
+        RuntimeKind::Saga
     ),
     twin!(
         Anomaly::A2,
         2,
         "width",
         "a2-width2.toml",
-        "saga",
-        "registry-pin"
+        RuntimeKind::Saga,
+        RuntimeKind::Registry(Discipline::Pin)
     ),
     twin!(
         Anomaly::A2,
         4,
         "width",
         "a2-width4.toml",
-        "saga",
-        "registry-pin"
+        RuntimeKind::Saga,
+        RuntimeKind::Registry(Discipline::Pin)
     ),
     twin!(
         Anomaly::A2,
         16,
         "width",
         "a2-width16.toml",
-        "saga",
-        "registry-pin"
+        RuntimeKind::Saga,
+        RuntimeKind::Registry(Discipline::Pin)
     ),
 ];
 
@@ -170,13 +199,13 @@ impl TwinResult {
 fn count(
     src: &mut dyn TrialSource,
     spec: &TwinSpec,
-    runtime: &str,
+    runtime: RuntimeKind,
     trials: u64,
     seed: u64,
     threads: usize,
 ) -> anyhow::Result<KN> {
     let sc = builtin(spec.file, spec.text)?;
-    let r = run_from(src, &sc, runtime, trials, seed, threads)?;
+    let r = run_from(src, &sc, runtime.into(), trials, seed, threads)?;
     let p = r
         .aggregate
         .rate(spec.anomaly)
@@ -201,7 +230,7 @@ pub fn run_from_source(
         out.push(TwinResult {
             anomaly: spec.anomaly,
             size: spec.size,
-            mechanism: spec.with,
+            mechanism: spec.with.name(),
             without: count(src, spec, spec.without, trials, seed, threads)?,
             with: count(src, spec, spec.with, trials, seed, threads)?,
             unit: spec.unit,

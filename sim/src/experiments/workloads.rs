@@ -14,7 +14,7 @@ use super::run::{builtin, run_from};
 use crate::artifacts::figures::{Count, Estimate, WorkloadData, WorkloadRow};
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{self, figure_file, table_files, Artifact, Ctx};
-use agentsim_models::runtime::Stack;
+use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_models::Anomaly;
 use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::{Scenario, Step};
@@ -34,11 +34,19 @@ pub const STEP: artifacts::Step = artifacts::Step {
 /// Trials per workload and runtime when the command line does not say.
 pub const TRIALS_DEFAULT: u64 = 1000;
 /// The runtimes of Table 4, baseline first.
-pub const RUNTIMES: [&str; 4] = ["vanilla", "pessimistic", "si", "ssi"];
+pub const RUNTIMES: [RuntimeKind; 4] = [
+    RuntimeKind::Vanilla,
+    RuntimeKind::Pessimistic,
+    RuntimeKind::Si,
+    RuntimeKind::Ssi,
+];
 /// The supervisors' retraction rates the paper observed across models.
 pub const RETRACTION_RATES: [f64; 3] = [0.0, 0.155, 0.445];
 /// The L2 twin: with and without the cascading abort.
-pub const L2_RUNTIMES: [&str; 2] = ["causal", "causal-no-cascade"];
+pub const L2_RUNTIMES: [RuntimeKind; 2] = [
+    RuntimeKind::Causal { cascade: true },
+    RuntimeKind::Causal { cascade: false },
+];
 
 /// A workload: its name and compiled-in scenario.
 #[derive(Clone, Copy, Debug)]
@@ -147,10 +155,7 @@ pub fn run_from_source(
     seed: u64,
     threads: usize,
 ) -> anyhow::Result<Vec<WorkloadResult>> {
-    let runtimes: Vec<RuntimeChoice> = RUNTIMES[1..]
-        .iter()
-        .map(|r| RuntimeChoice::parse(r))
-        .collect::<Result<_, _>>()?;
+    let runtimes: Vec<RuntimeChoice> = RUNTIMES[1..].iter().map(|&k| k.into()).collect();
     run_with(src, &runtimes, trials, seed, threads)
 }
 
@@ -167,13 +172,17 @@ pub fn run_with(
     let mut out = Vec::new();
     for w in &WORKLOADS {
         let sc = with_retraction(&builtin(w.file, w.text)?, 0.0);
-        let base = run_from(src, &sc, RUNTIMES[0], trials, seed, threads)?;
+        let base = run_from(src, &sc, RuntimeChoice::VANILLA, trials, seed, threads)?;
         let base_tokens = tokens(&base);
-        out.push(result(w, RUNTIMES[0].to_owned(), &base, &base_tokens));
+        out.push(result(
+            w,
+            RUNTIMES[0].name().to_owned(),
+            &base,
+            &base_tokens,
+        ));
         for rt in runtimes.iter().filter(|r| r.stack() != Stack::VANILLA) {
-            let name = rt.name();
-            let r = run_from(src, &sc, &name, trials, seed, threads)?;
-            out.push(result(w, name, &r, &base_tokens));
+            let r = run_from(src, &sc, *rt, trials, seed, threads)?;
+            out.push(result(w, rt.name(), &r, &base_tokens));
         }
     }
     Ok(out)
@@ -209,7 +218,7 @@ pub fn run_l2_from_source(
     for &rate in &RETRACTION_RATES {
         let sc = with_retraction(&sc, rate);
         for &rt in &L2_RUNTIMES {
-            let r = run_from(src, &sc, rt, trials, seed, threads)?;
+            let r = run_from(src, &sc, rt.into(), trials, seed, threads)?;
             let n = r.aggregate.trials;
             let k = r
                 .trials
@@ -219,7 +228,7 @@ pub fn run_l2_from_source(
             out.push(L2Result {
                 workload: w.name,
                 retraction_rate: rate,
-                runtime: rt,
+                runtime: rt.name(),
                 retracted: Proportion::new(k, n),
                 a3: *r.aggregate.rate(Anomaly::A3).expect("A3 is reported"),
             });
