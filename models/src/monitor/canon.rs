@@ -67,7 +67,8 @@ type Referrers = ([u16; NODES_MAX], [u16; NODES_MAX], [u16; NODES_MAX]);
 struct Search<'a, T> {
     s: &'a Summary<T>,
     before: [u16; NODES_MAX],
-    refs: Referrers,
+    /// Computed at the first tie (most summaries have none).
+    refs: Option<Referrers>,
     at: Order,
     placed: u16,
     visited: usize,
@@ -115,25 +116,10 @@ impl<T: Clone + Ord> Summary<T> {
             visit(&Order::identity(n));
             return;
         }
-        let mut refs: Referrers = ([0; NODES_MAX], [0; NODES_MAX], [0; NODES_MAX]);
-        for (z, node) in self.nodes.iter().enumerate() {
-            for x in (0..n).filter(|&x| node.preds & (1 << x) != 0) {
-                refs.0[x] |= 1 << z;
-            }
-            for x in (0..n).filter(|&x| node.a1 & (1 << x) != 0) {
-                refs.1[x] |= 1 << z;
-            }
-        }
-        for (slot, p) in self.pending.iter().enumerate() {
-            let Some(p) = p else { continue };
-            for x in (0..n).filter(|&x| p.preds & (1 << x) != 0) {
-                refs.2[x] |= 1 << slot;
-            }
-        }
         let mut search = Search {
             s: self,
             before: self.before(),
-            refs,
+            refs: None,
             at: Order::identity(n),
             placed: 0,
             visited: 0,
@@ -160,8 +146,31 @@ impl<T: Clone + Ord> Search<'_, T> {
         )
     }
 
-    fn twins(&self, x: usize, y: usize) -> bool {
-        let r = &self.refs;
+    fn referrers(&self) -> Referrers {
+        let (s, n) = (self.s, self.s.nodes.len());
+        let mut refs: Referrers = ([0; NODES_MAX], [0; NODES_MAX], [0; NODES_MAX]);
+        for (z, node) in s.nodes.iter().enumerate() {
+            for x in (0..n).filter(|&x| node.preds & (1 << x) != 0) {
+                refs.0[x] |= 1 << z;
+            }
+            for x in (0..n).filter(|&x| node.a1 & (1 << x) != 0) {
+                refs.1[x] |= 1 << z;
+            }
+        }
+        for (slot, p) in s.pending.iter().enumerate() {
+            let Some(p) = p else { continue };
+            for x in (0..n).filter(|&x| p.preds & (1 << x) != 0) {
+                refs.2[x] |= 1 << slot;
+            }
+        }
+        refs
+    }
+
+    fn twins(&mut self, x: usize, y: usize) -> bool {
+        if self.refs.is_none() {
+            self.refs = Some(self.referrers());
+        }
+        let r = self.refs.expect("just computed");
         r.0[x] == r.0[y] && r.1[x] == r.1[y] && r.2[x] == r.2[y]
     }
 
@@ -191,7 +200,7 @@ impl<T: Clone + Ord> Search<'_, T> {
         assert_ne!(ties, 0, "commit order is acyclic");
         let mut tried = 0u16;
         for k in (0..n).filter(|&k| ties & (1 << k) != 0) {
-            if (0..n).any(|j| tried & (1 << j) != 0 && self.twins(j, k)) {
+            if tried != 0 && (0..n).any(|j| tried & (1 << j) != 0 && self.twins(j, k)) {
                 continue;
             }
             tried |= 1 << k;
