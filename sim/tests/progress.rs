@@ -68,3 +68,35 @@ fn seeded_experiments_report_against_their_total() {
     let plain = agentsim(&["twins", "--trials", "20", "--json"]);
     assert_eq!(out.stdout, plain.stdout);
 }
+
+#[test]
+fn stack_runs_report_progress_against_their_total() {
+    // Two stacks over vanilla on the four lattice twins: 4 × (2 + 1) × 20 trials.
+    let base = [
+        "twins",
+        "--runtime",
+        "lock,sequencer",
+        "--trials",
+        "20",
+        "--json",
+    ];
+    let out = agentsim(&[&base[..], &["--progress"]].concat());
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("twins: done, 240 trials"), "{err}");
+    assert_eq!(out.stdout, agentsim(&base).stdout);
+    // Two non-vanilla stacks and the baseline on the three workloads: 3 × 3 × 20.
+    let base = [
+        "workloads",
+        "--runtime",
+        "vanilla,lock,ssi",
+        "--trials",
+        "20",
+        "--json",
+    ];
+    let out = agentsim(&[&base[..], &["--progress"]].concat());
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("workloads: done, 180 trials"), "{err}");
+    assert_eq!(out.stdout, agentsim(&base).stdout);
+}

@@ -11,6 +11,7 @@
 //! integration tests pin them). A run proves the twins' outcome on these seeds only.
 
 use crate::artifacts::write_tables;
+use crate::cmd::progress::Watched;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::mechanism_twins;
@@ -119,15 +120,11 @@ fn run_stacks(
     threads: usize,
     out: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
-    let mut results = Vec::new();
-    for &rt in &args.runtime {
-        results.extend(mechanism_twins::run_stack(
-            rt,
-            args.trials,
-            args.seed,
-            threads,
-        )?);
-    }
+    let total = mechanism_twins::trials_total(args.runtime.len(), args.trials);
+    let mut src = Watched::new("twins", total, args.run.progress);
+    let results =
+        mechanism_twins::run_stacks_from(&mut src, &args.runtime, args.trials, args.seed, threads)?;
+    src.finish();
     if args.run.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
     } else {

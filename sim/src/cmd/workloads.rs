@@ -11,6 +11,7 @@
 //! timings (their comments say how each parameter was chosen), not measurements of models.
 
 use crate::artifacts::write_tables;
+use crate::cmd::progress::Watched;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::workloads;
@@ -119,13 +120,15 @@ fn run_stacks(
     threads: usize,
     out: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
-    let rows = workloads::run_with(
-        &mut agentsim_sim::shard::Local,
-        &args.runtime,
-        args.trials,
-        args.seed,
-        threads,
-    )?;
+    let stacks = args
+        .runtime
+        .iter()
+        .filter(|r| r.stack() != agentsim_models::runtime::Stack::VANILLA)
+        .count() as u64;
+    let total = (workloads::WORKLOADS.len() as u64 * (stacks + 1)).checked_mul(args.trials);
+    let mut src = Watched::new("workloads", total, args.run.progress);
+    let rows = workloads::run_with(&mut src, &args.runtime, args.trials, args.seed, threads)?;
+    src.finish();
     let table = workloads::table(&rows);
     if args.run.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);

@@ -13,7 +13,7 @@
 //! `agentsim twins --runtime S` runs [`run_stack`] for any stack S.
 
 use super::run as common;
-use super::run::{builtin, run_under};
+use super::run::{builtin, run_from};
 use super::twins::{TwinSpec, KN, TWINS};
 use crate::artifacts::figures::{Count, TwinGroup, TwinsData};
 use crate::artifacts::tables::{Cell, Table};
@@ -22,6 +22,7 @@ use agentsim_checker::matrix;
 use agentsim_models::runtime::{Mechanism, Stack};
 use agentsim_models::Anomaly;
 use agentsim_sim::runtime_choice::RuntimeChoice;
+use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
 use serde::Serialize;
 
@@ -105,6 +106,7 @@ impl MechanismTwin {
 }
 
 fn count(
+    src: &mut dyn TrialSource,
     spec: &TwinSpec,
     runtime: RuntimeChoice,
     trials: u64,
@@ -112,7 +114,7 @@ fn count(
     threads: usize,
 ) -> anyhow::Result<KN> {
     let sc = builtin(spec.file, spec.text)?;
-    let r = run_under(&sc, runtime, trials, seed, threads)?;
+    let r = run_from(src, &sc, runtime, trials, seed, threads)?;
     let p = r
         .aggregate
         .rate(spec.anomaly)
@@ -124,14 +126,20 @@ fn count(
 const BASELINE: RuntimeChoice = RuntimeChoice::VANILLA;
 
 /// The `vanilla` counts of [`scenarios`], in order.
-fn baseline(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<KN>> {
+fn baseline(
+    src: &mut dyn TrialSource,
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Vec<KN>> {
     scenarios()
         .into_iter()
-        .map(|s| count(s, BASELINE, trials, seed, threads))
+        .map(|s| count(src, s, BASELINE, trials, seed, threads))
         .collect()
 }
 
 fn rows(
+    src: &mut dyn TrialSource,
     rt: RuntimeChoice,
     base: &[KN],
     trials: u64,
@@ -149,7 +157,7 @@ fn rows(
                 scenario: spec.file,
                 claimed_prevented: matrix::expected(rt.stack(), false, spec.anomaly) == Some(false),
                 without,
-                with: count(spec, rt, trials, seed, threads)?,
+                with: count(src, spec, rt, trials, seed, threads)?,
                 size: spec.size,
                 unit: spec.unit,
             })
@@ -164,18 +172,38 @@ pub fn run_stack(
     seed: u64,
     threads: usize,
 ) -> anyhow::Result<Vec<MechanismTwin>> {
-    rows(rt, &baseline(trials, seed, threads)?, trials, seed, threads)
+    run_stacks_from(&mut Local, &[rt], trials, seed, threads)
+}
+
+/// Each of `rts` over `vanilla` (run once) on each lattice anomaly's twin scenario, in order,
+/// with the trials taken from `src`.
+pub fn run_stacks_from(
+    src: &mut dyn TrialSource,
+    rts: &[RuntimeChoice],
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Vec<MechanismTwin>> {
+    let base = baseline(src, trials, seed, threads)?;
+    let mut out = Vec::new();
+    for &rt in rts {
+        out.extend(rows(src, rt, &base, trials, seed, threads)?);
+    }
+    Ok(out)
+}
+
+/// The trials [`run_stacks_from`] runs for `stacks` stacks at `trials` a run.
+pub fn trials_total(stacks: usize, trials: u64) -> Option<u64> {
+    (scenarios().len() as u64 * (stacks as u64 + 1)).checked_mul(trials)
 }
 
 /// Every mechanism alone ([`alone`]), in catalogue order, over `vanilla`.
 pub fn run(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<MechanismTwin>> {
-    let base = baseline(trials, seed, threads)?;
-    let mut out = Vec::new();
-    for m in Mechanism::ALL {
-        let rt = RuntimeChoice::of(alone(m))?;
-        out.extend(rows(rt, &base, trials, seed, threads)?);
-    }
-    Ok(out)
+    let rts = Mechanism::ALL
+        .iter()
+        .map(|&m| RuntimeChoice::of(alone(m)))
+        .collect::<Result<Vec<_>, _>>()?;
+    run_stacks_from(&mut Local, &rts, trials, seed, threads)
 }
 
 /// The table: one row per stack × anomaly, both sides with Wilson intervals, and the claim.
