@@ -317,3 +317,21 @@ fn an_explicit_trial_range_and_empty_shards_merge_too() {
     assert_eq!(ok(&merge), single);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn stack_runs_refuse_shard_flags() {
+    for cmd in ["twins", "workloads"] {
+        let out = agentsim(&[
+            cmd,
+            "--runtime",
+            "lock",
+            "--shard",
+            "1/2",
+            "--partial-out",
+            "p.json",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--runtime runs unsharded"), "{cmd}: {err}");
+    }
+}

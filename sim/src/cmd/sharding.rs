@@ -37,6 +37,14 @@ pub struct ShardArgs {
 }
 
 impl ShardArgs {
+    /// An error when any shard flag is given to a run that `flag` makes unshardable.
+    pub fn refuse_with(&self, flag: &str) -> Result<()> {
+        if self.shard.is_some() || self.trials_range.is_some() || self.partial_out.is_some() {
+            bail!("{flag} runs unsharded: drop --shard, --trials-range and --partial-out");
+        }
+        Ok(())
+    }
+
     /// The slice to run and the partial to write, or `None` for the unsharded run.
     pub fn slice(&self) -> Result<Option<(Slice, &Path)>> {
         let slice = match (&self.shard, &self.trials_range) {

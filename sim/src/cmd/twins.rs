@@ -45,12 +45,7 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.runtime.is_empty() {
-        anyhow::ensure!(
-            args.shard.shard.is_none()
-                && args.shard.trials_range.is_none()
-                && args.shard.partial_out.is_none(),
-            "--runtime runs unsharded: drop --shard, --trials-range and --partial-out"
-        );
+        args.shard.refuse_with("--runtime")?;
         return run_stacks(&args, args.run.threads(), args.run.tables_dir()?);
     }
     let job = Job {
