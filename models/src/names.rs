@@ -270,6 +270,17 @@ fn seed() -> u64 {
     *SEED.get_or_init(|| RandomState::new().hash_one(0x5eed_u64) | 1)
 }
 
+/// Where [`Names::absorb`] put each id of another table: `agents[local] = global`, and so
+/// on; `values` is indexed by value id (`values[0]` is NULL, 0).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IdMap {
+    pub agents: Vec<u32>,
+    pub cells: Vec<u32>,
+    pub tools: Vec<u32>,
+    pub replicas: Vec<u32>,
+    pub values: Vec<u32>,
+}
+
 /// The name tables of one history. Values start at id 1: id 0 is NULL.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Names {
@@ -380,6 +391,30 @@ impl Names {
             .chain(map.into_iter().map(|m| m.map(|id| Value(id + 1))))
             .collect()
     }
+    /// Interns every name of `local` into `self`, table by table in `local`'s id order, and
+    /// sets `map` to the id each local id now has here. Merging the tables of consecutive
+    /// parts of a history this way, part by part, gives every name the id one pass over the
+    /// whole would: a name's first appearance is in the first part that has it, and within
+    /// that part its local id is its order of first appearance.
+    pub fn absorb(&mut self, local: &Names, map: &mut IdMap) {
+        let each = |to: &mut Interner, from: &Interner, out: &mut Vec<u32>| {
+            out.clear();
+            out.extend(
+                (0..from.len() as u32).map(|id| to.intern(from.name(id).expect("an interned id"))),
+            );
+        };
+        each(&mut self.agents, &local.agents, &mut map.agents);
+        each(&mut self.cells, &local.cells, &mut map.cells);
+        each(&mut self.tools, &local.tools, &mut map.tools);
+        each(&mut self.replicas, &local.replicas, &mut map.replicas);
+        each(&mut self.values, &local.values, &mut map.values);
+        // Value ids are interner ids + 1; NULL (0) stays NULL.
+        for v in &mut map.values {
+            *v += 1;
+        }
+        map.values.insert(0, 0);
+    }
+
     /// Looks up a value by name without interning.
     pub fn find_value(&self, name: &str) -> Option<Value> {
         self.values.get(name).map(|id| Value(id + 1))

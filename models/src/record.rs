@@ -60,6 +60,15 @@ impl ValueMap {
         &self.0
     }
 
+    /// Renames every cell and value (both injectively: distinct ids stay distinct; NULL to
+    /// NULL), keeping the map sorted by cell.
+    pub fn rename(&mut self, cell: impl Fn(Cell) -> Cell, value: impl Fn(Value) -> Value) {
+        for e in &mut self.0 {
+            *e = (cell(e.0), value(e.1));
+        }
+        self.0.sort_unstable_by_key(|&(c, _)| c);
+    }
+
     /// Builds a map from any pairs; a later pair for the same cell wins.
     pub fn from_pairs(pairs: impl IntoIterator<Item = (Cell, Value)>) -> Self {
         let mut m = ValueMap::new();
@@ -152,6 +161,15 @@ impl Registry {
             Ok(i) => self.0[i] = e,
             Err(i) => self.0.insert(i, e),
         }
+    }
+
+    /// Renames every tool (injectively: distinct tools stay distinct), keeping the registry
+    /// sorted by tool.
+    pub fn rename(&mut self, tool: impl Fn(Tool) -> Tool) {
+        for e in &mut self.0 {
+            e.tool = tool(e.tool);
+        }
+        self.0.sort_unstable_by_key(|e| e.tool);
     }
 
     /// Empties the registry, keeping its allocation.

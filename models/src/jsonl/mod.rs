@@ -14,11 +14,16 @@
 //! it does not say the history is one the model of SPEC §1 could produce (read values may
 //! deviate from memory, as with skew or an instrumentation shim around a real framework).
 
+mod chunk;
+mod fast;
 mod json;
+mod pipeline;
 mod read;
 mod write;
 
-pub use read::{parse_history, read_history, RecordReader};
+pub use chunk::{parse_block, Merger, Parsed};
+pub use pipeline::{for_each_block, BLOCK, IN_FLIGHT, THREADS_MAX};
+pub use read::{parse_history, parse_history_spec, read_history, RecordReader};
 pub use write::{write_history, write_record};
 
 /// Every key of a record line, in the writer's order.

@@ -13,6 +13,7 @@
 //! [`RecordReader`] reads a `BufRead` one record at a time into a reused [`OpRecord`], so a
 //! caller that does not keep the records (the stream detector) holds one line, not the file.
 
+use super::fast::{Context, Scanner};
 use super::json::{Kind, SyntaxError, Tree};
 use super::{JsonlError, KEYS, READ_META_KEYS, REQUIRED_KEYS};
 use crate::history::History;
@@ -54,6 +55,18 @@ pub fn parse_history(text: &str, source: &str) -> Result<History> {
     Ok(h)
 }
 
+/// [`parse_history`] by the spec form alone ([`RecordReader::spec`]): the reference the fast
+/// path is tested against.
+pub fn parse_history_spec(text: &str, source: &str) -> Result<History> {
+    let mut reader = RecordReader::spec(text.as_bytes(), source);
+    let mut h = History::new(Names::new());
+    let mut rec = OpRecord::default();
+    while reader.next_into(&mut h.names, &mut rec)?.is_some() {
+        h.records.push(rec.clone());
+    }
+    Ok(h)
+}
+
 /// Reads records one line at a time from any `BufRead`, checking log order across lines.
 pub struct RecordReader<R> {
     src: R,
@@ -68,15 +81,47 @@ pub struct RecordReader<R> {
 impl<R: BufRead> RecordReader<R> {
     /// A reader of `src`, called `file` in errors.
     pub fn new(src: R, file: &str) -> Self {
+        Self::resume(src, file, (0, 0, 0), RecordParser::default())
+    }
+
+    /// A reader that parses every line with the spec form alone (the generic JSON tree
+    /// walked key by key), never the fast scanner: the reference the fast path is tested
+    /// against. Same records, same errors, slower.
+    pub fn spec(src: R, file: &str) -> Self {
+        let parser = RecordParser {
+            spec_only: true,
+            ..RecordParser::default()
+        };
+        Self::resume(src, file, (0, 0, 0), parser)
+    }
+
+    /// A reader that continues after `line` lines and `index` records, the last of which
+    /// was written at `previous_write_time`, with `parser`'s state.
+    pub(crate) fn resume(
+        src: R,
+        file: &str,
+        (line, index, previous_write_time): (usize, usize, u64),
+        parser: RecordParser,
+    ) -> Self {
         RecordReader {
             src,
             file: file.to_owned(),
             buf: Vec::new(),
-            line: 0,
-            index: 0,
-            previous_write_time: 0,
-            parser: RecordParser::default(),
+            line,
+            index,
+            previous_write_time,
+            parser,
         }
+    }
+
+    /// The parser state, for reuse by another reader.
+    pub(crate) fn into_parser(self) -> RecordParser {
+        self.parser
+    }
+
+    /// The number of lines read so far (blank ones included).
+    pub(crate) fn lines(&self) -> usize {
+        self.line
     }
 
     /// Reads the next record into `rec`; returns its 1-based line, or `None` at the end.
@@ -94,41 +139,76 @@ impl<R: BufRead> RecordReader<R> {
             if n == 0 {
                 return Ok(None);
             }
-            self.line += 1;
-            let mut bytes = self.buf.as_slice();
-            bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-            bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-            let text = std::str::from_utf8(bytes).map_err(|e| JsonlError::BadUtf8 {
-                file: self.file.clone(),
-                line: self.line,
-                col: column(
-                    &String::from_utf8_lossy(&bytes[..e.valid_up_to()]),
-                    usize::MAX,
-                ),
-            })?;
-            if text.trim().is_empty() {
-                continue;
+            let buf = std::mem::take(&mut self.buf);
+            let read = self.line_bytes(&buf, names, rec);
+            self.buf = buf;
+            if let Some(line) = read? {
+                return Ok(Some(line));
             }
-            let at = At {
-                file: &self.file,
-                line: self.line,
-                index: self.index,
-                text,
-            };
-            self.parser.parse_into(&at, names, rec)?;
-            if rec.write_time < self.previous_write_time {
-                let msg = format!(
-                    "{} is before the previous record's {} (records must appear in log order, \
-                     write_time ascending)",
-                    rec.write_time, self.previous_write_time
-                );
-                let col = self.parser.write_time_offset;
-                return Err(at.bad("write_time", col, msg));
-            }
-            self.previous_write_time = rec.write_time;
-            self.index += 1;
-            return Ok(Some(self.line));
         }
+    }
+
+    /// Reads the next line, given as bytes with or without its newline: its record (and
+    /// 1-based line), or `None` if it is blank.
+    fn line_bytes(
+        &mut self,
+        bytes: &[u8],
+        names: &mut Names,
+        rec: &mut OpRecord,
+    ) -> Result<Option<usize>> {
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                return Err(JsonlError::BadUtf8 {
+                    file: self.file.clone(),
+                    line: self.line + 1,
+                    col: column(
+                        &String::from_utf8_lossy(&bytes[..e.valid_up_to()]),
+                        usize::MAX,
+                    ),
+                })
+            }
+        };
+        self.line_text(text, names, rec)
+    }
+
+    /// [`RecordReader::line_bytes`] for a line known to be UTF-8.
+    pub(crate) fn line_text(
+        &mut self,
+        text: &str,
+        names: &mut Names,
+        rec: &mut OpRecord,
+    ) -> Result<Option<usize>> {
+        self.line += 1;
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let at = At {
+            file: &self.file,
+            line: self.line,
+            index: self.index,
+            pred_limit: self.parser.pred_limit.unwrap_or(self.index as u64),
+            text,
+        };
+        self.parser.parse_into(&at, names, rec)?;
+        if rec.write_time < self.previous_write_time {
+            let msg = format!(
+                "{} is before the previous record's {} (records must appear in log order, \
+                 write_time ascending)",
+                rec.write_time, self.previous_write_time
+            );
+            let col = self.parser.write_time_offset;
+            return Err(at.bad("write_time", col, msg));
+        }
+        self.previous_write_time = rec.write_time;
+        if let (Some(_), Some(&p)) = (self.parser.pred_limit, rec.preds.last()) {
+            let slack = i64::from(p) - self.index as i64;
+            self.parser.pred_slack = self.parser.pred_slack.max(slack);
+        }
+        self.index += 1;
+        Ok(Some(self.line))
     }
 
     /// The number of records read so far.
@@ -152,6 +232,9 @@ pub(crate) struct At<'a> {
     file: &'a str,
     line: usize,
     index: usize,
+    /// A pred must be below this: the index, except in a block read apart from the lines
+    /// before it (see [`RecordParser::pred_limit`]).
+    pred_limit: u64,
     text: &'a str,
 }
 
@@ -192,13 +275,23 @@ pub(crate) struct RecordParser {
     last_registry: (String, Registry),
     /// Byte offset of the last record's `write_time` value (for the log-order error).
     write_time_offset: u32,
+    fast: Scanner,
+    /// Never use the fast scanner ([`RecordReader::spec`]).
+    spec_only: bool,
+    /// Set for a block parsed apart from the lines before it, whose record indices are not
+    /// known yet: preds are then checked against this bound only (below 2^32, so they fit
+    /// a `u32`), and the caller checks the real bound with [`RecordParser::pred_slack`].
+    pub(crate) pred_limit: Option<u64>,
+    /// With `pred_limit`: the largest (highest pred − 0-based record index in the block) of
+    /// the records read, so that every pred is earlier iff the block's first index exceeds it.
+    pub(crate) pred_slack: i64,
 }
 
 /// Sentinel for "key absent".
 const ABSENT: usize = usize::MAX;
 
 /// The index of a known key in [`KEYS`].
-fn slot(key: &str) -> Option<usize> {
+pub(super) fn slot(key: &str) -> Option<usize> {
     Some(match key {
         "agent" => 0,
         "read_set" => 1,
@@ -225,8 +318,30 @@ fn slot(key: &str) -> Option<usize> {
 const FIELD_ORDER: [usize; 14] = [12, 0, 11, 10, 4, 13, 3, 1, 5, 2, 8, 6, 9, 7];
 
 impl RecordParser {
-    /// Parses the record on line `at` into `rec` (every field replaced), interning names.
+    /// Parses the record on line `at` into `rec` (every field replaced), interning names:
+    /// by the fast scanner when it takes the line, else by the spec form (the same result).
     fn parse_into(&mut self, at: &At<'_>, names: &mut Names, rec: &mut OpRecord) -> Result<()> {
+        if !self.spec_only {
+            let cx = Context {
+                pred_limit: at.pred_limit,
+                last_registry: &mut self.last_registry,
+                effects: &mut self.effects,
+            };
+            if let Some(offset) = self.fast.parse(at.text, names, rec, cx) {
+                self.write_time_offset = offset;
+                return Ok(());
+            }
+        }
+        self.parse_spec(at, names, rec)
+    }
+
+    /// Forgets the last registry (its ids belong to the name tables it was parsed into).
+    pub(crate) fn forget_registry(&mut self) {
+        self.last_registry = (String::new(), Registry::default());
+    }
+
+    /// The spec form: the line parsed into a generic tree, walked key by key.
+    fn parse_spec(&mut self, at: &At<'_>, names: &mut Names, rec: &mut OpRecord) -> Result<()> {
         self.tree.parse(at.text).map_err(|e| at.syntax(e))?;
         let mut line = Line {
             at,
@@ -279,7 +394,7 @@ impl RecordParser {
 }
 
 /// Every field emptied, allocations kept.
-fn reset(r: &mut OpRecord) {
+pub(super) fn reset(r: &mut OpRecord) {
     r.agent = Agent::default();
     r.read_set.clear();
     r.read_values.clear();
@@ -298,7 +413,7 @@ fn reset(r: &mut OpRecord) {
 }
 
 /// Whether `co` lists exactly the effects of `io` (as multisets).
-fn is_permutation(
+pub(super) fn is_permutation(
     io: &[(Cell, Value)],
     co: &[(Cell, Value)],
     buf: &mut Vec<(Cell, Value)>,
@@ -697,7 +812,7 @@ impl Line<'_, '_> {
             let Some(p) = self.uint(item) else {
                 return Err(self.wrong(&at(), "a non-negative integer", item));
             };
-            if p >= self.at.index as u64 {
+            if p >= self.at.pred_limit {
                 let msg = format!(
                     "{p} does not point to an earlier record (this is record {}, 0-based)",
                     self.at.index

@@ -348,3 +348,159 @@ fn co_of(io: &[(Cell, Value)], shape: u8) -> Vec<(Cell, Value)> {
     }
     co
 }
+
+// The choice lists of the enumeration families (`detect_enumeration.rs`), shared with the
+// reader's tests (`jsonl_fast.rs`).
+
+/// SPEC §1's model with canonical writes: 2 agents, 2 cells, 2 values (128 choices).
+pub fn model_choices() -> Vec<OpRecord> {
+    let mut choices = Vec::new();
+    for agent in 0..2 {
+        for rs in subsets(2) {
+            for ws in subsets(2) {
+                for wv in maps_on(&ws, 2) {
+                    choices.push(dataflow(agent, &rs, &ValueMap::new(), &ws, &wv));
+                }
+            }
+        }
+    }
+    choices
+}
+
+/// Free reads, writes free outside the write set, aborted or not (1600 choices).
+pub fn skewed_choices() -> Vec<OpRecord> {
+    let mut choices = Vec::new();
+    for agent in 0..2 {
+        for rs in subsets(2) {
+            for rv in maps_on(&rs, 2) {
+                for ws in subsets(2) {
+                    for wv in maps_with_outside(&ws, 2, 2, 1) {
+                        for aborted in [false, true] {
+                            let mut r = dataflow(agent, &rs, &rv, &ws, &wv);
+                            r.aborted = aborted;
+                            choices.push(r);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    choices
+}
+
+/// One cell, free reads, aborted or not (64 choices).
+pub fn one_cell_choices() -> Vec<OpRecord> {
+    let mut choices = Vec::new();
+    for agent in 0..2 {
+        for rs in subsets(1) {
+            for rv in maps_on(&rs, 2) {
+                for ws in subsets(1) {
+                    for wv in maps_on(&ws, 2) {
+                        for aborted in [false, true] {
+                            let mut r = dataflow(agent, &rs, &rv, &ws, &wv);
+                            r.aborted = aborted;
+                            choices.push(r);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    choices
+}
+
+/// Every (read registry, planned tool, write registry), aborted or not (486 choices).
+pub fn registry_choices() -> Vec<OpRecord> {
+    let mut choices = Vec::new();
+    for read_registry in registries() {
+        for planned_tool in [None, Some(Tool(0)), Some(Tool(1))] {
+            for write_registry in registries() {
+                for aborted in [false, true] {
+                    choices.push(OpRecord {
+                        read_registry: read_registry.clone(),
+                        planned_tool,
+                        write_registry: write_registry.clone(),
+                        aborted,
+                        ..OpRecord::default()
+                    });
+                }
+            }
+        }
+    }
+    choices
+}
+
+/// Every sequence of length ≤ `max` over `(c, v)` pairs, 2 cells × {NULL, v1, v2}.
+pub fn sequences(max: usize) -> Vec<Vec<(Cell, Value)>> {
+    let pairs: Vec<_> = (0..2)
+        .flat_map(|c| (0..3).map(move |v| (Cell(c), Value(v))))
+        .collect();
+    let mut all = vec![vec![]];
+    let mut layer = vec![vec![]];
+    for _ in 0..max {
+        layer = layer
+            .iter()
+            .flat_map(|s: &Vec<_>| {
+                pairs.iter().map(move |&p| {
+                    let mut s = s.clone();
+                    s.push(p);
+                    s
+                })
+            })
+            .collect();
+        all.extend(layer.iter().cloned());
+    }
+    all
+}
+
+/// Every issue order of every write and completion sequence of length ≤ 3 (12,950).
+pub fn effects_choices() -> Vec<OpRecord> {
+    let mut choices = Vec::new();
+    for ws in subsets(2) {
+        for wv in maps_on(&ws, 2) {
+            let mut orders = vec![effects_in_order(&ws, &wv)];
+            if ws.len() == 2 {
+                orders.push(orders[0].iter().rev().copied().collect());
+            }
+            for io in &orders {
+                for co in sequences(3) {
+                    for aborted in [false, true] {
+                        let mut r = dataflow(0, &[], &ValueMap::new(), &ws, &wv);
+                        (r.io, r.co, r.aborted) = (io.clone(), co.clone(), aborted);
+                        choices.push(r);
+                    }
+                }
+            }
+        }
+    }
+    choices
+}
+
+/// n records; record k writes v1 to c1 and reads c1 (v1 from record 1 on, read at k − 1);
+/// bit `(k, p)` of `preds_mask` puts p < k in preds(k); bit k of `aborted_mask` aborts k.
+pub fn provenance_history(n: usize, preds_mask: u64, aborted_mask: u32) -> History {
+    let c = [Cell(0)];
+    let mut bit = 0;
+    let mut records = Vec::with_capacity(n);
+    for k in 0..n {
+        let read = ValueMap::from_pairs([(Cell(0), Value(u32::from(k > 0)))]);
+        let mut r = dataflow(
+            (k % 2) as u32,
+            &c,
+            &read,
+            &c,
+            &ValueMap::from_pairs([(c[0], Value(1))]),
+        );
+        r.read_time = k.saturating_sub(1) as u64;
+        r.write_time = k as u64 + 1;
+        r.aborted = aborted_mask & (1 << k) != 0;
+        for p in 0..k {
+            if preds_mask & (1 << bit) != 0 {
+                r.preds.push(p as u32);
+            }
+            bit += 1;
+        }
+        records.push(r);
+    }
+    History::from_records(records)
+}

@@ -87,6 +87,17 @@ pub struct Args {
     /// With --stream on a file: stop once it has not grown for this many milliseconds.
     #[arg(long, default_value_t = 1000, requires = "stream")]
     pub idle_ms: u64,
+    /// Threads parsing the history, 1..=256 (the output does not depend on it); default: the
+    /// machine's cores, at least 2.
+    #[arg(long, value_parser = super::limits::threads)]
+    pub threads: Option<usize>,
+}
+
+/// The parse threads: `--threads`, else the cores (at least 2: one parses while the other
+/// detects).
+fn threads(args: &Args) -> usize {
+    args.threads
+        .unwrap_or_else(|| super::limits::default_threads().max(2))
 }
 
 /// A `--fail-on` name: any anomaly of the catalogue the text and JSON report.
@@ -136,6 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             residue: args.residue,
             json: args.json,
             idle: std::time::Duration::from_millis(args.idle_ms),
+            threads: threads(&args),
         };
         return stream::run(&args.file, cfg, &args.fail_on);
     }
@@ -154,8 +166,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             file: file.clone(),
             source,
         })?;
-        let src = std::io::BufReader::with_capacity(1 << 20, f);
-        batch::run(src, &file, args.max_witnesses, args.residue)?
+        batch::run(f, &file, threads(&args), args.max_witnesses, args.residue)?
     };
     let s = &outcome.summary;
     let printed = match args.json {
@@ -223,7 +234,7 @@ fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch:
     if !args.spec {
         let text = jsonl::write_history(&h);
         let src = std::io::Cursor::new(text.into_bytes());
-        return batch::run(src, file, args.max_witnesses, args.residue);
+        return batch::run(src, file, threads(args), args.max_witnesses, args.residue);
     }
     let summary = spec::summary(&h, args.max_witnesses, args.residue);
     let from = FromHistory(&h);

@@ -13,11 +13,12 @@
 use super::render::{Kept, Render};
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
 use agentsim_models::detect::Summary;
-use agentsim_models::jsonl::RecordReader;
+use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
-use agentsim_models::{Anomaly, Names, OpRecord};
+use agentsim_models::{Anomaly, Names};
 use serde_json::json;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -30,6 +31,8 @@ pub struct Config {
     pub json: bool,
     /// Stop after the file has not grown for this long (files only).
     pub idle: Duration,
+    /// Parse threads.
+    pub threads: usize,
 }
 
 /// How often a followed file is polled at its end.
@@ -60,18 +63,14 @@ pub fn run(path: &Path, cfg: Config, fail_on: &[Anomaly]) -> anyhow::Result<Exit
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let outcome = if path.as_os_str() == "-" {
-        let stdin = std::io::stdin();
-        detect(stdin.lock(), "<stdin>", cfg, &mut out)
+        detect(std::io::stdin(), "<stdin>", cfg, &mut out)
     } else {
         let file = std::fs::File::open(path)
             .map_err(|e| anyhow::anyhow!(e).context(format!("{}: cannot read", path.display())))?;
-        let src = BufReader::with_capacity(
-            1 << 20,
-            Follow {
-                file,
-                idle: cfg.idle,
-            },
-        );
+        let src = Follow {
+            file,
+            idle: cfg.idle,
+        };
         detect(src, &path.display().to_string(), cfg, &mut out)
     };
     match outcome {
@@ -116,7 +115,7 @@ impl<W: Write> Sink for Printer<'_, W> {
 }
 
 fn detect(
-    src: impl BufRead,
+    src: impl Read + Send,
     file: &str,
     cfg: Config,
     out: &mut impl Write,
@@ -127,23 +126,33 @@ fn detect(
         keep_agents: false,
     };
     let mut stream = Stream::new(opts);
-    let mut reader = RecordReader::new(src, file);
-    let mut names = Names::new();
-    let mut rec = OpRecord::default();
     let mut compact_at = COMPACT_MIN;
-    while let Some(line) = reader.next_into(&mut names, &mut rec)? {
-        let mut p = printer(&names, out, cfg.json);
-        let pushed = stream.push(&rec, line as u64, &mut p);
-        settle(p)?;
-        pushed.map_err(|e| {
-            anyhow::anyhow!(e).context(format!(
-                "{file}:{line}: the stream detector cannot take this record (raise \
-                 --window-max or --live-max, or run `agentsim detect` without --stream)"
-            ))
-        })?;
-        if names.value_count() >= compact_at {
-            compact_at = compact(&mut names, &mut stream);
+    let mut failed = None;
+    // Each block is what the source had when it was read: a record is detected, and its
+    // witnesses printed, as soon as the read that brought it.
+    let names = jsonl::for_each_block(src, file, cfg.threads, |names, records| {
+        for (rec, line) in records {
+            let mut p = printer(names, out, cfg.json);
+            let pushed = stream.push(rec, *line as u64, &mut p);
+            let settled = settle(p);
+            let pushed = pushed.map_err(|e| {
+                anyhow::anyhow!(e).context(format!(
+                    "{file}:{line}: the stream detector cannot take this record (raise \
+                     --window-max or --live-max, or run `agentsim detect` without --stream)"
+                ))
+            });
+            if let Err(e) = settled.and(pushed) {
+                failed = Some(e);
+                return ControlFlow::Break(());
+            }
         }
+        if names.value_count() >= compact_at {
+            compact_at = compact(names, &mut stream);
+        }
+        ControlFlow::Continue(())
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
     }
     let mut p = printer(&names, out, cfg.json);
     let summary = stream.finish(&mut p);

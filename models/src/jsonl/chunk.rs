@@ -1,0 +1,197 @@
+//! A block of lines parsed apart from the lines before it, and merged back in line order.
+//!
+//! A worker parses a block (whole lines of the file) with the reader's line parser into
+//! block-local name tables ([`parse_block`]); it does not know the block's first line, its
+//! first record index or the previous record's write time. [`Merger::merge`], run on the
+//! blocks in file order, absorbs each block's names into the global tables in local id
+//! order ([`Names::absorb`]), renames the records' ids, and makes line numbers global, so
+//! every id and line is the one a sequential read gives. The checks that need what the
+//! worker did not know are exact and cheap: the block's first write time against the
+//! previous record's, and every pred against its record's real index (one number per block,
+//! [`RecordParser::pred_slack`]). When a block failed, or one of those checks fails, the
+//! merger parses that block again sequentially, from the known line, index and write time,
+//! into the global tables: then the error (or, when the worker's refusal came only from the
+//! missing context, the records) is exactly the sequential reader's. The first error in line
+//! order wins because blocks are merged in order and merging stops at the first error.
+
+use super::read::{RecordParser, RecordReader};
+use super::JsonlError;
+use crate::names::{Agent, Cell, IdMap, Names, Replica, Tool, Value};
+use crate::record::OpRecord;
+
+/// One block's records, with block-local ids until merged.
+#[derive(Default)]
+pub struct Parsed {
+    /// The records and their lines (1-based in the block until merged, then in the file).
+    pub records: Vec<(OpRecord, usize)>,
+    /// How many of `records` are this block's (the rest are spare allocations).
+    pub len: usize,
+    names: Names,
+    /// Lines in the block, blank ones included (when it parsed).
+    lines: usize,
+    /// The worker stopped at an error, or it could not tell (see the module header).
+    failed: bool,
+    pred_slack: i64,
+    parser: Option<RecordParser>,
+}
+
+impl Parsed {
+    /// This block's records, in line order.
+    pub fn records(&self) -> &[(OpRecord, usize)] {
+        &self.records[..self.len]
+    }
+}
+
+/// Parses the whole lines `bytes` into `out` (its allocations reused) with local names.
+pub fn parse_block(bytes: &[u8], out: &mut Parsed) {
+    let mut parser = out.parser.take().unwrap_or_default();
+    parser.pred_limit = Some(1 << 32);
+    parser.pred_slack = i64::MIN;
+    // The memo of the last registry holds ids of the previous block's tables.
+    parser.forget_registry();
+    out.names = Names::new();
+    out.len = 0;
+    out.failed = false;
+    let mut reader = RecordReader::resume(bytes, "", (0, 0, 0), parser);
+    // One UTF-8 check for the block, not one a line (a block that fails it is read line by
+    // line, which finds the line at fault).
+    let mut lines = std::str::from_utf8(bytes)
+        .ok()
+        .map(|t| t.split_inclusive('\n'));
+    loop {
+        if out.records.len() == out.len {
+            out.records.push((OpRecord::default(), 0));
+        }
+        let (rec, line) = &mut out.records[out.len];
+        let next = match &mut lines {
+            Some(lines) => next_text(&mut reader, lines, &mut out.names, rec),
+            None => reader.next_into(&mut out.names, rec),
+        };
+        match next {
+            Ok(Some(n)) => *line = n,
+            Ok(None) => break,
+            Err(_) => {
+                out.failed = true;
+                break;
+            }
+        }
+        out.len += 1;
+    }
+    out.lines = reader.lines();
+    let parser = reader.into_parser();
+    out.pred_slack = parser.pred_slack;
+    out.parser = Some(parser);
+}
+
+/// The next record of a block known to be UTF-8 (blank lines skipped).
+fn next_text(
+    reader: &mut RecordReader<&[u8]>,
+    lines: &mut std::str::SplitInclusive<'_, char>,
+    names: &mut Names,
+    rec: &mut OpRecord,
+) -> Result<Option<usize>, JsonlError> {
+    for text in lines {
+        if let Some(n) = reader.line_text(text, names, rec)? {
+            return Ok(Some(n));
+        }
+    }
+    Ok(None)
+}
+
+/// The global state blocks are merged into, in file order.
+pub struct Merger {
+    file: String,
+    /// The names of everything merged so far.
+    pub names: Names,
+    line: usize,
+    index: usize,
+    previous_write_time: u64,
+    map: IdMap,
+}
+
+impl Merger {
+    /// A merger for the blocks of `file` (its name in errors).
+    pub fn new(file: &str) -> Self {
+        Merger {
+            file: file.to_owned(),
+            names: Names::new(),
+            line: 0,
+            index: 0,
+            previous_write_time: 0,
+            map: IdMap::default(),
+        }
+    }
+
+    /// Merges the next block (`bytes`, parsed into `p`): its records get global ids and lines,
+    /// or the first error in it, exactly as a sequential read of the file reports it.
+    pub fn merge(&mut self, bytes: &[u8], p: &mut Parsed) -> Result<(), JsonlError> {
+        let records = &p.records[..p.len];
+        let in_order = records
+            .first()
+            .is_none_or(|(r, _)| r.write_time >= self.previous_write_time);
+        let preds_earlier = p.pred_slack < self.index as i64;
+        if p.failed || !in_order || !preds_earlier {
+            return self.reparse(bytes, p);
+        }
+        self.names.absorb(&p.names, &mut self.map);
+        for (rec, line) in &mut p.records[..p.len] {
+            rename(rec, &self.map);
+            *line += self.line;
+        }
+        self.line += p.lines;
+        self.index += p.len;
+        if let Some((r, _)) = p.records[..p.len].last() {
+            self.previous_write_time = r.write_time;
+        }
+        Ok(())
+    }
+
+    /// The block read again as the sequential reader reads it, from where the last block left.
+    fn reparse(&mut self, bytes: &[u8], p: &mut Parsed) -> Result<(), JsonlError> {
+        let at = (self.line, self.index, self.previous_write_time);
+        let mut reader = RecordReader::resume(bytes, &self.file, at, RecordParser::default());
+        p.len = 0;
+        loop {
+            if p.records.len() == p.len {
+                p.records.push((OpRecord::default(), 0));
+            }
+            let (rec, line) = &mut p.records[p.len];
+            match reader.next_into(&mut self.names, rec)? {
+                Some(n) => *line = n,
+                None => break,
+            }
+            p.len += 1;
+            self.previous_write_time = rec.write_time;
+        }
+        self.line = reader.lines();
+        self.index += p.len;
+        Ok(())
+    }
+}
+
+/// `r` with every id renamed by `m` (sets and maps re-sorted: the order of ids changed).
+fn rename(r: &mut OpRecord, m: &IdMap) {
+    let cell = |c: Cell| Cell(m.cells[c.index()]);
+    let value = |v: Value| Value(m.values[v.0 as usize]);
+    let tool = |t: Tool| Tool(m.tools[t.index()]);
+    r.agent = Agent(m.agents[r.agent.index()]);
+    for set in [&mut r.read_set, &mut r.write_set] {
+        for c in set.iter_mut() {
+            *c = cell(*c);
+        }
+        set.sort_unstable();
+    }
+    r.read_values.rename(cell, value);
+    r.write_values.rename(cell, value);
+    r.read_registry.rename(tool);
+    r.write_registry.rename(tool);
+    r.planned_tool = r.planned_tool.map(tool);
+    for (c, v) in r.io.iter_mut().chain(r.co.iter_mut()) {
+        (*c, *v) = (cell(*c), value(*v));
+    }
+    for m_ in &mut r.read_meta {
+        m_.cell = cell(m_.cell);
+        m_.replica = Replica(m.replicas[m_.replica.index()]);
+    }
+    r.read_meta.sort_unstable();
+}

@@ -1,0 +1,453 @@
+//! The fast path of the line reader: a schema-directed scanner over a line's bytes.
+//!
+//! [`super::json`] builds a generic tree of the line and [`super::read`] walks it key by key;
+//! that is the spec form, and the only place an error message is made. This scanner reads
+//! the keys the schema knows straight into byte ranges (strings without escapes are ranges
+//! of the line, integers are parsed as they are scanned), with no tree and no allocation
+//! once its scratch vectors are warm, and then interns the names in the spec form's order
+//! ([`super::read`]'s `FIELD_ORDER`: `aborted`, `agent`, `co`, `io`, …; the entries of an
+//! object sorted by name, a value before its cell), so every id is the one the spec form
+//! assigns.
+//!
+//! It declines (returns `false`) whenever it meets anything outside the common shape: an
+//! escape or control character in a string, a number that is not a plain integer, replica
+//! metadata, an unknown, duplicate or missing key, a value of the wrong type, trailing
+//! text. Declining before any name is interned leaves the name tables untouched; after
+//! interning it declines only where the line is certainly an error (a tool twice in a
+//! registry, a cell twice in a value map, `read_time` after `write_time`, a `co` that is not
+//! a permutation of `io`, a pred that is not earlier), and then the spec form reports it,
+//! whatever the tables hold. So the reader's result, records and errors alike, is the spec
+//! form's: `models/tests/jsonl_fast.rs` checks it on generated, mutated and hostile lines.
+//! A decline says nothing about the line: the spec form decides.
+
+use super::read::{reset, slot};
+use crate::names::{Agent, Names, Tool, Value};
+use crate::record::{normalize_set, OpRecord, Registry, ToolEntry, ValueMap};
+
+/// A string without escapes: bytes `.0..1` of the line.
+#[derive(Clone, Copy, Debug, Default)]
+struct Str(u32, u32);
+
+/// A value position: a string, or `None` for JSON `null`.
+type Val = Option<Str>;
+
+/// A range of one of the scratch vectors.
+type Span = (u32, u32);
+
+/// The reusable state of the scanner (kept warm from line to line).
+#[derive(Default)]
+pub(crate) struct Scanner {
+    cells: Vec<Str>,
+    pairs: Vec<(Str, Val)>,
+    tools: Vec<(Str, u32)>,
+    preds: Vec<u64>,
+    order: Vec<u32>,
+}
+
+/// Where each key's value was found on the line.
+#[derive(Clone, Copy, Debug, Default)]
+struct Fields {
+    seen: u16,
+    agent: Str,
+    planned_tool: Val,
+    read_time: u64,
+    write_time: u64,
+    write_time_at: u32,
+    aborted: bool,
+    read_set: Span,
+    write_set: Span,
+    read_values: Span,
+    write_values: Span,
+    io: Span,
+    co: Span,
+    read_registry: (Span, Span),
+    write_registry: (Span, Span),
+    preds: Span,
+}
+
+/// What the spec form's checks need beside the line.
+pub(crate) struct Context<'a> {
+    /// A pred must be below this (the record's 0-based index).
+    pub pred_limit: u64,
+    /// The last registry parsed, by its raw text (shared with the spec form).
+    pub last_registry: &'a mut (String, Registry),
+    /// Scratch for the permutation check.
+    pub effects: &'a mut Vec<(crate::names::Cell, Value)>,
+}
+
+/// Bit of each required key in [`Fields::seen`] (slots of [`super::KEYS`]).
+const REQUIRED_MASK: u16 = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 5 | 1 << 6 | 1 << 7 | 1 << 9;
+
+impl Scanner {
+    /// Parses `text` into `rec` the way the spec form would, or returns `None` (declined:
+    /// let the spec form decide). `Some(offset)` is the byte offset of `write_time`'s value.
+    pub(crate) fn parse(
+        &mut self,
+        text: &str,
+        names: &mut Names,
+        rec: &mut OpRecord,
+        cx: Context<'_>,
+    ) -> Option<u32> {
+        self.cells.clear();
+        self.pairs.clear();
+        self.tools.clear();
+        self.preds.clear();
+        let f = self.scan(text.as_bytes())?;
+        if f.seen & REQUIRED_MASK != REQUIRED_MASK {
+            return None;
+        }
+        // From here names are interned: decline only where the line is certainly an error.
+        self.fill(text, &f, names, rec, cx)?;
+        Some(f.write_time_at)
+    }
+
+    /// Phase one: the whole line scanned and checked against the grammar and the schema's
+    /// types, nothing interned.
+    fn scan(&mut self, b: &[u8]) -> Option<Fields> {
+        if b.len() >= u32::MAX as usize {
+            return None;
+        }
+        let mut s = Cursor { b, p: 0 };
+        let mut f = Fields::default();
+        s.object(|s, key| {
+            let k = slot(std::str::from_utf8(&b[key.0 as usize..key.1 as usize]).ok()?)?;
+            let bit = 1u16 << k;
+            if f.seen & bit != 0 {
+                return None;
+            }
+            f.seen |= bit;
+            self.value(s, k, &mut f)
+        })?;
+        s.ws();
+        (s.p == b.len()).then_some(f)
+    }
+
+    /// The value of key slot `k`.
+    fn value(&mut self, s: &mut Cursor<'_>, k: usize, f: &mut Fields) -> Option<()> {
+        match k {
+            0 => f.agent = s.string()?,
+            1 => f.read_set = self.cell_list(s)?,
+            2 => f.read_values = self.value_map(s)?,
+            3 => f.read_registry = self.registry(s)?,
+            4 => f.planned_tool = s.val()?,
+            5 => f.read_time = s.uint()?,
+            6 => f.write_set = self.cell_list(s)?,
+            7 => f.write_values = self.value_map(s)?,
+            8 => f.write_registry = self.registry(s)?,
+            9 => {
+                s.ws();
+                f.write_time_at = s.p as u32;
+                f.write_time = s.uint()?;
+            }
+            10 => f.io = self.effects(s)?,
+            11 => f.co = self.effects(s)?,
+            12 => f.aborted = s.boolean()?,
+            13 => {
+                let from = self.preds.len() as u32;
+                s.array(|s| {
+                    self.preds.push(s.uint()?);
+                    Some(())
+                })?;
+                f.preds = (from, self.preds.len() as u32);
+            }
+            // Replica metadata: rare, and checked across keys; the spec form reads it.
+            _ => return None,
+        }
+        Some(())
+    }
+
+    fn cell_list(&mut self, s: &mut Cursor<'_>) -> Option<Span> {
+        let from = self.cells.len() as u32;
+        s.array(|s| {
+            self.cells.push(s.string()?);
+            Some(())
+        })?;
+        Some((from, self.cells.len() as u32))
+    }
+
+    fn value_map(&mut self, s: &mut Cursor<'_>) -> Option<Span> {
+        let from = self.pairs.len() as u32;
+        s.object(|s, key| {
+            let v = s.val()?;
+            self.pairs.push((key, v));
+            Some(())
+        })?;
+        Some((from, self.pairs.len() as u32))
+    }
+
+    fn effects(&mut self, s: &mut Cursor<'_>) -> Option<Span> {
+        let from = self.pairs.len() as u32;
+        s.array(|s| {
+            s.eat(b'[')?;
+            let cell = s.string()?;
+            s.eat(b',')?;
+            let v = s.val()?;
+            s.eat(b']')?;
+            self.pairs.push((cell, v));
+            Some(())
+        })?;
+        Some((from, self.pairs.len() as u32))
+    }
+
+    /// A registry: its entries, and its raw text (for the memo of the last registry).
+    fn registry(&mut self, s: &mut Cursor<'_>) -> Option<(Span, Span)> {
+        s.ws();
+        let (raw, from) = (s.p as u32, self.tools.len() as u32);
+        s.array(|s| {
+            let entry = match s.peek()? {
+                b'"' => (s.string()?, 0),
+                _ => tool_object(s)?,
+            };
+            self.tools.push(entry);
+            Some(())
+        })?;
+        Some(((from, self.tools.len() as u32), (raw, s.p as u32)))
+    }
+
+    /// Phase two: names interned in the spec form's order, the record filled.
+    fn fill(
+        &mut self,
+        text: &str,
+        f: &Fields,
+        names: &mut Names,
+        rec: &mut OpRecord,
+        cx: Context<'_>,
+    ) -> Option<()> {
+        let t = |s: Str| &text[s.0 as usize..s.1 as usize];
+        reset(rec);
+        rec.aborted = f.aborted;
+        rec.agent = Agent(names.agents.intern(t(f.agent)));
+        let pairs = &self.pairs;
+        let value = |names: &mut Names, v: Val| v.map_or(Value::NULL, |s| names.value(t(s)));
+        for (span, out) in [(f.co, &mut rec.co), (f.io, &mut rec.io)] {
+            for &(c, v) in &pairs[span.0 as usize..span.1 as usize] {
+                let cell = names.cell(t(c));
+                out.push((cell, value(names, v)));
+            }
+        }
+        rec.planned_tool = f.planned_tool.map(|s| Tool(names.tools.intern(t(s))));
+        for &p in &self.preds[f.preds.0 as usize..f.preds.1 as usize] {
+            if p >= cx.pred_limit {
+                return None;
+            }
+            rec.preds.push(p as u32);
+        }
+        normalize_set(&mut rec.preds);
+        let memo = cx.last_registry;
+        self.registry_into(text, f.read_registry, names, &mut rec.read_registry, memo)?;
+        self.cells_into(text, f.read_set, names, &mut rec.read_set);
+        rec.read_time = f.read_time;
+        self.map_into(text, f.read_values, names, &mut rec.read_values)?;
+        self.registry_into(text, f.write_registry, names, &mut rec.write_registry, memo)?;
+        self.cells_into(text, f.write_set, names, &mut rec.write_set);
+        rec.write_time = f.write_time;
+        self.map_into(text, f.write_values, names, &mut rec.write_values)?;
+        if rec.read_time > rec.write_time {
+            return None;
+        }
+        super::read::is_permutation(&rec.io, &rec.co, cx.effects).then_some(())
+    }
+
+    fn cells_into(&self, text: &str, span: Span, names: &mut Names, out: &mut Vec<crate::Cell>) {
+        for &c in &self.cells[span.0 as usize..span.1 as usize] {
+            out.push(names.cell(&text[c.0 as usize..c.1 as usize]));
+        }
+        normalize_set(out);
+    }
+
+    /// A value map's entries in name order (a value before its cell); a name twice declines.
+    fn map_into(
+        &mut self,
+        text: &str,
+        span: Span,
+        names: &mut Names,
+        out: &mut ValueMap,
+    ) -> Option<()> {
+        let t = |s: Str| &text[s.0 as usize..s.1 as usize];
+        let pairs = &self.pairs[span.0 as usize..span.1 as usize];
+        self.order.clear();
+        self.order.extend(0..pairs.len() as u32);
+        if pairs.len() > 1 {
+            self.order
+                .sort_by(|&a, &b| t(pairs[a as usize].0).cmp(t(pairs[b as usize].0)));
+            let same = |w: &[u32]| t(pairs[w[0] as usize].0) == t(pairs[w[1] as usize].0);
+            if self.order.windows(2).any(same) {
+                return None;
+            }
+        }
+        for &i in &self.order {
+            let (cell, v) = pairs[i as usize];
+            let value = v.map_or(Value::NULL, |s| names.value(t(s)));
+            out.set(names.cell(t(cell)), value);
+        }
+        Some(())
+    }
+
+    /// A registry, or the last one again when its raw text is the same; a tool twice declines.
+    fn registry_into(
+        &self,
+        text: &str,
+        (span, raw): (Span, Span),
+        names: &mut Names,
+        out: &mut Registry,
+        memo: &mut (String, Registry),
+    ) -> Option<()> {
+        if raw == (0, 0) {
+            return Some(());
+        }
+        let raw = &text[raw.0 as usize..raw.1 as usize];
+        if memo.0 == raw {
+            out.clone_from(&memo.1);
+            return Some(());
+        }
+        for &(tool, version) in &self.tools[span.0 as usize..span.1 as usize] {
+            let tool = names.tool(&text[tool.0 as usize..tool.1 as usize]);
+            if out.contains(tool) {
+                return None;
+            }
+            out.insert(ToolEntry { tool, version });
+        }
+        memo.0.clear();
+        memo.0.push_str(raw);
+        memo.1.clone_from(out);
+        Some(())
+    }
+}
+
+/// `{"tool": name, "version": n}` (either order, `version` optional, below 2^32).
+fn tool_object(s: &mut Cursor<'_>) -> Option<(Str, u32)> {
+    let (mut tool, mut version) = (None, None);
+    let b = s.b;
+    s.object(|s, key| {
+        match &b[key.0 as usize..key.1 as usize] {
+            b"tool" if tool.is_none() => tool = Some(s.string()?),
+            b"version" if version.is_none() => version = Some(u32::try_from(s.uint()?).ok()?),
+            _ => return None,
+        }
+        Some(())
+    })?;
+    Some((tool?, version.unwrap_or(0)))
+}
+
+/// A position in a line.
+struct Cursor<'a> {
+    b: &'a [u8],
+    p: usize,
+}
+
+impl Cursor<'_> {
+    /// Skips JSON whitespace (a line written by our writer has none).
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.b.get(self.p) {
+            self.p += 1;
+        }
+    }
+
+    #[inline]
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.p).copied()
+    }
+
+    #[inline]
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.p += 1)
+    }
+
+    /// A string with no escape and no control character.
+    #[inline]
+    fn string(&mut self) -> Option<Str> {
+        self.eat(b'"')?;
+        let from = self.p;
+        let rest = self.b.get(from..)?;
+        let len = rest
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        if rest[len] != b'"' {
+            return None;
+        }
+        self.p = from + len + 1;
+        Some(Str(from as u32, (from + len) as u32))
+    }
+
+    /// A string or `null`.
+    #[inline]
+    fn val(&mut self) -> Option<Val> {
+        match self.peek()? {
+            b'n' => self.word(b"null").map(|()| None),
+            _ => self.string().map(Some),
+        }
+    }
+
+    fn boolean(&mut self) -> Option<bool> {
+        match self.peek()? {
+            b't' => self.word(b"true").map(|()| true),
+            _ => self.word(b"false").map(|()| false),
+        }
+    }
+
+    fn word(&mut self, w: &[u8]) -> Option<()> {
+        let ok = self.b.get(self.p..self.p + w.len()) == Some(w);
+        ok.then(|| self.p += w.len())
+    }
+
+    /// A plain non-negative integer (no sign, fraction, exponent or leading zero) in u64.
+    #[inline]
+    fn uint(&mut self) -> Option<u64> {
+        self.ws();
+        let from = self.p;
+        let mut n: u64 = 0;
+        while let Some(&c @ b'0'..=b'9') = self.b.get(self.p) {
+            n = n.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+            self.p += 1;
+        }
+        let len = self.p - from;
+        let leading_zero = len > 1 && self.b[from] == b'0';
+        (len > 0 && !leading_zero).then_some(n)
+    }
+
+    /// `[` items `]`, comma-separated.
+    #[inline]
+    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        if self.peek()? == b']' {
+            self.p += 1;
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            match self.peek()? {
+                b',' => self.p += 1,
+                b']' => {
+                    self.p += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `{` key `:` value … `}`; `entry` reads each value, given its key.
+    #[inline]
+    fn object(&mut self, mut entry: impl FnMut(&mut Self, Str) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        if self.peek()? == b'}' {
+            self.p += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.string()?;
+            self.eat(b':')?;
+            entry(self, key)?;
+            match self.peek()? {
+                b',' => self.p += 1,
+                b'}' => {
+                    self.p += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! Reading a history on several threads, with the result of one sequential read.
+//!
+//! [`for_each_block`] runs a pipeline: a reader thread reads the source in blocks of whole
+//! lines (one `read` call at a time, so on a pipe or a growing file a block is what has
+//! arrived, never data waited for), `threads` workers parse blocks with block-local names
+//! ([`super::chunk::parse_block`]), and the calling thread merges them in file order
+//! ([`Merger`]) and hands each block's records to the caller's function, in line order,
+//! with the ids, lines and errors of [`super::RecordReader`] reading the same bytes: the
+//! thread count and timing change nothing but speed (`models/tests/jsonl_fast.rs`). A
+//! fixed number of blocks ([`IN_FLIGHT`] per worker, plus two) circulate between the
+//! threads and are reused, so memory is bounded by them, not by the source.
+//!
+//! An input error is the first one in line order: a block's error is reported only when
+//! every block before it has merged cleanly. An I/O error is reported where it happened, after
+//! the blocks read before it.
+
+use super::chunk::{parse_block, Merger, Parsed};
+use super::JsonlError;
+use crate::names::Names;
+use crate::record::OpRecord;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::ops::ControlFlow;
+use std::sync::{mpsc, Arc, Mutex};
+
+/// Bytes asked of the source per block (a line longer than that grows its block).
+pub const BLOCK: usize = 1 << 20;
+/// Blocks in flight per worker.
+pub const IN_FLIGHT: usize = 3;
+/// The most parse workers.
+pub const THREADS_MAX: usize = 256;
+
+/// A block on its way through the pipeline.
+struct Job {
+    seq: u64,
+    bytes: Vec<u8>,
+    parsed: Parsed,
+    /// The read that ended the source with an error (after `bytes`).
+    error: Option<std::io::Error>,
+}
+
+/// Reads `src` (called `file` in errors) on `threads` parse workers (1..=[`THREADS_MAX`])
+/// and calls `each` with every block's records and lines, in order, and the names so far
+/// (which `each` may compact: later blocks are merged into the tables as `each` leaves them).
+/// Stops early when `each` breaks. Returns the names of everything read.
+pub fn for_each_block<R, F>(
+    src: R,
+    file: &str,
+    threads: usize,
+    mut each: F,
+) -> Result<Names, JsonlError>
+where
+    R: Read + Send,
+    F: FnMut(&mut Names, &[(OpRecord, usize)]) -> ControlFlow<()>,
+{
+    assert!(
+        (1..=THREADS_MAX).contains(&threads),
+        "threads {threads} outside 1..={THREADS_MAX}"
+    );
+    let blocks = IN_FLIGHT * threads + 2;
+    let (free_tx, free_rx) = mpsc::sync_channel::<Job>(blocks);
+    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(blocks);
+    let (done_tx, done_rx) = mpsc::sync_channel::<Job>(blocks);
+    for _ in 0..blocks {
+        let job = Job {
+            seq: 0,
+            bytes: Vec::new(),
+            parsed: Parsed::default(),
+            error: None,
+        };
+        free_tx.send(job).expect("the receiver is here");
+    }
+    // Shared by the workers alone: when they have all stopped, the reader's sends fail.
+    let job_rx = Arc::new(Mutex::new(job_rx));
+    std::thread::scope(|s| {
+        s.spawn(move || read_blocks(src, &free_rx, &job_tx));
+        for _ in 0..threads {
+            let (rx, tx) = (Arc::clone(&job_rx), done_tx.clone());
+            s.spawn(move || work(&rx, &tx));
+        }
+        drop((job_rx, done_tx));
+        merge(file, done_rx, free_tx, &mut each)
+    })
+}
+
+/// The reader thread: fills free blocks with whole lines until the source ends.
+fn read_blocks(mut src: impl Read, free: &mpsc::Receiver<Job>, jobs: &mpsc::SyncSender<Job>) {
+    let mut carry: Vec<u8> = Vec::new();
+    for seq in 0.. {
+        let Ok(mut job) = free.recv() else { return };
+        job.seq = seq;
+        job.bytes.clear();
+        job.bytes.append(&mut carry);
+        let (end, error) = fill(&mut src, &mut job.bytes);
+        if error.is_some() {
+            // The line the failed read cut short is not a line.
+            let whole = job
+                .bytes
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            job.bytes.truncate(whole);
+        } else if !end {
+            let last = job
+                .bytes
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .expect("fill stops at a line");
+            carry.extend_from_slice(&job.bytes[last + 1..]);
+            job.bytes.truncate(last + 1);
+        }
+        job.error = error;
+        let stop = end || job.error.is_some();
+        if jobs.send(job).is_err() || stop {
+            return;
+        }
+    }
+}
+
+/// Reads into `buf` until it holds a newline after what it held, or the source ends
+/// (`true`), or a read fails. One `read` call when data is there: nothing is waited for.
+fn fill(src: &mut impl Read, buf: &mut Vec<u8>) -> (bool, Option<std::io::Error>) {
+    let mut from = buf.len();
+    loop {
+        let len = buf.len();
+        buf.resize(len + BLOCK.max(len / 2), 0);
+        match src.read(&mut buf[len..]) {
+            Ok(0) => {
+                buf.truncate(len);
+                return (true, None);
+            }
+            Ok(n) => {
+                buf.truncate(len + n);
+                if buf[from..].contains(&b'\n') {
+                    return (false, None);
+                }
+                from = buf.len();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(len),
+            Err(e) => {
+                buf.truncate(len);
+                return (true, Some(e));
+            }
+        }
+    }
+}
+
+/// A parse worker.
+fn work(jobs: &Mutex<mpsc::Receiver<Job>>, done: &mpsc::SyncSender<Job>) {
+    loop {
+        let next = jobs.lock().map(|rx| rx.recv());
+        let Ok(Ok(mut job)) = next else { return };
+        parse_block(&job.bytes, &mut job.parsed);
+        if done.send(job).is_err() {
+            return;
+        }
+    }
+}
+
+/// The calling thread: merges blocks in order, hands their records to `each`, recycles them.
+fn merge<F>(
+    file: &str,
+    done: mpsc::Receiver<Job>,
+    free: mpsc::SyncSender<Job>,
+    each: &mut F,
+) -> Result<Names, JsonlError>
+where
+    F: FnMut(&mut Names, &[(OpRecord, usize)]) -> ControlFlow<()>,
+{
+    let mut merger = Merger::new(file);
+    let mut waiting: BTreeMap<u64, Job> = BTreeMap::new();
+    let mut next = 0u64;
+    for job in done.iter() {
+        waiting.insert(job.seq, job);
+        while let Some(mut job) = waiting.remove(&next) {
+            next += 1;
+            merger.merge(&job.bytes, &mut job.parsed)?;
+            if each(&mut merger.names, job.parsed.records()).is_break() {
+                return Ok(merger.names);
+            }
+            if let Some(source) = job.error.take() {
+                return Err(JsonlError::Io {
+                    file: file.to_owned(),
+                    source,
+                });
+            }
+            // The reader may have stopped (the source ended); then the block is dropped.
+            let _ = free.send(job);
+        }
+    }
+    assert!(waiting.is_empty(), "every block read was merged");
+    Ok(merger.names)
+}
