@@ -216,6 +216,14 @@ impl Interner {
         self.ends.is_empty()
     }
 
+    /// Forgets every name, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+        self.slots.fill(EMPTY);
+        self.recent = [0; 4];
+    }
+
     /// Keeps only the ids for which `keep` holds, renumbered densely in their old order;
     /// returns the new id of each old id (`None` if dropped).
     pub fn retain(&mut self, keep: impl Fn(u32) -> bool) -> Vec<Option<u32>> {
@@ -391,6 +399,19 @@ impl Names {
             .chain(map.into_iter().map(|m| m.map(|id| Value(id + 1))))
             .collect()
     }
+    /// Forgets every name, keeping the allocations.
+    pub fn clear(&mut self) {
+        for t in [
+            &mut self.agents,
+            &mut self.cells,
+            &mut self.tools,
+            &mut self.replicas,
+            &mut self.values,
+        ] {
+            t.clear();
+        }
+    }
+
     /// Interns every name of `local` into `self`, table by table in `local`'s id order, and
     /// sets `map` to the id each local id now has here. Merging the tables of consecutive
     /// parts of a history this way, part by part, gives every name the id one pass over the

@@ -100,18 +100,21 @@ pub struct ToolEntry {
 
 /// A registry snapshot: sorted by tool, at most one entry per tool.
 #[derive(
-    Clone,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 pub struct Registry(Vec<ToolEntry>);
+
+/// By hand for `clone_from`, which keeps the allocation (the reader copies the last registry
+/// into most records).
+impl Clone for Registry {
+    fn clone(&self) -> Self {
+        Registry(self.0.clone())
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.0.clone_from(&source.0);
+    }
+}
 
 impl Registry {
     /// The empty registry.

@@ -184,6 +184,8 @@ const HOSTILE: &[&str] = &[
      \"write_values\":{},\"write_time\":1,}",
     "{\"agent\":\"\t\",\"read_set\":[],\"read_values\":{},\"read_time\":0,\"write_set\":[],\
      \"write_values\":{},\"write_time\":1}",
+    "{\"write_time\":1,\"write_values\":{},\"write_set\":[\"c\"],\"read_time\":0,\
+     \"read_values\":{\"c\":\"x\"},\"read_set\":[\"c\"],\"agent\":\"a\",\"preds\":[]}",
     "{\"agent\":\"é\",\"read_set\":[\"ü\"],\"read_values\":{},\"read_time\":0,\"write_set\":[],\
      \"write_values\":{},\"write_time\":1,\"colour\":1}",
 ];

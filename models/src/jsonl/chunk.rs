@@ -47,9 +47,9 @@ pub fn parse_block(bytes: &[u8], out: &mut Parsed) {
     let mut parser = out.parser.take().unwrap_or_default();
     parser.pred_limit = Some(1 << 32);
     parser.pred_slack = i64::MIN;
-    // The memo of the last registry holds ids of the previous block's tables.
-    parser.forget_registry();
-    out.names = Names::new();
+    // The parser remembers ids of the previous block's tables.
+    parser.forget_names();
+    out.names.clear();
     out.len = 0;
     out.failed = false;
     let mut reader = RecordReader::resume(bytes, "", (0, 0, 0), parser);

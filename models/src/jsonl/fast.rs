@@ -21,7 +21,7 @@
 //! A decline says nothing about the line: the spec form decides.
 
 use super::read::{reset, slot};
-use crate::names::{Agent, Names, Tool, Value};
+use crate::names::{Agent, Cell, Interner, Names, Tool, Value};
 use crate::record::{normalize_set, OpRecord, Registry, ToolEntry, ValueMap};
 
 /// A string without escapes: bytes `.0..1` of the line.
@@ -42,6 +42,62 @@ pub(crate) struct Scanner {
     tools: Vec<(Str, u32)>,
     preds: Vec<u64>,
     order: Vec<u32>,
+    recent_agents: Recent,
+    recent_cells: Recent,
+    recent_tools: Recent,
+}
+
+/// The ids of names seen lately (up to 15 bytes), in a direct-mapped table: a line names
+/// the same few cells many times, and a history has few agents, cells and tools. Valid for
+/// one name table: [`Scanner::forget_names`] empties it when the reader's tables change.
+/// Values are not kept here: a caller may renumber them between lines (`retain_values`).
+#[derive(Clone)]
+struct Recent {
+    keys: Vec<u128>,
+    ids: Vec<u32>,
+}
+
+impl Default for Recent {
+    fn default() -> Self {
+        Recent {
+            keys: vec![0; RECENT],
+            ids: vec![0; RECENT],
+        }
+    }
+}
+
+/// Entries of a [`Recent`] table.
+const RECENT: usize = 256;
+
+impl Recent {
+    /// The id of `text[s]` in `table` (interned if new).
+    #[inline]
+    fn id(&mut self, table: &mut Interner, text: &str, s: Str) -> u32 {
+        let (from, to) = (s.0 as usize, s.1 as usize);
+        let len = to - from;
+        // The name's bytes as one number, read from the line in one go where it is long
+        // enough; 0x80 | len in the top byte (so no key is 0, the empty entry).
+        let key = match text.as_bytes().get(from..from + 16) {
+            Some(w) if len < 16 => {
+                let w = u128::from_le_bytes(w.try_into().expect("16 bytes"));
+                let mask = (1u128 << (8 * len)) - 1;
+                (w & mask) | (((0x80 | len) as u128) << 120)
+            }
+            _ => return table.intern(&text[from..to]),
+        };
+        let fold = (key as u64) ^ ((key >> 64) as u64);
+        let slot = (fold.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % RECENT;
+        if self.keys[slot] == key {
+            return self.ids[slot];
+        }
+        let id = table.intern(&text[from..to]);
+        (self.keys[slot], self.ids[slot]) = (key, id);
+        id
+    }
+
+    fn clear(&mut self) {
+        self.keys.fill(0);
+    }
 }
 
 /// Where each key's value was found on the line.
@@ -62,6 +118,8 @@ struct Fields {
     co: Span,
     read_registry: (Span, Span),
     write_registry: (Span, Span),
+    /// Each registry's text was the last registry's (the memo's, before this line).
+    registry_hits: [bool; 2],
     preds: Span,
 }
 
@@ -75,10 +133,37 @@ pub(crate) struct Context<'a> {
     pub effects: &'a mut Vec<(crate::names::Cell, Value)>,
 }
 
+/// Each key of [`super::KEYS`] as it appears in a written line: quoted, with its colon.
+const KEY_LITERALS: [&str; 16] = [
+    "\"agent\":",
+    "\"read_set\":",
+    "\"read_values\":",
+    "\"read_registry\":",
+    "\"planned_tool\":",
+    "\"read_time\":",
+    "\"write_set\":",
+    "\"write_values\":",
+    "\"write_registry\":",
+    "\"write_time\":",
+    "\"io\":",
+    "\"co\":",
+    "\"aborted\":",
+    "\"preds\":",
+    "\"read_replica\":",
+    "\"read_version\":",
+];
+
 /// Bit of each required key in [`Fields::seen`] (slots of [`super::KEYS`]).
 const REQUIRED_MASK: u16 = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 5 | 1 << 6 | 1 << 7 | 1 << 9;
 
 impl Scanner {
+    /// Forgets the ids of recent names (the next line is interned into other tables).
+    pub(crate) fn forget_names(&mut self) {
+        self.recent_agents.clear();
+        self.recent_cells.clear();
+        self.recent_tools.clear();
+    }
+
     /// Parses `text` into `rec` the way the spec form would, or returns `None` (declined:
     /// let the spec form decide). `Some(offset)` is the byte offset of `write_time`'s value.
     pub(crate) fn parse(
@@ -92,7 +177,7 @@ impl Scanner {
         self.pairs.clear();
         self.tools.clear();
         self.preds.clear();
-        let f = self.scan(text.as_bytes())?;
+        let f = self.scan(text.as_bytes(), cx.last_registry.0.as_bytes())?;
         if f.seen & REQUIRED_MASK != REQUIRED_MASK {
             return None;
         }
@@ -103,37 +188,62 @@ impl Scanner {
 
     /// Phase one: the whole line scanned and checked against the grammar and the schema's
     /// types, nothing interned.
-    fn scan(&mut self, b: &[u8]) -> Option<Fields> {
+    fn scan(&mut self, b: &[u8], memo: &[u8]) -> Option<Fields> {
         if b.len() >= u32::MAX as usize {
             return None;
         }
         let mut s = Cursor { b, p: 0 };
         let mut f = Fields::default();
-        s.object(|s, key| {
-            let k = slot(std::str::from_utf8(&b[key.0 as usize..key.1 as usize]).ok()?)?;
+        s.eat(b'{')?;
+        if s.peek()? == b'}' {
+            return None;
+        }
+        // Keys mostly come in the writer's order: the next one is tried as a literal first.
+        let mut next = 0;
+        loop {
+            let k = match KEY_LITERALS.get(next) {
+                Some(lit) if b[s.p..].starts_with(lit.as_bytes()) => {
+                    s.p += lit.len();
+                    next
+                }
+                _ => {
+                    let key = s.string()?;
+                    s.eat(b':')?;
+                    slot(&b[key.0 as usize..key.1 as usize])?
+                }
+            };
+            next = k + 1;
             let bit = 1u16 << k;
             if f.seen & bit != 0 {
                 return None;
             }
             f.seen |= bit;
-            self.value(s, k, &mut f)
-        })?;
+            self.value(&mut s, k, &mut f, memo)?;
+            match s.peek()? {
+                b',' => s.p += 1,
+                b'}' => {
+                    s.p += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
         s.ws();
         (s.p == b.len()).then_some(f)
     }
 
     /// The value of key slot `k`.
-    fn value(&mut self, s: &mut Cursor<'_>, k: usize, f: &mut Fields) -> Option<()> {
+    fn value(&mut self, s: &mut Cursor<'_>, k: usize, f: &mut Fields, memo: &[u8]) -> Option<()> {
         match k {
             0 => f.agent = s.string()?,
             1 => f.read_set = self.cell_list(s)?,
             2 => f.read_values = self.value_map(s)?,
-            3 => f.read_registry = self.registry(s)?,
+            3 => (f.read_registry, f.registry_hits[0]) = self.registry(s, memo)?,
             4 => f.planned_tool = s.val()?,
             5 => f.read_time = s.uint()?,
             6 => f.write_set = self.cell_list(s)?,
             7 => f.write_values = self.value_map(s)?,
-            8 => f.write_registry = self.registry(s)?,
+            8 => (f.write_registry, f.registry_hits[1]) = self.registry(s, memo)?,
             9 => {
                 s.ws();
                 f.write_time_at = s.p as u32;
@@ -189,10 +299,16 @@ impl Scanner {
         Some((from, self.pairs.len() as u32))
     }
 
-    /// A registry: its entries, and its raw text (for the memo of the last registry).
-    fn registry(&mut self, s: &mut Cursor<'_>) -> Option<(Span, Span)> {
+    /// A registry: its entries, and its raw text (for the memo of the last registry). The
+    /// text of the last registry read (`memo`, valid JSON) is skipped unscanned: a JSON
+    /// value's bytes determine where it ends.
+    fn registry(&mut self, s: &mut Cursor<'_>, memo: &[u8]) -> Option<((Span, Span), bool)> {
         s.ws();
         let (raw, from) = (s.p as u32, self.tools.len() as u32);
+        if !memo.is_empty() && s.b[s.p..].starts_with(memo) {
+            s.p += memo.len();
+            return Some((((from, from), (raw, s.p as u32)), true));
+        }
         s.array(|s| {
             let entry = match s.peek()? {
                 b'"' => (s.string()?, 0),
@@ -201,7 +317,7 @@ impl Scanner {
             self.tools.push(entry);
             Some(())
         })?;
-        Some(((from, self.tools.len() as u32), (raw, s.p as u32)))
+        Some((((from, self.tools.len() as u32), (raw, s.p as u32)), false))
     }
 
     /// Phase two: names interned in the spec form's order, the record filled.
@@ -216,16 +332,18 @@ impl Scanner {
         let t = |s: Str| &text[s.0 as usize..s.1 as usize];
         reset(rec);
         rec.aborted = f.aborted;
-        rec.agent = Agent(names.agents.intern(t(f.agent)));
+        rec.agent = Agent(self.recent_agents.id(&mut names.agents, text, f.agent));
         let pairs = &self.pairs;
         let value = |names: &mut Names, v: Val| v.map_or(Value::NULL, |s| names.value(t(s)));
         for (span, out) in [(f.co, &mut rec.co), (f.io, &mut rec.io)] {
             for &(c, v) in &pairs[span.0 as usize..span.1 as usize] {
-                let cell = names.cell(t(c));
+                let cell = Cell(self.recent_cells.id(&mut names.cells, text, c));
                 out.push((cell, value(names, v)));
             }
         }
-        rec.planned_tool = f.planned_tool.map(|s| Tool(names.tools.intern(t(s))));
+        if let Some(s) = f.planned_tool {
+            rec.planned_tool = Some(Tool(self.recent_tools.id(&mut names.tools, text, s)));
+        }
         for &p in &self.preds[f.preds.0 as usize..f.preds.1 as usize] {
             if p >= cx.pred_limit {
                 return None;
@@ -234,11 +352,20 @@ impl Scanner {
         }
         normalize_set(&mut rec.preds);
         let memo = cx.last_registry;
+        // A write registry that was the memo's text when scanned: taken before the read
+        // registry can replace the memo (its entries were not scanned).
+        let [read_hit, write_hit] = f.registry_hits;
+        let write_first = write_hit && !read_hit && f.read_registry.1 != (0, 0);
+        if write_first {
+            rec.write_registry.clone_from(&memo.1);
+        }
         self.registry_into(text, f.read_registry, names, &mut rec.read_registry, memo)?;
         self.cells_into(text, f.read_set, names, &mut rec.read_set);
         rec.read_time = f.read_time;
         self.map_into(text, f.read_values, names, &mut rec.read_values)?;
-        self.registry_into(text, f.write_registry, names, &mut rec.write_registry, memo)?;
+        if !write_first {
+            self.registry_into(text, f.write_registry, names, &mut rec.write_registry, memo)?;
+        }
         self.cells_into(text, f.write_set, names, &mut rec.write_set);
         rec.write_time = f.write_time;
         self.map_into(text, f.write_values, names, &mut rec.write_values)?;
@@ -248,9 +375,9 @@ impl Scanner {
         super::read::is_permutation(&rec.io, &rec.co, cx.effects).then_some(())
     }
 
-    fn cells_into(&self, text: &str, span: Span, names: &mut Names, out: &mut Vec<crate::Cell>) {
+    fn cells_into(&mut self, text: &str, span: Span, names: &mut Names, out: &mut Vec<Cell>) {
         for &c in &self.cells[span.0 as usize..span.1 as usize] {
-            out.push(names.cell(&text[c.0 as usize..c.1 as usize]));
+            out.push(Cell(self.recent_cells.id(&mut names.cells, text, c)));
         }
         normalize_set(out);
     }
@@ -276,16 +403,19 @@ impl Scanner {
             }
         }
         for &i in &self.order {
-            let (cell, v) = pairs[i as usize];
+            let (cell, v) = self.pairs[i as usize + span.0 as usize];
             let value = v.map_or(Value::NULL, |s| names.value(t(s)));
-            out.set(names.cell(t(cell)), value);
+            out.set(
+                Cell(self.recent_cells.id(&mut names.cells, text, cell)),
+                value,
+            );
         }
         Some(())
     }
 
     /// A registry, or the last one again when its raw text is the same; a tool twice declines.
     fn registry_into(
-        &self,
+        &mut self,
         text: &str,
         (span, raw): (Span, Span),
         names: &mut Names,
@@ -300,8 +430,9 @@ impl Scanner {
             out.clone_from(&memo.1);
             return Some(());
         }
-        for &(tool, version) in &self.tools[span.0 as usize..span.1 as usize] {
-            let tool = names.tool(&text[tool.0 as usize..tool.1 as usize]);
+        for i in span.0 as usize..span.1 as usize {
+            let (tool, version) = self.tools[i];
+            let tool = Tool(self.recent_tools.id(&mut names.tools, text, tool));
             if out.contains(tool) {
                 return None;
             }

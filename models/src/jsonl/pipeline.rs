@@ -33,7 +33,9 @@ pub const THREADS_MAX: usize = 256;
 /// A block on its way through the pipeline.
 struct Job {
     seq: u64,
+    /// The block is `bytes[..len]`; the rest is buffer, kept initialised between uses.
     bytes: Vec<u8>,
+    len: usize,
     parsed: Parsed,
     /// The read that ended the source with an error (after `bytes`).
     error: Option<std::io::Error>,
@@ -65,6 +67,7 @@ where
         let job = Job {
             seq: 0,
             bytes: Vec::new(),
+            len: 0,
             parsed: Parsed::default(),
             error: None,
         };
@@ -89,25 +92,24 @@ fn read_blocks(mut src: impl Read, free: &mpsc::Receiver<Job>, jobs: &mpsc::Sync
     for seq in 0.. {
         let Ok(mut job) = free.recv() else { return };
         job.seq = seq;
-        job.bytes.clear();
-        job.bytes.append(&mut carry);
-        let (end, error) = fill(&mut src, &mut job.bytes);
+        if job.bytes.len() < carry.len() + BLOCK {
+            job.bytes.resize(carry.len() + BLOCK, 0);
+        }
+        job.bytes[..carry.len()].copy_from_slice(&carry);
+        job.len = carry.len();
+        carry.clear();
+        let (end, error) = fill(&mut src, &mut job.bytes, &mut job.len);
+        let block = &job.bytes[..job.len];
         if error.is_some() {
             // The line the failed read cut short is not a line.
-            let whole = job
-                .bytes
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |i| i + 1);
-            job.bytes.truncate(whole);
+            job.len = block.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         } else if !end {
-            let last = job
-                .bytes
+            let last = block
                 .iter()
                 .rposition(|&b| b == b'\n')
                 .expect("fill stops at a line");
-            carry.extend_from_slice(&job.bytes[last + 1..]);
-            job.bytes.truncate(last + 1);
+            carry.extend_from_slice(&block[last + 1..]);
+            job.len = last + 1;
         }
         job.error = error;
         let stop = end || job.error.is_some();
@@ -117,30 +119,27 @@ fn read_blocks(mut src: impl Read, free: &mpsc::Receiver<Job>, jobs: &mpsc::Sync
     }
 }
 
-/// Reads into `buf` until it holds a newline after what it held, or the source ends
-/// (`true`), or a read fails. One `read` call when data is there: nothing is waited for.
-fn fill(src: &mut impl Read, buf: &mut Vec<u8>) -> (bool, Option<std::io::Error>) {
-    let mut from = buf.len();
+/// Reads into `buf[*len..]` (growing `buf` when it is full) until a newline arrives after
+/// `*len`, or the source ends (`true`), or a read fails. One `read` call when data is
+/// there: nothing is waited for.
+fn fill(src: &mut impl Read, buf: &mut Vec<u8>, len: &mut usize) -> (bool, Option<std::io::Error>) {
+    let mut from = *len;
     loop {
-        let len = buf.len();
-        buf.resize(len + BLOCK.max(len / 2), 0);
-        match src.read(&mut buf[len..]) {
-            Ok(0) => {
-                buf.truncate(len);
-                return (true, None);
-            }
+        if buf.len() - *len < BLOCK / 4 {
+            let grown = (2 * buf.len()).max(*len + BLOCK);
+            buf.resize(grown, 0);
+        }
+        match src.read(&mut buf[*len..]) {
+            Ok(0) => return (true, None),
             Ok(n) => {
-                buf.truncate(len + n);
-                if buf[from..].contains(&b'\n') {
+                *len += n;
+                if buf[from..*len].contains(&b'\n') {
                     return (false, None);
                 }
-                from = buf.len();
+                from = *len;
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(len),
-            Err(e) => {
-                buf.truncate(len);
-                return (true, Some(e));
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (true, Some(e)),
         }
     }
 }
@@ -150,7 +149,7 @@ fn work(jobs: &Mutex<mpsc::Receiver<Job>>, done: &mpsc::SyncSender<Job>) {
     loop {
         let next = jobs.lock().map(|rx| rx.recv());
         let Ok(Ok(mut job)) = next else { return };
-        parse_block(&job.bytes, &mut job.parsed);
+        parse_block(&job.bytes[..job.len], &mut job.parsed);
         if done.send(job).is_err() {
             return;
         }
@@ -174,7 +173,7 @@ where
         waiting.insert(job.seq, job);
         while let Some(mut job) = waiting.remove(&next) {
             next += 1;
-            merger.merge(&job.bytes, &mut job.parsed)?;
+            merger.merge(&job.bytes[..job.len], &mut job.parsed)?;
             if each(&mut merger.names, job.parsed.records()).is_break() {
                 return Ok(merger.names);
             }

@@ -291,24 +291,24 @@ pub(crate) struct RecordParser {
 const ABSENT: usize = usize::MAX;
 
 /// The index of a known key in [`KEYS`].
-pub(super) fn slot(key: &str) -> Option<usize> {
+pub(super) fn slot(key: &[u8]) -> Option<usize> {
     Some(match key {
-        "agent" => 0,
-        "read_set" => 1,
-        "read_values" => 2,
-        "read_registry" => 3,
-        "planned_tool" => 4,
-        "read_time" => 5,
-        "write_set" => 6,
-        "write_values" => 7,
-        "write_registry" => 8,
-        "write_time" => 9,
-        "io" => 10,
-        "co" => 11,
-        "aborted" => 12,
-        "preds" => 13,
-        "read_replica" => 14,
-        "read_version" => 15,
+        b"agent" => 0,
+        b"read_set" => 1,
+        b"read_values" => 2,
+        b"read_registry" => 3,
+        b"planned_tool" => 4,
+        b"read_time" => 5,
+        b"write_set" => 6,
+        b"write_values" => 7,
+        b"write_registry" => 8,
+        b"write_time" => 9,
+        b"io" => 10,
+        b"co" => 11,
+        b"aborted" => 12,
+        b"preds" => 13,
+        b"read_replica" => 14,
+        b"read_version" => 15,
         _ => return None,
     })
 }
@@ -335,9 +335,11 @@ impl RecordParser {
         self.parse_spec(at, names, rec)
     }
 
-    /// Forgets the last registry (its ids belong to the name tables it was parsed into).
-    pub(crate) fn forget_registry(&mut self) {
+    /// Forgets every id remembered (the last registry, the scanner's recent names): they
+    /// belong to the name tables they were interned in, and the next line uses others.
+    pub(crate) fn forget_names(&mut self) {
         self.last_registry = (String::new(), Registry::default());
+        self.fast.forget_names();
     }
 
     /// The spec form: the line parsed into a generic tree, walked key by key.
@@ -356,7 +358,7 @@ impl RecordParser {
                 line.field(s, slots[s], rec, names)?;
             }
         }
-        let absent = |k: &str| slots[slot(k).expect("a known key")] == ABSENT;
+        let absent = |k: &str| slots[slot(k.as_bytes()).expect("a known key")] == ABSENT;
         if let Some(key) = REQUIRED_KEYS.into_iter().find(|&k| absent(k)) {
             return Err(JsonlError::MissingKey {
                 file: at.file.to_owned(),
@@ -466,7 +468,7 @@ impl Line<'_, '_> {
         let mut slots = [ABSENT; 16];
         for k in self.tree.children(0) {
             let key = self.text(k);
-            let Some(s) = slot(key) else {
+            let Some(s) = slot(key.as_bytes()) else {
                 return Err(JsonlError::UnknownKey {
                     file: self.at.file.to_owned(),
                     line: self.at.line,
