@@ -115,12 +115,13 @@ pub fn write_partial<J: Seeded>(
     let partial = rec.into_partial(header);
     write_atomic(file, partial.to_json().as_bytes())?;
     eprintln!(
-        "{}: wrote {} (trials {} of {}, {} runs)",
+        "{}: wrote {} (trials {} of {}, {} runs, {} fact runs)",
         J::COMMAND,
         file.display(),
         partial.range,
         partial.trials,
-        partial.runs.len()
+        partial.runs.len(),
+        partial.facts.len()
     );
     Ok(ExitCode::SUCCESS)
 }
