@@ -377,7 +377,10 @@ fn unreduced(m: &AbstractModel) -> (u64, u64, u32) {
 #[test]
 fn explorer_reduction_keeps_distinct_states_and_depth() {
     let cases = [
-        (RuntimeKind::Causal { cascade: true }, Property::Never(Anomaly::A3)),
+        (
+            RuntimeKind::Causal { cascade: true },
+            Property::Never(Anomaly::A3),
+        ),
         (RuntimeKind::Saga, Property::Never(Anomaly::A3)),
         (RuntimeKind::Ssi, Property::A1),
     ];
@@ -392,6 +395,10 @@ fn explorer_reduction_keeps_distinct_states_and_depth() {
         let (distinct, generated, depth) = unreduced(&m);
         assert!(out.complete, "{kind}");
         assert_eq!((out.distinct, out.depth), (distinct, depth), "{kind}");
-        assert!(out.generated < generated, "{kind}: {} vs {generated}", out.generated);
+        assert!(
+            out.generated < generated,
+            "{kind}: {} vs {generated}",
+            out.generated
+        );
     }
 }
