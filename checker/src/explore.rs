@@ -344,7 +344,7 @@ fn expand<S: Space>(
         let before = generated;
         for s in &states {
             actions.clear();
-            space.actions(s, &mut actions);
+            space.explore_actions(s, &mut actions);
             for &a in &actions {
                 let Some(n) = space.next_state(s, a) else {
                     continue;

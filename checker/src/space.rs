@@ -58,6 +58,16 @@ pub trait Space:
     /// A 64-bit fingerprint; equal for states in one symmetry class when symmetry is on.
     fn fingerprint(&self, state: &Self::State) -> u64;
 
+    /// The actions the parallel explorer expands from `state`: by default all of them. A
+    /// model with symmetry may leave out an action whose successor is in the same symmetry
+    /// class as an earlier action's from the same state. That successor would be a duplicate
+    /// when generated, so the distinct states, the depth and the verdicts do not change; the
+    /// generated count does (it counts the successors computed). Trace searches replay action
+    /// indices and keep using [`stateright::Model::actions`].
+    fn explore_actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>) {
+        self.actions(state, actions);
+    }
+
     /// The subset of `check` that `state` violates.
     fn violations(&self, state: &Self::State, check: PropSet) -> PropSet;
 

@@ -182,3 +182,38 @@ fn history_out_needs_abstract() {
     let out = agentsim(&["check", "--history-out", "x.jsonl"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A search the memory ceiling stops says so (exit 2, the ceiling named, partial counts on
+/// stdout), not "raise --max-states".
+#[test]
+fn a_memory_stop_is_reported_as_one() {
+    let mut args = vec![
+        "check",
+        "--abstract",
+        "--runtime",
+        "causal",
+        "--agents",
+        "3",
+        "--cells",
+        "2",
+        "--values",
+        "1",
+        "--max-ops",
+        "6",
+        "--property",
+        "A3",
+        "--symmetry",
+        "--json",
+        "--max-memory-mb",
+        "40",
+    ];
+    args.extend_from_slice(column_flags("A3"));
+    let out = agentsim(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("memory ceiling"), "{err}");
+    assert!(!err.contains("--max-states"), "{err}");
+    let j = json(&out);
+    assert_eq!(j["stopped"], "memory");
+    assert!(j["distinct_states"].as_u64().expect("partial counts") > 0);
+}

@@ -1,7 +1,8 @@
-//! Sharded runs merge into the unsharded bytes (issue 19): `twins`, `workloads`, `sweep` and
-//! `simulate` as 1, 3 and 7 shards, merged in a shuffled order, print the single run's text
-//! and `--json` and write its table files byte for byte; partials that are malformed, from
-//! another run, overlapping or leaving trials out exit 2 naming the files, without a panic.
+//! Sharded runs merge into the unsharded bytes (issue 19): `twins` and `workloads` (plain and
+//! with `--runtime` stacks), `sweep`, `simulate`, `split-view`, `cpl twin` and two sampling
+//! `reproduce` steps as 1, 3 and 7 shards, merged in a shuffled order, print the single run's
+//! text and `--json` and write its table and figure files byte for byte; partials that are malformed, from another run, of another
+//! format version, overlapping or leaving trials out exit 2 naming the files, without a panic.
 //! A pass covers these commands at these trial counts, not every shard layout.
 
 use std::path::{Path, PathBuf};
@@ -140,6 +141,27 @@ fn a_sweep_merges_to_the_single_run() {
     merges_to_the_single_run("sweep", &cmd, true);
 }
 
+/// For a command that writes no table files and takes no `--out`: the single run's text and
+/// `--json` equal the merge's for 1, 3 and 7 shards.
+fn text_and_json_merge(name: &str, cmd: &[&str]) {
+    let dir = tmp(name);
+    let text = ok(cmd);
+    let mut j = cmd.to_vec();
+    j.push("--json");
+    let json = ok(&j);
+    assert!(!text.is_empty() && !json.is_empty());
+    for n in [1, 3, 7] {
+        let parts = shards(cmd, n, &dir);
+        let mut merge = vec!["merge"];
+        merge.extend(parts.iter().map(|p| s(p)));
+        merge.push("--no-write");
+        assert_eq!(ok(&merge), text, "{name}: text, {n} shards");
+        merge.push("--json");
+        assert_eq!(ok(&merge), json, "{name}: --json, {n} shards");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_simulation_merges_to_the_single_run() {
     let cmd = [
@@ -152,27 +174,46 @@ fn a_simulation_merges_to_the_single_run() {
         "--threads",
         "2",
     ];
-    // `simulate` writes no table files and takes no --out: compare text and --json.
-    let dir = tmp("simulate");
-    let text = ok(&cmd);
-    let mut j = cmd.to_vec();
-    j.push("--json");
-    let json = ok(&j);
-    for n in [1, 3, 7] {
-        let parts = shards(&cmd, n, &dir);
-        let mut merge = vec!["merge"];
-        merge.extend(parts.iter().map(|p| s(p)));
-        merge.push("--no-write");
-        assert_eq!(ok(&merge), text, "simulate: text, {n} shards");
-        merge.push("--json");
-        assert_eq!(ok(&merge), json, "simulate: --json, {n} shards");
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    text_and_json_merge("simulate", &cmd);
+}
+
+#[test]
+fn the_split_view_twin_merges_to_the_single_run() {
+    let cmd = ["split-view", "scenarios/split-view.toml", "--trials", "30"];
+    text_and_json_merge("split-view", &cmd);
+}
+
+#[test]
+fn the_guard_twin_merges_to_the_single_run() {
+    let cmd = [
+        "cpl",
+        "twin",
+        "scenarios/cpl/stale-evidence.toml",
+        "--trials",
+        "20",
+        "--threads",
+        "2",
+    ];
+    text_and_json_merge("cpl-twin", &cmd);
+}
+
+#[test]
+fn stack_runs_merge_to_the_single_run() {
+    let twins = [
+        "twins",
+        "--trials",
+        "8",
+        "--runtime",
+        "lock,validate-preds+cascade",
+    ];
+    merges_to_the_single_run("twins-stacks", &twins, true);
+    let workloads = ["workloads", "--trials", "5", "--runtime", "ssi"];
+    merges_to_the_single_run("workloads-stacks", &workloads, true);
 }
 
 fn fails(args: &[&str], needles: &[&str]) {
     let mut args = args.to_vec();
-    if args[0] != "simulate" {
+    if !["simulate", "split-view", "cpl", "reproduce"].contains(&args[0]) {
         // Should a bad merge succeed, its tables must not land in the repository's results/.
         args.push("--no-write");
     }
@@ -231,11 +272,15 @@ fn bad_partials_exit_2_naming_the_files() {
     fails(&["merge", &cut, &b, &c], &[&cut, ":1:"]);
     let foreign = write("foreign.json", r#"{"hello": 1}"#);
     fails(&["merge", &foreign], &[&foreign, "not a partial"]);
-    let v2 = write(
-        "v2.json",
-        &text.replacen(r#""version":1"#, r#""version":2"#, 1),
-    );
-    fails(&["merge", &v2], &[&v2, "`version`"]);
+    // Versions: a later one, and version 1 (metrics rows only, an older build's).
+    for v in ["3", "1"] {
+        let body = text.replacen(r#""version":2"#, &format!(r#""version":{v}"#), 1);
+        let f = write(&format!("v{v}.json"), &body);
+        fails(
+            &["merge", &f],
+            &[&f, &format!("`version`: {v}"), "version 2 only"],
+        );
+    }
     let moved = write(
         "moved.json",
         &text.replacen(r#""trials":[[0,"#, r#""trials":[[5,"#, 1),
@@ -318,20 +363,158 @@ fn an_explicit_trial_range_and_empty_shards_merge_too() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A sampling reproduce step, sharded and merged into DIR, writes the files and prints the
+/// summary that `reproduce --only STEP --out DIR` does.
+fn reproduce_step_merges(step: &str) {
+    let dir = tmp(&format!("reproduce-{step}"));
+    let out = dir.join("out");
+    let cmd = ["reproduce", "--quick", "--only", step];
+    let mut single = cmd.to_vec();
+    single.extend(["--out", s(&out)]);
+    let mut single_json = single.clone();
+    single_json.push("--json");
+    let text = ok(&single);
+    let json = ok(&single_json);
+    let written = files(&out);
+    assert!(!written.is_empty(), "{step}: files");
+    for n in [1, 3, 7] {
+        std::fs::remove_dir_all(&out).expect("clear out");
+        let parts_dir = dir.join(format!("parts{n}"));
+        std::fs::create_dir_all(&parts_dir).expect("dir");
+        let parts = shards(&cmd, n, &parts_dir);
+        let mut merge = vec!["merge", "--out", s(&out)];
+        merge.extend(parts.iter().map(|p| s(p)));
+        assert_eq!(ok(&merge), text, "{step}: summary, {n} shards");
+        assert_eq!(files(&out), written, "{step}: files, {n} shards");
+        merge.push("--json");
+        assert_eq!(ok(&merge), json, "{step}: --json summary, {n} shards");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
-fn stack_runs_refuse_shard_flags() {
-    for cmd in ["twins", "workloads"] {
-        let out = agentsim(&[
-            cmd,
-            "--runtime",
-            "lock",
+fn sampling_reproduce_steps_merge_to_the_single_run() {
+    reproduce_step_merges("split-view");
+    reproduce_step_merges("cpl-guards");
+}
+
+#[test]
+fn reproduce_shards_only_one_sampling_step() {
+    let dir = tmp("reproduce-refusals");
+    let x = dir.join("x.json");
+    let x = s(&x);
+    let shard = ["--shard", "1/1", "--partial-out", x];
+    let with = |args: &[&'static str]| -> Vec<&str> {
+        let mut a = vec!["reproduce", "--quick"];
+        a.extend(args);
+        a.extend(shard);
+        a
+    };
+    fails(
+        &with(&["--only", "states"]),
+        &["--only states", "does not shard"],
+    );
+    fails(
+        &with(&["--only", "costs"]),
+        &["--only costs", "does not shard"],
+    );
+    fails(&with(&[]), &["exactly one --only"]);
+    fails(
+        &with(&["--only", "twins", "--only", "sweep"]),
+        &["exactly one --only"],
+    );
+    fails(&with(&["--only", "twins", "--check"]), &["--check"]);
+    ok(&with(&["--only", "split-view"]));
+    let out = agentsim(&["merge", x]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("give --out DIR"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_fact_partials_exit_2_naming_the_files() {
+    let dir = tmp("bad-facts");
+    // A scenario copy, so that changing it does not touch the repository's.
+    let scenario = dir.join("split-view.toml");
+    std::fs::copy(root().join("scenarios/split-view.toml"), &scenario).expect("copy");
+    let cmd = ["split-view", s(&scenario), "--trials", "9"];
+    let parts = shards(&cmd, 3, &dir);
+    let part = |i: u32| dir.join(format!("part-{i}-of-3.json"));
+    let (pa, pb, pc) = (part(1), part(2), part(3));
+    let (a, b, c) = (s(&pa), s(&pb), s(&pc));
+    fails(&["merge", a, b, c, b], &["overlap", b]);
+    fails(&["merge", a, c], &["no partial holds trials 3..6"]);
+    let text = std::fs::read_to_string(part(1)).expect("partial");
+    let write = |name: &str, body: String| {
+        let f = dir.join(name);
+        std::fs::write(&f, body).expect("write");
+        s(&f).to_owned()
+    };
+    // A row with a fact too many, a row too many, and a run renamed.
+    let wide = write(
+        "wide.json",
+        text.replacen(r#""rows":[["#, r#""rows":[[9,"#, 1),
+    );
+    fails(
+        &["merge", &wide, b, c],
+        &[&wide, "fact run 0: trial 0 has 3 facts, the columns name 2"],
+    );
+    let long = write(
+        "long.json",
+        text.replacen(r#""rows":[["#, r#""rows":[[0,0],["#, 1),
+    );
+    fails(
+        &["merge", &long, b, c],
+        &[&long, "fact run 0 holds 4 trials"],
+    );
+    let renamed = write(
+        "renamed.json",
+        text.replacen("split-view any-replica", "split-view any", 1),
+    );
+    fails(
+        &["merge", &renamed, b, c],
+        &["do not belong together", "`facts`"],
+    );
+    // Another command's partials, and another digest.
+    let cpl = dir.join("cpl.json");
+    ok(&[
+        "cpl",
+        "twin",
+        "scenarios/cpl/stale-evidence.toml",
+        "--trials",
+        "9",
+        "--shard",
+        "2/3",
+        "--partial-out",
+        s(&cpl),
+    ]);
+    fails(&["merge", a, s(&cpl), c], &["`command`", s(&cpl)]);
+    let digest = text.replacen(r#""scenario_digest":""#, r#""scenario_digest":"f"#, 1);
+    let digest = write("digest.json", digest);
+    fails(&["merge", &digest, b, c], &["`scenario_digest`", &digest]);
+    // The scenario changed since the shards ran: the merge refuses to print.
+    let mut changed = std::fs::read_to_string(&scenario).expect("scenario");
+    changed.push_str("\n# edited\n");
+    std::fs::write(&scenario, changed).expect("write");
+    fails(
+        &["merge", a, b, c],
+        &["the scenario text now has digest", a],
+    );
+    // A replay of one trial is not a share of a run.
+    fails(
+        &[
+            "split-view",
+            s(&scenario),
+            "--trial",
+            "1",
             "--shard",
             "1/2",
             "--partial-out",
-            "p.json",
-        ]);
-        assert_eq!(out.status.code(), Some(2), "{cmd}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("--runtime runs unsharded"), "{cmd}: {err}");
-    }
+            a,
+        ],
+        &["--trial runs unsharded"],
+    );
+    drop(parts);
+    let _ = std::fs::remove_dir_all(&dir);
 }

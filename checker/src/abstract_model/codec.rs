@@ -11,7 +11,9 @@
 //! round-trip test shows it is injective on reachable states; it says nothing else.
 
 use super::state::AbsState;
-use agentsim_models::monitor::{remap, Entry, Node, Order, PendingSummary, Props, Summary};
+use agentsim_models::monitor::{
+    remap, Entry, Node, Order, PendingSummary, Props, Summary, NODES_MAX,
+};
 
 const PENDING_BYTES: usize = 10;
 
@@ -78,9 +80,9 @@ fn perm_map(m: u32, p: &[u32], width: u32) -> u32 {
     })
 }
 
-/// `s` with cell `c` renamed `p[c]`.
-fn renamed(s: &AbsState, p: &[u32]) -> AbsState {
-    let mut t = s.clone();
+/// `s` with cell `c` renamed `p[c]`, written over `t` (whose buffers are reused).
+fn rename_into(s: &AbsState, p: &[u32], t: &mut AbsState) {
+    t.clone_from(s);
     t.memory = perm_map(s.memory, p, 4);
     let sm = &mut t.summary;
     sm.latest = perm_map(sm.latest, p, 4);
@@ -99,7 +101,6 @@ fn renamed(s: &AbsState, p: &[u32]) -> AbsState {
         e.cell = p[usize::from(e.cell)] as u8;
     }
     sm.entries.sort_unstable();
-    t
 }
 
 /// A renaming-invariant description of cell `c` in `s`: equal states up to renaming give
@@ -121,45 +122,111 @@ fn signature(s: &AbsState, c: u32) -> (u32, u32, u32, u32, u32) {
     (mem, writers, both, readers, depth * 64 + entries)
 }
 
+/// Buffers an encoder reuses from one state to the next (the explorer encodes every
+/// successor it generates, so allocating per call shows in its profile).
+#[derive(Debug)]
+pub struct Scratch {
+    renamed: AbsState,
+    /// The best encoding so far over cell renamings, and the one being tried.
+    best: Vec<u8>,
+    alt: Vec<u8>,
+    /// The same over candidate commit orders, inside one renaming.
+    order_alt: Vec<u8>,
+}
+
+impl Scratch {
+    /// Empty buffers.
+    pub fn new() -> Scratch {
+        Scratch {
+            renamed: AbsState {
+                summary: agentsim_models::monitor::Summary::new(0),
+                memory: 0,
+                tools: 0,
+                versions: 0,
+                ops: 0,
+            },
+            best: Vec::new(),
+            alt: Vec::new(),
+            order_alt: Vec::new(),
+        }
+    }
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch::new()
+    }
+}
+
 /// Appends the canonical encoding of `s`: the least over `cells` renamings of
 /// [`encode_one`]'s. Renamings that do not sort the cells' signatures cannot be least
 /// among those that do, so only sorting ones are tried.
 pub fn encode(s: &AbsState, symmetry: bool, cells: &CellPerms, out: &mut Vec<u8>) {
+    encode_with(s, symmetry, cells, &mut Scratch::new(), out);
+}
+
+/// [`encode`] with buffers reused from `scratch`; the same bytes.
+pub fn encode_with(
+    s: &AbsState,
+    symmetry: bool,
+    cells: &CellPerms,
+    scratch: &mut Scratch,
+    out: &mut Vec<u8>,
+) {
     if cells.0.is_empty() {
-        encode_one(s, symmetry, out);
+        encode_one_with(s, symmetry, &mut scratch.order_alt, out);
         return;
     }
     let n = cells.0[0].len();
-    let sig: Vec<_> = (0..n as u32).map(|c| signature(s, c)).collect();
+    assert!(n <= 4, "at most 4 cells");
+    let mut sig = [(0, 0, 0, 0, 0); 4];
+    for (c, x) in sig.iter_mut().enumerate().take(n) {
+        *x = signature(s, c as u32);
+    }
     // Renaming p sends cell c to p[c]: it sorts if p[c] < p[d] whenever sig[c] < sig[d].
     let sorts = |p: &[u32]| (0..n).all(|c| (0..n).all(|d| sig[c] >= sig[d] || p[c] < p[d]));
-    let identity: Vec<u32> = (0..n as u32).collect();
-    let start = out.len();
+    // The identity sorts exactly when the signatures are ascending already.
+    let identity_sorts = (1..n).all(|c| sig[c - 1] <= sig[c]);
+    let Scratch {
+        renamed,
+        best,
+        alt,
+        order_alt,
+    } = scratch;
     let mut first = true;
-    let mut alt = Vec::new();
-    for p in std::iter::once(&identity).chain(&cells.0) {
-        if !sorts(p) {
+    if identity_sorts {
+        best.clear();
+        encode_one_with(s, symmetry, order_alt, best);
+        first = false;
+    }
+    for p in cells.0.iter().filter(|p| sorts(p)) {
+        rename_into(s, p, renamed);
+        // A renaming that maps `s` onto itself field by field encodes the same bytes (most
+        // states of a model without values are such: their kept writers write every cell).
+        if !first && *renamed == *s {
             continue;
         }
-        alt.clear();
-        if p == &identity {
-            encode_one(s, symmetry, &mut alt);
-        } else {
-            encode_one(&renamed(s, p), symmetry, &mut alt);
+        let into = if first { &mut *best } else { &mut *alt };
+        into.clear();
+        encode_one_with(renamed, symmetry, order_alt, into);
+        if !first && alt[..] < best[..] {
+            std::mem::swap(best, alt);
         }
-        if first || alt[..] < out[start..] {
-            out.truncate(start);
-            out.extend_from_slice(&alt);
-            first = false;
-        }
+        first = false;
     }
     assert!(!first, "some renaming sorts the signatures");
+    out.extend_from_slice(best);
 }
 
 /// Appends the encoding of `s` with its records in canonical order (`symmetry`: the
 /// in-flight slots sorted): the least over the candidate orders of
 /// [`Summary::canonical_orders`], which makes it a function of the summary up to reordering.
 pub fn encode_one(s: &AbsState, symmetry: bool, out: &mut Vec<u8>) {
+    encode_one_with(s, symmetry, &mut Vec::new(), out);
+}
+
+/// [`encode_one`] with `alt` as the buffer candidates are written into.
+fn encode_one_with(s: &AbsState, symmetry: bool, alt: &mut Vec<u8>, out: &mut Vec<u8>) {
     let sm = &s.summary;
     assert!(
         s.memory >> 16 == 0 && sm.latest >> 16 == 0,
@@ -167,7 +234,6 @@ pub fn encode_one(s: &AbsState, symmetry: bool, out: &mut Vec<u8>) {
     );
     assert!(sm.pending.len() <= 8, "at most 8 agents");
     let start = out.len();
-    let mut alt = Vec::new();
     let mut first = true;
     sm.canonical_orders(&mut |o| {
         if first {
@@ -176,10 +242,10 @@ pub fn encode_one(s: &AbsState, symmetry: bool, out: &mut Vec<u8>) {
             return;
         }
         alt.clear();
-        encode_in(s, symmetry, o, &mut alt);
+        encode_in(s, symmetry, o, alt);
         if alt[..] < out[start..] {
             out.truncate(start);
-            out.extend_from_slice(&alt);
+            out.extend_from_slice(alt);
         }
     });
     assert!(!first, "a summary has a canonical order");
@@ -188,13 +254,20 @@ pub fn encode_one(s: &AbsState, symmetry: bool, out: &mut Vec<u8>) {
 /// Appends the encoding of `s` with its records in `order`.
 fn encode_in(s: &AbsState, symmetry: bool, order: &Order, out: &mut Vec<u8>) {
     let sm = &s.summary;
-    out.extend_from_slice(&(s.memory as u16).to_le_bytes());
-    out.push(s.tools);
-    out.extend_from_slice(&s.versions.to_le_bytes());
-    out.push(s.ops);
-    out.push(sm.sticky.bits());
-    out.extend_from_slice(&(sm.latest as u16).to_le_bytes());
-    out.extend_from_slice(&(sm.produced as u32).to_le_bytes());
+    // Everything but the entries fits a fixed buffer (≤ 8 slots, ≤ NODES_MAX nodes), written
+    // at a cursor and appended once: the explorer encodes every successor it generates.
+    let mut buf = [0u8; FIXED_MAX];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        buf[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
+    put(&(s.memory as u16).to_le_bytes());
+    put(&[s.tools]);
+    put(&s.versions.to_le_bytes());
+    put(&[s.ops, sm.sticky.bits()]);
+    put(&(sm.latest as u16).to_le_bytes());
+    put(&(sm.produced as u32).to_le_bytes());
     let newpos = &order.newpos;
     let mut slots = [[0u8; PENDING_BYTES]; 8];
     let agents = sm.pending.len();
@@ -205,22 +278,29 @@ fn encode_in(s: &AbsState, symmetry: bool, order: &Order, out: &mut Vec<u8>) {
         slots[..agents].sort_unstable();
     }
     for b in &slots[..agents] {
-        out.extend_from_slice(if b[0] == 0 { &b[..1] } else { &b[..] });
+        put(if b[0] == 0 { &b[..1] } else { &b[..] });
     }
-    out.push(sm.nodes.len() as u8);
+    put(&[sm.nodes.len() as u8]);
     for &old in &order.order[..sm.nodes.len()] {
         let n = &sm.nodes[usize::from(old)];
-        out.push(n.ws);
-        out.extend_from_slice(&(n.wv as u16).to_le_bytes());
-        out.extend_from_slice(&remap(n.preds, newpos).to_le_bytes());
-        out.extend_from_slice(&remap(n.a1, newpos).to_le_bytes());
-        out.push(u8::from(n.dead_pred) | u8::from(n.a2) << 1 | u8::from(n.a6) << 2);
+        let (wv, preds, a1) = (
+            (n.wv as u16).to_le_bytes(),
+            remap(n.preds, newpos).to_le_bytes(),
+            remap(n.a1, newpos).to_le_bytes(),
+        );
+        let flags = u8::from(n.dead_pred) | u8::from(n.a2) << 1 | u8::from(n.a6) << 2;
+        put(&[n.ws, wv[0], wv[1], preds[0], preds[1], a1[0], a1[1], flags]);
     }
-    out.push(sm.entries.len() as u8);
+    put(&[sm.entries.len() as u8]);
+    out.reserve(at + 3 * sm.entries.len());
+    out.extend_from_slice(&buf[..at]);
     for e in &sm.entries {
         out.extend_from_slice(&[e.cell, e.value, e.depth]);
     }
 }
+
+/// The bytes of an encoding before its entries, at most: header, 8 slots, the nodes.
+const FIXED_MAX: usize = 13 + 8 * PENDING_BYTES + 1 + NODES_MAX * 8 + 1;
 
 struct Reader<'a> {
     b: &'a [u8],

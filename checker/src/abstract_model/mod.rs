@@ -12,6 +12,7 @@ pub mod codec;
 pub mod concretize;
 pub mod matrix;
 pub mod mechanism;
+mod memo;
 pub mod model;
 pub mod state;
 

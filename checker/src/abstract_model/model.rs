@@ -24,6 +24,7 @@
 
 use super::codec::{self, CellPerms};
 use super::mechanism::Policies;
+use super::memo;
 use crate::action::{seq_mask, Action, Choices, Seq, View};
 use crate::composed::VERSION_MAX;
 use crate::config::{Bounds, BoundsError, Extensions, AGENTS_MAX, TOOLS_MAX};
@@ -77,6 +78,8 @@ pub struct AbstractModel {
     orderings: Vec<(Seq, Seq)>,
     /// The cell renamings symmetry minimizes over.
     cell_perms: CellPerms,
+    /// This model's identity in the explorer's memo tables ([`memo`]).
+    memo_id: u64,
 }
 
 /// The monitor properties that decide `p`.
@@ -146,6 +149,7 @@ impl AbstractModel {
         };
         Ok(AbstractModel {
             cell_perms,
+            memo_id: memo::model_id(),
             choices: Choices::new(choice_bounds, cfg.ext),
             orders: need.watch.contains(Prop::A6) && !cfg.stack.contains(Mechanism::Sequencer),
             orderings,
@@ -287,17 +291,10 @@ impl AbstractModel {
         codec::encode(s, self.cfg.symmetry, &self.cell_perms, &mut b);
         codec::decode(s.summary.pending.len(), &b).0
     }
-}
 
-impl stateright::Model for AbstractModel {
-    type State = AbsState;
-    type Action = Action;
-
-    fn init_states(&self) -> Vec<AbsState> {
-        vec![self.init()]
-    }
-
-    fn actions(&self, s: &AbsState, actions: &mut Vec<Action>) {
+    /// The abstract actions out of `s` (what [`stateright::Model::actions`] memoizes): the
+    /// concrete enumeration from the same kind of view, under β.
+    fn enumerate(&self, s: &AbsState, actions: &mut Vec<Action>) {
         let a = self.cfg.bounds.agents as usize;
         let mut pending = [false; AGENTS_MAX as usize];
         let mut reads = [0u32; AGENTS_MAX as usize];
@@ -339,15 +336,42 @@ impl stateright::Model for AbstractModel {
         let start = actions.len();
         self.choices.enumerate(&view, actions);
         // The abstract alphabet is β of the concrete one: one action per distinct image.
-        let mut k = start;
+        // β keeps the agent and the kind, and the enumeration is agent-major, so an image can
+        // only repeat one of the same agent's: the search looks back to where that agent's
+        // images begin (`seg`), which keeps the first-occurrence order.
+        let (mut k, mut seg, mut seg_agent) = (start, start, None);
         for i in start..actions.len() {
             let a = self.abstract_action(actions[i]);
-            if !actions[start..k].contains(&a) {
+            let agent = match a {
+                Action::StartRead { agent, .. } | Action::CompleteWrite { agent, .. } => {
+                    Some(agent)
+                }
+                _ => None,
+            };
+            if agent != seg_agent {
+                (seg, seg_agent) = (k, agent);
+            }
+            if !actions[seg..k].contains(&a) {
                 actions[k] = a;
                 k += 1;
             }
         }
         actions.truncate(k);
+    }
+}
+
+impl stateright::Model for AbstractModel {
+    type State = AbsState;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<AbsState> {
+        vec![self.init()]
+    }
+
+    fn actions(&self, s: &AbsState, actions: &mut Vec<Action>) {
+        memo::actions(self.memo_id, enumeration_key(s), actions, |out| {
+            self.enumerate(s, out)
+        });
     }
 
     fn next_state(&self, s: &AbsState, action: Action) -> Option<AbsState> {
@@ -396,14 +420,54 @@ impl Space for AbstractModel {
 
     fn fingerprint(&self, s: &AbsState) -> u64 {
         thread_local! {
-            static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+            static BUF: std::cell::RefCell<(Vec<u8>, codec::Scratch)> =
+                std::cell::RefCell::new((Vec::new(), codec::Scratch::new()));
         }
-        BUF.with(|b| {
-            let mut b = b.borrow_mut();
-            b.clear();
-            codec::encode(s, self.cfg.symmetry, &self.cell_perms, &mut b);
-            fingerprint_of(&b[..])
+        memo::fingerprint(self.memo_id, s, |s| {
+            BUF.with(|b| {
+                let (b, scratch) = &mut *b.borrow_mut();
+                b.clear();
+                codec::encode_with(s, self.cfg.symmetry, &self.cell_perms, scratch, b);
+                fingerprint_of(&b[..])
+            })
         })
+    }
+
+    /// With symmetry, only the actions of the first of the agents whose slots are equal:
+    /// swapping two agents with equal slots maps the state onto itself (nothing else names
+    /// an agent), so agent `j`'s action leads to the swap of what agent `i`'s same action
+    /// leads to, and agent `i < j` comes first in the enumeration. The symmetry tests check
+    /// that the distinct states and depth match the unreduced exploration.
+    fn explore_actions(&self, s: &AbsState, actions: &mut Vec<Action>) {
+        let start = actions.len();
+        stateright::Model::actions(self, s, actions);
+        if !self.cfg.symmetry {
+            return;
+        }
+        let pending = &s.summary.pending;
+        let mut shadowed = 0u32;
+        for j in 1..pending.len() {
+            if pending[..j].contains(&pending[j]) {
+                shadowed |= 1 << j;
+            }
+        }
+        if shadowed == 0 {
+            return;
+        }
+        let mut k = start;
+        for i in start..actions.len() {
+            let agent = match actions[i] {
+                Action::StartRead { agent, .. } | Action::CompleteWrite { agent, .. } => {
+                    Some(agent)
+                }
+                _ => None,
+            };
+            if agent.is_none_or(|a| shadowed & (1 << a) == 0) {
+                actions[k] = actions[i];
+                k += 1;
+            }
+        }
+        actions.truncate(k);
     }
 
     // Frontiers use the generic serde encoding (the default): it keeps the state as it is,
@@ -440,6 +504,26 @@ impl Space for AbstractModel {
             memory: value_map(s.memory, b.cells),
         }
     }
+}
+
+/// Everything the action enumeration reads of `s`: per agent whether it is in flight and its
+/// read set, memory, registry, op count and the number of kept records.
+fn enumeration_key(s: &AbsState) -> u128 {
+    let sm = &s.summary;
+    assert!(sm.pending.len() <= 8, "at most 8 agents");
+    let mut key = 0u128;
+    for (k, p) in sm.pending.iter().enumerate() {
+        if let Some(p) = p {
+            assert!(p.rs >> 4 == 0, "at most 4 cells");
+            key |= u128::from(1 | p.rs << 1) << (5 * k);
+        }
+    }
+    assert!(s.memory >> 16 == 0, "at most 4 cells");
+    key | u128::from(s.memory) << 40
+        | u128::from(s.tools) << 56
+        | u128::from(s.versions) << 64
+        | u128::from(s.ops) << 80
+        | (sm.nodes.len() as u128) << 88
 }
 
 fn value_map(map: u32, cells: u32) -> ValueMap {

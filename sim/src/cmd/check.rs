@@ -321,7 +321,7 @@ pub fn storage(a: &Args) -> anyhow::Result<Storage> {
 
 /// A search stopped by a signal or the memory ceiling: the partial counts on stdout, then
 /// exit 130, or exit 2 saying what to raise.
-fn stopped(report: &CheckReport, stop: Stopped, json: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn stopped(report: &CheckReport, stop: Stopped, json: bool) -> anyhow::Result<ExitCode> {
     let o = &report.outcome;
     if json {
         let mut doc = to_json(report);

@@ -11,7 +11,7 @@
 //! `--abstract`; `--history-out FILE` writes the first one's history for `agentsim detect`.
 //! Exit codes as `agentsim check`.
 
-use super::check::{storage, text, to_json, write_trace, Args};
+use super::check::{stopped, storage, text, to_json, write_trace, Args};
 use agentsim_checker::abstract_model::check_abstract;
 use agentsim_checker::run::CheckConfig;
 use agentsim_models::jsonl::write_history;
@@ -32,6 +32,10 @@ pub fn run(args: &Args, cfg: &CheckConfig) -> anyhow::Result<ExitCode> {
     eprintln!("exploring the abstract model ({} threads)...", cfg.threads);
     let r = check_abstract(cfg, bounded, &storage(args)?)?;
     let o = &r.report.outcome;
+    // A signal or the memory ceiling stopped it: partial counts and that reason, as `check`.
+    if let Some(stop) = o.stopped {
+        return stopped(&r.report, stop, args.json);
+    }
     if !o.complete && !o.all_violated {
         bail!(
             "stopped after {} distinct states without exhausting the space: raise --max-states",

@@ -7,16 +7,13 @@
 //! guard at every event's lifeline; any disagreement is a bug, printed with both values, exit 1.
 //! `bench` times the monitor on the reference workloads (`crate::bench::cpl`, also
 //! `agentsim bench cpl`); `twin` runs a scenario's guard twin in the simulator
-//! (`crate::experiments::cpl_guards`).
+//! (`crate::cmd::cpl_twin`, `crate::experiments::cpl_guards`).
 //! Agreement on one file proves nothing about other files; `models/tests/cpl_exhaustive.rs`
 //! is the bounded proof.
 
-use crate::cmd::limits::default_threads;
-use crate::experiments::cpl_guards;
 use agentsim_models::cpl::{
     compile, jsonl, parse_guards, run, Causal, Formula, Kind, Msc, Program, Reference, Symbols,
 };
-use agentsim_sim::scenario::Scenario;
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use std::fmt::Write as _;
@@ -39,7 +36,7 @@ pub enum CplCommand {
     /// as `agentsim bench cpl`).
     Bench(crate::cmd::bench::CplArgs),
     /// A scenario's guard twin: k/N stale actions without the guard and with it.
-    Twin(TwinArgs),
+    Twin(crate::cmd::cpl_twin::TwinArgs),
 }
 
 /// `agentsim cpl eval`.
@@ -59,7 +56,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     match args.command {
         CplCommand::Eval(a) => eval(a),
         CplCommand::Bench(a) => crate::cmd::bench::cpl(a),
-        CplCommand::Twin(a) => twin(a),
+        CplCommand::Twin(a) => crate::cmd::cpl_twin::run(a),
     }
 }
 
@@ -208,37 +205,4 @@ fn json(msc: &Msc, names: &[&str], rows: &[Row]) -> String {
         }
     }
     format!("{}\n", serde_json::to_string_pretty(&out).expect("json"))
-}
-
-/// `agentsim cpl twin`.
-#[derive(Debug, ClapArgs)]
-pub struct TwinArgs {
-    /// A scenario file with a `[cpl]` section naming `unguarded` and `stale`.
-    pub scenario: PathBuf,
-    /// Trials per arm, 1..=1000000 (default: the scenario's `trials`).
-    #[arg(long, value_parser = crate::cmd::limits::trials)]
-    pub trials: Option<u64>,
-    /// The run seed (default: the scenario's `seed`); both arms use the same trial seeds.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Worker threads, 1..=256 (results do not depend on it); default: all cores.
-    #[arg(long, value_parser = crate::cmd::limits::threads)]
-    pub threads: Option<usize>,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// Runs `cpl twin`.
-fn twin(args: TwinArgs) -> anyhow::Result<ExitCode> {
-    let sc = Scenario::load(&args.scenario)?;
-    let trials = args.trials.unwrap_or(sc.trials);
-    let threads = args.threads.unwrap_or_else(default_threads);
-    let twin = cpl_guards::run(&sc, trials, args.seed.unwrap_or(sc.seed), threads)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&twin)?);
-    } else {
-        print!("{}", twin.display());
-    }
-    Ok(ExitCode::SUCCESS)
 }

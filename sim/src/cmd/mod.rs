@@ -9,6 +9,7 @@ pub mod check;
 pub mod check_abstract;
 pub mod check_watch;
 pub mod cpl;
+pub mod cpl_twin;
 pub mod deployed;
 pub mod detect;
 pub mod ingest;

@@ -13,7 +13,7 @@
 use super::check_watch::{QUIET_FOR_S, TICK_LINE_S};
 use agentsim_sim::metrics::{Aggregate, TrialMetrics};
 use agentsim_sim::runner::{run_trials, RunConfig, RunResult};
-use agentsim_sim::shard::{Local, ShardError, TrialSource};
+use agentsim_sim::shard::{FactKey, Facts, Local, ShardError, TrialFacts, TrialSource};
 use std::io::IsTerminal;
 use std::time::Instant;
 
@@ -119,6 +119,14 @@ impl TrialSource for Watched {
             aggregate: Aggregate::of(&metrics),
             trials,
         })
+    }
+
+    /// A fact run is computed whole (its command threads it itself) and counted when done.
+    fn facts(&mut self, key: &FactKey, compute: TrialFacts<'_>) -> Result<Facts, ShardError> {
+        let facts = Local.facts(key, compute)?;
+        self.done += key.trials;
+        self.tick();
+        Ok(facts)
     }
 }
 

@@ -4,13 +4,21 @@
 //! Exit 0 when the run completes and `primary-pinned` never split; 1 if it did (the prevention
 //! property is violated); 2 on bad input. `--trial T` prints trial T's history (JSON Lines, with
 //! `read_replica`/`read_version`) under `--read-discipline`, to replay it or feed it to
-//! `agentsim detect`. A pass says nothing about workloads other than this one.
+//! `agentsim detect`. With `--shard I/N --partial-out FILE` it runs its share of every
+//! discipline's trials and writes their facts for `agentsim merge` (see `cmd::sharding`).
+//! A pass says nothing about workloads other than this one.
 
-use crate::experiments::split_view::{history, run_trial, table, to_json, twin, Scenario};
+use crate::cmd::progress::ProgressArgs;
+use crate::cmd::run_args::RunArgs;
+use crate::cmd::sharding::{self, Seeded};
+use crate::experiments::split_view::Scenario;
+use crate::experiments::split_view::{history, run_trial, table, to_json, twin_from, Row};
 use agentsim_models::jsonl::write_history;
 use agentsim_models::replica::ReadDiscipline;
-use anyhow::bail;
+use agentsim_sim::shard::TrialSource;
+use anyhow::{bail, Context};
 use clap::Args as ClapArgs;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,6 +42,8 @@ pub struct Args {
     /// The read discipline for `--trial`: any-replica (any), session, primary-pinned (pinned).
     #[arg(long, visible_alias = "discipline", default_value = "any-replica")]
     pub read_discipline: ReadDiscipline,
+    #[command(flatten)]
+    pub shard: sharding::ShardArgs,
 }
 
 /// Runs the command.
@@ -43,6 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with(args.trials, args.seed)
         .map_err(|e| anyhow::anyhow!("--{e}"))?;
     if let Some(t) = args.trial {
+        args.shard.refuse_with("--trial")?;
         if t >= s.trials {
             bail!("--trial {t}: the scenario has trials 0..{}", s.trials);
         }
@@ -50,17 +61,72 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         print!("{}", write_history(&history(&s, &rt)));
         return Ok(ExitCode::SUCCESS);
     }
-    let rows = twin(&s);
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&s, &rows))?);
-    } else {
-        print!("{}", table(&s, &rows));
+    let job = Job {
+        scenario: args.scenario,
+        trials: s.trials,
+        seed: s.seed,
+    };
+    let run = RunArgs {
+        json: args.json,
+        threads: Some(1),
+        out: None,
+        no_write: false,
+        progress: ProgressArgs::default(),
+    };
+    sharding::run(&job, &args.shard, &run)
+}
+
+/// The twin's work: the scenario file and the trial count and seed it runs with (overrides
+/// applied), as a partial of `split-view` carries them.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    pub scenario: PathBuf,
+    pub trials: u64,
+    pub seed: u64,
+}
+
+impl Seeded for Job {
+    const COMMAND: &'static str = "split-view";
+    type Output = (Scenario, Vec<Row>);
+
+    fn seed(&self) -> u64 {
+        self.seed
     }
-    let pinned = rows
-        .iter()
-        .find(|r| r.discipline == ReadDiscipline::PrimaryPinned);
-    Ok(match pinned {
-        Some(r) if r.split.k > 0 => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    })
+
+    fn trials_total(&self) -> Option<u64> {
+        (ReadDiscipline::ALL.len() as u64).checked_mul(self.trials)
+    }
+
+    fn scenario_digest(&self) -> anyhow::Result<u64> {
+        let bytes = std::fs::read(&self.scenario)
+            .with_context(|| format!("{}: reading the scenario", self.scenario.display()))?;
+        Ok(agentsim_sim::digest::fnv1a64(&bytes))
+    }
+
+    fn compute(&self, src: &mut dyn TrialSource, _: usize) -> anyhow::Result<Self::Output> {
+        let s = Scenario::load(&self.scenario)?
+            .with(Some(self.trials), Some(self.seed))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.scenario.display()))?;
+        let rows = twin_from(src, &s)?;
+        Ok((s, rows))
+    }
+
+    fn print(&self, (s, rows): &Self::Output, run: &RunArgs) -> anyhow::Result<ExitCode> {
+        if run.out.is_some() {
+            bail!("split-view writes no table files: drop --out");
+        }
+        if run.json {
+            println!("{}", serde_json::to_string_pretty(&to_json(s, rows))?);
+        } else {
+            print!("{}", table(s, rows));
+        }
+        let pinned = rows
+            .iter()
+            .find(|r| r.discipline == ReadDiscipline::PrimaryPinned);
+        Ok(match pinned {
+            Some(r) if r.split.k > 0 => ExitCode::from(1),
+            _ => ExitCode::SUCCESS,
+        })
+    }
 }

@@ -5,13 +5,13 @@
 //! `--runtime S1,S2,…` runs each given runtime (a named one or a `+`-joined stack) over
 //! `vanilla` on the smallest twin of each lattice anomaly instead (see
 //! `experiments::mechanism_twins`), with the claim of what its mechanisms compose to, and
-//! with `--out DIR` writes `DIR/tables/twins_runtimes.*`.
+//! with `--out DIR` writes `DIR/tables/twins_runtimes.*`. Both forms shard (`--shard I/N
+//! --partial-out FILE`, then `agentsim merge`); the stacks ride in the partial's arguments.
 //!
 //! Exit 0 when the run completed, whatever the counts (the counts are the result; the
 //! integration tests pin them). A run proves the twins' outcome on these seeds only.
 
 use crate::artifacts::write_tables;
-use crate::cmd::progress::Watched;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::mechanism_twins;
@@ -44,34 +44,43 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !args.runtime.is_empty() {
-        args.shard.refuse_with("--runtime")?;
-        return run_stacks(&args, args.run.threads(), args.run.tables_dir()?);
-    }
     let job = Job {
         trials: args.trials,
         seed: args.seed,
+        runtime: args.runtime,
     };
     sharding::run(&job, &args.shard, &args.run)
 }
 
-/// The twins' work: what a partial of `twins` carries as its arguments.
+/// The twins' work: what a partial of `twins` carries as its arguments (`runtime` only when
+/// `--runtime` was given, so a plain run's arguments read as before).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
     pub trials: u64,
     pub seed: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runtime: Vec<RuntimeChoice>,
+}
+
+/// What a twins run yields: the prevention twins, or the stacks over vanilla.
+pub enum Output {
+    Twins(Vec<twins::TwinResult>),
+    Stacks(Vec<mechanism_twins::MechanismTwin>),
 }
 
 impl Seeded for Job {
     const COMMAND: &'static str = "twins";
-    type Output = Vec<twins::TwinResult>;
+    type Output = Output;
 
     fn seed(&self) -> u64 {
         self.seed
     }
 
     fn trials_total(&self) -> Option<u64> {
+        if !self.runtime.is_empty() {
+            return mechanism_twins::trials_total(self.runtime.len(), self.trials);
+        }
         // Every twin runs both sides.
         (twins::TWINS.len() as u64 * 2).checked_mul(self.trials)
     }
@@ -88,47 +97,57 @@ impl Seeded for Job {
     }
 
     fn compute(&self, src: &mut dyn TrialSource, threads: usize) -> anyhow::Result<Self::Output> {
-        twins::run_from_source(src, self.trials, self.seed, threads)
+        let (trials, seed) = (self.trials, self.seed);
+        Ok(if self.runtime.is_empty() {
+            Output::Twins(twins::run_from_source(src, trials, seed, threads)?)
+        } else {
+            let rts = &self.runtime;
+            Output::Stacks(mechanism_twins::run_stacks_from(
+                src, rts, trials, seed, threads,
+            )?)
+        })
     }
 
-    fn print(&self, results: &Self::Output, run: &RunArgs) -> anyhow::Result<ExitCode> {
-        if run.json {
-            println!("{}", serde_json::to_string_pretty(results)?);
-        } else {
-            for r in results {
-                println!("{}", r.display());
-            }
+    fn print(&self, out: &Self::Output, run: &RunArgs) -> anyhow::Result<ExitCode> {
+        match out {
+            Output::Twins(results) => print_twins(results, run),
+            Output::Stacks(results) => print_stacks(results, run),
         }
-        if let Some(out) = run.tables_dir()? {
-            let table = twins::figure_data(results).table();
-            for p in write_tables(out, "twins", &table)? {
-                eprintln!("twins: wrote {}", p.display());
-            }
-        }
-        Ok(ExitCode::SUCCESS)
     }
 }
 
-/// `--runtime`: each runtime over vanilla on each lattice anomaly's twin.
-fn run_stacks(
-    args: &Args,
-    threads: usize,
-    out: Option<&std::path::Path>,
-) -> anyhow::Result<ExitCode> {
-    let total = mechanism_twins::trials_total(args.runtime.len(), args.trials);
-    let mut src = Watched::new("twins", total, args.run.progress);
-    let results =
-        mechanism_twins::run_stacks_from(&mut src, &args.runtime, args.trials, args.seed, threads)?;
-    src.finish();
-    if args.run.json {
-        println!("{}", serde_json::to_string_pretty(&results)?);
+/// The prevention twins: a line each (or `--json`), and `tables/twins.*` under `--out`.
+fn print_twins(results: &[twins::TwinResult], run: &RunArgs) -> anyhow::Result<ExitCode> {
+    if run.json {
+        println!("{}", serde_json::to_string_pretty(results)?);
     } else {
-        for r in &results {
+        for r in results {
             println!("{}", r.display());
         }
     }
-    if let Some(out) = out {
-        let table = mechanism_twins::table(&results);
+    if let Some(out) = run.tables_dir()? {
+        let table = twins::figure_data(results).table();
+        for p in write_tables(out, "twins", &table)? {
+            eprintln!("twins: wrote {}", p.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--runtime`: a line per stack × anomaly (or `--json`), and `tables/twins_runtimes.*`.
+fn print_stacks(
+    results: &[mechanism_twins::MechanismTwin],
+    run: &RunArgs,
+) -> anyhow::Result<ExitCode> {
+    if run.json {
+        println!("{}", serde_json::to_string_pretty(results)?);
+    } else {
+        for r in results {
+            println!("{}", r.display());
+        }
+    }
+    if let Some(out) = run.tables_dir()? {
+        let table = mechanism_twins::table(results);
         for p in write_tables(out, "twins_runtimes", &table)? {
             eprintln!("twins: wrote {}", p.display());
         }

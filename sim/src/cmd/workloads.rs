@@ -5,13 +5,13 @@
 //! `--runtime S1,S2,…` runs the three workloads under those runtimes instead (named runtimes
 //! or `+`-joined stacks, printed by canonical name; `vanilla` is always run first as the
 //! token baseline), without the L2 runs, and with `--out DIR` writes
-//! `DIR/tables/workloads_runtimes.*`.
+//! `DIR/tables/workloads_runtimes.*`. Both forms shard (`--shard I/N --partial-out FILE`,
+//! then `agentsim merge`); the runtimes ride in the partial's arguments.
 //!
 //! Exit 0 when the run completed. The rates are estimates under the scenario files' modelled
 //! timings (their comments say how each parameter was chosen), not measurements of models.
 
 use crate::artifacts::write_tables;
-use crate::cmd::progress::Watched;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::workloads;
@@ -43,34 +43,49 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !args.runtime.is_empty() {
-        args.shard.refuse_with("--runtime")?;
-        return run_stacks(&args, args.run.threads(), args.run.tables_dir()?);
-    }
     let job = Job {
         trials: args.trials,
         seed: args.seed,
+        runtime: args.runtime,
     };
     sharding::run(&job, &args.shard, &args.run)
 }
 
-/// The workloads' work: what a partial of `workloads` carries as its arguments.
+/// The workloads' work: what a partial of `workloads` carries as its arguments (`runtime`
+/// only when `--runtime` was given, so a plain run's arguments read as before).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Job {
     pub trials: u64,
     pub seed: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runtime: Vec<RuntimeChoice>,
+}
+
+/// What a workloads run yields: Table 4 and the L2 runs, or the given runtimes' columns.
+pub enum Output {
+    Table4(Vec<workloads::WorkloadResult>, Vec<workloads::L2Result>),
+    Stacks(Vec<workloads::WorkloadResult>),
 }
 
 impl Seeded for Job {
     const COMMAND: &'static str = "workloads";
-    type Output = (Vec<workloads::WorkloadResult>, Vec<workloads::L2Result>);
+    type Output = Output;
 
     fn seed(&self) -> u64 {
         self.seed
     }
 
     fn trials_total(&self) -> Option<u64> {
+        if !self.runtime.is_empty() {
+            // `vanilla` runs once as the token baseline, given or not.
+            let stacks = self
+                .runtime
+                .iter()
+                .filter(|r| r.stack() != agentsim_models::runtime::Stack::VANILLA)
+                .count() as u64;
+            return (workloads::WORKLOADS.len() as u64 * (stacks + 1)).checked_mul(self.trials);
+        }
         let runs = workloads::WORKLOADS.len() * workloads::RUNTIMES.len()
             + workloads::RETRACTION_RATES.len() * workloads::L2_RUNTIMES.len();
         (runs as u64).checked_mul(self.trials)
@@ -85,52 +100,57 @@ impl Seeded for Job {
     }
 
     fn compute(&self, src: &mut dyn TrialSource, threads: usize) -> anyhow::Result<Self::Output> {
-        let rows = workloads::run_from_source(src, self.trials, self.seed, threads)?;
-        let l2 = workloads::run_l2_from_source(src, self.trials, self.seed, threads)?;
-        Ok((rows, l2))
+        let (trials, seed) = (self.trials, self.seed);
+        if !self.runtime.is_empty() {
+            let rows = workloads::run_with(src, &self.runtime, trials, seed, threads)?;
+            return Ok(Output::Stacks(rows));
+        }
+        let rows = workloads::run_from_source(src, trials, seed, threads)?;
+        let l2 = workloads::run_l2_from_source(src, trials, seed, threads)?;
+        Ok(Output::Table4(rows, l2))
     }
 
-    fn print(&self, (rows, l2): &Self::Output, run: &RunArgs) -> anyhow::Result<ExitCode> {
-        if run.json {
-            println!("{}", serde_json::to_string_pretty(rows)?);
-        } else {
-            print!("{}", workloads::table(rows).to_markdown());
-            println!();
-            print!("{}", workloads::l2_table(l2).to_markdown());
+    fn print(&self, out: &Self::Output, run: &RunArgs) -> anyhow::Result<ExitCode> {
+        match out {
+            Output::Table4(rows, l2) => print_table4(rows, l2, run),
+            Output::Stacks(rows) => print_stacks(rows, run),
         }
-        if let Some(out) = run.tables_dir()? {
-            let mut written = write_tables(out, "workloads", &workloads::table(rows))?;
-            written.extend(write_tables(out, "workloads_l2", &workloads::l2_table(l2))?);
-            for p in written {
-                eprintln!("workloads: wrote {}", p.display());
-            }
-        }
-        Ok(ExitCode::SUCCESS)
     }
 }
 
-/// `--runtime`: Table 4's columns for the given runtimes only.
-fn run_stacks(
-    args: &Args,
-    threads: usize,
-    out: Option<&std::path::Path>,
+/// Table 4 and the L2 table (or `--json`), and their table files under `--out`.
+fn print_table4(
+    rows: &[workloads::WorkloadResult],
+    l2: &[workloads::L2Result],
+    run: &RunArgs,
 ) -> anyhow::Result<ExitCode> {
-    let stacks = args
-        .runtime
-        .iter()
-        .filter(|r| r.stack() != agentsim_models::runtime::Stack::VANILLA)
-        .count() as u64;
-    let total = (workloads::WORKLOADS.len() as u64 * (stacks + 1)).checked_mul(args.trials);
-    let mut src = Watched::new("workloads", total, args.run.progress);
-    let rows = workloads::run_with(&mut src, &args.runtime, args.trials, args.seed, threads)?;
-    src.finish();
-    let table = workloads::table(&rows);
-    if args.run.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+    if run.json {
+        println!("{}", serde_json::to_string_pretty(rows)?);
+    } else {
+        print!("{}", workloads::table(rows).to_markdown());
+        println!();
+        print!("{}", workloads::l2_table(l2).to_markdown());
+    }
+    if let Some(out) = run.tables_dir()? {
+        let mut written = write_tables(out, "workloads", &workloads::table(rows))?;
+        written.extend(write_tables(out, "workloads_l2", &workloads::l2_table(l2))?);
+        for p in written {
+            eprintln!("workloads: wrote {}", p.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--runtime`: Table 4's columns for the given runtimes (or `--json`), and
+/// `tables/workloads_runtimes.*` under `--out`.
+fn print_stacks(rows: &[workloads::WorkloadResult], run: &RunArgs) -> anyhow::Result<ExitCode> {
+    let table = workloads::table(rows);
+    if run.json {
+        println!("{}", serde_json::to_string_pretty(rows)?);
     } else {
         print!("{}", table.to_markdown());
     }
-    if let Some(out) = out {
+    if let Some(out) = run.tables_dir()? {
         for p in write_tables(out, "workloads_runtimes", &table)? {
             eprintln!("workloads: wrote {}", p.display());
         }

@@ -10,6 +10,9 @@
 //! whatever the thread count. A 0/N with the guard says no sampled interleaving produced a
 //! stale action; the bounded proof that the monitor decides the guard exactly is
 //! `models/tests/cpl_exhaustive.rs`, and every decision here is checked against the reference.
+//!
+//! Each arm is a fact run of the trials' [`CplTrial`] counters ([`run_from`]), so a sharded
+//! twin keeps them per trial and a merge sums the same rows in the same order.
 
 use super::run::{default_threads, proportion_cells};
 use crate::artifacts::tables::{Cell, Table};
@@ -18,6 +21,7 @@ use agentsim_sim::engine::{run_trial, CplTrial, TrialSetup};
 use agentsim_sim::runner::{generator, trial_seed};
 use agentsim_sim::scenario::Scenario;
 use agentsim_sim::scheduler::SchedulerSpec;
+use agentsim_sim::shard::{FactKey, Local, ShardError, TrialRange, TrialSource};
 use agentsim_sim::stats::Proportion;
 use serde::Serialize;
 
@@ -104,6 +108,17 @@ impl Twin {
 
 /// Runs both arms of `sc`'s guard twin.
 pub fn run(sc: &Scenario, trials: u64, seed: u64, threads: usize) -> anyhow::Result<Twin> {
+    run_from(&mut Local, sc, trials, seed, threads)
+}
+
+/// [`run`] with each arm's trials taken from `src` (all, a shard's, or merged).
+pub fn run_from(
+    src: &mut dyn TrialSource,
+    sc: &Scenario,
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Twin> {
     let spec = sc
         .cpl
         .as_ref()
@@ -119,12 +134,17 @@ pub fn run(sc: &Scenario, trials: u64, seed: u64, threads: usize) -> anyhow::Res
     let guarded = guard_of(sc)?;
     let weak = sc.with_guard(unguarded);
     let name = |g: usize| spec.guard_name(g).to_owned();
+    let run = Trials {
+        trials,
+        seed,
+        threads,
+    };
     Ok(Twin {
         scenario: sc.name.clone(),
         trials,
         seed,
-        without: arm(&weak, name(unguarded), trials, seed, threads)?,
-        with: arm(sc, name(guarded), trials, seed, threads)?,
+        without: arm(src, "without", &weak, name(unguarded), run)?,
+        with: arm(src, "with", sc, name(guarded), run)?,
     })
 }
 
@@ -151,21 +171,81 @@ fn guard_of(sc: &Scenario) -> anyhow::Result<usize> {
     }
 }
 
-fn arm(
-    sc: &Scenario,
-    guard: String,
+/// The trials of an arm: how many, from which seed, on how many threads.
+#[derive(Clone, Copy)]
+struct Trials {
     trials: u64,
     seed: u64,
     threads: usize,
+}
+
+/// A trial's [`CplTrial`] as a fact row, in this column order.
+const FACTS: [&str; 9] = [
+    "messages", "received", "bytes", "waits", "done", "refusals", "stale", "blocked", "events",
+];
+
+fn to_row(t: &CplTrial) -> Vec<u64> {
+    let CplTrial {
+        messages,
+        received,
+        bytes,
+        waits,
+        done,
+        refusals,
+        stale,
+        blocked,
+        events,
+    } = *t;
+    vec![
+        messages, received, bytes, waits, done, refusals, stale, blocked, events,
+    ]
+}
+
+fn from_row(row: &[u64]) -> CplTrial {
+    let [messages, received, bytes, waits, done, refusals, stale, blocked, events] =
+        <[u64; 9]>::try_from(row).expect("the source checks a row's width");
+    CplTrial {
+        messages,
+        received,
+        bytes,
+        waits,
+        done,
+        refusals,
+        stale,
+        blocked,
+        events,
+    }
+}
+
+fn arm(
+    src: &mut dyn TrialSource,
+    side: &str,
+    sc: &Scenario,
+    guard: String,
+    t: Trials,
 ) -> anyhow::Result<Arm> {
-    let runs = run_trials(sc, trials, seed, threads)?;
-    let sum = |f: fn(&CplTrial) -> u64| runs.iter().map(f).sum::<u64>();
+    let key = FactKey {
+        name: format!("cpl-twin {side} ({guard})"),
+        columns: FACTS.map(String::from).to_vec(),
+        trials: t.trials,
+    };
+    let compute = |r: TrialRange| {
+        let runs = run_range(sc, r, t.seed, t.threads).map_err(|e| ShardError::Trial {
+            key: key.name.clone(),
+            message: format!("{e:#}"),
+        })?;
+        Ok(runs.iter().map(to_row).collect())
+    };
+    let facts = src.facts(&key, &compute)?;
+    let runs: Vec<CplTrial> = facts.rows.iter().map(|r| from_row(r)).collect();
+    // Merged rows are trusted, not re-run: saturate so a forged count cannot wrap.
+    let sum = |f: fn(&CplTrial) -> u64| runs.iter().map(f).fold(0u64, u64::saturating_add);
     let count = |f: fn(&CplTrial) -> bool| runs.iter().filter(|t| f(t)).count() as u64;
     let messages = sum(|t| t.messages);
     Ok(Arm {
         guard,
-        stale: Proportion::new(count(|t| t.stale > 0), trials),
-        blocked: Proportion::new(count(|t| t.blocked > 0), trials),
+        stale: Proportion::new(count(|t| t.stale > 0), t.trials),
+        blocked: Proportion::new(count(|t| t.blocked > 0), t.trials),
         done: sum(|t| t.done),
         refusals: sum(|t| t.refusals),
         stale_actions: sum(|t| t.stale),
@@ -182,13 +262,24 @@ pub fn run_trials(
     seed: u64,
     threads: usize,
 ) -> anyhow::Result<Vec<CplTrial>> {
+    run_range(sc, TrialRange::all(trials), seed, threads)
+}
+
+/// The [`CplTrial`] of every trial in `r`, in trial order, on `threads` threads.
+fn run_range(
+    sc: &Scenario,
+    r: TrialRange,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Vec<CplTrial>> {
+    let trials = r.len();
     let threads = threads.clamp(1, trials.max(1) as usize) as u64;
     let chunk = trials.div_ceil(threads).max(1);
     let parts: Vec<anyhow::Result<Vec<CplTrial>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (lo, hi) = ((t * chunk).min(trials), ((t + 1) * chunk).min(trials));
-                s.spawn(move || range(sc, seed, lo, hi))
+                s.spawn(move || range(sc, seed, r.lo + lo, r.lo + hi))
             })
             .collect();
         handles
@@ -239,7 +330,8 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     } else {
         sc.trials
     };
-    let twin = run(&sc, trials, sc.seed, default_threads())?;
+    let threads = default_threads();
+    let twin = ctx.trials(|src| run_from(src, &sc, trials, sc.seed, threads))?;
     let mut t = Table::new(
         format!(
             "guarded agents (CPL): {}, {} trials per arm, seed {}",

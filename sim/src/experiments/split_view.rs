@@ -10,6 +10,9 @@
 //! some, `primary-pinned` in 0/N. A trial "splits" when the A4 detector finds a witness in its
 //! history; session-guarantee violations are counted beside it.
 //!
+//! Each trial's facts (did it split, did it break a session guarantee) are a fact run per
+//! discipline ([`twin_from`]), so a sharded run keeps them and a merge folds the same rows.
+//!
 //! The replicated store is driven by this fixed script rather than by the engine's scheduled
 //! agents (the engine's single store has no replicas); the file is read by the simulator's one
 //! scenario loader (`agentsim_sim::source`), so its errors read like every scenario's.
@@ -24,6 +27,7 @@ use agentsim_models::runtime::{BeginRequest, CommitRequest};
 use agentsim_models::{Agent, Cell, History, Names, Replica, Value};
 use agentsim_sim::dist::{below, chance};
 use agentsim_sim::rng::{stream, trial_rng};
+use agentsim_sim::shard::{FactKey, Local, ShardError, TrialRange, TrialSource};
 use agentsim_sim::source::{parse_toml, read_source, ScenarioError, Source};
 use agentsim_sim::stats::Proportion;
 use serde::Deserialize;
@@ -185,25 +189,48 @@ pub struct Row {
 
 /// Runs every trial under every discipline.
 pub fn twin(s: &Scenario) -> Vec<Row> {
+    twin_from(&mut Local, s).expect("a local split-view trial cannot fail")
+}
+
+/// The facts of a trial, in row order: it split (A4 found a witness), it broke a session
+/// guarantee; 1 or 0 each.
+pub const FACTS: [&str; 2] = ["split", "session_violation"];
+
+/// Trial `t`'s facts under `d` (see [`FACTS`]).
+fn trial_facts(s: &Scenario, d: ReadDiscipline, t: u64) -> Vec<u64> {
+    let rt = run_trial(s, d, t);
+    let split = !a4::fast(rt.log()).is_empty();
+    let v = session_violations(rt.observations(), rt.replicas().primary());
+    vec![u64::from(split), u64::from(!v.is_empty())]
+}
+
+/// [`twin`] with each discipline's trials taken from `src` (all, a shard's, or merged).
+pub fn twin_from(src: &mut dyn TrialSource, s: &Scenario) -> Result<Vec<Row>, ShardError> {
     ReadDiscipline::ALL
         .into_iter()
         .map(|d| {
+            let key = FactKey {
+                name: format!("split-view {}", d.name()),
+                columns: FACTS.map(String::from).to_vec(),
+                trials: s.trials,
+            };
+            let compute = |r: TrialRange| Ok((r.lo..r.hi).map(|t| trial_facts(s, d, t)).collect());
+            let facts = src.facts(&key, &compute)?;
             let (mut split, mut session, mut first_split) = (0, 0, None);
-            for t in 0..s.trials {
-                let rt = run_trial(s, d, t);
-                if !a4::fast(rt.log()).is_empty() {
+            // A fact is read as a bit (non-zero), so a merged row cannot count past N.
+            for (t, row) in (facts.lo..).zip(&facts.rows) {
+                if row[0] != 0 {
                     split += 1;
                     first_split.get_or_insert(t);
                 }
-                let v = session_violations(rt.observations(), rt.replicas().primary());
-                session += u64::from(!v.is_empty());
+                session += u64::from(row[1] != 0);
             }
-            Row {
+            Ok(Row {
                 discipline: d,
                 split: Proportion::new(split, s.trials),
                 session: Proportion::new(session, s.trials),
                 first_split,
-            }
+            })
         })
         .collect()
 }
@@ -269,7 +296,7 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     if ctx.quick {
         s.trials = s.trials.min(100);
     }
-    let rows = twin(&s);
+    let rows = ctx.trials(|src| twin_from(src, &s))?;
     let mut t = Table::new(
         format!(
             "split view (A4): {} trials, seed {}, {} secondaries, max lag {}",

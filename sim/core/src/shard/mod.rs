@@ -10,9 +10,13 @@
 //! ([`Replay`]). The aggregate is [`Aggregate::of`] over the trials in trial order in every
 //! case, so the merged figures are the unsharded figures by construction, not by rounding.
 //!
+//! A command whose trials are not the engine's (the split-view twin's replicated store, the
+//! guard twin's message counts) asks the source for a run of named integer facts per trial
+//! instead ([`TrialSource::facts`]); the three sources treat those runs the same way.
+//!
 //! A partial ([`Partial`], JSON, format `agentsim-partial` version [`VERSION`]) names the
 //! command and its arguments, the digest of the scenario text, the seed, the build, the trial
-//! range and, per run, the run's key and the range's metrics. [`merge`] accepts partials only
+//! range and, per run, the run's key and the range's metrics or facts. [`merge`] accepts partials only
 //! when those agree and the ranges are disjoint and cover every trial. What a merge does not
 //! prove: that the partials were produced honestly (a hand-edited metric with a consistent
 //! header merges), or that a build with the same version and digest behaves the same.
@@ -24,9 +28,10 @@ pub mod partial;
 pub mod range;
 pub mod source;
 
-pub use partial::{merge, Build, Header, Merged, Partial, PartialRun, RunKey, FORMAT, VERSION};
+pub use partial::{merge, Build, FactKey, FactRun, Header, Merged, Partial, PartialRun, RunKey};
+pub use partial::{FORMAT, VERSION};
 pub use range::{Shard, Slice, TrialRange};
-pub use source::{Local, Recorder, Replay, TrialSource};
+pub use source::{Facts, Local, Recorder, Replay, TrialFacts, TrialSource};
 
 use crate::engine::SimError;
 use std::path::PathBuf;
@@ -53,7 +58,11 @@ pub enum ShardError {
     },
     #[error("{}: not a partial result (field `format` is not `{FORMAT}`)", file.display())]
     NotPartial { file: PathBuf },
-    #[error("{}: field `version`: {found}, this build reads version {VERSION}", file.display())]
+    #[error(
+        "{}: field `version`: {found}, this build reads version {VERSION} only; run the \
+         shards again with this build",
+        file.display()
+    )]
     Version { file: PathBuf, found: String },
     #[error("{}: {why}", file.display())]
     Inconsistent { file: PathBuf, why: String },
@@ -95,6 +104,8 @@ pub enum ShardError {
     },
     #[error("the partials hold a run {index} ({key}) the command did not ask for")]
     ExtraRun { index: usize, key: String },
+    #[error("a trial of {key}: {message}")]
+    Trial { key: String, message: String },
 }
 
 #[cfg(test)]

@@ -1,8 +1,15 @@
 //! The partial-result format (`agentsim-partial`, version [`VERSION`], JSON) and the merge:
 //! a partial names the command, its arguments, the scenario digest, the seed, the build, the
-//! trial range and per run the range's [`TrialMetrics`] (positional rows, never a rounded
-//! figure); [`merge`] accepts partials that agree and whose ranges are disjoint and cover
-//! every trial. It checks consistency, not honesty: a forged row with a matching header merges.
+//! trial range and two kinds of per-trial rows, never a rounded figure: per engine run the
+//! range's [`TrialMetrics`] (`runs`), and per run of a command's own trial loop its named
+//! integer facts (`facts`, new in version 2: the split bit of a read discipline, the stale
+//! actions of a guard arm). [`merge`] accepts partials that agree and whose ranges are
+//! disjoint and cover every trial. It checks consistency, not honesty: a forged row with a
+//! matching header merges.
+//!
+//! Version 1 (metrics rows only) is refused with its file and version named rather than read:
+//! every version-1 partial was written by an older build, whose partials a merge refuses
+//! anyway because the build differs, so reading it would only move the refusal later.
 
 use super::{Shard, ShardError, TrialRange};
 use crate::metrics::TrialMetrics;
@@ -13,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 /// The `format` field of every partial.
 pub const FORMAT: &str = "agentsim-partial";
-/// The partial format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The partial format version this build writes and reads (2: `facts` rows beside `runs`).
+pub const VERSION: u32 = 2;
 
 /// The build a partial came from: partials of different builds do not merge.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +77,38 @@ pub struct PartialRun {
     /// Each trial as a positional row (see [`rows`]).
     #[serde(with = "rows")]
     pub trials: Vec<TrialMetrics>,
+}
+
+/// What identifies one run of a command's own trial loop, and names its facts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FactKey {
+    /// The run within the command (`split-view any-replica`, `cpl-twin without`).
+    pub name: String,
+    /// The name of each fact of a trial, in row order.
+    pub columns: Vec<String>,
+    pub trials: u64,
+}
+
+impl fmt::Display for FactKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({} trials of [{}])",
+            self.name,
+            self.trials,
+            self.columns.join(", ")
+        )
+    }
+}
+
+/// One fact run's trials within a partial's range, in trial order: row i is trial
+/// `range.lo + i`, one integer per column.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FactRun {
+    pub key: FactKey,
+    pub rows: Vec<Vec<u64>>,
 }
 
 /// A trial's metrics as a positional JSON row, `[trial, anomalies, a3_residue, level,
@@ -183,6 +222,8 @@ pub struct Partial {
     pub range: TrialRange,
     pub shard: Option<Shard>,
     pub runs: Vec<PartialRun>,
+    /// The runs of the command's own trial loops, in the order it asked for them.
+    pub facts: Vec<FactRun>,
 }
 
 /// What every partial of one sharded command shares.
@@ -279,7 +320,10 @@ impl Partial {
                 ));
             }
         }
-        Ok(())
+        self.facts
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, f)| f.check(i, r, self.trials))
     }
 
     fn header(&self) -> Header {
@@ -293,12 +337,41 @@ impl Partial {
     }
 }
 
+impl FactRun {
+    /// Run `i`'s consistency: its trials are the partial's, it holds the range's rows, and
+    /// each row has one fact per column.
+    fn check(&self, i: usize, r: TrialRange, trials: u64) -> Result<(), String> {
+        if self.key.trials != trials {
+            return Err(format!(
+                "fact run {i} has {} trials, not {trials}",
+                self.key.trials
+            ));
+        }
+        if self.rows.len() as u64 != r.len() {
+            return Err(format!(
+                "fact run {i} holds {} trials, range {r} needs {}",
+                self.rows.len(),
+                r.len()
+            ));
+        }
+        let width = self.key.columns.len();
+        match (r.lo..).zip(&self.rows).find(|(_, row)| row.len() != width) {
+            Some((k, row)) => Err(format!(
+                "fact run {i}: trial {k} has {} facts, the columns name {width}",
+                row.len()
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Partials merged: every run's trials, all of them, in trial order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Merged {
     pub header: Header,
     pub trials: u64,
     pub runs: Vec<PartialRun>,
+    pub facts: Vec<FactRun>,
 }
 
 /// Checks that `parts` belong together (same header, trials and run keys) and that their
@@ -341,14 +414,18 @@ pub fn merge(parts: Vec<(PathBuf, Partial)>) -> Result<Merged, ShardError> {
     let header = first.header();
     let mut slots: Vec<Option<Partial>> = parts.into_iter().map(|(_, p)| Some(p)).collect();
     let mut runs: Vec<PartialRun> = Vec::new();
-    for &i in &order {
+    let mut facts: Vec<FactRun> = Vec::new();
+    for (k, &i) in order.iter().enumerate() {
         let p = slots[i].take().expect("each partial is taken once");
-        if runs.is_empty() {
-            runs = p.runs;
+        if k == 0 {
+            (runs, facts) = (p.runs, p.facts);
             continue;
         }
         for (run, part) in runs.iter_mut().zip(p.runs) {
             run.trials.extend(part.trials);
+        }
+        for (run, part) in facts.iter_mut().zip(p.facts) {
+            run.rows.extend(part.rows);
         }
     }
     for run in &runs {
@@ -358,10 +435,18 @@ pub fn merge(parts: Vec<(PathBuf, Partial)>) -> Result<Merged, ShardError> {
             "the ranges cover every trial once"
         );
     }
+    for run in &facts {
+        assert_eq!(
+            run.rows.len() as u64,
+            trials,
+            "the ranges cover every trial once"
+        );
+    }
     Ok(Merged {
         header,
         trials,
         runs,
+        facts,
     })
 }
 
@@ -400,6 +485,18 @@ fn agree(af: &Path, a: &Partial, bf: &Path, b: &Partial) -> Result<(), ShardErro
     for (x, y) in a.runs.iter().zip(&b.runs) {
         if x.key != y.key {
             return Err(differ("run", x.key.to_string(), y.key.to_string()));
+        }
+    }
+    if a.facts.len() != b.facts.len() {
+        return Err(differ(
+            "facts",
+            a.facts.len().to_string(),
+            b.facts.len().to_string(),
+        ));
+    }
+    for (x, y) in a.facts.iter().zip(&b.facts) {
+        if x.key != y.key {
+            return Err(differ("facts", x.key.to_string(), y.key.to_string()));
         }
     }
     Ok(())

@@ -156,3 +156,72 @@ fn replay_refuses_a_run_the_partials_do_not_hold() {
         "{err}"
     );
 }
+
+/// A fact run whose trial k's facts are `[k % 3, k * k]`.
+fn squares() -> (
+    FactKey,
+    impl Fn(TrialRange) -> Result<Vec<Vec<u64>>, ShardError>,
+) {
+    let key = FactKey {
+        name: "squares".into(),
+        columns: vec!["mod3".into(), "square".into()],
+        trials: 11,
+    };
+    let compute = |r: TrialRange| Ok((r.lo..r.hi).map(|k| vec![k % 3, k * k]).collect());
+    (key, compute)
+}
+
+#[test]
+fn fact_runs_shard_merge_and_replay_to_the_local_rows() {
+    let (key, compute) = squares();
+    let whole = Local.facts(&key, &compute).expect("local");
+    assert_eq!(whole.lo, 0);
+    let parts: Vec<(PathBuf, Partial)> = (1..=4)
+        .map(|i| {
+            let mut rec = Recorder::new(Slice::Shard(Shard { index: i, count: 4 }));
+            let mine = rec.facts(&key, &compute).expect("shard");
+            let range = Shard { index: i, count: 4 }.range(11);
+            assert_eq!(mine.lo, range.lo);
+            assert_eq!(mine.rows, whole.rows[range.lo as usize..range.hi as usize]);
+            let p = rec.into_partial(header());
+            let file = PathBuf::from(format!("f{i}.json"));
+            let back = Partial::parse(&file, &p.to_json()).expect("reads back");
+            assert_eq!(back, p);
+            (file, back)
+        })
+        .rev()
+        .collect();
+    let mut replay = Replay::new(merge(parts).expect("merges"));
+    let never = |_: TrialRange| -> Result<Vec<Vec<u64>>, ShardError> {
+        panic!("a replay computes no trial")
+    };
+    assert_eq!(replay.facts(&key, &never).expect("replays"), whole);
+    replay.finish().expect("nothing left over");
+}
+
+#[test]
+fn fact_runs_refuse_another_key_and_a_row_of_the_wrong_width() {
+    let (key, compute) = squares();
+    let mut rec = Recorder::new(Slice::All);
+    rec.facts(&key, &compute).expect("records");
+    let p = rec.into_partial(header());
+    let mut replay = Replay::new(merge(vec![(PathBuf::from("a"), p.clone())]).expect("one"));
+    let other = FactKey {
+        name: "cubes".into(),
+        ..key.clone()
+    };
+    let err = replay.facts(&other, &compute).expect_err("another run");
+    assert!(
+        matches!(err, ShardError::OtherRun { index: 0, .. }),
+        "{err}"
+    );
+    let mut wide = p;
+    wide.facts[0].rows[4].push(1);
+    let msg = Partial::parse(Path::new("w"), &wide.to_json())
+        .expect_err("three facts")
+        .to_string();
+    assert!(
+        msg.starts_with("w: fact run 0: trial 4 has 3 facts"),
+        "{msg}"
+    );
+}
