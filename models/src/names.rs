@@ -459,6 +459,39 @@ mod tests {
     }
 
     #[test]
+    fn absorbing_parts_gives_the_ids_of_one_pass() {
+        let parts = [["x", "y", "x"], ["z", "y", "w"], ["w", "v", "x"]];
+        let mut whole = Names::new();
+        for part in &parts {
+            for n in part {
+                whole.value(n);
+                whole.cell(n);
+            }
+        }
+        let (mut merged, mut local, mut map) = (Names::new(), Names::new(), IdMap::default());
+        for part in &parts {
+            local.clear();
+            let ids: Vec<(Value, Cell)> = part
+                .iter()
+                .map(|n| (local.value(n), local.cell(n)))
+                .collect();
+            merged.absorb(&local, &mut map);
+            for (n, (v, c)) in part.iter().zip(ids) {
+                assert_eq!(
+                    Value(map.values[v.0 as usize]),
+                    whole.find_value(n).unwrap()
+                );
+                assert_eq!(Some(map.cells[c.index()]), whole.cells.get(n));
+            }
+        }
+        assert_eq!(merged, whole);
+        assert_eq!(map.values[0], 0, "NULL stays NULL");
+        local.clear();
+        assert!(local.cells.is_empty());
+        assert_eq!(local.cell("q"), Cell(0));
+    }
+
+    #[test]
     fn a_growing_table_keeps_every_id() {
         let mut t = Interner::default();
         for k in 0..10_000 {

@@ -10,6 +10,11 @@
 //! ([`write_history`]) is byte-deterministic: every key, in the order of [`KEYS`], one record
 //! per line (the optional [`READ_META_KEYS`] only when a record has replica metadata).
 //!
+//! Lines are read by a fast scanner (`fast.rs`) that declines anything unusual to the spec form
+//! (`json.rs` + `read.rs`), the only place errors are made; [`for_each_block`] parses blocks of
+//! lines on several threads and merges them in line order (`chunk.rs`, `pipeline.rs`), with the
+//! ids, lines and first error of one sequential read ([`RecordReader::spec`] is the reference).
+//!
 //! A successful read says the file is a well-formed history (sets, times and preds consistent);
 //! it does not say the history is one the model of SPEC §1 could produce (read values may
 //! deviate from memory, as with skew or an instrumentation shim around a real framework).

@@ -23,7 +23,9 @@
 //! completion order, see `models/src/detect/witnesses.rs`), and the output says how many were
 //! left out (`left_out` in `--json`). `--json` also carries `L1_struct` (`holds`, `violations`).
 //! The file is read and detected in one pass ([`batch`]), in memory bounded by the detector's
-//! state, not the file; `--stream` follows a growing file or stdin instead ([`stream`]).
+//! state, not the file; `--stream` follows a growing file or stdin instead ([`stream`]). Both
+//! parse on `--threads` workers (default: the cores, at least 2); the output is the same bytes
+//! whatever the count.
 //! A closed stdout (`agentsim detect FILE | head`) ends the run quietly.
 
 mod batch;
