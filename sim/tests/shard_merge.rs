@@ -1,7 +1,7 @@
 //! Sharded runs merge into the unsharded bytes (issue 19): `twins` and `workloads` (plain and
-//! with `--runtime` stacks), `sweep`, `simulate`, `split-view` and `cpl twin` as 1, 3 and 7
-//! shards, merged in a shuffled order, print the single run's text and `--json` and write its
-//! table files byte for byte; partials that are malformed, from another run, of another
+//! with `--runtime` stacks), `sweep`, `simulate`, `split-view`, `cpl twin` and two sampling
+//! `reproduce` steps as 1, 3 and 7 shards, merged in a shuffled order, print the single run's
+//! text and `--json` and write its table and figure files byte for byte; partials that are malformed, from another run, of another
 //! format version, overlapping or leaving trials out exit 2 naming the files, without a panic.
 //! A pass covers these commands at these trial counts, not every shard layout.
 
@@ -213,7 +213,7 @@ fn stack_runs_merge_to_the_single_run() {
 
 fn fails(args: &[&str], needles: &[&str]) {
     let mut args = args.to_vec();
-    if !["simulate", "split-view", "cpl"].contains(&args[0]) {
+    if !["simulate", "split-view", "cpl", "reproduce"].contains(&args[0]) {
         // Should a bad merge succeed, its tables must not land in the repository's results/.
         args.push("--no-write");
     }
@@ -360,6 +360,75 @@ fn an_explicit_trial_range_and_empty_shards_merge_too() {
     let mut merge = vec!["merge", "--no-write"];
     merge.extend(seven.iter().map(|p| s(p)));
     assert_eq!(ok(&merge), single);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A sampling reproduce step, sharded and merged into DIR, writes the files and prints the
+/// summary that `reproduce --only STEP --out DIR` does.
+fn reproduce_step_merges(step: &str) {
+    let dir = tmp(&format!("reproduce-{step}"));
+    let out = dir.join("out");
+    let cmd = ["reproduce", "--quick", "--only", step];
+    let mut single = cmd.to_vec();
+    single.extend(["--out", s(&out)]);
+    let mut single_json = single.clone();
+    single_json.push("--json");
+    let text = ok(&single);
+    let json = ok(&single_json);
+    let written = files(&out);
+    assert!(!written.is_empty(), "{step}: files");
+    for n in [1, 3, 7] {
+        std::fs::remove_dir_all(&out).expect("clear out");
+        let parts_dir = dir.join(format!("parts{n}"));
+        std::fs::create_dir_all(&parts_dir).expect("dir");
+        let parts = shards(&cmd, n, &parts_dir);
+        let mut merge = vec!["merge", "--out", s(&out)];
+        merge.extend(parts.iter().map(|p| s(p)));
+        assert_eq!(ok(&merge), text, "{step}: summary, {n} shards");
+        assert_eq!(files(&out), written, "{step}: files, {n} shards");
+        merge.push("--json");
+        assert_eq!(ok(&merge), json, "{step}: --json summary, {n} shards");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sampling_reproduce_steps_merge_to_the_single_run() {
+    reproduce_step_merges("split-view");
+    reproduce_step_merges("cpl-guards");
+}
+
+#[test]
+fn reproduce_shards_only_one_sampling_step() {
+    let dir = tmp("reproduce-refusals");
+    let x = dir.join("x.json");
+    let x = s(&x);
+    let shard = ["--shard", "1/1", "--partial-out", x];
+    let with = |args: &[&'static str]| -> Vec<&str> {
+        let mut a = vec!["reproduce", "--quick"];
+        a.extend(args);
+        a.extend(shard);
+        a
+    };
+    fails(
+        &with(&["--only", "states"]),
+        &["--only states", "does not shard"],
+    );
+    fails(
+        &with(&["--only", "costs"]),
+        &["--only costs", "does not shard"],
+    );
+    fails(&with(&[]), &["exactly one --only"]);
+    fails(
+        &with(&["--only", "twins", "--only", "sweep"]),
+        &["exactly one --only"],
+    );
+    fails(&with(&["--only", "twins", "--check"]), &["--check"]);
+    ok(&with(&["--only", "split-view"]));
+    let out = agentsim(&["merge", x]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("give --out DIR"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,5 +1,5 @@
-"""The Dask driver on a LocalCluster of 2 worker processes: sharded twins, a sweep and a
-simulation, merged by `agentsim merge`, print the bytes the single run prints and write the
+"""The Dask driver on a LocalCluster of 2 worker processes: sharded twins, a sweep, a
+simulation and the split-view twin (partial fact rows), merged by `agentsim merge`, print the bytes the single run prints and write the
 same table files; a shard that fails and partials that do not cover the trials raise."""
 
 import os
@@ -38,12 +38,13 @@ def files(folder: Path) -> dict:
     ["twins", "--trials", "24", "--seed", "5"],
     ["sweep", "scenarios/sweeps/contention.toml", "--trials", "6"],
     ["simulate", "scenarios/triage.toml", "--trials", "50", "--runtime", "si"],
+    ["split-view", "scenarios/split-view.toml", "--trials", "40"],
 ])
 @pytest.mark.parametrize("shards", [1, 5])
 def test_merged_bytes_equal_the_single_run(client, agentsim_binary, repo_root, tmp_path, args,
                                            shards):
     for fmt in ([], ["--json"]):
-        if args[0] == "simulate":
+        if args[0] in ("simulate", "split-view"):
             out_flags = []
         else:
             out_flags = ["--out", str(tmp_path / f"single{fmt}")]

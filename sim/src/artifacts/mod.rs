@@ -11,6 +11,8 @@ pub mod output;
 pub mod reproduce;
 pub mod tables;
 
+use agentsim_sim::shard::{Local, TrialSource};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tables::Table;
@@ -28,20 +30,41 @@ pub struct Artifact {
 }
 
 /// What a step may ask of the run.
-pub struct Ctx {
+pub struct Ctx<'s> {
     /// Smaller samples for a fast run; the outputs differ from the committed full run.
     pub quick: bool,
     step: &'static str,
     started: Instant,
+    /// Where a sampling step's trials come from: every trial (`None`), or a shard's, or
+    /// trials merged from partials (`agentsim reproduce --only STEP --shard I/N`).
+    source: RefCell<Option<&'s mut dyn TrialSource>>,
 }
 
-impl Ctx {
-    /// A context for `step`, started now.
-    pub fn new(step: &'static str, quick: bool) -> Ctx {
+impl<'s> Ctx<'s> {
+    /// A context for `step`, started now, that runs every trial.
+    pub fn new(step: &'static str, quick: bool) -> Ctx<'s> {
         Ctx {
             quick,
             step,
             started: Instant::now(),
+            source: RefCell::new(None),
+        }
+    }
+
+    /// A context for `step` whose sampling steps take their trials from `source`.
+    pub fn with_source(step: &'static str, quick: bool, source: &'s mut dyn TrialSource) -> Self {
+        Ctx {
+            source: RefCell::new(Some(source)),
+            ..Ctx::new(step, quick)
+        }
+    }
+
+    /// Runs `f` on the step's trial source. A step that samples takes every trial through
+    /// here, so that it shards; one that does not never calls it.
+    pub fn trials<T>(&self, f: impl FnOnce(&mut dyn TrialSource) -> T) -> T {
+        match self.source.borrow_mut().as_deref_mut() {
+            Some(src) => f(src),
+            None => f(&mut Local),
         }
     }
 

@@ -9,7 +9,7 @@
 
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{print_merged, Seeded};
-use crate::cmd::{cpl_twin, simulate, split_view, sweep, twins, workloads};
+use crate::cmd::{cpl_twin, reproduce, simulate, split_view, sweep, twins, workloads};
 use agentsim_sim::shard::{merge, Partial};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args as ClapArgs;
@@ -45,6 +45,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         simulate::Job::COMMAND => print_merged::<simulate::Job>(merged, &files, &args.run),
         split_view::Job::COMMAND => print_merged::<split_view::Job>(merged, &files, &args.run),
         cpl_twin::Job::COMMAND => print_merged::<cpl_twin::Job>(merged, &files, &args.run),
+        reproduce::Job::COMMAND => print_merged::<reproduce::Job>(merged, &files, &args.run),
         other => bail!("{files}: field `command`: `{other}` is not a shardable command"),
     }
 }

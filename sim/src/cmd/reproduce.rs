@@ -7,11 +7,21 @@
 //! file that differs, is missing, or sits in `figures/`/`tables/` although no step makes it.
 //! A passing check proves the committed files are what this build generates; it says nothing
 //! about whether the generating code is right.
+//!
+//! `--only STEP --shard I/N --partial-out FILE` runs a sampling step's share of its trials
+//! (the steps of [`crate::experiments::SAMPLING`]) and writes a partial; `agentsim merge
+//! PARTIAL... --out DIR` then writes the step's files into DIR and prints the summary that
+//! `reproduce --only STEP --out DIR` prints, the files byte for byte the same.
 
 use crate::artifacts::reproduce::{self, Mismatches};
-use crate::artifacts::{Artifact, Step};
+use crate::artifacts::{Artifact, Ctx, Step};
+use crate::cmd::run_args::RunArgs;
+use crate::cmd::sharding::{self, ShardArgs};
+use agentsim_sim::digest::Fnv1a;
+use agentsim_sim::shard::TrialSource;
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
+use serde::{Deserialize, Serialize};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,6 +47,8 @@ pub struct Args {
     /// Print a JSON summary on stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 /// The validated run.
@@ -79,6 +91,10 @@ fn config(args: Args) -> Result<Config> {
 
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
+    if let Some((slice, file)) = args.shard.slice()? {
+        let job = Job::of(&args)?;
+        return sharding::write_partial(&job, slice, file, 1);
+    }
     let cfg = config(args)?;
     let started = Instant::now();
     let done = reproduce::run_steps(&cfg.steps, cfg.quick)?;
@@ -163,4 +179,91 @@ fn summary(cfg: &Config, files: &[Artifact], found: &Mismatches) -> String {
         ));
     }
     s
+}
+
+/// A sampling step's work, as a partial of `reproduce` carries it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Job {
+    pub step: String,
+    pub quick: bool,
+}
+
+impl Job {
+    /// The sharded step of `args`: one `--only` step that samples, not `--check`.
+    fn of(args: &Args) -> Result<Job> {
+        let [step] = &args.only[..] else {
+            bail!("a sharded reproduce runs one step: give exactly one --only STEP");
+        };
+        if args.check {
+            bail!("--check compares whole runs: merge the shards, then run --check on the result");
+        }
+        if !crate::experiments::SAMPLING.contains(&step.as_str()) {
+            bail!(
+                "--only {step}: this step does not shard (the sampling steps are {})",
+                crate::experiments::SAMPLING.join(", ")
+            );
+        }
+        Ok(Job {
+            step: step.clone(),
+            quick: args.quick,
+        })
+    }
+
+    fn step(&self) -> Result<Step> {
+        match crate::experiments::steps()
+            .into_iter()
+            .find(|s| s.name == self.step && crate::experiments::SAMPLING.contains(&s.name))
+        {
+            Some(s) => Ok(s),
+            None => bail!("field `step`: `{}` is not a sampling step", self.step),
+        }
+    }
+}
+
+impl sharding::Seeded for Job {
+    const COMMAND: &'static str = "reproduce";
+    type Output = (Step, Vec<Artifact>);
+
+    /// The harness seed; a step's scenario may carry its own, which the build digest covers.
+    fn seed(&self) -> u64 {
+        crate::experiments::run::SEED
+    }
+
+    /// The steps' scenarios are compiled in, so the build digest covers their text; this
+    /// names the step and the sample size.
+    fn scenario_digest(&self) -> Result<u64> {
+        let mut h = Fnv1a::new();
+        h.field(&self.step)
+            .field(if self.quick { "quick" } else { "full" });
+        Ok(h.finish())
+    }
+
+    fn compute(&self, src: &mut dyn TrialSource, _: usize) -> Result<Self::Output> {
+        let step = self.step()?;
+        let ctx = Ctx::with_source(step.name, self.quick, src);
+        let files =
+            (step.run)(&ctx).map_err(|e| e.context(format!("reproduce step {}", step.name)))?;
+        Ok((step, files))
+    }
+
+    /// Writes the step's files into `--out` and prints `reproduce --only STEP`'s summary.
+    fn print(&self, (step, files): &Self::Output, run: &RunArgs) -> Result<ExitCode> {
+        let Some(out) = &run.out else {
+            bail!(
+                "a reproduce step's merge writes its files: give --out DIR (results/ to update it)"
+            );
+        };
+        let cfg = Config {
+            out: out.clone(),
+            check: false,
+            quick: self.quick,
+            json: run.json,
+            steps: vec![*step],
+            complete: false,
+        };
+        reproduce::write(&cfg.out, files)?;
+        report(&cfg, files, &Mismatches::default())?;
+        Ok(ExitCode::SUCCESS)
+    }
 }

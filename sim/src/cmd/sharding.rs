@@ -112,6 +112,12 @@ pub fn write_partial<J: Seeded>(
     let header = header(job)?;
     let mut rec = Recorder::new(slice);
     job.compute(&mut rec, threads)?;
+    if rec.is_empty() {
+        bail!(
+            "{}: the run took no trials from its source, so it has nothing to shard",
+            J::COMMAND
+        );
+    }
     let partial = rec.into_partial(header);
     write_atomic(file, partial.to_json().as_bytes())?;
     eprintln!(

@@ -330,7 +330,8 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     } else {
         sc.trials
     };
-    let twin = run(&sc, trials, sc.seed, default_threads())?;
+    let threads = default_threads();
+    let twin = ctx.trials(|src| run_from(src, &sc, trials, sc.seed, threads))?;
     let mut t = Table::new(
         format!(
             "guarded agents (CPL): {}, {} trials per arm, seed {}",

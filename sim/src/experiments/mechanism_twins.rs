@@ -199,11 +199,21 @@ pub fn trials_total(stacks: usize, trials: u64) -> Option<u64> {
 
 /// Every mechanism alone ([`alone`]), in catalogue order, over `vanilla`.
 pub fn run(trials: u64, seed: u64, threads: usize) -> anyhow::Result<Vec<MechanismTwin>> {
+    run_all_from(&mut Local, trials, seed, threads)
+}
+
+/// [`run`] with the trials taken from `src`.
+pub fn run_all_from(
+    src: &mut dyn TrialSource,
+    trials: u64,
+    seed: u64,
+    threads: usize,
+) -> anyhow::Result<Vec<MechanismTwin>> {
     let rts = Mechanism::ALL
         .iter()
         .map(|&m| RuntimeChoice::of(alone(m)))
         .collect::<Result<Vec<_>, _>>()?;
-    run_stacks_from(&mut Local, &rts, trials, seed, threads)
+    run_stacks_from(src, &rts, trials, seed, threads)
 }
 
 /// The table: one row per stack × anomaly, both sides with Wilson intervals, and the claim.
@@ -271,7 +281,8 @@ pub fn figure_data(results: &[MechanismTwin]) -> TwinsData {
 /// Mechanism twins: 1000 trials per side (100 with `--quick`).
 fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let trials = if ctx.quick { 100 } else { TRIALS_DEFAULT };
-    let results = run(trials, common::SEED, common::default_threads())?;
+    let threads = common::default_threads();
+    let results = ctx.trials(|src| run_all_from(src, trials, common::SEED, threads))?;
     let about = "mechanism twins: k/N runs exhibiting each anomaly under vanilla and under \
                  each mechanism alone";
     let mut files = vec![figure_file(

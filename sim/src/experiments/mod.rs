@@ -48,6 +48,23 @@ pub fn steps() -> Vec<Step> {
     ]
 }
 
+/// The steps that sample, and so shard (`agentsim reproduce --only STEP --shard I/N
+/// --partial-out FILE`, then `agentsim merge`): each takes every trial through its context's
+/// source. The others do not shard: `lattice`, `witnesses`, `matrix`, `realize`,
+/// `abstract_matrix` and `states` are exhaustive (no trials to split); `costs` first runs the
+/// exhaustive realize search that picks its stacks, which every shard would repeat, and samples
+/// its workloads and its sweep at different trial counts, which one partial's single trial
+/// range cannot hold; `deployed` drives its four reproductions through their own loops, not a
+/// trial source, and takes under a tenth of a second whole.
+pub const SAMPLING: [&str; 6] = [
+    "twins",
+    "mechanism_twins",
+    "workloads",
+    "sweep",
+    "split-view",
+    "cpl-guards",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -296,7 +296,7 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     if ctx.quick {
         s.trials = s.trials.min(100);
     }
-    let rows = twin(&s);
+    let rows = ctx.trials(|src| twin_from(src, &s))?;
     let mut t = Table::new(
         format!(
             "split view (A4): {} trials, seed {}, {} secondaries, max lag {}",

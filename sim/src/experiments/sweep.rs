@@ -438,7 +438,8 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let path = Path::new(SWEEP_FILE);
     let f = parse(path, SWEEP_TEXT)?;
     let trials = if ctx.quick { f.quick_trials } else { f.trials };
-    let results = run(&f, path, trials, common::default_threads())?;
+    let threads = common::default_threads();
+    let results = ctx.trials(|src| run_from_source(src, &f, path, trials, threads))?;
     let data = figure_data(&f, &results);
     let stem = format!("sweep_{}", f.name);
     let about = "contention sweep: anomaly, abort/drop, token overhead, makespan per runtime";

@@ -264,7 +264,8 @@ pub fn figure_data(results: &[TwinResult]) -> TwinsData {
 /// Twins: 1000 trials per side (100 with `--quick`).
 fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let trials = if ctx.quick { 100 } else { TRIALS_DEFAULT };
-    let results = run(trials, common::SEED, common::default_threads())?;
+    let threads = common::default_threads();
+    let results = ctx.trials(|src| run_from_source(src, trials, common::SEED, threads))?;
     let data = figure_data(&results);
     let about = "twins: k/N runs exhibiting the anomaly without and with the mechanism";
     let mut files = vec![figure_file(

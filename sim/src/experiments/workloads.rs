@@ -345,9 +345,9 @@ pub fn figure_data(results: &[WorkloadResult]) -> Vec<WorkloadData> {
 fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let trials = if ctx.quick { 100 } else { TRIALS_DEFAULT };
     let threads = common::default_threads();
-    let rows = run(trials, common::SEED, threads)?;
+    let rows = ctx.trials(|src| run_from_source(src, trials, common::SEED, threads))?;
     ctx.progress("Table 4 done; L2 runs");
-    let l2 = run_l2(trials, common::SEED, threads)?;
+    let l2 = ctx.trials(|src| run_l2_from_source(src, trials, common::SEED, threads))?;
     let mut files = Vec::new();
     for data in figure_data(&rows) {
         let stem = format!("workload_{}", data.workload.replace('-', "_"));
