@@ -215,5 +215,11 @@ fn a_memory_stop_is_reported_as_one() {
     assert!(!err.contains("--max-states"), "{err}");
     let j = json(&out);
     assert_eq!(j["stopped"], "memory");
+    assert_eq!(j["abstract"], true);
+    assert_eq!(j["bounded"], true);
+    assert!(
+        j.get("all_lengths").is_none(),
+        "a stopped run decides no length: {j}"
+    );
     assert!(j["distinct_states"].as_u64().expect("partial counts") > 0);
 }

@@ -321,10 +321,19 @@ pub fn storage(a: &Args) -> anyhow::Result<Storage> {
 
 /// A search stopped by a signal or the memory ceiling: the partial counts on stdout, then
 /// exit 130, or exit 2 saying what to raise.
-pub(crate) fn stopped(report: &CheckReport, stop: Stopped, json: bool) -> anyhow::Result<ExitCode> {
+/// `extra` are keys the caller's `--json` adds to every report (the abstract model's).
+pub(crate) fn stopped(
+    report: &CheckReport,
+    stop: Stopped,
+    json: bool,
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> anyhow::Result<ExitCode> {
     let o = &report.outcome;
     if json {
         let mut doc = to_json(report);
+        if let Some(obj) = doc.as_object_mut() {
+            obj.extend(extra);
+        }
         doc["stopped"] = json!(match stop {
             Stopped::Cancelled => "interrupted",
             Stopped::Memory { .. } => "memory",
@@ -388,7 +397,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => run::check_with(&cfg, &storage)?,
     };
     if let Some(stop) = report.outcome.stopped {
-        return stopped(&report, stop, args.json);
+        return stopped(&report, stop, args.json, serde_json::Map::new());
     }
     if !report.outcome.complete && !report.outcome.all_violated {
         bail!(

@@ -34,7 +34,7 @@ pub fn run(args: &Args, cfg: &CheckConfig) -> anyhow::Result<ExitCode> {
     let o = &r.report.outcome;
     // A signal or the memory ceiling stopped it: partial counts and that reason, as `check`.
     if let Some(stop) = o.stopped {
-        return stopped(&r.report, stop, args.json);
+        return stopped(&r.report, stop, args.json, abstract_keys(r.bounded, None));
     }
     if !o.complete && !o.all_violated {
         bail!(
@@ -55,10 +55,10 @@ pub fn run(args: &Args, cfg: &CheckConfig) -> anyhow::Result<ExitCode> {
     if args.json {
         let mut j = to_json(&r.report);
         let obj = j.as_object_mut().expect("to_json builds an object");
-        obj.insert("abstract".into(), true.into());
-        obj.insert("bounded".into(), r.bounded.into());
-        obj.insert("all_lengths".into(), r.all_lengths.into());
-        obj.insert("replay_max_ops".into(), r.replay_max_ops.into());
+        obj.extend(abstract_keys(
+            r.bounded,
+            Some((r.all_lengths, r.replay_max_ops)),
+        ));
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
         print!("{}", text(&r.report, cfg, None));
@@ -80,4 +80,20 @@ pub fn run(args: &Args, cfg: &CheckConfig) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The keys `--json` adds to an abstract report: `abstract` and `bounded` always, and for a run
+/// that finished, `all_lengths` and `replay_max_ops` (a stopped run decides neither).
+fn abstract_keys(
+    bounded: bool,
+    finished: Option<(bool, u32)>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut keys = serde_json::Map::new();
+    keys.insert("abstract".into(), true.into());
+    keys.insert("bounded".into(), bounded.into());
+    if let Some((all_lengths, replay_max_ops)) = finished {
+        keys.insert("all_lengths".into(), all_lengths.into());
+        keys.insert("replay_max_ops".into(), replay_max_ops.into());
+    }
+    keys
 }
