@@ -225,22 +225,57 @@ impl Interner {
     }
 
     /// Keeps only the ids for which `keep` holds, renumbered densely in their old order;
-    /// returns the new id of each old id (`None` if dropped).
+    /// returns the new id of each old id (`None` if dropped). Done in place: the id list is
+    /// rewritten where it is and the slots are refilled where they are (halved while more
+    /// than four times the kept names), so no second table exists at any moment; only the
+    /// text is copied, and only what is kept.
     pub fn retain(&mut self, keep: impl Fn(u32) -> bool) -> Vec<Option<u32>> {
-        let kept = (0..self.len() as u32).filter(|&id| keep(id)).count();
-        let mut next = Interner {
-            // Sized once for what is kept: no growth (and no second table) while filling.
-            slots: vec![EMPTY; (2 * kept + 2).next_power_of_two().max(16)],
-            ..Interner::default()
-        };
-        let map = (0..self.len() as u32)
-            .map(|id| {
-                let name = self.name(id).expect("an interned id");
-                keep(id).then(|| next.intern(name))
-            })
-            .collect();
-        *self = next;
+        let mut map = Vec::with_capacity(self.len());
+        let kept_bytes: usize = (0..self.len() as u32)
+            .filter(|&id| keep(id))
+            .map(|id| self.name(id).map_or(0, str::len))
+            .sum();
+        let mut text = String::with_capacity(kept_bytes);
+        let mut next = 0usize;
+        let mut start = 0usize;
+        for id in 0..self.ends.len() {
+            let end = self.ends[id];
+            if keep(id as u32) {
+                text.push_str(&self.text[start..end]);
+                self.ends[next] = text.len();
+                map.push(Some(next as u32));
+                next += 1;
+            } else {
+                map.push(None);
+            }
+            start = end;
+        }
+        self.ends.truncate(next);
+        self.text = text;
+        let mut len = self.slots.len().max(16);
+        while len > 16 && len > 4 * next {
+            len /= 2;
+        }
+        if len == self.slots.len() {
+            self.slots.fill(EMPTY);
+        } else {
+            // The old slots go before the new ones are made.
+            self.slots = Vec::new();
+            self.slots = vec![EMPTY; len];
+        }
+        for id in 0..next as u32 {
+            let name = self.name(id).expect("a kept id");
+            let h = hash(name.as_bytes());
+            let slot = self.probe(name, h);
+            self.slots[slot] = entry(id, h);
+        }
+        self.recent = [0; 4];
         map
+    }
+
+    /// How many more names fit before the slot table doubles.
+    pub fn room(&self) -> usize {
+        (self.slots.len() / 2).saturating_sub(self.ends.len())
     }
 }
 
@@ -389,6 +424,10 @@ impl Names {
     pub fn value_count(&self) -> usize {
         self.values.len()
     }
+    /// How many more values fit before the value table grows (doubles its slots).
+    pub fn value_room(&self) -> usize {
+        self.values.room()
+    }
     /// Keeps only the values for which `keep` holds (value ids, NULL excluded), renumbered in
     /// their old order; returns the new value of each old one (`None` if dropped), indexed by
     /// the old id (index 0, NULL, maps to NULL). For long streams whose values are mostly
@@ -515,5 +554,43 @@ mod tests {
             (Some(Value::NULL), None, Some(a))
         );
         assert_eq!(n.find_value("b"), Some(Value(1)));
+    }
+
+    /// Retaining in place keeps the ids dense and in their old order, shrinks the slots to
+    /// the kept names, and the table goes on growing from there as a fresh one would.
+    #[test]
+    fn retaining_in_place_is_a_fresh_table_of_the_kept_names() {
+        let mut t = Interner::default();
+        for k in 0..100_000u32 {
+            t.intern(&format!("name-{k}"));
+        }
+        let big = t.slots.len();
+        let keep = |id: u32| id % 1000 == 7 || id == 99_999;
+        let map = t.retain(keep);
+        let mut fresh = Interner::default();
+        for k in (0..100_000u32).filter(|&k| keep(k)) {
+            assert_eq!(map[k as usize], Some(fresh.intern(&format!("name-{k}"))));
+        }
+        assert_eq!(map.iter().flatten().count(), 101);
+        assert!(map
+            .iter()
+            .enumerate()
+            .all(|(k, m)| m.is_some() == keep(k as u32)));
+        assert_eq!(t, fresh);
+        assert!(t.slots.len() < big / 100, "{} slots", t.slots.len());
+        assert!(2 * t.len() < t.slots.len());
+        for k in (0..100_000u32).filter(|&k| !keep(k)) {
+            assert_eq!(t.get(&format!("name-{k}")), None);
+        }
+        assert_eq!(t.get("name-99999"), Some(100));
+        assert_eq!(t.room(), t.slots.len() / 2 - 101);
+        for k in 0..50_000u32 {
+            let name = format!("again-{k}");
+            assert_eq!(t.intern(&name), fresh.intern(&name));
+        }
+        assert_eq!(t, fresh);
+        assert_eq!(t.get("again-49999"), Some(50_100));
+        assert_eq!(t.retain(|_| false), vec![None; 50_101]);
+        assert!(t.is_empty() && t.get("name-7").is_none());
     }
 }

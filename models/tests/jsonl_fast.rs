@@ -67,8 +67,12 @@ fn blocks(bytes: &[u8], cuts: &[usize]) -> Outcome {
 }
 
 fn pipeline(bytes: &[u8], threads: usize) -> Outcome {
+    pipeline_in(bytes, threads, jsonl::Blocks::FILE)
+}
+
+fn pipeline_in(bytes: &[u8], threads: usize, cut: jsonl::Blocks) -> Outcome {
     let mut out = Vec::new();
-    let names = jsonl::for_each_block(bytes, "f.jsonl", threads, |_, recs| {
+    let names = jsonl::for_each_block_in(bytes, "f.jsonl", threads, cut, |_, recs| {
         out.extend(recs.iter().cloned());
         ControlFlow::Continue(())
     })
@@ -357,6 +361,16 @@ fn the_pipeline_reads_as_one_thread_does_whatever_the_thread_count() {
     for threads in [1, 2, 3, 8] {
         assert_eq!(pipeline(&bytes, threads), one, "{threads} threads");
     }
+    // The stream's cut, and blocks shorter than a line (each grows to hold its line).
+    let tiny = jsonl::Blocks {
+        size: 100,
+        in_flight: 1,
+    };
+    for cut in [jsonl::Blocks::STREAM, tiny] {
+        for threads in [1, 2, 3] {
+            assert_eq!(pipeline_in(&bytes, threads, cut), one, "{cut:?}, {threads}");
+        }
+    }
     // The first error in line order wins, wherever the blocks fall.
     let late = (11_000, "\"colour\":1,\"agent\"");
     let early = (5_000, "\"agent\":\"x\",\"agent\"");
@@ -375,6 +389,11 @@ fn the_pipeline_reads_as_one_thread_does_whatever_the_thread_count() {
                 pipeline(&bytes, threads),
                 want,
                 "{threads} threads, {defects:?}"
+            );
+            assert_eq!(
+                pipeline_in(&bytes, threads, jsonl::Blocks::STREAM),
+                want,
+                "stream blocks, {threads} threads, {defects:?}"
             );
         }
     }

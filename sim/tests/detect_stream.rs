@@ -281,3 +281,61 @@ fn a_closed_stdout_is_a_quiet_exit() {
     }
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
+
+/// A stream long enough that its value table is compacted (300,000 fresh values: past the
+/// size at which the stream compacts rather than let the table grow) prints the same lines
+/// with a window that drops almost every write (so compaction renumbers the few live values
+/// and drops the rest) as with one that keeps them all, on one thread and on two, and its
+/// counts are the batch run's. A witness found after a compaction names its values by the
+/// renumbered ids, so a wrong renumbering shows as a wrong value name.
+#[test]
+fn a_compacted_value_table_changes_no_line() {
+    let dir = temp_dir("stream-compact");
+    let path = dir.join("fresh.jsonl");
+    let mut text = String::new();
+    for k in 0..300_000u64 {
+        // Every 997th record reads before the previous write: one A1 witness each.
+        let read_time = if k % 997 == 996 { k - 1 } else { k + 1 };
+        text.push_str(&rec((k % 5) as u32, read_time, k + 1, k));
+        text.push('\n');
+    }
+    std::fs::write(&path, &text).expect("write history");
+    let path = path.to_str().expect("utf-8");
+    let run = |window: &str, threads: &str| {
+        let args = [
+            "detect",
+            "--stream",
+            path,
+            "--json",
+            "--idle-ms",
+            "0",
+            "--max-witnesses",
+            "1000",
+            "--window-max",
+            window,
+            "--threads",
+            threads,
+        ];
+        let out = agentsim(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let all = run("1000000", "2");
+    let e = end(&all);
+    assert_eq!(e["records"], 300_000);
+    assert_eq!(e["witnesses"]["A1"], 300_000 / 997);
+    let late = format!("\"v{}\"", 997 * 300 - 2);
+    assert!(String::from_utf8_lossy(&all).contains(&late), "{late}");
+    assert!(all == run("4", "2"), "window 4, 2 threads");
+    assert!(all == run("4", "1"), "window 4, 1 thread");
+    let batch = agentsim(&["detect", path, "--json", "--max-witnesses", "1000"]);
+    let b: Value = serde_json::from_slice(&batch.stdout).expect("JSON");
+    let n = b["anomalies"]["A1"].as_array().expect("array").len();
+    assert_eq!(e["witnesses"]["A1"], n);
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}

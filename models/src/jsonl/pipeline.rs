@@ -7,7 +7,7 @@
 //! ([`Merger`]) and hands each block's records to the caller's function, in line order,
 //! with the ids, lines and errors of [`super::RecordReader`] reading the same bytes: the
 //! thread count and timing change nothing but speed (`models/tests/jsonl_fast.rs`). A
-//! fixed number of blocks ([`IN_FLIGHT`] per worker, plus two) circulate between the
+//! fixed number of blocks ([`Blocks::in_flight`] per worker, plus two) circulate between the
 //! threads and are reused, so memory is bounded by them, not by the source.
 //!
 //! An input error is the first one in line order: a block's error is reported only when
@@ -27,6 +27,29 @@ use std::sync::{mpsc, Arc, Mutex};
 pub const BLOCK: usize = 1 << 20;
 /// Blocks in flight per worker.
 pub const IN_FLIGHT: usize = 3;
+
+/// How the source is cut: bytes asked per block, blocks in flight per worker. Memory held by
+/// the pipeline is about `(in_flight × threads + 2) × size` and what those blocks parse to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocks {
+    pub size: usize,
+    pub in_flight: usize,
+}
+
+impl Blocks {
+    /// For reading a whole file: large blocks, few hand-offs ([`BLOCK`], [`IN_FLIGHT`]).
+    pub const FILE: Blocks = Blocks {
+        size: BLOCK,
+        in_flight: IN_FLIGHT,
+    };
+    /// For a long stream whose detector holds a large live window: a quarter of the block
+    /// and two in flight per worker, so the blocks hold about a sixth of what [`Blocks::FILE`]
+    /// holds (the measurement is in `results/BENCH.md`).
+    pub const STREAM: Blocks = Blocks {
+        size: BLOCK / 4,
+        in_flight: 2,
+    };
+}
 /// The most parse workers.
 pub const THREADS_MAX: usize = 256;
 
@@ -44,11 +67,28 @@ struct Job {
 /// Reads `src` (called `file` in errors) on `threads` parse workers (1..=[`THREADS_MAX`])
 /// and calls `each` with every block's records and lines, in order, and the names so far
 /// (which `each` may compact: later blocks are merged into the tables as `each` leaves them).
-/// Stops early when `each` breaks. Returns the names of everything read.
+/// Stops early when `each` breaks. Returns the names of everything read. Blocks are
+/// [`Blocks::FILE`]; [`for_each_block_in`] chooses.
 pub fn for_each_block<R, F>(
     src: R,
     file: &str,
     threads: usize,
+    each: F,
+) -> Result<Names, JsonlError>
+where
+    R: Read + Send,
+    F: FnMut(&mut Names, &[(OpRecord, usize)]) -> ControlFlow<()>,
+{
+    for_each_block_in(src, file, threads, Blocks::FILE, each)
+}
+
+/// [`for_each_block`] with blocks of `cut.size` bytes, `cut.in_flight` per worker (both at
+/// least 1). The cut changes memory and speed, never the records, ids, lines or errors.
+pub fn for_each_block_in<R, F>(
+    src: R,
+    file: &str,
+    threads: usize,
+    cut: Blocks,
     mut each: F,
 ) -> Result<Names, JsonlError>
 where
@@ -59,7 +99,13 @@ where
         (1..=THREADS_MAX).contains(&threads),
         "threads {threads} outside 1..={THREADS_MAX}"
     );
-    let blocks = IN_FLIGHT * threads + 2;
+    assert!(
+        cut.size >= 1 && cut.in_flight >= 1,
+        "blocks of {} bytes, {} in flight",
+        cut.size,
+        cut.in_flight
+    );
+    let blocks = cut.in_flight * threads + 2;
     let (free_tx, free_rx) = mpsc::sync_channel::<Job>(blocks);
     let (job_tx, job_rx) = mpsc::sync_channel::<Job>(blocks);
     let (done_tx, done_rx) = mpsc::sync_channel::<Job>(blocks);
@@ -76,7 +122,7 @@ where
     // Shared by the workers alone: when they have all stopped, the reader's sends fail.
     let job_rx = Arc::new(Mutex::new(job_rx));
     std::thread::scope(|s| {
-        s.spawn(move || read_blocks(src, &free_rx, &job_tx));
+        s.spawn(move || read_blocks(src, cut.size, &free_rx, &job_tx));
         for _ in 0..threads {
             let (rx, tx) = (Arc::clone(&job_rx), done_tx.clone());
             s.spawn(move || work(&rx, &tx));
@@ -87,18 +133,23 @@ where
 }
 
 /// The reader thread: fills free blocks with whole lines until the source ends.
-fn read_blocks(mut src: impl Read, free: &mpsc::Receiver<Job>, jobs: &mpsc::SyncSender<Job>) {
+fn read_blocks(
+    mut src: impl Read,
+    size: usize,
+    free: &mpsc::Receiver<Job>,
+    jobs: &mpsc::SyncSender<Job>,
+) {
     let mut carry: Vec<u8> = Vec::new();
     for seq in 0.. {
         let Ok(mut job) = free.recv() else { return };
         job.seq = seq;
-        if job.bytes.len() < carry.len() + BLOCK {
-            job.bytes.resize(carry.len() + BLOCK, 0);
+        if job.bytes.len() < carry.len() + size {
+            job.bytes.resize(carry.len() + size, 0);
         }
         job.bytes[..carry.len()].copy_from_slice(&carry);
         job.len = carry.len();
         carry.clear();
-        let (end, error) = fill(&mut src, &mut job.bytes, &mut job.len);
+        let (end, error) = fill(&mut src, size, &mut job.bytes, &mut job.len);
         let block = &job.bytes[..job.len];
         if error.is_some() {
             // The line the failed read cut short is not a line.
@@ -122,11 +173,16 @@ fn read_blocks(mut src: impl Read, free: &mpsc::Receiver<Job>, jobs: &mpsc::Sync
 /// Reads into `buf[*len..]` (growing `buf` when it is full) until a newline arrives after
 /// `*len`, or the source ends (`true`), or a read fails. One `read` call when data is
 /// there: nothing is waited for.
-fn fill(src: &mut impl Read, buf: &mut Vec<u8>, len: &mut usize) -> (bool, Option<std::io::Error>) {
+fn fill(
+    src: &mut impl Read,
+    size: usize,
+    buf: &mut Vec<u8>,
+    len: &mut usize,
+) -> (bool, Option<std::io::Error>) {
     let mut from = *len;
     loop {
-        if buf.len() - *len < BLOCK / 4 {
-            let grown = (2 * buf.len()).max(*len + BLOCK);
+        if buf.len() - *len < size.div_ceil(4) {
+            let grown = (2 * buf.len()).max(*len + size);
             buf.resize(grown, 0);
         }
         match src.read(&mut buf[*len..]) {

@@ -126,11 +126,12 @@ fn detect(
         keep_agents: false,
     };
     let mut stream = Stream::new(opts);
-    let mut compact_at = COMPACT_MIN;
+    let mut compactor = Compactor::default();
     let mut failed = None;
     // Each block is what the source had when it was read: a record is detected, and its
     // witnesses printed, as soon as the read that brought it.
-    let names = jsonl::for_each_block(src, file, cfg.threads, |names, records| {
+    let cut = jsonl::Blocks::STREAM;
+    let names = jsonl::for_each_block_in(src, file, cfg.threads, cut, |names, records| {
         for (rec, line) in records {
             let mut p = printer(names, out, cfg.json);
             let pushed = stream.push(rec, *line as u64, &mut p);
@@ -146,8 +147,8 @@ fn detect(
                 return ControlFlow::Break(());
             }
         }
-        if names.value_count() >= compact_at {
-            compact_at = compact(names, &mut stream);
+        if compactor.due(names) {
+            compactor.compact(names, &mut stream);
         }
         ControlFlow::Continue(())
     })?;
@@ -184,18 +185,47 @@ fn settle<W: Write>(p: Printer<'_, W>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Value tables smaller than this are never compacted.
+/// Value tables smaller than this are compacted only to avoid growing (see [`Compactor`]).
 const COMPACT_MIN: usize = 1 << 20;
+/// Value tables smaller than this grow rather than compact.
+const GROW_MIN: usize = 1 << 16;
 
-/// Drops the value names the detector no longer holds; returns the table size at which to
-/// compact again: half as many again as are live, so the table stays within 1.5 times the
-/// live window and the work is amortised over the values read since.
-fn compact(names: &mut Names, stream: &mut Stream) -> usize {
-    let mut live = vec![false; names.value_count() + 1];
-    stream.live_values(&mut |v| live[v.0 as usize] = true);
-    let map = names.retain_values(|v| live[v.0 as usize]);
-    stream.remap_values(&|v| map[v.0 as usize].expect("a live value is kept"));
-    (names.value_count() + names.value_count() / 2).max(COMPACT_MIN)
+/// When to drop the value names the detector no longer holds. A compaction costs a pass over
+/// the table, so it waits until the table holds half as many again as were live at the last
+/// one (at least [`COMPACT_MIN`]): the table stays within 1.5 times the live window and the
+/// work is amortised over the values read since. And it comes early rather than let the
+/// table double its slots, when the block after this one might not fit and a quarter or more
+/// of the table is dead: that doubling (and the old slots beside the new while it happens)
+/// was the stream's peak memory.
+#[derive(Default)]
+struct Compactor {
+    /// Values live at the last compaction.
+    live: usize,
+    /// The table size at the last check, and the most values one block added.
+    last: usize,
+    step: usize,
+}
+
+impl Compactor {
+    fn due(&mut self, names: &Names) -> bool {
+        let n = names.value_count();
+        self.step = self.step.max(n.saturating_sub(self.last));
+        self.last = n;
+        let later = (self.live + self.live / 2).max(COMPACT_MIN);
+        let before_growth = names.value_room() < 2 * self.step && 4 * n >= 5 * self.live;
+        n >= later || (before_growth && n >= GROW_MIN)
+    }
+
+    /// Drops the value names the detector no longer holds.
+    fn compact(&mut self, names: &mut Names, stream: &mut Stream) {
+        let mut live = vec![false; names.value_count() + 1];
+        stream.live_values(&mut |v| live[v.0 as usize] = true);
+        let map = names.retain_values(|v| live[v.0 as usize]);
+        drop(live);
+        stream.remap_values(&|v| map[v.0 as usize].expect("a live value is kept"));
+        self.live = names.value_count();
+        self.last = self.live;
+    }
 }
 
 /// The closing summary: counts, left out, `L1_struct`, the set exhibited, level.
@@ -234,4 +264,38 @@ fn end(s: &Summary, json: bool, residue: bool) -> String {
     }
     text.push_str(&format!("\nexhibits: {}\nlevel: L{level}", point.label()));
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With nothing live, the table is compacted at the block before it would double (once
+    /// past [`GROW_MIN`]), not at [`COMPACT_MIN`]; with everything live, only when it has
+    /// grown by a quarter since.
+    #[test]
+    fn the_value_table_is_compacted_before_it_doubles() {
+        let opts = Options {
+            limits: Limits::unbounded(10),
+            residue: false,
+            keep_agents: false,
+        };
+        let (mut names, mut stream) = (Names::new(), Stream::new(opts));
+        let mut c = Compactor::default();
+        let mut compactions = vec![];
+        for block in 0..200u32 {
+            for k in 0..1_000u32 {
+                names.value(&format!("v{block}-{k}"));
+            }
+            if c.due(&names) {
+                compactions.push((block, names.value_count() + names.value_room()));
+                c.compact(&mut names, &mut stream);
+                assert_eq!(names.value_count(), 0);
+            }
+        }
+        // The table doubles past 2^17 names: the compaction comes while two more blocks of
+        // the largest size seen might not fit (at 130,000 names; not at 65,000, below GROW_MIN).
+        assert_eq!(compactions, vec![(129, 1 << 17)]);
+        assert!(names.value_room() > 60_000);
+    }
 }
