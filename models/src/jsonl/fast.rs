@@ -20,7 +20,7 @@
 //! form's: `models/tests/jsonl_fast.rs` checks it on generated, mutated and hostile lines.
 //! A decline says nothing about the line: the spec form decides.
 
-use super::read::{reset, slot};
+use super::fields::{is_permutation, reset, slot};
 use crate::names::{Agent, Cell, Interner, Names, Tool, Value};
 use crate::record::{normalize_set, OpRecord, Registry, ToolEntry, ValueMap};
 
@@ -372,7 +372,7 @@ impl Scanner {
         if rec.read_time > rec.write_time {
             return None;
         }
-        super::read::is_permutation(&rec.io, &rec.co, cx.effects).then_some(())
+        is_permutation(&rec.io, &rec.co, cx.effects).then_some(())
     }
 
     fn cells_into(&mut self, text: &str, span: Span, names: &mut Names, out: &mut Vec<Cell>) {

@@ -21,6 +21,7 @@
 
 mod chunk;
 mod fast;
+mod fields;
 mod json;
 mod pipeline;
 mod read;

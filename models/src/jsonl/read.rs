@@ -14,6 +14,7 @@
 //! caller that does not keep the records (the stream detector) holds one line, not the file.
 
 use super::fast::{Context, Scanner};
+use super::fields::{is_permutation, reset, slot};
 use super::json::{Kind, SyntaxError, Tree};
 use super::{JsonlError, KEYS, READ_META_KEYS, REQUIRED_KEYS};
 use crate::history::History;
@@ -290,29 +291,6 @@ pub(crate) struct RecordParser {
 /// Sentinel for "key absent".
 const ABSENT: usize = usize::MAX;
 
-/// The index of a known key in [`KEYS`].
-pub(super) fn slot(key: &[u8]) -> Option<usize> {
-    Some(match key {
-        b"agent" => 0,
-        b"read_set" => 1,
-        b"read_values" => 2,
-        b"read_registry" => 3,
-        b"planned_tool" => 4,
-        b"read_time" => 5,
-        b"write_set" => 6,
-        b"write_values" => 7,
-        b"write_registry" => 8,
-        b"write_time" => 9,
-        b"io" => 10,
-        b"co" => 11,
-        b"aborted" => 12,
-        b"preds" => 13,
-        b"read_replica" => 14,
-        b"read_version" => 15,
-        _ => return None,
-    })
-}
-
 /// The keys whose values set record fields, in sorted name order (the interning order);
 /// `read_replica` and `read_version` are combined afterwards.
 const FIELD_ORDER: [usize; 14] = [12, 0, 11, 10, 4, 13, 3, 1, 5, 2, 8, 6, 9, 7];
@@ -393,45 +371,6 @@ impl RecordParser {
         self.write_time_offset = offset(9);
         Ok(())
     }
-}
-
-/// Every field emptied, allocations kept.
-pub(super) fn reset(r: &mut OpRecord) {
-    r.agent = Agent::default();
-    r.read_set.clear();
-    r.read_values.clear();
-    r.read_registry.clear();
-    r.planned_tool = None;
-    r.read_time = 0;
-    r.write_set.clear();
-    r.write_values.clear();
-    r.write_registry.clear();
-    r.write_time = 0;
-    r.io.clear();
-    r.co.clear();
-    r.aborted = false;
-    r.preds.clear();
-    r.read_meta.clear();
-}
-
-/// Whether `co` lists exactly the effects of `io` (as multisets).
-pub(super) fn is_permutation(
-    io: &[(Cell, Value)],
-    co: &[(Cell, Value)],
-    buf: &mut Vec<(Cell, Value)>,
-) -> bool {
-    if io == co {
-        return true;
-    }
-    if io.len() != co.len() {
-        return false;
-    }
-    buf.clear();
-    buf.extend_from_slice(io);
-    buf.sort_unstable();
-    let mut other = co.to_vec();
-    other.sort_unstable();
-    *buf == other
 }
 
 /// One line being walked.
