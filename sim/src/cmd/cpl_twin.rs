@@ -6,7 +6,6 @@
 //! their per-trial counters for `agentsim merge` (see `cmd::sharding`); the scenario digest
 //! covers the scenario file and its guard file. A run proves the counts on these seeds only.
 
-use crate::cmd::progress::ProgressArgs;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::cpl_guards::{self, Twin};
@@ -48,13 +47,7 @@ pub fn run(args: TwinArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed.unwrap_or(sc.seed),
         scenario: args.scenario,
     };
-    let run = RunArgs {
-        json: args.json,
-        threads: args.threads,
-        out: None,
-        no_write: false,
-        progress: ProgressArgs::default(),
-    };
+    let run = RunArgs::printing(args.json, args.threads);
     sharding::run(&job, &args.shard, &run)
 }
 

@@ -24,6 +24,18 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The settings of a command that only prints (no table files, default progress), as
+    /// `split-view` and `cpl twin` run through [`crate::cmd::sharding::run`].
+    pub fn printing(json: bool, threads: Option<usize>) -> Self {
+        RunArgs {
+            json,
+            threads,
+            out: None,
+            no_write: false,
+            progress: crate::cmd::progress::ProgressArgs::default(),
+        }
+    }
+
     /// The folder to write the tables under, if any; checked before the run starts.
     pub fn tables_dir(&self) -> anyhow::Result<Option<&std::path::Path>> {
         match &self.out {

@@ -8,7 +8,6 @@
 //! discipline's trials and writes their facts for `agentsim merge` (see `cmd::sharding`).
 //! A pass says nothing about workloads other than this one.
 
-use crate::cmd::progress::ProgressArgs;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::split_view::Scenario;
@@ -66,13 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         trials: s.trials,
         seed: s.seed,
     };
-    let run = RunArgs {
-        json: args.json,
-        threads: Some(1),
-        out: None,
-        no_write: false,
-        progress: ProgressArgs::default(),
-    };
+    let run = RunArgs::printing(args.json, Some(1));
     sharding::run(&job, &args.shard, &run)
 }
 
