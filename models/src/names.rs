@@ -100,10 +100,11 @@ pub struct Interner {
     /// probe rarely touches a name that is not the one sought); the length is 0 or a power
     /// of two.
     slots: Vec<u64>,
-    /// The last few ids interned or found: a line repeats its fresh values (`co`, `io`,
-    /// `write_values`), and these are checked before the table. Any id here is an answer
-    /// when its name matches, so stale entries are harmless.
-    recent: [u32; 4],
+    /// The last few ids interned or found, with their names' hashes: a line repeats its
+    /// fresh values (`co`, `io`, `write_values`), and these are checked before the table
+    /// (the hash first, so a name is compared only when it is almost surely the one). Any id
+    /// here is an answer when its name matches, so stale entries are harmless.
+    recent: [(u64, u32); 4],
     recent_next: usize,
 }
 
@@ -129,15 +130,31 @@ impl Interner {
     /// The id of `name`, assigning the next one if it is new.
     #[inline]
     pub fn intern(&mut self, name: &str) -> u32 {
+        let h = hash(name.as_bytes());
         // Small tables stay in cache; the ring pays off for large ones (values).
         if self.ends.len() > 256 {
-            if let Some(&id) = self.recent.iter().find(|&&id| self.name(id) == Some(name)) {
+            if let Some(&(_, id)) = self
+                .recent
+                .iter()
+                .find(|&&(rh, id)| rh == h && self.name(id) == Some(name))
+            {
                 return id;
             }
         }
-        if let Some(id) = self.get(name) {
-            self.remember(id);
-            return id;
+        let id = self.intern_hashed(name, h);
+        self.remember(h, id);
+        id
+    }
+
+    /// The id of `name`, whose hash is `h`, assigning the next one if it is new.
+    #[inline]
+    fn intern_hashed(&mut self, name: &str, h: u64) -> u32 {
+        if !self.slots.is_empty() {
+            let slot = self.probe(name, h);
+            match self.slots[slot] {
+                EMPTY => {}
+                e => return e as u32,
+            }
         }
         let id = u32::try_from(self.ends.len()).expect("more than u32::MAX names");
         self.text.push_str(name);
@@ -145,17 +162,43 @@ impl Interner {
         if 2 * self.ends.len() > self.slots.len() {
             self.rehash((2 * self.slots.len()).max(16));
         } else {
-            let h = hash(name.as_bytes());
             let slot = self.probe(name, h);
             self.slots[slot] = entry(id, h);
         }
-        self.remember(id);
         id
     }
 
+    /// Interns every name of `from`, in its id order, pushing each one's id here onto `out`.
+    /// The same ids as interning them one by one; faster for a large table, whose slots are
+    /// far apart in memory: the slots of the next few names are loaded together first, so
+    /// their cache misses overlap instead of coming one after another.
+    pub fn intern_all(&mut self, from: &Interner, out: &mut Vec<u32>) {
+        const AHEAD: usize = 8;
+        let mut hashes = [0u64; AHEAD];
+        let n = from.len() as u32;
+        let mut id = 0;
+        while id < n {
+            let batch = (n - id).min(AHEAD as u32);
+            for (k, h) in hashes.iter_mut().enumerate().take(batch as usize) {
+                *h = hash(from.name(id + k as u32).expect("an interned id").as_bytes());
+            }
+            if self.slots.len() > 1 << 12 {
+                let mask = self.slots.len() - 1;
+                for h in &hashes[..batch as usize] {
+                    std::hint::black_box(self.slots[*h as usize & mask]);
+                }
+            }
+            for (k, &h) in hashes.iter().enumerate().take(batch as usize) {
+                let name = from.name(id + k as u32).expect("an interned id");
+                out.push(self.intern_hashed(name, h));
+            }
+            id += batch;
+        }
+    }
+
     #[inline]
-    fn remember(&mut self, id: u32) {
-        self.recent[self.recent_next] = id;
+    fn remember(&mut self, h: u64, id: u32) {
+        self.recent[self.recent_next] = (h, id);
         self.recent_next = (self.recent_next + 1) % self.recent.len();
     }
 
@@ -221,7 +264,7 @@ impl Interner {
         self.text.clear();
         self.ends.clear();
         self.slots.fill(EMPTY);
-        self.recent = [0; 4];
+        self.recent = [(0, u32::MAX); 4];
     }
 
     /// Keeps only the ids for which `keep` holds, renumbered densely in their old order;
@@ -269,13 +312,25 @@ impl Interner {
             let slot = self.probe(name, h);
             self.slots[slot] = entry(id, h);
         }
-        self.recent = [0; 4];
+        self.recent = [(0, u32::MAX); 4];
         map
     }
 
     /// How many more names fit before the slot table doubles.
     pub fn room(&self) -> usize {
         (self.slots.len() / 2).saturating_sub(self.ends.len())
+    }
+
+    /// Makes room for `more` names (of `bytes` bytes in all) beyond those interned, so that
+    /// interning them grows nothing: one table of the final size is made now instead of one
+    /// for each doubling on the way. Changes no id.
+    pub fn reserve(&mut self, more: usize, bytes: usize) {
+        let want = self.ends.len().saturating_add(more);
+        if want.saturating_mul(2) > self.slots.len() {
+            self.rehash(want.saturating_mul(2).next_power_of_two().max(16));
+        }
+        self.ends.reserve(more);
+        self.text.reserve(bytes);
     }
 }
 
@@ -428,6 +483,14 @@ impl Names {
     pub fn value_room(&self) -> usize {
         self.values.room()
     }
+    /// Makes room for `more` values of `bytes` bytes in all ([`Interner::reserve`]).
+    pub fn reserve_values(&mut self, more: usize, bytes: usize) {
+        self.values.reserve(more, bytes);
+    }
+    /// The bytes of the value names interned.
+    pub fn value_bytes(&self) -> usize {
+        self.values.text.len()
+    }
     /// Keeps only the values for which `keep` holds (value ids, NULL excluded), renumbered in
     /// their old order; returns the new value of each old one (`None` if dropped), indexed by
     /// the old id (index 0, NULL, maps to NULL). For long streams whose values are mostly
@@ -459,9 +522,7 @@ impl Names {
     pub fn absorb(&mut self, local: &Names, map: &mut IdMap) {
         let each = |to: &mut Interner, from: &Interner, out: &mut Vec<u32>| {
             out.clear();
-            out.extend(
-                (0..from.len() as u32).map(|id| to.intern(from.name(id).expect("an interned id"))),
-            );
+            to.intern_all(from, out);
         };
         each(&mut self.agents, &local.agents, &mut map.agents);
         each(&mut self.cells, &local.cells, &mut map.cells);

@@ -70,14 +70,26 @@ fn pipeline(bytes: &[u8], threads: usize) -> Outcome {
     pipeline_in(bytes, threads, jsonl::Blocks::FILE)
 }
 
+/// The pipeline's outcome, which must be the same whether the records are taken on the
+/// merging thread or on a thread of their own (`for_each_block_apart`).
 fn pipeline_in(bytes: &[u8], threads: usize, cut: jsonl::Blocks) -> Outcome {
     let mut out = Vec::new();
-    let names = jsonl::for_each_block_in(bytes, "f.jsonl", threads, cut, |_, recs| {
+    let inline = jsonl::for_each_block_in(bytes, "f.jsonl", threads, cut, |_, recs| {
         out.extend(recs.iter().cloned());
         ControlFlow::Continue(())
     })
-    .map_err(|e| e.to_string())?;
-    Ok((names, out))
+    .map_err(|e| e.to_string())
+    .map(|names| (names, out));
+    let mut out = Vec::new();
+    let expect = Some(bytes.len() as u64);
+    let apart = jsonl::for_each_block_apart(bytes, "f.jsonl", threads, cut, expect, |recs| {
+        out.extend(recs.iter().cloned());
+        ControlFlow::Continue(())
+    })
+    .map_err(|e| e.to_string())
+    .map(|names| (names, out));
+    assert_eq!(apart, inline, "apart vs inline, {cut:?}, {threads} threads");
+    inline
 }
 
 /// All readers agree on `bytes` (blocks cut at `cuts`); returns the spec outcome.
@@ -395,6 +407,45 @@ fn the_pipeline_reads_as_one_thread_does_whatever_the_thread_count() {
                 want,
                 "stream blocks, {threads} threads, {defects:?}"
             );
+        }
+    }
+}
+
+/// A consumer that stops early stops the whole pipeline: the call returns (no thread is left
+/// waiting on another), with the records of the blocks it took, whichever form runs it.
+#[test]
+fn breaking_early_returns_with_what_was_taken() {
+    let bytes = big(None);
+    let small = jsonl::Blocks {
+        size: 4096,
+        in_flight: 1,
+    };
+    for threads in [1, 2, 3] {
+        for stop_after in [1, 3] {
+            let (mut taken, mut calls) = (0, 0);
+            let names =
+                jsonl::for_each_block_apart(&bytes[..], "f.jsonl", threads, small, None, |r| {
+                    taken += r.len();
+                    calls += 1;
+                    match calls == stop_after {
+                        true => ControlFlow::Break(()),
+                        false => ControlFlow::Continue(()),
+                    }
+                })
+                .expect("a clean history");
+            assert_eq!(calls, stop_after, "{threads} threads");
+            assert!(taken > 0 && taken < 12_000, "{taken} records taken");
+            assert!(!names.agents.is_empty());
+            let mut calls = 0;
+            jsonl::for_each_block_in(&bytes[..], "f.jsonl", threads, small, |_, _| {
+                calls += 1;
+                match calls == stop_after {
+                    true => ControlFlow::Break(()),
+                    false => ControlFlow::Continue(()),
+                }
+            })
+            .expect("a clean history");
+            assert_eq!(calls, stop_after, "{threads} threads, inline");
         }
     }
 }

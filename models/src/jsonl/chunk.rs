@@ -107,7 +107,14 @@ pub struct Merger {
     index: usize,
     previous_write_time: u64,
     map: IdMap,
+    /// The source's length in bytes, until the first block has sized the value table by it.
+    expect: Option<u64>,
+    /// Bytes merged so far.
+    seen: u64,
 }
+
+/// The most values [`Merger::expect_bytes`] makes room for (about 64 MiB of table).
+pub const RESERVE_MAX: u64 = 1 << 22;
 
 impl Merger {
     /// A merger for the blocks of `file` (its name in errors).
@@ -119,12 +126,47 @@ impl Merger {
             index: 0,
             previous_write_time: 0,
             map: IdMap::default(),
+            expect: None,
+            seen: 0,
         }
+    }
+
+    /// Says the source is `total` bytes long (a file), so that the value table is sized once,
+    /// after the first block, for as many values as the whole source has at that block's
+    /// rate (at most [`RESERVE_MAX`]), instead of doubling its way there. Changes no id.
+    pub fn expect_bytes(&mut self, total: u64) {
+        self.expect = Some(total);
+    }
+
+    /// Sizes the value table for the rest of the source at the rate of the bytes merged so
+    /// far, once some value has been seen.
+    fn reserve(&mut self) {
+        let (values, bytes) = (
+            self.names.value_count() as u64,
+            self.names.value_bytes() as u64,
+        );
+        let (Some(total), seen) = (self.expect, self.seen) else {
+            return;
+        };
+        if values == 0 && seen < total {
+            return;
+        }
+        self.expect = None;
+        if total <= seen {
+            return;
+        }
+        let scale = |n: u64| u128::from(n) * u128::from(total - seen) / u128::from(seen);
+        let more = scale(values).min(u128::from(RESERVE_MAX)) as u64;
+        let more = more + more / 8;
+        let more_bytes = u128::from(bytes) * u128::from(more) / u128::from(values);
+        self.names
+            .reserve_values(more as usize, more_bytes.min(1 << 30) as usize);
     }
 
     /// Merges the next block (`bytes`, parsed into `p`): its records get global ids and lines,
     /// or the first error in it, exactly as a sequential read of the file reports it.
     pub fn merge(&mut self, bytes: &[u8], p: &mut Parsed) -> Result<(), JsonlError> {
+        self.seen += bytes.len() as u64;
         let records = &p.records[..p.len];
         let in_order = records
             .first()
@@ -137,6 +179,9 @@ impl Merger {
         for (rec, line) in &mut p.records[..p.len] {
             rename(rec, &self.map);
             *line += self.line;
+        }
+        if self.expect.is_some() {
+            self.reserve();
         }
         self.line += p.lines;
         self.index += p.len;

@@ -95,6 +95,114 @@ where
     R: Read + Send,
     F: FnMut(&mut Names, &[(OpRecord, usize)]) -> ControlFlow<()>,
 {
+    let (free, job_rx, done_tx, done_rx, free_rx) = start(threads, cut);
+    std::thread::scope(|s| {
+        spawn_readers(s, src, cut, threads, free_rx, job_rx, done_tx);
+        // Owned here, so that leaving stops the reader (its free blocks run out).
+        let free = free;
+        let mut merger = Merger::new(file);
+        merge(&mut merger, done_rx, |names, mut job| {
+            if each(names, job.parsed.records()).is_break() {
+                return Ok(ControlFlow::Break(()));
+            }
+            if let Some(source) = job.error.take() {
+                return Err(JsonlError::Io {
+                    file: file.to_owned(),
+                    source,
+                });
+            }
+            // The reader may have stopped (the source ended); then the block is dropped.
+            let _ = free.send(job);
+            Ok(ControlFlow::Continue(()))
+        })?;
+        Ok(merger.names)
+    })
+}
+
+/// [`for_each_block_in`] with `each` on the calling thread and the merge on a thread of its
+/// own, so the two overlap: while `each` takes one block, the next is merged. `each` sees
+/// the records alone (ids already global), not the name tables, which the merge thread owns
+/// until the end; the ids, lines and errors are those of [`for_each_block_in`], and so is the
+/// order in which `each` sees the records. Returns the names of at least every block `each`
+/// was given (all of them when it never breaks). `expect`, the source's length when known,
+/// sizes the value table once ([`Merger::expect_bytes`]).
+pub fn for_each_block_apart<R, F>(
+    src: R,
+    file: &str,
+    threads: usize,
+    cut: Blocks,
+    expect: Option<u64>,
+    mut each: F,
+) -> Result<Names, JsonlError>
+where
+    R: Read + Send,
+    F: FnMut(&[(OpRecord, usize)]) -> ControlFlow<()>,
+{
+    let (pool, job_rx, done_tx, done_rx, free_rx) = start(threads, cut);
+    // Merged blocks, in order; an error ends the channel.
+    let (merged_tx, merged_rx) =
+        mpsc::sync_channel::<Result<Job, JsonlError>>(pool_size(threads, cut));
+    std::thread::scope(|s| {
+        spawn_readers(s, src, cut, threads, free_rx, job_rx, done_tx);
+        let merging = s.spawn(move || {
+            let mut merger = Merger::new(file);
+            if let Some(total) = expect {
+                merger.expect_bytes(total);
+            }
+            let sent = merge(&mut merger, done_rx, |_, job| {
+                Ok(match merged_tx.send(Ok(job)) {
+                    Ok(()) => ControlFlow::Continue(()),
+                    // `each` broke: nothing more is wanted.
+                    Err(_) => ControlFlow::Break(()),
+                })
+            });
+            if let Err(e) = sent {
+                let _ = merged_tx.send(Err(e));
+            }
+            merger.names
+        });
+        let consumed = (|| {
+            for job in merged_rx.iter() {
+                let mut job = job?;
+                if each(job.parsed.records()).is_break() {
+                    return Ok(());
+                }
+                if let Some(source) = job.error.take() {
+                    return Err(JsonlError::Io {
+                        file: file.to_owned(),
+                        source,
+                    });
+                }
+                let _ = pool.send(job);
+            }
+            Ok(())
+        })();
+        // Stops the merge thread (its sends fail) and so the workers and the reader.
+        drop(merged_rx);
+        drop(pool);
+        let names = merging.join().expect("the merge thread does not panic");
+        consumed.map(|()| names)
+    })
+}
+
+/// How many blocks circulate: [`Blocks::in_flight`] per worker, and two.
+fn pool_size(threads: usize, cut: Blocks) -> usize {
+    cut.in_flight * threads + 2
+}
+
+/// The end of a pipeline a source's blocks go through (channels for `threads` workers).
+type Ends = (
+    mpsc::SyncSender<Job>,
+    Arc<Mutex<mpsc::Receiver<Job>>>,
+    mpsc::SyncSender<Job>,
+    mpsc::Receiver<Job>,
+    (mpsc::Receiver<Job>, mpsc::SyncSender<Job>),
+);
+
+/// Checks the arguments, makes the channels and fills the pool of free blocks. Returns the
+/// pool's sender, the workers' queue, their output (sender and receiver), and the reader's
+/// ends (free blocks in, filled blocks out).
+fn start(threads: usize, cut: Blocks) -> Ends {
     assert!(
         (1..=THREADS_MAX).contains(&threads),
         "threads {threads} outside 1..={THREADS_MAX}"
@@ -105,7 +213,7 @@ where
         cut.size,
         cut.in_flight
     );
-    let blocks = cut.in_flight * threads + 2;
+    let blocks = pool_size(threads, cut);
     let (free_tx, free_rx) = mpsc::sync_channel::<Job>(blocks);
     let (job_tx, job_rx) = mpsc::sync_channel::<Job>(blocks);
     let (done_tx, done_rx) = mpsc::sync_channel::<Job>(blocks);
@@ -121,15 +229,24 @@ where
     }
     // Shared by the workers alone: when they have all stopped, the reader's sends fail.
     let job_rx = Arc::new(Mutex::new(job_rx));
-    std::thread::scope(|s| {
-        s.spawn(move || read_blocks(src, cut.size, &free_rx, &job_tx));
-        for _ in 0..threads {
-            let (rx, tx) = (Arc::clone(&job_rx), done_tx.clone());
-            s.spawn(move || work(&rx, &tx));
-        }
-        drop((job_rx, done_tx));
-        merge(file, done_rx, free_tx, &mut each)
-    })
+    (free_tx, job_rx, done_tx, done_rx, (free_rx, job_tx))
+}
+
+/// Starts the reader thread and `threads` parse workers in `s`.
+fn spawn_readers<'scope, R: Read + Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    src: R,
+    cut: Blocks,
+    threads: usize,
+    (free_rx, job_tx): (mpsc::Receiver<Job>, mpsc::SyncSender<Job>),
+    job_rx: Arc<Mutex<mpsc::Receiver<Job>>>,
+    done_tx: mpsc::SyncSender<Job>,
+) {
+    s.spawn(move || read_blocks(src, cut.size, &free_rx, &job_tx));
+    for _ in 0..threads {
+        let (rx, tx) = (Arc::clone(&job_rx), done_tx.clone());
+        s.spawn(move || work(&rx, &tx));
+    }
 }
 
 /// The reader thread: fills free blocks with whole lines until the source ends.
@@ -212,37 +329,24 @@ fn work(jobs: &Mutex<mpsc::Receiver<Job>>, done: &mpsc::SyncSender<Job>) {
     }
 }
 
-/// The calling thread: merges blocks in order, hands their records to `each`, recycles them.
-fn merge<F>(
-    file: &str,
-    done: mpsc::Receiver<Job>,
-    free: mpsc::SyncSender<Job>,
-    each: &mut F,
-) -> Result<Names, JsonlError>
+/// Merges blocks in order and hands each, merged, to `next` (which recycles it), until
+/// `next` breaks or the workers stop. Returns the first error in line order.
+fn merge<F>(merger: &mut Merger, done: mpsc::Receiver<Job>, mut next: F) -> Result<(), JsonlError>
 where
-    F: FnMut(&mut Names, &[(OpRecord, usize)]) -> ControlFlow<()>,
+    F: FnMut(&mut Names, Job) -> Result<ControlFlow<()>, JsonlError>,
 {
-    let mut merger = Merger::new(file);
     let mut waiting: BTreeMap<u64, Job> = BTreeMap::new();
-    let mut next = 0u64;
+    let mut seq = 0u64;
     for job in done.iter() {
         waiting.insert(job.seq, job);
-        while let Some(mut job) = waiting.remove(&next) {
-            next += 1;
+        while let Some(mut job) = waiting.remove(&seq) {
+            seq += 1;
             merger.merge(&job.bytes[..job.len], &mut job.parsed)?;
-            if each(&mut merger.names, job.parsed.records()).is_break() {
-                return Ok(merger.names);
+            if next(&mut merger.names, job)?.is_break() {
+                return Ok(());
             }
-            if let Some(source) = job.error.take() {
-                return Err(JsonlError::Io {
-                    file: file.to_owned(),
-                    source,
-                });
-            }
-            // The reader may have stopped (the source ended); then the block is dropped.
-            let _ = free.send(job);
         }
     }
     assert!(waiting.is_empty(), "every block read was merged");
-    Ok(merger.names)
+    Ok(())
 }

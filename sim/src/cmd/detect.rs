@@ -168,7 +168,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             file: file.clone(),
             source,
         })?;
-        batch::run(f, &file, threads(&args), args.max_witnesses, args.residue)?
+        let expect = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        let (threads, max) = (threads(&args), args.max_witnesses);
+        batch::run(f, &file, expect, threads, max, args.residue)?
     };
     let s = &outcome.summary;
     let printed = match args.json {
@@ -235,8 +237,10 @@ fn is_stdin(file: &std::path::Path) -> bool {
 fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch::Outcome> {
     if !args.spec {
         let text = jsonl::write_history(&h);
+        let expect = Some(text.len() as u64);
         let src = std::io::Cursor::new(text.into_bytes());
-        return batch::run(src, file, threads(args), args.max_witnesses, args.residue);
+        let (threads, max) = (threads(args), args.max_witnesses);
+        return batch::run(src, file, expect, threads, max, args.residue);
     }
     let summary = spec::summary(&h, args.max_witnesses, args.residue);
     let from = FromHistory(&h);

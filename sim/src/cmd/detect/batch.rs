@@ -35,10 +35,12 @@ impl Sink for KeepAll {
     }
 }
 
-/// Reads and detects `src` (called `file` in errors), parsing on `threads` workers.
+/// Reads and detects `src` (called `file` in errors), parsing on `threads` workers;
+/// `expect` is its length when known (it sizes the value table once).
 pub fn run(
     src: impl Read + Send,
     file: &str,
+    expect: Option<u64>,
     threads: usize,
     max_witnesses: usize,
     residue: bool,
@@ -51,7 +53,8 @@ pub fn run(
     let mut stream = Stream::new(opts);
     let mut sink = KeepAll::default();
     let mut failed = None;
-    let names = jsonl::for_each_block(src, file, threads, |_, records| {
+    let cut = jsonl::Blocks::FILE;
+    let names = jsonl::for_each_block_apart(src, file, threads, cut, expect, |records| {
         for (rec, line) in records {
             if let Err(e) = stream.push(rec, *line as u64, &mut sink) {
                 failed = Some(e);
