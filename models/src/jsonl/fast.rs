@@ -153,6 +153,33 @@ const KEY_LITERALS: [&str; 16] = [
     "\"read_version\":",
 ];
 
+/// Whether `hay` starts with `lit`, compared a word at a time in line: keys are short, and a
+/// call to the library's `memcmp` for each of a line's fourteen keys cost more than the
+/// comparison.
+#[inline]
+fn has_prefix(hay: &[u8], lit: &[u8]) -> bool {
+    let n = lit.len();
+    if hay.len() < n {
+        return false;
+    }
+    let w8 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    let w4 = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    match n {
+        0..4 => hay[..n] == *lit,
+        4..8 => w4(hay, 0) == w4(lit, 0) && w4(hay, n - 4) == w4(lit, n - 4),
+        _ => {
+            let mut at = 0;
+            while at + 8 < n {
+                if w8(hay, at) != w8(lit, at) {
+                    return false;
+                }
+                at += 8;
+            }
+            w8(hay, n - 8) == w8(lit, n - 8)
+        }
+    }
+}
+
 /// Bit of each required key in [`Fields::seen`] (slots of [`super::KEYS`]).
 const REQUIRED_MASK: u16 = 1 << 0 | 1 << 1 | 1 << 2 | 1 << 5 | 1 << 6 | 1 << 7 | 1 << 9;
 
@@ -202,7 +229,7 @@ impl Scanner {
         let mut next = 0;
         loop {
             let k = match KEY_LITERALS.get(next) {
-                Some(lit) if b[s.p..].starts_with(lit.as_bytes()) => {
+                Some(lit) if has_prefix(&b[s.p..], lit.as_bytes()) => {
                     s.p += lit.len();
                     next
                 }
@@ -578,6 +605,41 @@ impl Cursor<'_> {
                     return Some(());
                 }
                 _ => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{has_prefix, KEY_LITERALS};
+
+    /// The word-at-a-time comparison is `starts_with`, for every key and every cut of lines
+    /// that start with a key, with another, or with nothing like one.
+    #[test]
+    fn has_prefix_is_starts_with() {
+        let line = "{\"agent\":\"a0\",\"read_set\":[],\"write_registry\":[],\"io\":[],\"co\":[]}";
+        let mut hays: Vec<Vec<u8>> = KEY_LITERALS.iter().map(|k| k.as_bytes().to_vec()).collect();
+        hays.extend((0..line.len()).map(|i| line.as_bytes()[i..].to_vec()));
+        hays.push(b"\"write_registrx\":[".to_vec());
+        hays.push(b"\"xo\":".to_vec());
+        let lits: Vec<&[u8]> = KEY_LITERALS
+            .iter()
+            .map(|k| k.as_bytes())
+            .chain([
+                &b""[..],
+                b"\"",
+                b"\"io",
+                b"\"agent\"",
+                b"\"write_registry\":[]",
+            ])
+            .collect();
+        for hay in &hays {
+            for cut in 0..=hay.len() {
+                for lit in &lits {
+                    let h = &hay[..cut];
+                    assert_eq!(has_prefix(h, lit), h.starts_with(lit), "{h:?} {lit:?}");
+                }
             }
         }
     }
