@@ -57,7 +57,7 @@ pub fn parse_block(bytes: &[u8], out: &mut Parsed) {
     // line, which finds the line at fault).
     let mut lines = std::str::from_utf8(bytes)
         .ok()
-        .map(|t| t.split_inclusive('\n'));
+        .map(|text| Lines { text, at: 0 });
     loop {
         if out.records.len() == out.len {
             out.records.push((OpRecord::default(), 0));
@@ -83,10 +83,34 @@ pub fn parse_block(bytes: &[u8], out: &mut Parsed) {
     out.parser = Some(parser);
 }
 
+/// The lines of a text, each with its `\n` (the last may lack one): `str::split_inclusive`
+/// with the newline found by `memchr`, many bytes at a time (the word-at-a-time search of
+/// the standard library was 4 % of a batch read).
+struct Lines<'a> {
+    text: &'a str,
+    /// Where the next line starts: 0 or just after a `\n`, so always a character boundary.
+    at: usize,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = &self.text[self.at..];
+        if rest.is_empty() {
+            return None;
+        }
+        let len = memchr::memchr(b'\n', rest.as_bytes()).map_or(rest.len(), |i| i + 1);
+        self.at += len;
+        Some(&rest[..len])
+    }
+}
+
 /// The next record of a block known to be UTF-8 (blank lines skipped).
 fn next_text(
     reader: &mut RecordReader<&[u8]>,
-    lines: &mut std::str::SplitInclusive<'_, char>,
+    lines: &mut Lines<'_>,
     names: &mut Names,
     rec: &mut OpRecord,
 ) -> Result<Option<usize>, JsonlError> {
@@ -239,4 +263,27 @@ fn rename(r: &mut OpRecord, m: &IdMap) {
         m_.replica = Replica(m.replicas[m_.replica.index()]);
     }
     r.read_meta.sort_unstable();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lines;
+
+    #[test]
+    fn lines_are_split_inclusive() {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\nb",
+            "\n\nab\r\n\n",
+            "é\nü\n€",
+            "x\n\n",
+        ] {
+            let got: Vec<&str> = Lines { text, at: 0 }.collect();
+            let want: Vec<&str> = text.split_inclusive('\n').collect();
+            assert_eq!(got, want, "{text:?}");
+        }
+    }
 }
