@@ -45,6 +45,26 @@ pub(crate) struct Scanner {
     recent_agents: Recent,
     recent_cells: Recent,
     recent_tools: Recent,
+    /// The values this line has interned so far, by [`short_key`]: a line names each fresh
+    /// value three times (`co`, `io`, `write_values`). Emptied at every line, so it never
+    /// outlives a renumbering of the values.
+    line_values: Vec<(u128, Value)>,
+}
+
+/// A name of at most 15 bytes (`text[s]`) as one number, read from the line in one go where
+/// the line has 16 bytes from its start; 0x80 | len in the top byte (so no key is 0).
+#[inline]
+fn short_key(text: &str, s: Str) -> Option<u128> {
+    let (from, to) = (s.0 as usize, s.1 as usize);
+    let len = to - from;
+    match text.as_bytes().get(from..from + 16) {
+        Some(w) if len < 16 => {
+            let w = u128::from_le_bytes(w.try_into().expect("16 bytes"));
+            let mask = (1u128 << (8 * len)) - 1;
+            Some((w & mask) | (((0x80 | len) as u128) << 120))
+        }
+        _ => None,
+    }
 }
 
 /// The ids of names seen lately (up to 15 bytes), in a direct-mapped table: a line names
@@ -74,16 +94,8 @@ impl Recent {
     #[inline]
     fn id(&mut self, table: &mut Interner, text: &str, s: Str) -> u32 {
         let (from, to) = (s.0 as usize, s.1 as usize);
-        let len = to - from;
-        // The name's bytes as one number, read from the line in one go where it is long
-        // enough; 0x80 | len in the top byte (so no key is 0, the empty entry).
-        let key = match text.as_bytes().get(from..from + 16) {
-            Some(w) if len < 16 => {
-                let w = u128::from_le_bytes(w.try_into().expect("16 bytes"));
-                let mask = (1u128 << (8 * len)) - 1;
-                (w & mask) | (((0x80 | len) as u128) << 120)
-            }
-            _ => return table.intern(&text[from..to]),
+        let Some(key) = short_key(text, s) else {
+            return table.intern(&text[from..to]);
         };
         let fold = (key as u64) ^ ((key >> 64) as u64);
         let slot = (fold.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % RECENT;
@@ -178,6 +190,23 @@ fn has_prefix(hay: &[u8], lit: &[u8]) -> bool {
             w8(hay, n - 8) == w8(lit, n - 8)
         }
     }
+}
+
+/// The id of value `v` of the line `text` (interned if new), looked up first among the
+/// values the line has already interned (`seen`).
+#[inline]
+fn line_value(seen: &mut Vec<(u128, Value)>, names: &mut Names, text: &str, v: Val) -> Value {
+    let Some(s) = v else { return Value::NULL };
+    let name = &text[s.0 as usize..s.1 as usize];
+    let Some(key) = short_key(text, s) else {
+        return names.value(name);
+    };
+    if let Some(&(_, id)) = seen.iter().find(|(k, _)| *k == key) {
+        return id;
+    }
+    let id = names.value(name);
+    seen.push((key, id));
+    id
 }
 
 /// Bit of each required key in [`Fields::seen`] (slots of [`super::KEYS`]).
@@ -356,16 +385,16 @@ impl Scanner {
         rec: &mut OpRecord,
         cx: Context<'_>,
     ) -> Option<()> {
-        let t = |s: Str| &text[s.0 as usize..s.1 as usize];
         reset(rec);
         rec.aborted = f.aborted;
         rec.agent = Agent(self.recent_agents.id(&mut names.agents, text, f.agent));
         let pairs = &self.pairs;
-        let value = |names: &mut Names, v: Val| v.map_or(Value::NULL, |s| names.value(t(s)));
+        self.line_values.clear();
+        let seen = &mut self.line_values;
         for (span, out) in [(f.co, &mut rec.co), (f.io, &mut rec.io)] {
             for &(c, v) in &pairs[span.0 as usize..span.1 as usize] {
                 let cell = Cell(self.recent_cells.id(&mut names.cells, text, c));
-                out.push((cell, value(names, v)));
+                out.push((cell, line_value(seen, names, text, v)));
             }
         }
         if let Some(s) = f.planned_tool {
@@ -431,7 +460,7 @@ impl Scanner {
         }
         for &i in &self.order {
             let (cell, v) = self.pairs[i as usize + span.0 as usize];
-            let value = v.map_or(Value::NULL, |s| names.value(t(s)));
+            let value = line_value(&mut self.line_values, names, text, v);
             out.set(
                 Cell(self.recent_cells.id(&mut names.cells, text, cell)),
                 value,
