@@ -6,8 +6,10 @@
 //! ([`super::chunk::parse_block`]), and the calling thread merges them in file order
 //! ([`Merger`]) and hands each block's records to the caller's function, in line order,
 //! with the ids, lines and errors of [`super::RecordReader`] reading the same bytes: the
-//! thread count and timing change nothing but speed (`models/tests/jsonl_fast.rs`). A
-//! fixed number of blocks ([`Blocks::in_flight`] per worker, plus two) circulate between the
+//! thread count and timing change nothing but speed (`models/tests/jsonl_fast.rs`).
+//! [`for_each_block_apart`] merges on a thread of its own instead, so that merging the next
+//! block overlaps the caller's work on this one (the caller then sees records, not names).
+//! A fixed number of blocks ([`Blocks::in_flight`] per worker, plus two) circulate between the
 //! threads and are reused, so memory is bounded by them, not by the source.
 //!
 //! An input error is the first one in line order: a block's error is reported only when

@@ -1,11 +1,13 @@
 //! The batch path of `agentsim detect FILE`: read, parse and detect in one pass, on several
 //! threads.
 //!
-//! The reader's pipeline ([`jsonl::for_each_block`]) reads the file in blocks and parses them
-//! on `--threads` workers; this thread merges them in line order and runs the stream detector
-//! ([`Stream`]) with nothing dropped (no window: the file is finite), keeping the witnesses
-//! it will print. Memory is the detector's state (24 bytes a live write, a bit a record), the
-//! name tables and the blocks in flight: not the file, not the history. The result is the
+//! The reader's pipeline ([`jsonl::for_each_block_apart`]) reads the file in blocks and
+//! parses them on `--threads` workers; a thread of its own merges them in line order, and
+//! this thread runs the stream detector ([`Stream`]) on each merged block while the next is
+//! merged, with nothing dropped (no window: the file is finite), keeping the witnesses it
+//! will print. The file's length sizes the value table once. Memory is the detector's state
+//! (24 bytes a live write, a bit a record), the name tables and the blocks in flight: not the
+//! file, not the history. The result is the
 //! same whatever the thread count and timing: ids, lines and the first error are those of
 //! one sequential read, and the detector sees records in line order. Witnesses are printed
 //! after the last line, so an input error prints nothing but the error.
