@@ -196,7 +196,8 @@ const GROW_MIN: usize = 1 << 16;
 /// work is amortised over the values read since. And it comes early rather than let the
 /// table double its slots, when the block after this one might not fit and a quarter or more
 /// of the table is dead: that doubling (and the old slots beside the new while it happens)
-/// was the stream's peak memory.
+/// was the stream's peak memory. After a compaction the table has room for every value until
+/// the next one, so it is not rebuilt at each doubling on its way back up.
 #[derive(Default)]
 struct Compactor {
     /// Values live at the last compaction.
@@ -225,6 +226,11 @@ impl Compactor {
         stream.remap_values(&|v| map[v.0 as usize].expect("a live value is kept"));
         self.live = names.value_count();
         self.last = self.live;
+        // Room, now, for the values until the next compaction, so that the table does not
+        // double its way back up (a rehash at each doubling, and fresh pages each time).
+        let next = (self.live + self.live / 2).max(COMPACT_MIN);
+        let bytes = names.value_bytes() / self.live.max(1) + 1;
+        names.reserve_values(next - self.live, (next - self.live) * bytes);
     }
 }
 
@@ -291,6 +297,8 @@ mod tests {
                 compactions.push((block, names.value_count() + names.value_room()));
                 c.compact(&mut names, &mut stream);
                 assert_eq!(names.value_count(), 0);
+                // Room for the whole next cycle: no doubling before the next compaction.
+                assert!(names.value_room() >= COMPACT_MIN, "{}", names.value_room());
             }
         }
         // The table doubles past 2^17 names: the compaction comes while two more blocks of
