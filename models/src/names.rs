@@ -230,11 +230,33 @@ impl Interner {
 
     fn rehash(&mut self, len: usize) {
         self.slots = vec![EMPTY; len];
-        for id in 0..self.ends.len() as u32 {
-            let name = self.name(id).expect("an interned id");
-            let h = hash(name.as_bytes());
-            let slot = self.probe(name, h);
-            self.slots[slot] = entry(id, h);
+        self.refill();
+    }
+
+    /// Puts every name into the slots, which are all empty. The names are distinct, so each
+    /// goes into the first empty slot from its hash, with no comparison; and the slots of the
+    /// next few names are loaded together first, so that in a large table their cache misses
+    /// overlap.
+    fn refill(&mut self) {
+        const AHEAD: usize = 8;
+        let mask = self.slots.len() - 1;
+        let mut hashes = [0u64; AHEAD];
+        let n = self.ends.len() as u32;
+        let mut id = 0;
+        while id < n {
+            let batch = (n - id).min(AHEAD as u32) as usize;
+            for (k, h) in hashes.iter_mut().enumerate().take(batch) {
+                *h = hash(self.name(id + k as u32).expect("an interned id").as_bytes());
+                std::hint::black_box(self.slots[*h as usize & mask]);
+            }
+            for (k, &h) in hashes.iter().enumerate().take(batch) {
+                let mut i = h as usize & mask;
+                while self.slots[i] != EMPTY {
+                    i = (i + 1) & mask;
+                }
+                self.slots[i] = entry(id + k as u32, h);
+            }
+            id += batch as u32;
         }
     }
 
@@ -306,12 +328,7 @@ impl Interner {
             self.slots = Vec::new();
             self.slots = vec![EMPTY; len];
         }
-        for id in 0..next as u32 {
-            let name = self.name(id).expect("a kept id");
-            let h = hash(name.as_bytes());
-            let slot = self.probe(name, h);
-            self.slots[slot] = entry(id, h);
-        }
+        self.refill();
         self.recent = [(0, u32::MAX); 4];
         map
     }
