@@ -420,32 +420,32 @@ fn breaking_early_returns_with_what_was_taken() {
         size: 4096,
         in_flight: 1,
     };
+    // Continue until the `stop`-th call, then break.
+    let until = |stop: usize, calls: &mut usize| {
+        *calls += 1;
+        match *calls == stop {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        }
+    };
     for threads in [1, 2, 3] {
-        for stop_after in [1, 3] {
+        for stop in [1, 3] {
             let (mut taken, mut calls) = (0, 0);
             let names =
                 jsonl::for_each_block_apart(&bytes[..], "f.jsonl", threads, small, None, |r| {
                     taken += r.len();
-                    calls += 1;
-                    match calls == stop_after {
-                        true => ControlFlow::Break(()),
-                        false => ControlFlow::Continue(()),
-                    }
+                    until(stop, &mut calls)
                 })
                 .expect("a clean history");
-            assert_eq!(calls, stop_after, "{threads} threads");
+            assert_eq!(calls, stop, "{threads} threads");
             assert!(taken > 0 && taken < 12_000, "{taken} records taken");
             assert!(!names.agents.is_empty());
             let mut calls = 0;
             jsonl::for_each_block_in(&bytes[..], "f.jsonl", threads, small, |_, _| {
-                calls += 1;
-                match calls == stop_after {
-                    true => ControlFlow::Break(()),
-                    false => ControlFlow::Continue(()),
-                }
+                until(stop, &mut calls)
             })
             .expect("a clean history");
-            assert_eq!(calls, stop_after, "{threads} threads, inline");
+            assert_eq!(calls, stop, "{threads} threads, inline");
         }
     }
 }
