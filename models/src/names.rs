@@ -185,7 +185,7 @@ impl Interner {
             if self.slots.len() > 1 << 12 {
                 let mask = self.slots.len() - 1;
                 for h in &hashes[..batch as usize] {
-                    std::hint::black_box(self.slots[*h as usize & mask]);
+                    std::hint::black_box(self.slots[home(*h, mask)]);
                 }
             }
             for (k, &h) in hashes.iter().enumerate().take(batch as usize) {
@@ -218,7 +218,7 @@ impl Interner {
     #[inline]
     fn probe(&self, name: &str, h: u64) -> usize {
         let mask = self.slots.len() - 1;
-        let mut i = h as usize & mask;
+        let mut i = home(h, mask);
         loop {
             match self.slots[i] {
                 EMPTY => return i,
@@ -247,10 +247,10 @@ impl Interner {
             let batch = (n - id).min(AHEAD as u32) as usize;
             for (k, h) in hashes.iter_mut().enumerate().take(batch) {
                 *h = hash(self.name(id + k as u32).expect("an interned id").as_bytes());
-                std::hint::black_box(self.slots[*h as usize & mask]);
+                std::hint::black_box(self.slots[home(*h, mask)]);
             }
             for (k, &h) in hashes.iter().enumerate().take(batch) {
-                let mut i = h as usize & mask;
+                let mut i = home(h, mask);
                 while self.slots[i] != EMPTY {
                     i = (i + 1) & mask;
                 }
@@ -322,15 +322,45 @@ impl Interner {
             len /= 2;
         }
         if len == self.slots.len() {
-            self.slots.fill(EMPTY);
+            self.renumber_slots(&map);
         } else {
             // The old slots go before the new ones are made.
             self.slots = Vec::new();
             self.slots = vec![EMPTY; len];
+            self.refill();
         }
-        self.refill();
         self.recent = [(0, u32::MAX); 4];
         map
+    }
+
+    /// Drops the slots of the names `map` drops and renumbers the others, in place and in one
+    /// pass in slot order (no name is read or hashed: a slot's bits give its chain's start).
+    /// The pass starts after an empty slot, so no chain runs across its start. Each slot is
+    /// emptied, and a kept entry goes back to the first empty slot from its chain's start: at
+    /// or before where it was, since everything between was already passed. So every chain
+    /// stays unbroken, which is what lookups need, and the slots are those a fresh table of
+    /// the kept names would hold up to the order within a chain.
+    fn renumber_slots(&mut self, map: &[Option<u32>]) {
+        let len = self.slots.len();
+        let mask = len - 1;
+        let Some(gap) = self.slots.iter().position(|&e| e == EMPTY) else {
+            unreachable!("a table at most half full has an empty slot");
+        };
+        for k in 1..=len {
+            let i = (gap + k) & mask;
+            let e = self.slots[i];
+            if e == EMPTY {
+                continue;
+            }
+            self.slots[i] = EMPTY;
+            if let Some(new) = map[e as u32 as usize] {
+                let mut j = home(e, mask);
+                while self.slots[j] != EMPTY {
+                    j = (j + 1) & mask;
+                }
+                self.slots[j] = (e & !u64::from(u32::MAX)) | u64::from(new);
+            }
+        }
     }
 
     /// How many more names fit before the slot table doubles.
@@ -349,6 +379,13 @@ impl Interner {
         self.ends.reserve(more);
         self.text.reserve(bytes);
     }
+}
+
+/// Where a name whose hash is `h` is looked for first: from the hash's high half, the half a
+/// slot keeps, so that a slot's own bits say where its chain starts ([`Interner::retain`]).
+#[inline]
+fn home(h: u64, mask: usize) -> usize {
+    (h >> 32) as usize & mask
 }
 
 /// A slot: the id, and the high half of the hash (never all ones with a real id).
@@ -670,5 +707,56 @@ mod tests {
         assert_eq!(t.get("again-49999"), Some(50_100));
         assert_eq!(t.retain(|_| false), vec![None; 50_101]);
         assert!(t.is_empty() && t.get("name-7").is_none());
+    }
+
+    /// A retain that keeps the slot table's size renumbers the slots in place
+    /// (`renumber_slots`); over many rounds of dropping and adding, every kept name is found
+    /// under its new id, no dropped one is found, and new names get a fresh table's ids.
+    #[test]
+    fn renumbering_in_place_keeps_every_chain() {
+        let mut t = Interner::default();
+        let mut fresh_names: Vec<String> = Vec::new();
+        let mut next = 0u64;
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut kept_size = 0;
+        for round in 0..40 {
+            for _ in 0..3_000 {
+                let name = format!("r{next}");
+                next += 1;
+                assert_eq!(t.intern(&name) as usize, fresh_names.len());
+                fresh_names.push(name);
+            }
+            let slots = t.slots.len();
+            // Drop about one in eight, at random (xorshift), so the table keeps its size.
+            let drop: Vec<bool> = (0..t.len())
+                .map(|_| {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    rng % 8 == 0
+                })
+                .collect();
+            let map = t.retain(|id| !drop[id as usize]);
+            kept_size += usize::from(t.slots.len() == slots);
+            let kept: Vec<String> = fresh_names
+                .iter()
+                .zip(&drop)
+                .filter(|(_, &d)| !d)
+                .map(|(n, _)| n.clone())
+                .collect();
+            for (old, name) in fresh_names.iter().enumerate() {
+                assert_eq!(t.get(name), map[old], "round {round}: {name}");
+            }
+            let mut fresh = Interner::default();
+            for name in &kept {
+                fresh.intern(name);
+            }
+            assert_eq!(t, fresh);
+            fresh_names = kept;
+        }
+        assert!(
+            kept_size >= 30,
+            "{kept_size} of 40 rounds renumbered in place"
+        );
     }
 }
