@@ -733,7 +733,7 @@ mod tests {
                     rng ^= rng << 13;
                     rng ^= rng >> 7;
                     rng ^= rng << 17;
-                    rng % 8 == 0
+                    rng.is_multiple_of(8)
                 })
                 .collect();
             let map = t.retain(|id| !drop[id as usize]);
