@@ -596,9 +596,30 @@ impl Cursor<'_> {
 
     /// `[` items `]`, comma-separated.
     #[inline]
-    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.eat(b'[')?;
-        if self.peek()? == b']' {
+    fn array(&mut self, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.list(b'[', b']', item)
+    }
+
+    /// `{` key `:` value … `}`; `entry` reads each value, given its key.
+    #[inline]
+    fn object(&mut self, mut entry: impl FnMut(&mut Self, Str) -> Option<()>) -> Option<()> {
+        self.list(b'{', b'}', |s| {
+            let key = s.string()?;
+            s.eat(b':')?;
+            entry(s, key)
+        })
+    }
+
+    /// `open` items `close`, comma-separated, each read by `item`.
+    #[inline]
+    fn list(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(open)?;
+        if self.peek()? == close {
             self.p += 1;
             return Some(());
         }
@@ -606,30 +627,7 @@ impl Cursor<'_> {
             item(self)?;
             match self.peek()? {
                 b',' => self.p += 1,
-                b']' => {
-                    self.p += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    /// `{` key `:` value … `}`; `entry` reads each value, given its key.
-    #[inline]
-    fn object(&mut self, mut entry: impl FnMut(&mut Self, Str) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        if self.peek()? == b'}' {
-            self.p += 1;
-            return Some(());
-        }
-        loop {
-            let key = self.string()?;
-            self.eat(b':')?;
-            entry(self, key)?;
-            match self.peek()? {
-                b',' => self.p += 1,
-                b'}' => {
+                c if c == close => {
                     self.p += 1;
                     return Some(());
                 }
