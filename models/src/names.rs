@@ -290,33 +290,38 @@ impl Interner {
     }
 
     /// Keeps only the ids for which `keep` holds, renumbered densely in their old order;
-    /// returns the new id of each old id (`None` if dropped). Done in place: the id list is
-    /// rewritten where it is and the slots are refilled where they are (halved while more
-    /// than four times the kept names), so no second table exists at any moment; only the
-    /// text is copied, and only what is kept.
-    pub fn retain(&mut self, keep: impl Fn(u32) -> bool) -> Vec<Option<u32>> {
-        let mut map = Vec::with_capacity(self.len());
-        let kept_bytes: usize = (0..self.len() as u32)
-            .filter(|&id| keep(id))
-            .map(|id| self.name(id).map_or(0, str::len))
-            .sum();
-        let mut text = String::with_capacity(kept_bytes);
-        let mut next = 0usize;
-        let mut start = 0usize;
+    /// returns the new id of each old id ([`Renumbering::get`]: `None` if dropped). Done in
+    /// place: the id list is rewritten where it is and the slots are refilled where they are
+    /// (halved while more than four times the kept names), so no second table exists at any
+    /// moment, and the kept text slides down in its own buffer.
+    pub fn retain(&mut self, keep: impl Fn(u32) -> bool) -> Renumbering {
+        let map = Renumbering::of(self.len(), keep);
+        // The kept names slide down within the text's own buffer (a kept name never moves
+        // up), so no second text is allocated, and no fresh page is touched.
+        // A run of kept names moves in one copy: live values mostly come in long runs.
+        let mut bytes = std::mem::take(&mut self.text).into_bytes();
+        let (mut start, mut to) = (0usize, 0usize);
+        // The run being gathered: from `run` in the old text, to `to + (start - run)` in the new.
+        let mut run = 0usize;
         for id in 0..self.ends.len() {
             let end = self.ends[id];
-            if keep(id as u32) {
-                text.push_str(&self.text[start..end]);
-                self.ends[next] = text.len();
-                map.push(Some(next as u32));
-                next += 1;
-            } else {
-                map.push(None);
+            match map.get(id as u32) {
+                Some(new) => self.ends[new as usize] = to + (end - run),
+                None => {
+                    bytes.copy_within(run..start, to);
+                    to += start - run;
+                    run = end;
+                }
             }
             start = end;
         }
+        bytes.copy_within(run..start, to);
+        to += start - run;
+        bytes.truncate(to);
+        // Whole names, each valid UTF-8, one after another: the check cannot fail.
+        self.text = String::from_utf8(bytes).expect("kept names are whole names");
+        let next = map.kept();
         self.ends.truncate(next);
-        self.text = text;
         let mut len = self.slots.len().max(16);
         while len > 16 && len > 4 * next {
             len /= 2;
@@ -340,7 +345,7 @@ impl Interner {
     /// or before where it was, since everything between was already passed. So every chain
     /// stays unbroken, which is what lookups need, and the slots are those a fresh table of
     /// the kept names would hold up to the order within a chain.
-    fn renumber_slots(&mut self, map: &[Option<u32>]) {
+    fn renumber_slots(&mut self, map: &Renumbering) {
         let len = self.slots.len();
         let mask = len - 1;
         let Some(gap) = self.slots.iter().position(|&e| e == EMPTY) else {
@@ -353,7 +358,7 @@ impl Interner {
                 continue;
             }
             self.slots[i] = EMPTY;
-            if let Some(new) = map[e as u32 as usize] {
+            if let Some(new) = map.get(e as u32) {
                 let mut j = home(e, mask);
                 while self.slots[j] != EMPTY {
                     j = (j + 1) & mask;
@@ -420,6 +425,86 @@ fn seed() -> u64 {
     use std::hash::{BuildHasher, RandomState};
     static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *SEED.get_or_init(|| RandomState::new().hash_one(0x5eed_u64) | 1)
+}
+
+/// The ids a [`Interner::retain`] kept, and the new id of each: its rank among the kept ones.
+/// One bit per old id and a count per 64 of them, so that a lookup (one per slot of the
+/// table, in hash order) touches an eighth of a byte per id, not a word: the whole map of
+/// a table of millions stays in the core's cache.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Renumbering {
+    /// Bit `id % 64` of word `id / 64`: whether `id` was kept.
+    bits: Vec<u64>,
+    /// How many ids below word `w`'s first were kept.
+    before: Vec<u32>,
+    /// The ids numbered (kept or not).
+    len: usize,
+}
+
+impl Renumbering {
+    /// The renumbering of ids `0..len` that keeps those for which `keep` holds.
+    pub fn of(len: usize, keep: impl Fn(u32) -> bool) -> Self {
+        let words = len.div_ceil(64);
+        let (mut bits, mut before) = (Vec::with_capacity(words), Vec::with_capacity(words));
+        let mut kept = 0u32;
+        for w in 0..words {
+            let mut word = 0u64;
+            for b in 0..(len - 64 * w).min(64) {
+                word |= u64::from(keep((64 * w + b) as u32)) << b;
+            }
+            bits.push(word);
+            before.push(kept);
+            kept += word.count_ones();
+        }
+        Renumbering { bits, before, len }
+    }
+
+    /// The new id of `old`, or `None` if it was dropped (or never numbered).
+    #[inline]
+    pub fn get(&self, old: u32) -> Option<u32> {
+        let (w, b) = (old as usize / 64, old % 64);
+        let word = *self.bits.get(w)?;
+        let below = word & ((1u64 << b) - 1);
+        (word >> b & 1 == 1).then(|| self.before[w] + below.count_ones())
+    }
+
+    /// How many ids were kept.
+    pub fn kept(&self) -> usize {
+        match (self.before.last(), self.bits.last()) {
+            (Some(&n), Some(w)) => n as usize + w.count_ones() as usize,
+            _ => 0,
+        }
+    }
+
+    /// How many ids were numbered, kept or not.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no id was numbered.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The new id of every old one, in old id order.
+    pub fn to_vec(&self) -> Vec<Option<u32>> {
+        (0..self.len as u32).map(|id| self.get(id)).collect()
+    }
+}
+
+/// The values a [`Names::retain_values`] kept, by value id: NULL stays NULL.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ValueRenumbering(Renumbering);
+
+impl ValueRenumbering {
+    /// The new id of value `old`, or `None` if it was dropped.
+    #[inline]
+    pub fn get(&self, old: Value) -> Option<Value> {
+        match old.0 {
+            0 => Some(Value::NULL),
+            v => self.0.get(v - 1).map(|id| Value(id + 1)),
+        }
+    }
 }
 
 /// Where [`Names::absorb`] put each id of another table: `agents[local] = global`, and so
@@ -546,14 +631,11 @@ impl Names {
         self.values.text.len()
     }
     /// Keeps only the values for which `keep` holds (value ids, NULL excluded), renumbered in
-    /// their old order; returns the new value of each old one (`None` if dropped), indexed by
-    /// the old id (index 0, NULL, maps to NULL). For long streams whose values are mostly
+    /// their old order; returns the new value of each old one ([`ValueRenumbering::get`]:
+    /// `None` if dropped; NULL maps to NULL). For long streams whose values are mostly
     /// fresh: the table then holds what is live, not the history.
-    pub fn retain_values(&mut self, keep: impl Fn(Value) -> bool) -> Vec<Option<Value>> {
-        let map = self.values.retain(|id| keep(Value(id + 1)));
-        std::iter::once(Some(Value::NULL))
-            .chain(map.into_iter().map(|m| m.map(|id| Value(id + 1))))
-            .collect()
+    pub fn retain_values(&mut self, keep: impl Fn(Value) -> bool) -> ValueRenumbering {
+        ValueRenumbering(self.values.retain(|id| keep(Value(id + 1))))
     }
     /// Forgets every name, keeping the allocations.
     pub fn clear(&mut self) {
@@ -659,13 +741,17 @@ mod tests {
         assert_eq!(t.intern(""), 10_000);
         assert_eq!(t.get(""), Some(10_000));
         let map = t.retain(|id| id % 2 == 1);
-        assert_eq!((map[3], map[4], t.len()), (Some(1), None, 5_000));
+        assert_eq!((map.get(3), map.get(4), t.len()), (Some(1), None, 5_000));
+        assert_eq!(
+            (map.get(10_000), map.get(10_001), map.kept()),
+            (None, None, 5_000)
+        );
         assert_eq!(t.get("n3"), Some(1));
         let mut n = Names::new();
         let (a, b) = (n.value("a"), n.value("b"));
         let map = n.retain_values(|v| v == b);
         assert_eq!(
-            (map[0], map[a.0 as usize], map[b.0 as usize]),
+            (map.get(Value::NULL), map.get(a), map.get(b)),
             (Some(Value::NULL), None, Some(a))
         );
         assert_eq!(n.find_value("b"), Some(Value(1)));
@@ -681,7 +767,7 @@ mod tests {
         }
         let big = t.slots.len();
         let keep = |id: u32| id % 1000 == 7 || id == 99_999;
-        let map = t.retain(keep);
+        let map = t.retain(keep).to_vec();
         let mut fresh = Interner::default();
         for k in (0..100_000u32).filter(|&k| keep(k)) {
             assert_eq!(map[k as usize], Some(fresh.intern(&format!("name-{k}"))));
@@ -705,7 +791,7 @@ mod tests {
         }
         assert_eq!(t, fresh);
         assert_eq!(t.get("again-49999"), Some(50_100));
-        assert_eq!(t.retain(|_| false), vec![None; 50_101]);
+        assert_eq!(t.retain(|_| false).to_vec(), vec![None; 50_101]);
         assert!(t.is_empty() && t.get("name-7").is_none());
     }
 
@@ -736,7 +822,7 @@ mod tests {
                     rng.is_multiple_of(8)
                 })
                 .collect();
-            let map = t.retain(|id| !drop[id as usize]);
+            let map = t.retain(|id| !drop[id as usize]).to_vec();
             kept_size += usize::from(t.slots.len() == slots);
             let kept: Vec<String> = fresh_names
                 .iter()
@@ -758,5 +844,37 @@ mod tests {
             kept_size >= 30,
             "{kept_size} of 40 rounds renumbered in place"
         );
+    }
+
+    /// The rank form is the list of new ids it stands for: every length around a word's
+    /// edge, kept sets empty, full and scattered.
+    #[test]
+    fn a_renumbering_is_the_rank_among_the_kept() {
+        let keeps: [&dyn Fn(u32) -> bool; 5] = [
+            &|_| false,
+            &|_| true,
+            &|id| id % 3 == 0,
+            &|id| id % 64 == 63,
+            &|id| id.wrapping_mul(2_654_435_761) >> 7 & 1 == 1,
+        ];
+        for len in [0, 1, 2, 63, 64, 65, 127, 128, 129, 1000] {
+            for keep in keeps {
+                let map = Renumbering::of(len, keep);
+                let mut next = 0;
+                let want: Vec<Option<u32>> = (0..len as u32)
+                    .map(|id| {
+                        keep(id).then(|| {
+                            next += 1;
+                            next - 1
+                        })
+                    })
+                    .collect();
+                assert_eq!(map.to_vec(), want, "len {len}");
+                assert_eq!(map.kept(), next as usize);
+                assert_eq!((map.len(), map.is_empty()), (len, len == 0));
+                assert_eq!(map.get(len as u32), None);
+                assert_eq!(map.get(u32::MAX), None);
+            }
+        }
     }
 }

@@ -644,6 +644,23 @@ impl Stream {
         }
     }
 
+    /// At least as many as the value ids [`Stream::live_values`] reports (it counts each
+    /// place a value is held, not distinct values), in time independent of the live window
+    /// (but linear in the A4 groups, which only replica metadata makes): whether compacting
+    /// a value table can free much is known without the pass that finds what is live.
+    pub fn held_values(&self) -> usize {
+        let o = &self.out;
+        let a4: usize = self.a4.values().map(|g| g.reads.len()).sum();
+        self.live
+            + self.cells.len()
+            + self.waiting.len()
+            + self.first_two.len()
+            + a4
+            + 2 * o.l1_struct.kept.len()
+            + o.a3_residue.kept.len()
+            + 2 * o.a4.kept.len()
+    }
+
     /// Every value id the detector still holds (kept writes, waiting reads, residue and A4
     /// state, kept witnesses): a caller compacting its value table must keep these.
     pub fn live_values(&self, f: &mut dyn FnMut(Value)) {

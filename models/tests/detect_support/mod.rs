@@ -210,6 +210,10 @@ pub fn stream_summary(h: &History, limits: Limits) -> Summary {
     for (k, r) in h.records.iter().enumerate() {
         s.push(r, k as u64 + 1, &mut ())
             .expect("a valid history streams");
+        // The bound a compactor trusts: never below what a compaction would have to keep.
+        let mut live = 0;
+        s.live_values(&mut |_| live += 1);
+        assert!(s.held_values() >= live, "record {k}: {} < {live}", s.held_values());
     }
     s.finish(&mut ())
 }

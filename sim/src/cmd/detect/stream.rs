@@ -147,7 +147,7 @@ fn detect(
                 return ControlFlow::Break(());
             }
         }
-        if compactor.due(names) {
+        if compactor.due(names, &stream) {
             compactor.compact(names, &mut stream);
         }
         ControlFlow::Continue(())
@@ -196,8 +196,11 @@ const GROW_MIN: usize = 1 << 16;
 /// work is amortised over the values read since. And it comes early rather than let the
 /// table double its slots, when the block after this one might not fit and a quarter or more
 /// of the table is dead: that doubling (and the old slots beside the new while it happens)
-/// was the stream's peak memory. After a compaction the table has room for every value until
-/// the next one, so it is not rebuilt at each doubling on its way back up.
+/// was the stream's peak memory. But it does not come while the detector holds three quarters
+/// of the table or more ([`Stream::held_values`], an upper bound known without a pass): while
+/// the live window is still filling, a compaction would free little and the table must grow
+/// anyway. After a compaction the table has room for every value until the next one, so it is
+/// not rebuilt at each doubling on its way back up.
 #[derive(Default)]
 struct Compactor {
     /// Values live at the last compaction.
@@ -208,13 +211,16 @@ struct Compactor {
 }
 
 impl Compactor {
-    fn due(&mut self, names: &Names) -> bool {
+    fn due(&mut self, names: &Names, stream: &Stream) -> bool {
         let n = names.value_count();
         self.step = self.step.max(n.saturating_sub(self.last));
         self.last = n;
         let later = (self.live + self.live / 2).max(COMPACT_MIN);
         let before_growth = names.value_room() < 2 * self.step && 4 * n >= 5 * self.live;
-        n >= later || (before_growth && n >= GROW_MIN)
+        let due = n >= later || (before_growth && n >= GROW_MIN);
+        // Not while the detector holds three quarters of the table or more: the pass would
+        // free little (the window is still filling), and the table must grow anyway.
+        due && 4 * stream.held_values() < 3 * n
     }
 
     /// Drops the value names the detector no longer holds.
@@ -223,7 +229,7 @@ impl Compactor {
         stream.live_values(&mut |v| live[v.0 as usize] = true);
         let map = names.retain_values(|v| live[v.0 as usize]);
         drop(live);
-        stream.remap_values(&|v| map[v.0 as usize].expect("a live value is kept"));
+        stream.remap_values(&|v| map.get(v).expect("a live value is kept"));
         self.live = names.value_count();
         self.last = self.live;
         // Room, now, for the values until the next compaction, so that the table does not
@@ -293,7 +299,7 @@ mod tests {
             for k in 0..1_000u32 {
                 names.value(&format!("v{block}-{k}"));
             }
-            if c.due(&names) {
+            if c.due(&names, &stream) {
                 compactions.push((block, names.value_count() + names.value_room()));
                 c.compact(&mut names, &mut stream);
                 assert_eq!(names.value_count(), 0);
