@@ -57,14 +57,18 @@ pub(crate) struct Scanner {
 fn short_key(text: &str, s: Str) -> Option<u128> {
     let (from, to) = (s.0 as usize, s.1 as usize);
     let len = to - from;
-    match text.as_bytes().get(from..from + 16) {
-        Some(w) if len < 16 => {
-            let w = u128::from_le_bytes(w.try_into().expect("16 bytes"));
-            let mask = (1u128 << (8 * len)) - 1;
-            Some((w & mask) | (((0x80 | len) as u128) << 120))
-        }
-        _ => None,
+    let w = text.as_bytes().get(from..from + 16)?;
+    if len >= 16 {
+        return None;
     }
+    let word = |at: usize| u64::from_le_bytes(w[at..at + 8].try_into().expect("8 bytes"));
+    // The low `n` bytes of a word (none for 0, all for 8), in two halves: no 128-bit shift.
+    let keep = |n: usize| u64::MAX.checked_shr(64 - 8 * n as u32).unwrap_or(0);
+    let (lo, hi) = match len {
+        0..=8 => (word(0) & keep(len), 0),
+        _ => (word(0), word(8) & keep(len - 8)),
+    };
+    Some(u128::from(lo) | u128::from(hi | ((0x80 | len as u64) << 56)) << 64)
 }
 
 /// The ids of names seen lately (up to 15 bytes), in a direct-mapped table: a line names
@@ -248,7 +252,17 @@ impl Scanner {
         if b.len() >= u32::MAX as usize {
             return None;
         }
-        let mut s = Cursor { b, p: 0 };
+        // One pass over the line (an OR of comparisons, which the compiler vectorises) tells
+        // whether any byte could be whitespace; a line our writer wrote has none, and is then
+        // scanned with no whitespace test at each token.
+        match b.iter().fold(false, |any, &c| any | (c <= b' ')) {
+            true => self.scan_in(Cursor::<true> { b, p: 0 }, memo),
+            false => self.scan_in(Cursor::<false> { b, p: 0 }, memo),
+        }
+    }
+
+    fn scan_in<const WS: bool>(&mut self, mut s: Cursor<'_, WS>, memo: &[u8]) -> Option<Fields> {
+        let b = s.b;
         let mut f = Fields::default();
         s.eat(b'{')?;
         if s.peek()? == b'}' {
@@ -289,7 +303,13 @@ impl Scanner {
     }
 
     /// The value of key slot `k`.
-    fn value(&mut self, s: &mut Cursor<'_>, k: usize, f: &mut Fields, memo: &[u8]) -> Option<()> {
+    fn value<const WS: bool>(
+        &mut self,
+        s: &mut Cursor<'_, WS>,
+        k: usize,
+        f: &mut Fields,
+        memo: &[u8],
+    ) -> Option<()> {
         match k {
             0 => f.agent = s.string()?,
             1 => f.read_set = self.cell_list(s)?,
@@ -322,7 +342,7 @@ impl Scanner {
         Some(())
     }
 
-    fn cell_list(&mut self, s: &mut Cursor<'_>) -> Option<Span> {
+    fn cell_list<const WS: bool>(&mut self, s: &mut Cursor<'_, WS>) -> Option<Span> {
         let from = self.cells.len() as u32;
         s.array(|s| {
             self.cells.push(s.string()?);
@@ -331,7 +351,7 @@ impl Scanner {
         Some((from, self.cells.len() as u32))
     }
 
-    fn value_map(&mut self, s: &mut Cursor<'_>) -> Option<Span> {
+    fn value_map<const WS: bool>(&mut self, s: &mut Cursor<'_, WS>) -> Option<Span> {
         let from = self.pairs.len() as u32;
         s.object(|s, key| {
             let v = s.val()?;
@@ -341,7 +361,7 @@ impl Scanner {
         Some((from, self.pairs.len() as u32))
     }
 
-    fn effects(&mut self, s: &mut Cursor<'_>) -> Option<Span> {
+    fn effects<const WS: bool>(&mut self, s: &mut Cursor<'_, WS>) -> Option<Span> {
         let from = self.pairs.len() as u32;
         s.array(|s| {
             s.eat(b'[')?;
@@ -358,7 +378,11 @@ impl Scanner {
     /// A registry: its entries, and its raw text (for the memo of the last registry). The
     /// text of the last registry read (`memo`, valid JSON) is skipped unscanned: a JSON
     /// value's bytes determine where it ends.
-    fn registry(&mut self, s: &mut Cursor<'_>, memo: &[u8]) -> Option<((Span, Span), bool)> {
+    fn registry<const WS: bool>(
+        &mut self,
+        s: &mut Cursor<'_, WS>,
+        memo: &[u8],
+    ) -> Option<((Span, Span), bool)> {
         s.ws();
         let (raw, from) = (s.p as u32, self.tools.len() as u32);
         if !memo.is_empty() && s.b[s.p..].starts_with(memo) {
@@ -502,7 +526,7 @@ impl Scanner {
 }
 
 /// `{"tool": name, "version": n}` (either order, `version` optional, below 2^32).
-fn tool_object(s: &mut Cursor<'_>) -> Option<(Str, u32)> {
+fn tool_object<const WS: bool>(s: &mut Cursor<'_, WS>) -> Option<(Str, u32)> {
     let (mut tool, mut version) = (None, None);
     let b = s.b;
     s.object(|s, key| {
@@ -516,16 +540,51 @@ fn tool_object(s: &mut Cursor<'_>) -> Option<(Str, u32)> {
     Some((tool?, version.unwrap_or(0)))
 }
 
-/// A position in a line.
-struct Cursor<'a> {
+/// Whether a string ends, or leaves the fast path, at byte `c`: a quote, an escape, a control.
+#[inline]
+fn is_stop(c: u8) -> bool {
+    c == b'"' || c == b'\\' || c < 0x20
+}
+
+/// The offset of the first [`is_stop`] byte among the first eight of `rest`, tested as one
+/// word (most names are shorter than eight bytes); `None` when `rest` is shorter than eight
+/// or none of the eight stops (then the caller looks byte by byte). A byte's high bit is
+/// kept out of each test, so no borrow crosses from one byte into the next: a byte stops
+/// where its low seven bits are a quote, a backslash or below 0x20, and its own high bit is
+/// clear.
+#[inline]
+fn stop_in_word(rest: &[u8]) -> Option<usize> {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let w = u64::from_le_bytes(rest.get(..8)?.try_into().expect("8 bytes"));
+    let low = w & LOW7;
+    // Per byte (seven bits, plus the high bit as a carry-out): high bit set where the byte
+    // is zero, i.e. where `low` equals the byte tested for.
+    let zero = |x: u64| !((x & LOW7) + LOW7) & HIGH;
+    let quote = zero(low ^ (ONES * u64::from(b'"')));
+    let slash = zero(low ^ (ONES * u64::from(b'\\')));
+    // High bit set where the seven low bits are below 0x20.
+    let control = !(low + ONES * (0x80 - 0x20)) & HIGH;
+    let stops = (quote | slash | control) & !w & HIGH;
+    (stops != 0).then(|| stops.trailing_zeros() as usize / 8)
+}
+
+/// A position in a line; `WS`: whether the line may have whitespace between tokens (a line
+/// with no space, tab or carriage return has none, and then no token skips any).
+struct Cursor<'a, const WS: bool> {
     b: &'a [u8],
     p: usize,
 }
 
-impl Cursor<'_> {
-    /// Skips JSON whitespace (a line written by our writer has none).
+impl<const WS: bool> Cursor<'_, WS> {
+    /// Skips JSON whitespace (a line written by our writer has none, so the first byte is
+    /// tested alone: anything above a space is not whitespace).
     #[inline]
     fn ws(&mut self) {
+        if !WS || self.b.get(self.p).is_some_and(|&c| c > b' ') {
+            return;
+        }
         while let Some(b' ' | b'\t' | b'\r' | b'\n') = self.b.get(self.p) {
             self.p += 1;
         }
@@ -548,9 +607,10 @@ impl Cursor<'_> {
         self.eat(b'"')?;
         let from = self.p;
         let rest = self.b.get(from..)?;
-        let len = rest
-            .iter()
-            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        let len = match stop_in_word(rest) {
+            Some(len) => len,
+            None => rest.iter().position(|&c| is_stop(c))?,
+        };
         if rest[len] != b'"' {
             return None;
         }
@@ -639,7 +699,52 @@ impl Cursor<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{has_prefix, KEY_LITERALS};
+    use super::{has_prefix, is_stop, short_key, stop_in_word, Str, KEY_LITERALS};
+
+    /// A short key is the name's bytes, zero-extended, with 0x80 | its length in the top
+    /// byte, for every length that has one and at every offset; none at 16 bytes or more,
+    /// nor where the line has no 16 bytes from the name's start.
+    #[test]
+    fn short_keys_are_the_bytes_and_the_length() {
+        let text: String = (0..40u8).map(|k| char::from(b'!' + (k * 7) % 90)).collect();
+        for from in 0..text.len() {
+            for len in 0..=(text.len() - from).min(20) {
+                let got = short_key(&text, Str(from as u32, (from + len) as u32));
+                let want = (len < 16 && from + 16 <= text.len()).then(|| {
+                    let mut bytes = [0u8; 16];
+                    bytes[..len].copy_from_slice(&text.as_bytes()[from..from + len]);
+                    bytes[15] = 0x80 | len as u8;
+                    u128::from_le_bytes(bytes)
+                });
+                assert_eq!(got, want, "{from}+{len}");
+            }
+        }
+    }
+
+    /// The word test finds the first stop byte of eight, as the byte loop would: every byte
+    /// value at every position, among fillers around each edge the bit tricks meet (a
+    /// space, `!`, DEL, bytes with the high bit whose low seven bits are a quote or a
+    /// backslash), and anything shorter than a word declines.
+    #[test]
+    fn a_word_stops_where_the_bytes_do() {
+        let fillers = [
+            b'a', b' ', b'!', 0x1f, 0x7f, 0x80, 0xa2, 0xdc, 0xff, b'"', b'\\',
+        ];
+        for filler in fillers {
+            for at in 0..8 {
+                for b in 0..=255u8 {
+                    let mut word = [filler; 8];
+                    word[at] = b;
+                    let want = word.iter().position(|&c| is_stop(c));
+                    assert_eq!(stop_in_word(&word), want, "{word:?}");
+                    let mut longer = word.to_vec();
+                    longer.push(b'"');
+                    assert_eq!(stop_in_word(&longer), want, "{longer:?}");
+                    assert_eq!(stop_in_word(&word[..7]), None);
+                }
+            }
+        }
+    }
 
     /// The word-at-a-time comparison is `starts_with`, for every key and every cut of lines
     /// that start with a key, with another, or with nothing like one.

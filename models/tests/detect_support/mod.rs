@@ -213,7 +213,11 @@ pub fn stream_summary(h: &History, limits: Limits) -> Summary {
         // The bound a compactor trusts: never below what a compaction would have to keep.
         let mut live = 0;
         s.live_values(&mut |_| live += 1);
-        assert!(s.held_values() >= live, "record {k}: {} < {live}", s.held_values());
+        assert!(
+            s.held_values() >= live,
+            "record {k}: {} < {live}",
+            s.held_values()
+        );
     }
     s.finish(&mut ())
 }
