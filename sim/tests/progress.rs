@@ -13,6 +13,29 @@ fn agentsim(args: &[&str]) -> Output {
         .expect("run agentsim")
 }
 
+/// Runs `base` plain, with `--progress` and with `--quiet`: all succeed with the same stdout,
+/// and only `--progress` writes to the (non-terminal) stderr. Returns that stderr.
+fn progress_of(base: &[&str]) -> String {
+    let plain = agentsim(base);
+    assert_eq!(plain.status.code(), Some(0));
+    // Not a terminal, no --progress: silent.
+    assert!(
+        plain.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+    let watched = agentsim(&[base, &["--progress"]].concat());
+    assert_eq!(watched.status.code(), Some(0));
+    assert_eq!(
+        watched.stdout, plain.stdout,
+        "progress changes no byte of stdout"
+    );
+    let quiet = agentsim(&[base, &["--quiet"]].concat());
+    assert!(quiet.stderr.is_empty());
+    assert_eq!(quiet.stdout, plain.stdout);
+    String::from_utf8_lossy(&watched.stderr).into_owned()
+}
+
 #[test]
 fn progress_lines_go_to_stderr_and_leave_stdout_alone() {
     let base = [
@@ -24,21 +47,7 @@ fn progress_lines_go_to_stderr_and_leave_stdout_alone() {
         "2",
         "--json",
     ];
-    let plain = agentsim(&base);
-    assert_eq!(plain.status.code(), Some(0));
-    // Not a terminal, no --progress: silent.
-    assert!(
-        plain.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&plain.stderr)
-    );
-    let watched = agentsim(&[&base[..], &["--progress"]].concat());
-    assert_eq!(watched.status.code(), Some(0));
-    assert_eq!(
-        watched.stdout, plain.stdout,
-        "progress changes no byte of stdout"
-    );
-    let err = String::from_utf8_lossy(&watched.stderr);
+    let err = progress_of(&base);
     let first = err.lines().next().unwrap_or("");
     assert!(first.starts_with("simulate: "), "{err}");
     assert!(
@@ -46,9 +55,6 @@ fn progress_lines_go_to_stderr_and_leave_stdout_alone() {
         "{err}"
     );
     assert!(err.contains("simulate: done, 300 trials in "), "{err}");
-    let quiet = agentsim(&[&base[..], &["--quiet"]].concat());
-    assert!(quiet.stderr.is_empty());
-    assert_eq!(quiet.stdout, plain.stdout);
     let both = agentsim(&[&base[..], &["--quiet", "--progress"]].concat());
     assert_eq!(both.status.code(), Some(2));
 }
@@ -99,4 +105,39 @@ fn stack_runs_report_progress_against_their_total() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("workloads: done, 180 trials"), "{err}");
     assert_eq!(out.stdout, agentsim(&base).stdout);
+}
+
+/// `detect FILE` reports the bytes and records done while it reads (issue 18's long files):
+/// stdout is the same bytes with and without it, a non-terminal stderr gets nothing unless
+/// asked, and `--stream` (which prints as it reads) refuses it.
+#[test]
+fn detect_reports_bytes_and_records_read() {
+    let dir = std::env::temp_dir().join(format!("agentsim-progress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("h.jsonl");
+    let path = file.to_str().expect("utf-8 path");
+    let made = agentsim(&["bench", "history", "--records", "5000", "-o", path]);
+    assert_eq!(made.status.code(), Some(0));
+    let size = std::fs::metadata(&file).expect("written").len();
+    let err = progress_of(&["detect", path, "--json"]);
+    let first = err.lines().next().unwrap_or("");
+    let total = format!("/{:.0} MB (", size as f64 / 1e6);
+    assert!(first.starts_with(&format!("detect {path}: ")), "{err}");
+    assert!(
+        first.contains(&total) && first.contains(" records/s, about "),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("detect {path}: done, 5000 records in ")),
+        "{err}"
+    );
+    let stream = agentsim(&["detect", "--stream", path, "--idle-ms", "0", "--progress"]);
+    assert_eq!(stream.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&stream.stderr);
+    assert!(
+        err.contains("--progress applies to a history read whole"),
+        "{err}"
+    );
+    assert!(stream.stdout.is_empty());
+    std::fs::remove_dir_all(&dir).expect("clean up");
 }

@@ -93,6 +93,10 @@ pub struct Args {
     /// machine's cores, at least 2.
     #[arg(long, value_parser = super::limits::threads)]
     pub threads: Option<usize>,
+    /// Progress on stderr while a history file is read (bytes and records done, rate, time
+    /// left): `--progress` from the start, else on a terminal once a run passes 2 s.
+    #[command(flatten)]
+    pub progress: super::progress::ProgressArgs,
 }
 
 /// The parse threads: `--threads`, else the cores (at least 2: one parses while the other
@@ -140,6 +144,10 @@ fn fail_on_names() -> String {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let file = args.file.display().to_string();
     if args.stream {
+        if args.progress.progress {
+            // The stream prints its witnesses as it reads; a terminal would get both.
+            anyhow::bail!("--progress applies to a history read whole, not to --stream");
+        }
         let cfg = stream::Config {
             limits: Limits {
                 max_witnesses: args.max_witnesses,
@@ -169,8 +177,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             source,
         })?;
         let expect = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-        let (threads, max) = (threads(&args), args.max_witnesses);
-        batch::run(f, &file, expect, threads, max, args.residue)?
+        let cfg = batch::Config {
+            threads: threads(&args),
+            max_witnesses: args.max_witnesses,
+            residue: args.residue,
+            progress: args.progress,
+        };
+        batch::run(f, &file, expect, cfg)?
     };
     let s = &outcome.summary;
     let printed = match args.json {
@@ -239,8 +252,13 @@ fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch:
         let text = jsonl::write_history(&h);
         let expect = Some(text.len() as u64);
         let src = std::io::Cursor::new(text.into_bytes());
-        let (threads, max) = (threads(args), args.max_witnesses);
-        return batch::run(src, file, expect, threads, max, args.residue);
+        let cfg = batch::Config {
+            threads: threads(args),
+            max_witnesses: args.max_witnesses,
+            residue: args.residue,
+            progress: args.progress,
+        };
+        return batch::run(src, file, expect, cfg);
     }
     let summary = spec::summary(&h, args.max_witnesses, args.residue);
     let from = FromHistory(&h);

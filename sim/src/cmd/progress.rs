@@ -4,6 +4,7 @@
 //! total, the rate and the time left; never with `--quiet`; with a non-terminal stderr only
 //! under `--progress`, which also prints from the start.
 //!
+//! [`Ticker`] says when a line is due, for any long command (`detect FILE` uses it too).
 //! [`Watched`] is a trial source that runs each run in chunks of trials (sized to take about
 //! a second each) and reports between chunks. Trial k is the same trial whatever range it
 //! runs in and the aggregate is computed over all trials in trial order, so stdout is
@@ -43,16 +44,60 @@ impl ProgressArgs {
 /// Seconds one chunk of trials should take.
 const CHUNK_S: f64 = 1.0;
 
+/// When a progress line is due, by the convention above: never when silent, else from
+/// `after` seconds on, one every [`TICK_LINE_S`].
+pub struct Ticker {
+    started: Instant,
+    /// `None`: silent. Otherwise the seconds before the first line.
+    after: Option<f64>,
+    last_line: f64,
+}
+
+impl Ticker {
+    /// A ticker started now, printing as `flags` say.
+    pub fn new(flags: ProgressArgs) -> Ticker {
+        Ticker {
+            started: Instant::now(),
+            after: flags.start_after(),
+            last_line: f64::NEG_INFINITY,
+        }
+    }
+
+    /// Whether no line will ever be printed.
+    pub fn silent(&self) -> bool {
+        self.after.is_none()
+    }
+
+    /// Seconds since the start.
+    pub fn seconds(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// The seconds since the start if a line is due now (it is then counted as printed).
+    pub fn due(&mut self) -> Option<f64> {
+        let after = self.after?;
+        let now = self.seconds();
+        if now < after || now - self.last_line < TICK_LINE_S {
+            return None;
+        }
+        self.last_line = now;
+        Some(now)
+    }
+
+    /// The seconds since the start if any line was printed: a closing line is due then (a
+    /// short run stays silent).
+    pub fn closing(&self) -> Option<f64> {
+        (self.after.is_some() && self.last_line.is_finite()).then(|| self.seconds())
+    }
+}
+
 /// A trial source that reports progress on stderr as it runs every trial.
 pub struct Watched {
     what: &'static str,
     /// Trials of every run of the command, when known.
     total: Option<u64>,
     done: u64,
-    started: Instant,
-    /// `None`: silent. Otherwise the seconds before the first line.
-    after: Option<f64>,
-    last_line: f64,
+    ticker: Ticker,
 }
 
 impl Watched {
@@ -62,31 +107,20 @@ impl Watched {
             what,
             total,
             done: 0,
-            started: Instant::now(),
-            after: flags.start_after(),
-            last_line: f64::NEG_INFINITY,
+            ticker: Ticker::new(flags),
         }
-    }
-
-    fn seconds(&self) -> f64 {
-        self.started.elapsed().as_secs_f64()
     }
 
     /// Prints a line if one is due.
     fn tick(&mut self) {
-        let Some(after) = self.after else { return };
-        let now = self.seconds();
-        if now < after || now - self.last_line < TICK_LINE_S {
-            return;
+        if let Some(now) = self.ticker.due() {
+            eprintln!("{}", line(self.what, self.done, self.total, now));
         }
-        eprintln!("{}", line(self.what, self.done, self.total, now));
-        self.last_line = now;
     }
 
     /// The closing line, if any line was printed (a short run stays silent).
     pub fn finish(&self) {
-        if self.after.is_some() && self.last_line.is_finite() {
-            let now = self.seconds();
+        if let Some(now) = self.ticker.closing() {
             eprintln!("{}: done, {} trials in {now:.1} s", self.what, self.done);
         }
     }
@@ -94,7 +128,7 @@ impl Watched {
 
 impl TrialSource for Watched {
     fn run(&mut self, cfg: &RunConfig<'_>) -> Result<RunResult, ShardError> {
-        if self.after.is_none() {
+        if self.ticker.silent() {
             let r = Local.run(cfg)?;
             self.done += cfg.trials;
             return Ok(r);
