@@ -297,8 +297,8 @@ impl Interner {
     pub fn retain(&mut self, keep: impl Fn(u32) -> bool) -> Renumbering {
         let map = Renumbering::of(self.len(), keep);
         // The kept names slide down within the text's own buffer (a kept name never moves
-        // up), so no second text is allocated, and no fresh page is touched.
-        // A run of kept names moves in one copy: live values mostly come in long runs.
+        // up), so no second text is allocated; a run of kept names moves in one copy (live
+        // values mostly come in long runs).
         let mut bytes = std::mem::take(&mut self.text).into_bytes();
         let (mut start, mut to) = (0usize, 0usize);
         // The run being gathered: from `run` in the old text, to `to + (start - run)` in the new.

@@ -46,9 +46,9 @@ impl Blocks {
     };
     /// For a long stream whose detector holds a large live window: a quarter of the block,
     /// so that the blocks of two workers hold under half of [`Blocks::FILE`]'s bytes (14 of
-    /// 256 KiB against 8 of 1 MiB), and six in flight per
-    /// worker, so that the workers go on parsing while the detector's thread compacts its
-    /// value table (the measurements are in `results/BENCH.md`).
+    /// 256 KiB against 8 of 1 MiB), and six in flight per worker, so that the workers go on
+    /// parsing while the detector's thread compacts its value table (the measurements are
+    /// in `results/BENCH.md`).
     pub const STREAM: Blocks = Blocks {
         size: BLOCK / 4,
         in_flight: 6,

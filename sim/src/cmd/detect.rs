@@ -99,6 +99,16 @@ pub struct Args {
     pub progress: super::progress::ProgressArgs,
 }
 
+/// How the batch path reads and keeps, from the flags.
+fn batch_config(args: &Args) -> batch::Config {
+    batch::Config {
+        threads: threads(args),
+        max_witnesses: args.max_witnesses,
+        residue: args.residue,
+        progress: args.progress,
+    }
+}
+
 /// The parse threads: `--threads`, else the cores (at least 2: one parses while the other
 /// detects).
 fn threads(args: &Args) -> usize {
@@ -177,13 +187,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             source,
         })?;
         let expect = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-        let cfg = batch::Config {
-            threads: threads(&args),
-            max_witnesses: args.max_witnesses,
-            residue: args.residue,
-            progress: args.progress,
-        };
-        batch::run(f, &file, expect, cfg)?
+        batch::run(f, &file, expect, batch_config(&args))?
     };
     let s = &outcome.summary;
     let printed = match args.json {
@@ -252,13 +256,7 @@ fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch:
         let text = jsonl::write_history(&h);
         let expect = Some(text.len() as u64);
         let src = std::io::Cursor::new(text.into_bytes());
-        let cfg = batch::Config {
-            threads: threads(args),
-            max_witnesses: args.max_witnesses,
-            residue: args.residue,
-            progress: args.progress,
-        };
-        return batch::run(src, file, expect, cfg);
+        return batch::run(src, file, expect, batch_config(args));
     }
     let summary = spec::summary(&h, args.max_witnesses, args.residue);
     let from = FromHistory(&h);
