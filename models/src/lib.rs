@@ -17,9 +17,11 @@ pub mod names;
 pub mod record;
 pub mod replica;
 pub mod runtime;
+pub mod value_key;
 
 pub use anomaly::Anomaly;
 pub use detect::Report;
 pub use history::{History, HistoryError};
 pub use names::{Agent, Cell, Names, Replica, Tool, Value};
 pub use record::{OpRecord, ReadMeta, Registry, ToolEntry, ValueMap};
+pub use value_key::ValueKey;

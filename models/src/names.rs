@@ -4,6 +4,7 @@
 //! compare, hash and sort. A [`Names`] table maps ids back to the strings a user wrote.
 //! Value id 0 is NULL (SPEC §1: "a sentinel not in Values; it is value 0 in code").
 
+use crate::value_key::{Literals, ValueKey};
 use std::fmt;
 
 macro_rules! id_type {
@@ -527,6 +528,9 @@ pub struct Names {
     /// Replica names (SPEC §6), used only by histories with per-read metadata.
     pub replicas: Interner,
     values: Interner,
+    /// With [`Names::with_literal_values`]: value ids index these keys, and `values` holds
+    /// only the names too long to be their own key.
+    literals: Option<Literals>,
 }
 
 impl Names {
@@ -562,9 +566,88 @@ impl Names {
     pub fn tool(&mut self, name: &str) -> Tool {
         Tool(self.tools.intern(name))
     }
+    /// A table whose value ids stand for [`ValueKey`]s: a name of at most 15 bytes is its
+    /// own key and is not stored; a longer one is interned, and its key is its id among the
+    /// long names. Equal names still get one id ([`Literals`]), so a record's values compare
+    /// as in any table; across tables, compare keys ([`Names::value_key`]).
+    pub fn with_literal_values() -> Self {
+        Names {
+            literals: Some(Literals::default()),
+            ..Names::default()
+        }
+    }
+
+    /// Whether value ids stand for keys ([`Names::with_literal_values`]).
+    pub fn has_literal_values(&self) -> bool {
+        self.literals.is_some()
+    }
+
     /// Interns a non-NULL value.
+    #[inline]
     pub fn value(&mut self, name: &str) -> Value {
-        Value(self.values.intern(name) + 1)
+        match self.literals {
+            None => Value(self.values.intern(name) + 1),
+            Some(_) => self.literal(name, ValueKey::literal(name)),
+        }
+    }
+
+    /// [`Names::value`], given the name's key when the caller has it (it is the name's
+    /// literal key, [`ValueKey::literal`]; used only by a literal table).
+    #[inline]
+    pub(crate) fn value_with_key(&mut self, name: &str, key: Option<u128>) -> Value {
+        match self.literals {
+            None => Value(self.values.intern(name) + 1),
+            Some(_) => self.literal(name, key.map(ValueKey)),
+        }
+    }
+
+    #[inline]
+    fn literal(&mut self, name: &str, key: Option<ValueKey>) -> Value {
+        let key = key.unwrap_or_else(|| ValueKey::id(Value(self.values.intern(name) + 1)));
+        self.literals.as_mut().expect("a literal table").id(key)
+    }
+
+    /// The key of value `v`: its id, or in a literal table the key it stands for.
+    #[inline]
+    pub fn value_key(&self, v: Value) -> ValueKey {
+        match &self.literals {
+            None => ValueKey::id(v),
+            Some(l) => l.key(v),
+        }
+    }
+
+    /// The keys a literal table's ids stand for (id − 1), long names' ids renamed by `map`
+    /// (this table's value ids absorbed elsewhere, [`Names::absorb`]), into `out`.
+    pub fn literal_keys(&self, map: Option<&IdMap>, out: &mut Vec<ValueKey>) {
+        out.clear();
+        let Some(l) = &self.literals else { return };
+        out.extend(l.keys().iter().map(|&k| match (k.as_id(), map) {
+            (Some(v), Some(m)) => ValueKey::id(Value(m.values[v.0 as usize])),
+            _ => k,
+        }));
+    }
+
+    /// Forgets a literal table's ids (the long names stay interned).
+    pub fn clear_literals(&mut self) {
+        if let Some(l) = &mut self.literals {
+            l.clear();
+        }
+    }
+
+    /// The name of a value key: NULL is `None`; a long name's key is an id of this table's
+    /// long names (or of its values, in a table that is not literal).
+    pub fn key_name(&self, k: ValueKey) -> Option<String> {
+        if k.is_null() {
+            return None;
+        }
+        match k.as_id() {
+            Some(v) => Some(
+                self.values
+                    .name(v.0 - 1)
+                    .map_or_else(|| v.to_string(), str::to_owned),
+            ),
+            None => k.as_literal(),
+        }
     }
 
     pub fn agent_name(&self, a: Agent) -> String {
@@ -595,6 +678,9 @@ impl Names {
         if v.is_null() {
             return None;
         }
+        if self.literals.is_some() {
+            return self.key_name(self.value_key(v));
+        }
         Some(
             self.values
                 .name(v.0 - 1)
@@ -602,19 +688,23 @@ impl Names {
         )
     }
     /// The interned name of a non-NULL value, borrowed (`None` for NULL or a value never
-    /// interned).
+    /// interned, and in a literal table for a name that is its own key).
     #[inline]
     pub fn interned_value(&self, v: Value) -> Option<&str> {
         if v.is_null() {
             return None;
         }
+        let v = match &self.literals {
+            None => v,
+            Some(l) => l.key(v).as_id()?,
+        };
         self.values.name(v.0 - 1)
     }
     /// The value's name, `NULL` for NULL (for human-readable output).
     pub fn value_display(&self, v: Value) -> String {
         self.value_name(v).unwrap_or_else(|| "NULL".to_owned())
     }
-    /// Number of non-NULL values interned.
+    /// Number of non-NULL values interned (in a literal table, of long names).
     pub fn value_count(&self) -> usize {
         self.values.len()
     }
@@ -648,6 +738,7 @@ impl Names {
         ] {
             t.clear();
         }
+        self.clear_literals();
     }
 
     /// Interns every name of `local` into `self`, table by table in `local`'s id order, and
@@ -672,8 +763,9 @@ impl Names {
         map.values.insert(0, 0);
     }
 
-    /// Looks up a value by name without interning.
+    /// Looks up a value by name without interning (in a table that is not literal).
     pub fn find_value(&self, name: &str) -> Option<Value> {
+        assert!(self.literals.is_none(), "find_value on a literal table");
         self.values.get(name).map(|id| Value(id + 1))
     }
 }

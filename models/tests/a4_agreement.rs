@@ -7,7 +7,7 @@
 
 use agentsim_models::detect::stream::{Limits, Options, Stream};
 use agentsim_models::detect::{a4, Witnesses};
-use agentsim_models::{Agent, Cell, OpRecord, ReadMeta, Replica, Value, ValueMap};
+use agentsim_models::{Agent, Cell, OpRecord, ReadMeta, Replica, Value, ValueKey, ValueMap};
 
 /// The stream detector's A4 list equals the spec form's in completion order, cut at `max`.
 fn stream_agrees(h: &[OpRecord], max: usize) {
@@ -17,12 +17,30 @@ fn stream_agrees(h: &[OpRecord], max: usize) {
         keep_agents: false,
     };
     let mut s = Stream::new(opts);
+    // And a keyed detector, each value its own literal name: the same list, read back.
+    let mut keyed = Stream::keyed(opts);
+    let keys: Vec<ValueKey> = (1..=64)
+        .map(|v| ValueKey::literal(&format!("v{v}")).expect("short"))
+        .collect();
     for (k, r) in h.iter().enumerate() {
         s.push(r, k as u64 + 1, &mut ()).expect("streams");
+        keyed
+            .push_keyed(r, &keys, k as u64 + 1, &mut ())
+            .expect("streams keyed");
     }
     let mut want = Witnesses::new(max);
     a4::spec_in_completion_order(h, &mut want);
     assert_eq!(s.finish(&mut ()).a4, want, "{h:?}");
+    keyed.close(&mut ());
+    let unkey = |v: Value| match keyed.witness_key(v) {
+        k if k.is_null() => Value::NULL,
+        k => Value(keys.iter().position(|&x| x == k).expect("a key given") as u32 + 1),
+    };
+    let mut got = keyed.summary().a4.clone();
+    for w in &mut got.kept {
+        (w.first.value, w.second.value) = (unkey(w.first.value), unkey(w.second.value));
+    }
+    assert_eq!(got, want, "keyed, {h:?}");
 }
 use proptest::prelude::*;
 

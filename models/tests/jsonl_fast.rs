@@ -14,7 +14,7 @@
 mod detect_support;
 
 use agentsim_models::jsonl::{self, Merger, Parsed, RecordReader};
-use agentsim_models::{History, Names, OpRecord};
+use agentsim_models::{History, Names, OpRecord, Value, ValueKey};
 use detect_support::*;
 use proptest::prelude::*;
 use std::ops::ControlFlow;
@@ -39,6 +39,22 @@ fn sequential(bytes: &[u8], spec: bool) -> Outcome {
 
 /// The blocks reader, cutting after the newlines at the given byte offsets.
 fn blocks(bytes: &[u8], cuts: &[usize]) -> Outcome {
+    let (mut merger, mut parsed, mut out) = (Merger::new("f.jsonl"), Parsed::default(), vec![]);
+    let mut from = 0;
+    for end in block_ends(bytes, cuts) {
+        let block = &bytes[from..end];
+        jsonl::parse_block(block, &mut parsed);
+        merger
+            .merge(block, &mut parsed)
+            .map_err(|e| e.to_string())?;
+        out.extend(parsed.records().iter().cloned());
+        from = end;
+    }
+    Ok((merger.names, out))
+}
+
+/// Where blocks cut after the newlines at the given byte offsets end.
+fn block_ends(bytes: &[u8], cuts: &[usize]) -> Vec<usize> {
     let mut ends: Vec<usize> = cuts
         .iter()
         .filter_map(|&c| {
@@ -52,18 +68,88 @@ fn blocks(bytes: &[u8], cuts: &[usize]) -> Outcome {
     ends.push(bytes.len());
     ends.sort_unstable();
     ends.dedup();
-    let (mut merger, mut parsed, mut out) = (Merger::new("f.jsonl"), Parsed::default(), vec![]);
+    ends
+}
+
+/// A record read by names: its shape (every value id made 1, NULL kept) and the name of each
+/// value, field by field; with the agent, cell and tool names. Readers whose value ids differ
+/// (a literal merger's are block-local) agree when these do.
+type Named = Result<(Vec<String>, Vec<(OpRecord, Vec<Option<String>>, usize)>), String>;
+
+fn named_with(
+    names: &Names,
+    records: impl IntoIterator<Item = (OpRecord, usize, Vec<ValueKey>)>,
+) -> Vec<(OpRecord, Vec<Option<String>>, usize)> {
+    records
+        .into_iter()
+        .map(|(mut r, line, keys)| {
+            let name = |v: Value| match (v.0, keys.is_empty()) {
+                (0, _) => None,
+                (_, true) => names.value_name(v),
+                (k, false) => names.key_name(keys[k as usize - 1]),
+            };
+            let mut values: Vec<Option<String>> = vec![];
+            for m in [&r.read_values, &r.write_values] {
+                values.extend(m.entries().iter().map(|&(_, v)| name(v)));
+            }
+            values.extend(r.io.iter().chain(&r.co).map(|&(_, v)| name(v)));
+            let one = |v: Value| if v.is_null() { v } else { Value(1) };
+            r.read_values.rename(|c| c, one);
+            r.write_values.rename(|c| c, one);
+            for (_, v) in r.io.iter_mut().chain(r.co.iter_mut()) {
+                *v = one(*v);
+            }
+            (r, values, line)
+        })
+        .collect()
+}
+
+fn tables(n: &Names) -> Vec<String> {
+    [&n.agents, &n.cells, &n.tools, &n.replicas]
+        .map(|t| format!("{t:?}"))
+        .to_vec()
+}
+
+/// An outcome by names.
+fn named(o: &Outcome) -> Named {
+    let (names, records) = o.as_ref().map_err(Clone::clone)?;
+    let records = records.iter().map(|(r, l)| (r.clone(), *l, vec![]));
+    Ok((tables(names), named_with(names, records)))
+}
+
+/// The blocks reader with a literal merger (value ids block-local, with their keys).
+fn blocks_literal(bytes: &[u8], cuts: &[usize]) -> Named {
+    let (mut merger, mut parsed) = (Merger::literal("f.jsonl"), Parsed::literal());
+    let mut out = vec![];
     let mut from = 0;
-    for end in ends {
+    for end in block_ends(bytes, cuts) {
         let block = &bytes[from..end];
         jsonl::parse_block(block, &mut parsed);
         merger
             .merge(block, &mut parsed)
             .map_err(|e| e.to_string())?;
-        out.extend(parsed.records().iter().cloned());
+        let keys = parsed.keys.clone();
+        out.extend(
+            parsed
+                .records()
+                .iter()
+                .map(|(r, l)| (r.clone(), *l, keys.clone())),
+        );
         from = end;
     }
-    Ok((merger.names, out))
+    let records = named_with(&merger.names, out);
+    Ok((tables(&merger.names), records))
+}
+
+/// `for_each_literal_block` by names.
+fn pipeline_literal(bytes: &[u8], threads: usize, cut: jsonl::Blocks) -> Named {
+    let mut out = Vec::new();
+    let names = jsonl::for_each_literal_block(bytes, "f.jsonl", threads, cut, |_, recs, keys| {
+        out.extend(recs.iter().map(|(r, l)| (r.clone(), *l, keys.to_vec())));
+        ControlFlow::Continue(())
+    })
+    .map_err(|e| e.to_string())?;
+    Ok((tables(&names), named_with(&names, out)))
 }
 
 fn pipeline(bytes: &[u8], threads: usize) -> Outcome {
@@ -89,6 +175,12 @@ fn pipeline_in(bytes: &[u8], threads: usize, cut: jsonl::Blocks) -> Outcome {
     .map_err(|e| e.to_string())
     .map(|names| (names, out));
     assert_eq!(apart, inline, "apart vs inline, {cut:?}, {threads} threads");
+    let literal = pipeline_literal(bytes, threads, cut);
+    assert_eq!(
+        literal,
+        named(&inline),
+        "literal, {cut:?}, {threads} threads"
+    );
     inline
 }
 
@@ -97,6 +189,8 @@ fn agree(bytes: &[u8], cuts: &[usize]) -> Outcome {
     let spec = sequential(bytes, true);
     assert_eq!(sequential(bytes, false), spec, "fast vs spec");
     assert_eq!(blocks(bytes, cuts), spec, "blocks at {cuts:?} vs spec");
+    let literal = blocks_literal(bytes, cuts);
+    assert_eq!(literal, named(&spec), "literal blocks at {cuts:?} vs spec");
     spec
 }
 
@@ -118,6 +212,8 @@ fn agree_all_cuts(text: &str) {
             spec,
             "cuts {cuts:?}\n{text}"
         );
+        let literal = blocks_literal(text.as_bytes(), &cuts);
+        assert_eq!(literal, named(&spec), "literal, cuts {cuts:?}\n{text}");
     }
 }
 
@@ -409,6 +505,31 @@ fn the_pipeline_reads_as_one_thread_does_whatever_the_thread_count() {
             );
         }
     }
+}
+
+/// Values too long to be their own key (interned by the literal merger, their keys renamed
+/// to its ids) and short ones, mixed in one history, read by names as the spec form reads
+/// them, on every thread count and cut; and in a line the scanner declines (whitespace).
+#[test]
+fn long_and_short_values_read_the_same_through_a_literal_merger() {
+    let text = String::from_utf8(big(None)).expect("utf-8");
+    let long = text
+        .replace("\"v3\"", "\"a value of more than fifteen bytes\"")
+        .replace("\"v1\"", "\"fifteen bytes!!\"")
+        .replace("\"v2\"", "\"sixteen bytes!!!\"");
+    let mut lines: Vec<&str> = long.lines().collect();
+    let spaced = lines[7000].replace(',', ", ");
+    lines[7000] = &spaced;
+    let bytes = (lines.join("\n") + "\n").into_bytes();
+    let spec = sequential(&bytes, true);
+    assert!(spec.is_ok());
+    for threads in [1, 2, 3] {
+        for cut in [jsonl::Blocks::FILE, jsonl::Blocks::STREAM] {
+            let literal = pipeline_literal(&bytes, threads, cut);
+            assert_eq!(literal, named(&spec), "{cut:?}, {threads} threads");
+        }
+    }
+    assert_eq!(blocks_literal(&bytes, &[1000, 500_000]), named(&spec));
 }
 
 /// A consumer that stops early stops the whole pipeline: the call returns (no thread is left

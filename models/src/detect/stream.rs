@@ -58,6 +58,7 @@ use super::witnesses::Summary;
 use super::{A1Witness, A2Witness, A3ResidueWitness, A3Witness, A6Witness, L1StructViolation};
 use crate::names::{Agent, Cell, Value};
 use crate::record::OpRecord;
+use crate::value_key::ValueKey;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// How much the detector keeps.
@@ -124,21 +125,43 @@ pub enum StreamError {
     PredNotEarlier { record: u64, pred: u32 },
 }
 
-/// A kept write: by which record and agent, the value, the write time.
+/// A kept write: by which record and agent, the value's key, the write time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Write {
     pub record: u64,
     pub time: u64,
     pub agent: Agent,
-    pub value: Value,
+    /// [`ValueKey::id`] of the value pushed with [`Stream::push`]; the key given with
+    /// [`Stream::push_keyed`].
+    pub value: ValueKey,
+}
+
+/// What a record's value ids stand for: themselves, or keys of a table.
+#[derive(Clone, Copy)]
+enum Keys<'a> {
+    Ids,
+    Table(&'a [ValueKey]),
+}
+
+impl Keys<'_> {
+    #[inline]
+    fn get(self, v: Value) -> ValueKey {
+        match (self, v.0) {
+            (Keys::Ids, _) => ValueKey::id(v),
+            (Keys::Table(_), 0) => ValueKey::NULL,
+            (Keys::Table(t), k) => t[k as usize - 1],
+        }
+    }
 }
 
 /// A kept witness, with what printing it needs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum Found<'a> {
     A1 {
         w: A1Witness,
         reader: &'a OpRecord,
+        /// What the reader read of the cell.
+        read: ValueKey,
         writer: Write,
     },
     A2 {
@@ -153,19 +176,29 @@ pub enum Found<'a> {
     A6 {
         w: A6Witness,
         record: &'a OpRecord,
+        /// The record's `io` and `co` with the values' keys.
+        io: Vec<(Cell, ValueKey)>,
+        co: Vec<(Cell, ValueKey)>,
     },
     Residue {
         w: A3ResidueWitness,
         agent: Agent,
+        /// The value read.
+        value: ValueKey,
     },
     L1 {
         w: L1StructViolation,
         agent: Agent,
+        /// The value read, and the one expected.
+        read: ValueKey,
+        expected: ValueKey,
     },
     A4 {
         w: A4Witness,
         /// The agents of `w.first.record` and `w.second.record`.
         agents: [Agent; 2],
+        /// The values they read.
+        values: [ValueKey; 2],
     },
 }
 
@@ -194,18 +227,20 @@ struct Waiting {
     line: u64,
     agent: Agent,
     cell: Cell,
-    value: Value,
+    value: ValueKey,
     read_time: u64,
 }
 
 /// The two earliest non-aborted writers (record, write time) of one (cell, value).
 type FirstTwo = [Option<(u64, u64)>; 2];
 
-/// The reads with metadata of one (cell, committed version), and how many read each value.
+/// The reads with metadata of one (cell, committed version) (each with its agent and the
+/// key of its value; the read's own value is set when it is a witness), and how many read
+/// each value.
 #[derive(Clone, Debug, Default)]
 struct A4Group {
-    reads: Vec<(A4Read, Agent)>,
-    per_value: BTreeMap<Value, u64>,
+    reads: Vec<(A4Read, Agent, ValueKey)>,
+    per_value: BTreeMap<ValueKey, u64>,
 }
 
 /// The streaming detector. See the module docs for what it keeps.
@@ -223,10 +258,13 @@ pub struct Stream {
     live: usize,
     waiting: Vec<Waiting>,
     /// (cell, value) → its two earliest non-aborted writers (record, time); residue only.
-    first_two: HashMap<(Cell, Value), FirstTwo>,
+    first_two: HashMap<(Cell, ValueKey), FirstTwo>,
     a4: BTreeMap<(Cell, u64), A4Group>,
     scratch: Vec<(u64, Cell, Write)>,
-    a4_scratch: Vec<(A4Witness, Agent)>,
+    a4_scratch: Vec<(A4Witness, Agent, [ValueKey; 2])>,
+    /// A keyed detector ([`Stream::keyed`]): the keys its kept witnesses' values stand for
+    /// (value id − 1).
+    witness_keys: Option<Vec<ValueKey>>,
 }
 
 impl Stream {
@@ -247,6 +285,42 @@ impl Stream {
             a4: BTreeMap::new(),
             scratch: Vec::new(),
             a4_scratch: Vec::new(),
+            witness_keys: None,
+        }
+    }
+
+    /// A detector whose records come with the keys of their values ([`Stream::push_keyed`]):
+    /// records of different name tables (blocks read apart, [`crate::value_key`]) compare by
+    /// key. The values in the [`Summary`]'s kept witnesses are then ids of
+    /// [`Stream::witness_key`]; the [`Found`]s carry the keys themselves.
+    pub fn keyed(opts: Options) -> Stream {
+        Stream {
+            witness_keys: Some(Vec::new()),
+            ..Stream::new(opts)
+        }
+    }
+
+    /// The key of a value of a kept witness: itself, or in a keyed detector the key the
+    /// value id stands for.
+    pub fn witness_key(&self, v: Value) -> ValueKey {
+        match (&self.witness_keys, v.0) {
+            (None, _) => ValueKey::id(v),
+            (Some(_), 0) => ValueKey::NULL,
+            (Some(t), k) => t[k as usize - 1],
+        }
+    }
+
+    /// The value a kept witness holds for `k` (see [`Stream::witness_key`]).
+    fn witness_value(&mut self, k: ValueKey) -> Value {
+        match &mut self.witness_keys {
+            None => k
+                .as_id()
+                .expect("a detector that is not keyed holds value ids"),
+            Some(_) if k.is_null() => Value::NULL,
+            Some(t) => {
+                t.push(k);
+                Value(u32::try_from(t.len()).expect("fewer than u32::MAX kept witnesses"))
+            }
         }
     }
 
@@ -272,6 +346,29 @@ impl Stream {
         line: u64,
         sink: &mut impl Sink,
     ) -> Result<(), StreamError> {
+        assert!(self.witness_keys.is_none(), "a keyed detector takes keys");
+        self.push_with(r, Keys::Ids, line, sink)
+    }
+
+    /// [`Stream::push`] for a keyed detector: value id `v` of `r` stands for `keys[v − 1]`.
+    pub fn push_keyed(
+        &mut self,
+        r: &OpRecord,
+        keys: &[ValueKey],
+        line: u64,
+        sink: &mut impl Sink,
+    ) -> Result<(), StreamError> {
+        assert!(self.witness_keys.is_some(), "Stream::keyed takes keys");
+        self.push_with(r, Keys::Table(keys), line, sink)
+    }
+
+    fn push_with(
+        &mut self,
+        r: &OpRecord,
+        keys: Keys<'_>,
+        line: u64,
+        sink: &mut impl Sink,
+    ) -> Result<(), StreamError> {
         self.check(r)?;
         if r.write_time > self.last_write_time {
             self.settle_waiting(sink);
@@ -285,18 +382,29 @@ impl Stream {
             }
             if let Some(w) = a6_of(j as usize, r) {
                 if self.out.a6.push(w) {
-                    sink.found(line, Found::A6 { w, record: r });
+                    let with_keys =
+                        |e: &[(Cell, Value)]| e.iter().map(|&(c, v)| (c, keys.get(v))).collect();
+                    let (io, co) = (with_keys(&r.io), with_keys(&r.co));
+                    sink.found(
+                        line,
+                        Found::A6 {
+                            w,
+                            record: r,
+                            io,
+                            co,
+                        },
+                    );
                 }
             }
             self.a3(j, r, line, sink);
-            self.a1(j, r, line, sink);
+            self.a1(j, r, keys, line, sink);
             if !r.read_meta.is_empty() {
-                self.a4(j, r, line, sink);
+                self.a4(j, r, keys, line, sink);
             }
         }
-        self.reads(j, r, line, sink)?;
+        self.reads(j, r, keys, line, sink)?;
         if !r.aborted {
-            self.add_writes(j, r)?;
+            self.add_writes(j, r, keys)?;
         }
         if j.is_multiple_of(64) {
             self.aborted.push(0);
@@ -312,9 +420,16 @@ impl Stream {
 
     /// Closes the log: settles the waiting reads and returns the summary.
     pub fn finish(mut self, sink: &mut impl Sink) -> Summary {
+        self.close(sink);
+        self.out
+    }
+
+    /// Closes the log in place: settles the waiting reads, so that [`Stream::summary`] is
+    /// the final one (and a keyed detector can still say what its witnesses' values stand
+    /// for, [`Stream::witness_key`]). Records pushed after this are a new log's tail.
+    pub fn close(&mut self, sink: &mut impl Sink) {
         self.settle_waiting(sink);
         self.out.records = self.records;
-        self.out
     }
 
     fn check(&self, r: &OpRecord) -> Result<(), StreamError> {
@@ -386,7 +501,7 @@ impl Stream {
 
     /// A1: the kept writes of each read cell strictly inside (read_time, write_time), by other
     /// agents, of other values. Every one is counted; the smallest (writer, cell) are kept.
-    fn a1(&mut self, j: u64, r: &OpRecord, line: u64, sink: &mut impl Sink) {
+    fn a1(&mut self, j: u64, r: &OpRecord, keys: Keys<'_>, line: u64, sink: &mut impl Sink) {
         let room = self.out.a1.room();
         let mut total = 0u64;
         self.scratch.clear();
@@ -398,7 +513,7 @@ impl Stream {
             let time = |k: usize| ws[k].time;
             let hi = partition_from_end(ws.len(), time, |t| t < r.write_time);
             let lo = partition_from_end(hi, time, |t| t <= r.read_time);
-            let value = r.read_values.get(c);
+            let value = keys.get(r.read_values.get(c));
             let mut kept_here = 0;
             for w in ws.range(lo..hi) {
                 if w.agent != r.agent && w.value != value {
@@ -428,6 +543,7 @@ impl Stream {
                 Found::A1 {
                     w,
                     reader: r,
+                    read: keys.get(r.read_values.get(cell)),
                     writer: write,
                 },
             );
@@ -440,6 +556,7 @@ impl Stream {
         &mut self,
         j: u64,
         r: &OpRecord,
+        keys: Keys<'_>,
         line: u64,
         sink: &mut impl Sink,
     ) -> Result<(), StreamError> {
@@ -450,7 +567,7 @@ impl Stream {
                 line,
                 agent: r.agent,
                 cell: c,
-                value: r.read_values.get(c),
+                value: keys.get(r.read_values.get(c)),
                 read_time: r.read_time,
             };
             if wait {
@@ -476,21 +593,27 @@ impl Stream {
     /// `L1_struct` and the residue of one read, all writes at or before its read time known.
     fn settle(&mut self, read: Waiting, sink: &mut impl Sink) {
         let latest = self.latest_other_writer(read.cell, read.read_time, read.record);
-        let expected = latest.map_or(Value::NULL, |w| w.value);
+        let expected = latest.map_or(ValueKey::NULL, |w| w.value);
         if read.value != expected {
-            let w = L1StructViolation {
-                record: read.record as usize,
-                cell: read.cell,
-                read: read.value,
-                expected,
-                writer: latest.map(|w| w.record as usize),
-            };
-            if self.out.l1_struct.push(w) {
+            if self.out.l1_struct.is_full() {
+                self.out.l1_struct.count_only(1);
+            } else {
+                let w = L1StructViolation {
+                    record: read.record as usize,
+                    cell: read.cell,
+                    read: self.witness_value(read.value),
+                    expected: self.witness_value(expected),
+                    writer: latest.map(|w| w.record as usize),
+                };
+                let pushed = self.out.l1_struct.push(w);
+                assert!(pushed, "L1_struct had room");
                 sink.found(
                     read.line,
                     Found::L1 {
                         w,
                         agent: read.agent,
+                        read: read.value,
+                        expected,
                     },
                 );
             }
@@ -506,21 +629,24 @@ impl Stream {
                 .flatten()
                 .flatten()
                 .any(|&(k, t)| t <= read.read_time && k != read.record);
-        if !produced {
+        if !produced && self.out.a3_residue.is_full() {
+            self.out.a3_residue.count_only(1);
+        } else if !produced {
             let w = A3ResidueWitness {
                 record: read.record as usize,
                 cell: read.cell,
-                value: read.value,
+                value: self.witness_value(read.value),
             };
-            if self.out.a3_residue.push(w) {
-                sink.found(
-                    read.line,
-                    Found::Residue {
-                        w,
-                        agent: read.agent,
-                    },
-                );
-            }
+            let pushed = self.out.a3_residue.push(w);
+            assert!(pushed, "the residue had room");
+            sink.found(
+                read.line,
+                Found::Residue {
+                    w,
+                    agent: read.agent,
+                    value: read.value,
+                },
+            );
         }
     }
 
@@ -539,59 +665,63 @@ impl Stream {
         }
     }
 
-    fn a4(&mut self, j: u64, r: &OpRecord, line: u64, sink: &mut impl Sink) {
+    fn a4(&mut self, j: u64, r: &OpRecord, keys: Keys<'_>, line: u64, sink: &mut impl Sink) {
         let room = self.out.a4.room();
         let mut total = 0;
         self.a4_scratch.clear();
         for m in &r.read_meta {
-            let value = r.read_values.get(m.cell);
+            let value = keys.get(r.read_values.get(m.cell));
             let Some(group) = self.a4.get(&(m.cell, m.version)) else {
                 continue;
             };
             let same = group.per_value.get(&value).copied().unwrap_or(0);
             total += group.reads.len() as u64 - same;
-            let others = group.reads.iter().filter(|(x, _)| x.value != value);
-            for &(first, agent) in others.take(room) {
+            let others = group.reads.iter().filter(|(_, _, k)| *k != value);
+            for &(first, agent, first_key) in others.take(room) {
                 let w = A4Witness {
                     first,
-                    second: a4::read(j as usize, m.replica, value),
+                    second: a4::read(j as usize, m.replica, Value::NULL),
                     cell: m.cell,
                     version: m.version,
                 };
-                self.a4_scratch.push((w, agent));
+                self.a4_scratch.push((w, agent, [first_key, value]));
             }
         }
         self.a4_scratch
             .sort_unstable_by(|a, b| super::witnesses::a4_order(&a.0, &b.0));
         let kept = self.a4_scratch.len().min(room);
-        for &(w, agent) in &self.a4_scratch[..kept] {
-            let pushed = self.out.a4.push(w);
+        let mut scratch = std::mem::take(&mut self.a4_scratch);
+        for (w, agent, values) in &mut scratch[..kept] {
+            (w.first.value, w.second.value) =
+                (self.witness_value(values[0]), self.witness_value(values[1]));
+            let pushed = self.out.a4.push(*w);
             assert!(pushed, "A4 keeps only what it has room for");
             sink.found(
                 line,
                 Found::A4 {
-                    w,
-                    agents: [agent, r.agent],
+                    w: *w,
+                    agents: [*agent, r.agent],
+                    values: *values,
                 },
             );
         }
+        self.a4_scratch = scratch;
         self.out.a4.count_only(total - kept as u64);
         for m in &r.read_meta {
-            let value = r.read_values.get(m.cell);
+            let value = keys.get(r.read_values.get(m.cell));
             let group = self.a4.entry((m.cell, m.version)).or_default();
-            group
-                .reads
-                .push((a4::read(j as usize, m.replica, value), r.agent));
+            let read = a4::read(j as usize, m.replica, Value::NULL);
+            group.reads.push((read, r.agent, value));
             *group.per_value.entry(value).or_default() += 1;
         }
     }
 
-    fn add_writes(&mut self, j: u64, r: &OpRecord) -> Result<(), StreamError> {
+    fn add_writes(&mut self, j: u64, r: &OpRecord, keys: Keys<'_>) -> Result<(), StreamError> {
         for &c in &r.write_set {
             if self.cells.len() <= c.index() {
                 self.cells.resize_with(c.index() + 1, CellWrites::default);
             }
-            let value = r.write_values.get(c);
+            let value = keys.get(r.write_values.get(c));
             let w = Write {
                 record: j,
                 time: r.write_time,
@@ -659,19 +789,30 @@ impl Stream {
             + 2 * o.l1_struct.kept.len()
             + o.a3_residue.kept.len()
             + 2 * o.a4.kept.len()
+            + self.witness_keys.as_ref().map_or(0, Vec::len)
     }
 
     /// Every value id the detector still holds (kept writes, waiting reads, residue and A4
-    /// state, kept witnesses): a caller compacting its value table must keep these.
+    /// state, kept witnesses): a caller compacting its value table must keep these. In a
+    /// keyed detector, the ids among the keys (long names), kept witnesses' included.
     pub fn live_values(&self, f: &mut dyn FnMut(Value)) {
+        let mut key = |k: ValueKey| {
+            if let Some(v) = k.as_id() {
+                f(v)
+            }
+        };
         for cw in &self.cells {
-            cw.writes.iter().for_each(|w| f(w.value));
-            cw.dropped_last.iter().for_each(|w| f(w.value));
+            cw.writes.iter().for_each(|w| key(w.value));
+            cw.dropped_last.iter().for_each(|w| key(w.value));
         }
-        self.waiting.iter().for_each(|w| f(w.value));
-        self.first_two.keys().for_each(|&(_, v)| f(v));
+        self.waiting.iter().for_each(|w| key(w.value));
+        self.first_two.keys().for_each(|&(_, v)| key(v));
         for g in self.a4.values() {
-            g.reads.iter().for_each(|(x, _)| f(x.value));
+            g.reads.iter().for_each(|&(_, _, k)| key(k));
+        }
+        if let Some(t) = &self.witness_keys {
+            t.iter().for_each(|&k| key(k));
+            return;
         }
         let o = &self.out;
         o.l1_struct.kept.iter().for_each(|w| {
@@ -688,23 +829,28 @@ impl Stream {
     /// Renames every value id held (after the caller compacted its value table); `map` must
     /// be injective on [`Stream::live_values`] and keep NULL.
     pub fn remap_values(&mut self, map: &dyn Fn(Value) -> Value) {
+        let key = |k: ValueKey| k.as_id().map_or(k, |v| ValueKey::id(map(v)));
         for cw in &mut self.cells {
-            cw.writes.iter_mut().for_each(|w| w.value = map(w.value));
+            cw.writes.iter_mut().for_each(|w| w.value = key(w.value));
             cw.dropped_last
                 .iter_mut()
-                .for_each(|w| w.value = map(w.value));
+                .for_each(|w| w.value = key(w.value));
         }
-        self.waiting.iter_mut().for_each(|w| w.value = map(w.value));
+        self.waiting.iter_mut().for_each(|w| w.value = key(w.value));
         self.first_two = std::mem::take(&mut self.first_two)
             .into_iter()
-            .map(|((c, v), s)| ((c, map(v)), s))
+            .map(|((c, v), s)| ((c, key(v)), s))
             .collect();
         for g in self.a4.values_mut() {
-            g.reads.iter_mut().for_each(|(x, _)| x.value = map(x.value));
+            g.reads.iter_mut().for_each(|(_, _, k)| *k = key(*k));
             g.per_value = std::mem::take(&mut g.per_value)
                 .into_iter()
-                .map(|(v, n)| (map(v), n))
+                .map(|(v, n)| (key(v), n))
                 .collect();
+        }
+        if let Some(t) = &mut self.witness_keys {
+            t.iter_mut().for_each(|k| *k = key(*k));
+            return;
         }
         let o = &mut self.out;
         o.l1_struct.kept.iter_mut().for_each(|w| {

@@ -18,6 +18,7 @@ use super::read::{RecordParser, RecordReader};
 use super::JsonlError;
 use crate::names::{Agent, Cell, IdMap, Names, Replica, Tool, Value};
 use crate::record::OpRecord;
+use crate::value_key::ValueKey;
 
 /// One block's records, with block-local ids until merged.
 #[derive(Default)]
@@ -26,6 +27,9 @@ pub struct Parsed {
     pub records: Vec<(OpRecord, usize)>,
     /// How many of `records` are this block's (the rest are spare allocations).
     pub len: usize,
+    /// Merged by a literal merger ([`Merger::literal`]): the key of each value id of the
+    /// records (id − 1), which a literal merger leaves block-local.
+    pub keys: Vec<ValueKey>,
     names: Names,
     /// Lines in the block, blank ones included (when it parsed).
     lines: usize,
@@ -36,6 +40,15 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    /// An empty block for a literal merger: its values are interned as keys
+    /// ([`Names::with_literal_values`]).
+    pub fn literal() -> Parsed {
+        Parsed {
+            names: Names::with_literal_values(),
+            ..Parsed::default()
+        }
+    }
+
     /// This block's records, in line order.
     pub fn records(&self) -> &[(OpRecord, usize)] {
         &self.records[..self.len]
@@ -155,6 +168,17 @@ impl Merger {
         }
     }
 
+    /// A merger that leaves value ids block-local: each merged block's [`Parsed::keys`] say
+    /// what they stand for, and only names too long to be their own key are interned here
+    /// (for a stream detector, which compares keys: [`crate::value_key`]). Blocks must be
+    /// [`Parsed::literal`].
+    pub fn literal(file: &str) -> Self {
+        Merger {
+            names: Names::with_literal_values(),
+            ..Merger::new(file)
+        }
+    }
+
     /// Says the source is `total` bytes long (a file), so that the value table is sized once,
     /// after the first block, for as many values as the whole source has at that block's
     /// rate (at most [`RESERVE_MAX`]), instead of doubling its way there. Changes no id.
@@ -200,8 +224,17 @@ impl Merger {
             return self.reparse(bytes, p);
         }
         self.names.absorb(&p.names, &mut self.map);
+        let literal = self.names.has_literal_values();
+        assert_eq!(
+            literal,
+            p.names.has_literal_values(),
+            "a literal merger takes literal blocks"
+        );
+        if literal {
+            p.names.literal_keys(Some(&self.map), &mut p.keys);
+        }
         for (rec, line) in &mut p.records[..p.len] {
-            rename(rec, &self.map);
+            rename(rec, &self.map, literal);
             *line += self.line;
         }
         if self.expect.is_some() {
@@ -220,6 +253,8 @@ impl Merger {
         let at = (self.line, self.index, self.previous_write_time);
         let mut reader = RecordReader::resume(bytes, &self.file, at, RecordParser::default());
         p.len = 0;
+        // A literal merger's own literals are this block's, and go with it.
+        self.names.clear_literals();
         loop {
             if p.records.len() == p.len {
                 p.records.push((OpRecord::default(), 0));
@@ -234,14 +269,20 @@ impl Merger {
         }
         self.line = reader.lines();
         self.index += p.len;
+        self.names.literal_keys(None, &mut p.keys);
+        self.names.clear_literals();
         Ok(())
     }
 }
 
-/// `r` with every id renamed by `m` (sets and maps re-sorted: the order of ids changed).
-fn rename(r: &mut OpRecord, m: &IdMap) {
+/// `r` with every id renamed by `m` (sets and maps re-sorted: the order of ids changed);
+/// value ids too, unless they are `literal` (block-local, [`Merger::literal`]).
+fn rename(r: &mut OpRecord, m: &IdMap, literal: bool) {
     let cell = |c: Cell| Cell(m.cells[c.index()]);
-    let value = |v: Value| Value(m.values[v.0 as usize]);
+    let value = |v: Value| match literal {
+        true => v,
+        false => Value(m.values[v.0 as usize]),
+    };
     let tool = |t: Tool| Tool(m.tools[t.index()]);
     r.agent = Agent(m.agents[r.agent.index()]);
     for set in [&mut r.read_set, &mut r.write_set] {

@@ -208,7 +208,8 @@ fn line_value(seen: &mut Vec<(u128, Value)>, names: &mut Names, text: &str, v: V
     if let Some(&(_, id)) = seen.iter().find(|(k, _)| *k == key) {
         return id;
     }
-    let id = names.value(name);
+    // The short key is the literal key a literal table wants (`crate::value_key`).
+    let id = names.value_with_key(name, Some(key));
     seen.push((key, id));
     id
 }
@@ -717,6 +718,11 @@ mod tests {
                     u128::from_le_bytes(bytes)
                 });
                 assert_eq!(got, want, "{from}+{len}");
+                // And it is the literal key of the name (what a literal table stores).
+                if let Some(w) = want {
+                    let key = crate::ValueKey::literal(&text[from..from + len]);
+                    assert_eq!(key.map(|k| k.0), Some(w));
+                }
             }
         }
     }

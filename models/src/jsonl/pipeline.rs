@@ -20,6 +20,7 @@ use super::chunk::{parse_block, Merger, Parsed};
 use super::JsonlError;
 use crate::names::Names;
 use crate::record::OpRecord;
+use crate::value_key::ValueKey;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::ops::ControlFlow;
@@ -99,14 +100,54 @@ where
     R: Read + Send,
     F: FnMut(&mut Names, &[(OpRecord, usize)]) -> ControlFlow<()>,
 {
-    let (free, job_rx, done_tx, done_rx, free_rx) = start(threads, cut);
+    blocks_in(src, file, threads, cut, false, |names, p| {
+        each(names, p.records())
+    })
+}
+
+/// [`for_each_block_in`] with value ids left block-local ([`Merger::literal`]): `each` gets
+/// each block's records with the key of each of their value ids (id − 1), and the names
+/// (whose value table holds only the long names the keys refer to). Everything but the
+/// value ids is as [`for_each_block_in`] gives it, errors included.
+pub fn for_each_literal_block<R, F>(
+    src: R,
+    file: &str,
+    threads: usize,
+    cut: Blocks,
+    mut each: F,
+) -> Result<Names, JsonlError>
+where
+    R: Read + Send,
+    F: FnMut(&mut Names, &[(OpRecord, usize)], &[ValueKey]) -> ControlFlow<()>,
+{
+    blocks_in(src, file, threads, cut, true, |names, p| {
+        each(names, p.records(), &p.keys)
+    })
+}
+
+fn blocks_in<R, F>(
+    src: R,
+    file: &str,
+    threads: usize,
+    cut: Blocks,
+    literal: bool,
+    mut each: F,
+) -> Result<Names, JsonlError>
+where
+    R: Read + Send,
+    F: FnMut(&mut Names, &Parsed) -> ControlFlow<()>,
+{
+    let (free, job_rx, done_tx, done_rx, free_rx) = start(threads, cut, literal);
     std::thread::scope(|s| {
         spawn_readers(s, src, cut, threads, free_rx, job_rx, done_tx);
         // Owned here, so that leaving stops the reader (its free blocks run out).
         let free = free;
-        let mut merger = Merger::new(file);
+        let mut merger = match literal {
+            true => Merger::literal(file),
+            false => Merger::new(file),
+        };
         merge(&mut merger, done_rx, |names, mut job| {
-            if each(names, job.parsed.records()).is_break() {
+            if each(names, &job.parsed).is_break() {
                 return Ok(ControlFlow::Break(()));
             }
             if let Some(source) = job.error.take() {
@@ -142,7 +183,7 @@ where
     R: Read + Send,
     F: FnMut(&[(OpRecord, usize)]) -> ControlFlow<()>,
 {
-    let (pool, job_rx, done_tx, done_rx, free_rx) = start(threads, cut);
+    let (pool, job_rx, done_tx, done_rx, free_rx) = start(threads, cut, false);
     // Merged blocks, in order; an error ends the channel.
     let (merged_tx, merged_rx) =
         mpsc::sync_channel::<Result<Job, JsonlError>>(pool_size(threads, cut));
@@ -203,10 +244,10 @@ type Ends = (
     (mpsc::Receiver<Job>, mpsc::SyncSender<Job>),
 );
 
-/// Checks the arguments, makes the channels and fills the pool of free blocks. Returns the
-/// pool's sender, the workers' queue, their output (sender and receiver), and the reader's
-/// ends (free blocks in, filled blocks out).
-fn start(threads: usize, cut: Blocks) -> Ends {
+/// Checks the arguments, makes the channels and fills the pool of free blocks (for a literal
+/// merger when `literal`). Returns the pool's sender, the workers' queue, their output
+/// (sender and receiver), and the reader's ends (free blocks in, filled blocks out).
+fn start(threads: usize, cut: Blocks, literal: bool) -> Ends {
     assert!(
         (1..=THREADS_MAX).contains(&threads),
         "threads {threads} outside 1..={THREADS_MAX}"
@@ -226,7 +267,10 @@ fn start(threads: usize, cut: Blocks) -> Ends {
             seq: 0,
             bytes: Vec::new(),
             len: 0,
-            parsed: Parsed::default(),
+            parsed: match literal {
+                true => Parsed::literal(),
+                false => Parsed::default(),
+            },
             error: None,
         };
         free_tx.send(job).expect("the receiver is here");

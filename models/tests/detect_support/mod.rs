@@ -8,8 +8,8 @@
 
 use agentsim_models::detect::stream::{Limits, Options, Stream};
 use agentsim_models::detect::{fast, spec, Summary};
-use agentsim_models::ValueMap;
 use agentsim_models::{Agent, Cell, History, Names, OpRecord, Registry, Tool, ToolEntry, Value};
+use agentsim_models::{ValueKey, ValueMap};
 
 /// Every subset of `cells` cells, as sorted vectors, smallest first.
 pub fn subsets(cells: u32) -> Vec<Vec<Cell>> {
@@ -199,7 +199,10 @@ pub fn assert_agree(h: &History) {
     }
 }
 
-/// The stream detector's summary of `h` (residue on, agents kept).
+/// The stream detector's summary of `h` (residue on, agents kept). A keyed detector
+/// ([`Stream::keyed`]) is run beside it, each value given a key: odd ids their own literal
+/// name, even ones an id of some other table; its summary, read back through its witness
+/// keys, must be the same.
 pub fn stream_summary(h: &History, limits: Limits) -> Summary {
     let opts = Options {
         limits,
@@ -207,19 +210,77 @@ pub fn stream_summary(h: &History, limits: Limits) -> Summary {
         keep_agents: true,
     };
     let mut s = Stream::new(opts);
+    let mut keyed = Stream::keyed(opts);
+    let most = h.records.iter().flat_map(values_of).max().unwrap_or(0) as usize;
+    let keys = &test_keys(most)[..most];
     for (k, r) in h.records.iter().enumerate() {
         s.push(r, k as u64 + 1, &mut ())
             .expect("a valid history streams");
+        keyed
+            .push_keyed(r, keys, k as u64 + 1, &mut ())
+            .expect("a valid history streams keyed");
         // The bound a compactor trusts: never below what a compaction would have to keep.
-        let mut live = 0;
-        s.live_values(&mut |_| live += 1);
-        assert!(
-            s.held_values() >= live,
-            "record {k}: {} < {live}",
-            s.held_values()
-        );
+        for d in [&s, &keyed] {
+            let mut live = 0;
+            d.live_values(&mut |_| live += 1);
+            assert!(
+                d.held_values() >= live,
+                "record {k}: {} < {live}",
+                d.held_values()
+            );
+        }
     }
-    s.finish(&mut ())
+    keyed.close(&mut ());
+    let unkey = |v: Value| match keyed.witness_key(v) {
+        k if k.is_null() => Value::NULL,
+        k => match (k.as_id(), k.as_literal()) {
+            (Some(id), _) => Value((id.0 - 1) / 3),
+            (None, Some(name)) => Value(name[1..].parse().expect("v and a number")),
+            (None, None) => unreachable!("a key is an id or a literal"),
+        },
+    };
+    let mut by_key = keyed.summary().clone();
+    by_key.l1_struct.kept.iter_mut().for_each(|w| {
+        (w.read, w.expected) = (unkey(w.read), unkey(w.expected));
+    });
+    by_key
+        .a3_residue
+        .kept
+        .iter_mut()
+        .for_each(|w| w.value = unkey(w.value));
+    by_key.a4.kept.iter_mut().for_each(|w| {
+        (w.first.value, w.second.value) = (unkey(w.first.value), unkey(w.second.value));
+    });
+    let plain = s.finish(&mut ());
+    assert_eq!(by_key, plain, "keyed != plain ({limits:?}) on {h:?}");
+    plain
+}
+
+/// The keys `stream_summary` gives value ids `1..=n` (at `id − 1`): odd ids their literal
+/// names `v1`, `v3`, …; even ids `3·id + 1` of some table of long names.
+fn test_keys(n: usize) -> std::sync::Arc<Vec<ValueKey>> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    static KEYS: OnceLock<Mutex<Arc<Vec<ValueKey>>>> = OnceLock::new();
+    let cell = KEYS.get_or_init(Mutex::default);
+    let mut keys = cell.lock().expect("not poisoned");
+    if keys.len() < n {
+        let key = |v: u32| match v % 2 {
+            1 => ValueKey::literal(&format!("v{v}")).expect("short"),
+            _ => ValueKey::id(Value(3 * v + 1)),
+        };
+        *keys = Arc::new((1..=(2 * n).max(64) as u32).map(key).collect());
+    }
+    Arc::clone(&keys)
+}
+
+/// Every value id a record names.
+fn values_of(r: &OpRecord) -> Vec<u32> {
+    let maps = [&r.read_values, &r.write_values];
+    let in_maps = maps
+        .into_iter()
+        .flat_map(|m| m.entries().iter().map(|e| e.1 .0));
+    let in_effects = r.io.iter().chain(&r.co).map(|e| e.1 .0);
+    in_maps.chain(in_effects).collect()
 }
 
 /// The smallest window `h` admits (its longest read-to-commit window) and no cap.

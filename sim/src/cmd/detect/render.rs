@@ -11,7 +11,7 @@ use agentsim_models::detect::stream::{Found, Write};
 use agentsim_models::detect::{
     A1Witness, A2Reason, A2Witness, A3ResidueWitness, A3Witness, A6Witness, L1StructViolation,
 };
-use agentsim_models::{Agent, Cell, History, Names, OpRecord, Value};
+use agentsim_models::{Agent, Cell, History, Names, OpRecord, Value, ValueKey};
 use serde_json::{json, Value as Json};
 
 /// A kept witness with what printing it needs.
@@ -20,7 +20,7 @@ pub enum Kept {
     A1 {
         w: A1Witness,
         agent: Agent,
-        read: Value,
+        read: ValueKey,
         read_time: u64,
         write_time: u64,
         writer: Write,
@@ -37,20 +37,24 @@ pub enum Kept {
     A6 {
         w: A6Witness,
         agent: Agent,
-        io: Vec<(Cell, Value)>,
-        co: Vec<(Cell, Value)>,
+        io: Vec<(Cell, ValueKey)>,
+        co: Vec<(Cell, ValueKey)>,
     },
     Residue {
         w: A3ResidueWitness,
         agent: Agent,
+        value: ValueKey,
     },
     L1 {
         w: L1StructViolation,
         agent: Agent,
+        read: ValueKey,
+        expected: ValueKey,
     },
     A4 {
         w: A4Witness,
         agents: [Agent; 2],
+        values: [ValueKey; 2],
     },
 }
 
@@ -58,10 +62,15 @@ impl Kept {
     /// The owned form of a stream detector's find.
     pub fn of(f: &Found<'_>) -> Kept {
         match *f {
-            Found::A1 { w, reader, writer } => Kept::A1 {
+            Found::A1 {
+                w,
+                reader,
+                read,
+                writer,
+            } => Kept::A1 {
                 w,
                 agent: reader.agent,
-                read: reader.read_values.get(w.cell),
+                read,
                 read_time: reader.read_time,
                 write_time: reader.write_time,
                 writer,
@@ -79,15 +88,30 @@ impl Kept {
                 agent,
                 pred_agent,
             },
-            Found::A6 { w, record } => Kept::A6 {
+            Found::A6 {
+                w,
+                record,
+                ref io,
+                ref co,
+            } => Kept::A6 {
                 w,
                 agent: record.agent,
-                io: record.io.clone(),
-                co: record.co.clone(),
+                io: io.clone(),
+                co: co.clone(),
             },
-            Found::Residue { w, agent } => Kept::Residue { w, agent },
-            Found::L1 { w, agent } => Kept::L1 { w, agent },
-            Found::A4 { w, agents } => Kept::A4 { w, agents },
+            Found::Residue { w, agent, value } => Kept::Residue { w, agent, value },
+            Found::L1 {
+                w,
+                agent,
+                read,
+                expected,
+            } => Kept::L1 {
+                w,
+                agent,
+                read,
+                expected,
+            },
+            Found::A4 { w, agents, values } => Kept::A4 { w, agents, values },
         }
     }
 
@@ -132,12 +156,12 @@ impl FromHistory<'_> {
             record: w.writer as u64,
             time: wr.write_time,
             agent: wr.agent,
-            value: wr.write_values.get(w.cell),
+            value: ValueKey::id(wr.write_values.get(w.cell)),
         };
         Kept::A1 {
             w,
             agent: r.agent,
-            read: r.read_values.get(w.cell),
+            read: ValueKey::id(r.read_values.get(w.cell)),
             read_time: r.read_time,
             write_time: r.write_time,
             writer,
@@ -157,23 +181,32 @@ impl FromHistory<'_> {
     }
     pub fn a6(&self, w: A6Witness) -> Kept {
         let r = self.rec(w.record);
-        let (agent, io, co) = (r.agent, r.io.clone(), r.co.clone());
+        let keys = |e: &[(Cell, Value)]| e.iter().map(|&(c, v)| (c, ValueKey::id(v))).collect();
+        let (agent, io, co) = (r.agent, keys(&r.io), keys(&r.co));
         Kept::A6 { w, agent, io, co }
     }
     pub fn residue(&self, w: A3ResidueWitness) -> Kept {
         let agent = self.rec(w.record).agent;
-        Kept::Residue { w, agent }
+        let value = ValueKey::id(w.value);
+        Kept::Residue { w, agent, value }
     }
     pub fn l1(&self, w: L1StructViolation) -> Kept {
         let agent = self.rec(w.record).agent;
-        Kept::L1 { w, agent }
+        let (read, expected) = (ValueKey::id(w.read), ValueKey::id(w.expected));
+        Kept::L1 {
+            w,
+            agent,
+            read,
+            expected,
+        }
     }
     pub fn a4(&self, w: A4Witness) -> Kept {
         let agents = [
             self.rec(w.first.record).agent,
             self.rec(w.second.record).agent,
         ];
-        Kept::A4 { w, agents }
+        let values = [ValueKey::id(w.first.value), ValueKey::id(w.second.value)];
+        Kept::A4 { w, agents, values }
     }
 }
 
@@ -187,18 +220,18 @@ impl Render<'_> {
     fn cell(&self, c: Cell) -> String {
         self.0.cell_name(c)
     }
-    fn val(&self, v: Value) -> String {
-        self.0.value_display(v)
+    fn val(&self, v: ValueKey) -> String {
+        self.0.key_name(v).unwrap_or_else(|| "NULL".to_owned())
     }
-    fn val_json(&self, v: Value) -> Json {
-        self.0.value_name(v).map_or(Json::Null, Json::String)
+    fn val_json(&self, v: ValueKey) -> Json {
+        self.0.key_name(v).map_or(Json::Null, Json::String)
     }
-    fn effects(&self, e: &[(Cell, Value)]) -> Json {
+    fn effects(&self, e: &[(Cell, ValueKey)]) -> Json {
         e.iter()
             .map(|&(c, v)| json!([self.cell(c), self.val_json(v)]))
             .collect()
     }
-    fn effects_text(&self, e: &[(Cell, Value)]) -> String {
+    fn effects_text(&self, e: &[(Cell, ValueKey)]) -> String {
         let items: Vec<_> = e
             .iter()
             .map(|&(c, v)| format!("{}={}", self.cell(c), self.val(v)))
@@ -267,16 +300,21 @@ impl Render<'_> {
                 self.effects_text(io),
                 self.effects_text(co)
             ),
-            Kept::Residue { w, agent } => format!(
+            Kept::Residue { w, agent, value } => format!(
                 "record {} ({}) read {} = {} which no other live record had written by then",
                 w.record,
                 self.agent(*agent),
                 self.cell(w.cell),
-                self.val(w.value)
+                self.val(*value)
             ),
-            Kept::L1 { w, agent } => {
+            Kept::L1 {
+                w,
+                agent,
+                read,
+                expected,
+            } => {
                 let latest = match w.writer {
-                    Some(k) => format!("record {k}'s {}", self.val(w.expected)),
+                    Some(k) => format!("record {k}'s {}", self.val(*expected)),
                     None => "NULL (no earlier write)".to_owned(),
                 };
                 format!(
@@ -284,25 +322,25 @@ impl Render<'_> {
                     w.record,
                     self.agent(*agent),
                     self.cell(w.cell),
-                    self.val(w.read)
+                    self.val(*read)
                 )
             }
-            Kept::A4 { w, agents } => format!(
+            Kept::A4 { w, agents, values } => format!(
                 "{} at committed version {}: {}, but {}",
                 self.cell(w.cell),
                 w.version,
-                self.a4_side(&w.first, agents[0]),
-                self.a4_side(&w.second, agents[1])
+                self.a4_side(&w.first, agents[0], values[0]),
+                self.a4_side(&w.second, agents[1], values[1])
             ),
         }
     }
 
-    fn a4_side(&self, r: &A4Read, agent: Agent) -> String {
+    fn a4_side(&self, r: &A4Read, agent: Agent, value: ValueKey) -> String {
         format!(
             "record {} ({}) got {} from {}",
             r.record,
             self.agent(agent),
-            self.val(r.value),
+            self.val(value),
             self.0.replica_name(r.replica)
         )
     }
@@ -343,23 +381,28 @@ impl Render<'_> {
                 "record": w.record, "agent": self.agent(*agent),
                 "io": self.effects(io), "co": self.effects(co),
             }),
-            Kept::Residue { w, .. } => json!({
-                "record": w.record, "cell": self.cell(w.cell), "value": self.val_json(w.value),
+            Kept::Residue { w, value, .. } => json!({
+                "record": w.record, "cell": self.cell(w.cell), "value": self.val_json(*value),
             }),
-            Kept::L1 { w, agent } => json!({
+            Kept::L1 {
+                w,
+                agent,
+                read,
+                expected,
+            } => json!({
                 "record": w.record, "agent": self.agent(*agent), "cell": self.cell(w.cell),
-                "read": self.val_json(w.read), "expected": self.val_json(w.expected),
+                "read": self.val_json(*read), "expected": self.val_json(*expected),
                 "writer": w.writer,
             }),
-            Kept::A4 { w, agents } => {
-                let side = |r: &A4Read, a: Agent| {
+            Kept::A4 { w, agents, values } => {
+                let side = |r: &A4Read, a: Agent, v: ValueKey| {
                     json!({ "record": r.record, "agent": self.agent(a),
                             "replica": self.0.replica_name(r.replica),
-                            "value": self.val_json(r.value) })
+                            "value": self.val_json(v) })
                 };
                 json!({ "cell": self.cell(w.cell), "version": w.version,
-                        "first": side(&w.first, agents[0]),
-                        "second": side(&w.second, agents[1]) })
+                        "first": side(&w.first, agents[0], values[0]),
+                        "second": side(&w.second, agents[1], values[1]) })
             }
         }
     }

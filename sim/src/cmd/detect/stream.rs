@@ -7,15 +7,17 @@
 //! record that completes it has been read: `A1 line 7: record 6 (…) read …` (with `--json`,
 //! one object per line: `anomaly`, `line`, `record`, `witness`). After the last record comes
 //! a summary: every count, what was left out, `L1_struct`, the set exhibited and the level.
-//! Memory is the stream detector's live window ([`Stream`]); value names no longer live are
-//! dropped from the table as the stream goes, so fresh values do not accumulate either.
+//! Memory is the stream detector's live window ([`Stream`]). Values are compared by key
+//! ([`agentsim_models::value_key`]): a value of at most 15 bytes is its own key and is kept in
+//! no table; longer ones are interned, and those no longer live are dropped from the table as
+//! the stream goes, so fresh values do not accumulate either way.
 
 use super::render::{Kept, Render};
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
 use agentsim_models::detect::Summary;
 use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
-use agentsim_models::{Anomaly, Names};
+use agentsim_models::{Anomaly, Names, OpRecord, ValueKey};
 use serde_json::json;
 use std::io::{Read, Write};
 use std::ops::ControlFlow;
@@ -125,16 +127,18 @@ fn detect(
         residue: cfg.residue,
         keep_agents: false,
     };
-    let mut stream = Stream::new(opts);
+    // Values are compared by key, so no table of every value read is kept: a short value is
+    // its own key, and only long ones are interned (and compacted as they die).
+    let mut stream = Stream::keyed(opts);
     let mut compactor = Compactor::default();
     let mut failed = None;
     // Each block is what the source had when it was read: a record is detected, and its
     // witnesses printed, as soon as the read that brought it.
     let cut = jsonl::Blocks::STREAM;
-    let names = jsonl::for_each_block_in(src, file, cfg.threads, cut, |names, records| {
+    let each = |names: &mut Names, records: &[(OpRecord, usize)], keys: &[ValueKey]| {
         for (rec, line) in records {
             let mut p = printer(names, out, cfg.json);
-            let pushed = stream.push(rec, *line as u64, &mut p);
+            let pushed = stream.push_keyed(rec, keys, *line as u64, &mut p);
             let settled = settle(p);
             let pushed = pushed.map_err(|e| {
                 anyhow::anyhow!(e).context(format!(
@@ -151,7 +155,8 @@ fn detect(
             compactor.compact(names, &mut stream);
         }
         ControlFlow::Continue(())
-    })?;
+    };
+    let names = jsonl::for_each_literal_block(src, file, cfg.threads, cut, each)?;
     if let Some(e) = failed {
         return Err(e);
     }

@@ -1,0 +1,238 @@
+//! Values by what they are: a key that two equal values share wherever they were read.
+//!
+//! A value id ([`Value`]) means something only in the table that assigned it, and keeping
+//! one table for a whole stream costs a lookup in a large table per value read and, when
+//! values are mostly fresh, a compaction now and then. A [`ValueKey`] needs no table when the
+//! name is short: a name of at most 15 bytes *is* its key (its bytes and its length), so
+//! equal names have equal keys in every block of a file. A longer name is a value id of one
+//! shared table, as before. A key is exact either way: two keys are equal exactly when the
+//! names are (within one table of long names), never by a hash.
+//!
+//! [`Names::with_literal_values`](crate::Names::with_literal_values) makes a name table
+//! whose value ids index a list of keys ([`Literals`]) instead of a table of names: what the
+//! stream detector reads ([`crate::detect::stream::Stream::push_keyed`]).
+
+use crate::names::Value;
+
+/// A value's key: 0 is NULL; a name of at most 15 bytes is its bytes (little-endian) with
+/// `0x80 | len` in the top byte; anything else is a value id (a [`Value`]'s number) of the
+/// name table that holds the long names, below 2^32 (top byte 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ValueKey(pub u128);
+
+impl ValueKey {
+    /// NULL's key.
+    pub const NULL: ValueKey = ValueKey(0);
+
+    /// The key of value id `v` of a name table (NULL for NULL).
+    #[inline]
+    pub fn id(v: Value) -> ValueKey {
+        ValueKey(u128::from(v.0))
+    }
+
+    /// The key that is the name itself, when it has at most 15 bytes.
+    #[inline]
+    pub fn literal(name: &str) -> Option<ValueKey> {
+        let b = name.as_bytes();
+        if b.len() >= 16 {
+            return None;
+        }
+        let mut bytes = [0u8; 16];
+        bytes[..b.len()].copy_from_slice(b);
+        bytes[15] = 0x80 | b.len() as u8;
+        Some(ValueKey(u128::from_le_bytes(bytes)))
+    }
+
+    /// Whether this is NULL.
+    #[inline]
+    pub fn is_null(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The value id, when the key is one (NULL is `Value::NULL`).
+    #[inline]
+    pub fn as_id(self) -> Option<Value> {
+        (self.0 >> 120 == 0).then_some(Value(self.0 as u32))
+    }
+
+    /// The name, when the key is the name itself.
+    pub fn as_literal(&self) -> Option<String> {
+        let bytes = self.0.to_le_bytes();
+        let tag = bytes[15];
+        if tag & 0x80 == 0 {
+            return None;
+        }
+        let len = usize::from(tag & 0x7f);
+        // Made from a whole `&str` by `literal` (or the scanner, from a line's string).
+        let name = std::str::from_utf8(&bytes[..len]).expect("a literal key is a name's bytes");
+        Some(name.to_owned())
+    }
+}
+
+/// The value ids of a literal name table: id `k` (from 1) is `keys[k − 1]`, each key once
+/// (so equal names get one id, as in an interning table), found through a small
+/// open-addressing table of indices. Long names are interned in the table's own value
+/// interner and listed by their id there.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Literals {
+    keys: Vec<ValueKey>,
+    /// `u32::MAX` (empty) or an index into `keys`; a power of two long, at most half full.
+    slots: Vec<u32>,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+impl Literals {
+    /// The id of `key` (1-based), a new one if the key is new.
+    #[inline]
+    pub fn id(&mut self, key: ValueKey) -> Value {
+        if 2 * (self.keys.len() + 1) > self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = home(key, mask);
+        loop {
+            match self.slots[i] {
+                EMPTY => break,
+                k if self.keys[k as usize] == key => return Value(k + 1),
+                _ => i = (i + 1) & mask,
+            }
+        }
+        let k = u32::try_from(self.keys.len()).expect("fewer than u32::MAX values in a table");
+        assert!(k < u32::MAX - 1, "fewer than u32::MAX values in a table");
+        self.slots[i] = k;
+        self.keys.push(key);
+        Value(k + 1)
+    }
+
+    /// Every key, by id − 1.
+    pub fn keys(&self) -> &[ValueKey] {
+        &self.keys
+    }
+
+    /// The keys, to rewrite the long names' ids (a rewrite must stay injective).
+    pub fn keys_mut(&mut self) -> &mut [ValueKey] {
+        &mut self.keys
+    }
+
+    /// The key of value id `v` (NULL for NULL).
+    #[inline]
+    pub fn key(&self, v: Value) -> ValueKey {
+        match v.0 {
+            0 => ValueKey::NULL,
+            k => self.keys[k as usize - 1],
+        }
+    }
+
+    /// How many ids were given.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether none was.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Forgets every key, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.keys.clear();
+        self.slots.fill(EMPTY);
+    }
+
+    fn grow(&mut self) {
+        let len = (2 * self.slots.len()).max(64);
+        self.slots.clear();
+        self.slots.resize(len, EMPTY);
+        let mask = len - 1;
+        for (k, &key) in self.keys.iter().enumerate() {
+            let mut i = home(key, mask);
+            while self.slots[i] != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = k as u32;
+        }
+    }
+}
+
+/// Where a key is looked for first: the two halves of the full 128-bit product of the
+/// folded key and a constant, xored, so that every byte of the name reaches the low bits
+/// (the high half of a 64-bit product alone left names that differ only in their last
+/// bytes, `v1000000` and `v1000001`, in one long chain). The table is block-local and
+/// cleared at every block, so an adversary who makes keys collide slows one block.
+#[inline]
+fn home(key: ValueKey, mask: usize) -> usize {
+    let fold = (key.0 as u64) ^ ((key.0 >> 64) as u64).rotate_left(29);
+    let full = u128::from(fold) * u128::from(crate::mix::GOLDEN);
+    ((full as u64) ^ ((full >> 64) as u64)) as usize & mask
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_name_is_its_own_key_and_a_long_one_is_not() {
+        for name in [
+            "",
+            "a",
+            "v1301",
+            "fifteen bytes!!",
+            "é€",
+            "sixteen bytes!!!",
+        ] {
+            let key = ValueKey::literal(name);
+            assert_eq!(key.is_some(), name.len() < 16, "{name:?}");
+            if let Some(k) = key {
+                assert_eq!(k.as_literal().as_deref(), Some(name));
+                assert_eq!(k.as_id(), None);
+                assert!(!k.is_null());
+            }
+        }
+        assert_ne!(ValueKey::literal("a"), ValueKey::literal("a\0"));
+        assert_eq!(ValueKey::id(Value(7)).as_id(), Some(Value(7)));
+        assert_eq!(ValueKey::id(Value::NULL), ValueKey::NULL);
+        assert_eq!(ValueKey::id(Value(u32::MAX)).as_literal(), None);
+    }
+
+    /// Names that differ only in their last bytes spread over the table: the mean probe
+    /// length of a table half full stays near its expected 1.5 (it was 74 for
+    /// `v1000000…v1001999` when only high product bits were used).
+    #[test]
+    fn keys_that_differ_late_do_not_cluster() {
+        for base in [1_000u64, 1_000_000, 10_000_000, 100_000_000_000_000] {
+            let mask = 4095;
+            let mut slots = vec![false; mask + 1];
+            let mut probes = 0usize;
+            for n in base..base + 2000 {
+                let key = ValueKey::literal(&format!("v{n}")).expect("short");
+                let mut i = home(key, mask);
+                probes += 1;
+                while slots[i] {
+                    i = (i + 1) & mask;
+                    probes += 1;
+                }
+                slots[i] = true;
+            }
+            assert!(probes < 2000 * 2, "{base}: {probes} probes for 2000 keys");
+        }
+    }
+
+    #[test]
+    fn literal_ids_are_dense_and_one_per_key() {
+        let mut t = Literals::default();
+        let names: Vec<String> = (0..5000).map(|k| format!("v{}", k % 1700)).collect();
+        let mut first = std::collections::BTreeMap::new();
+        for name in &names {
+            let key = ValueKey::literal(name).expect("short");
+            let next = Value(first.len() as u32 + 1);
+            let want = *first.entry(name.clone()).or_insert(next);
+            assert_eq!(t.id(key), want, "{name}");
+            assert_eq!(t.key(want), key);
+        }
+        assert_eq!(t.len(), 1700);
+        t.clear();
+        assert!(t.is_empty());
+        assert_eq!(t.id(ValueKey::literal("x").expect("short")), Value(1));
+    }
+}
