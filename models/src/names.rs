@@ -597,7 +597,7 @@ impl Names {
     pub(crate) fn value_with_key(&mut self, name: &str, key: Option<u128>) -> Value {
         match self.literals {
             None => Value(self.values.intern(name) + 1),
-            Some(_) => self.literal(name, key.map(ValueKey)),
+            Some(_) => self.literal(name, key.map(ValueKey::from_bits)),
         }
     }
 

@@ -14,20 +14,34 @@
 
 use crate::names::Value;
 
-/// A value's key: 0 is NULL; a name of at most 15 bytes is its bytes (little-endian) with
-/// `0x80 | len` in the top byte; anything else is a value id (a [`Value`]'s number) of the
-/// name table that holds the long names, below 2^32 (top byte 0).
+/// A value's key, as a 128-bit number: 0 is NULL; a name of at most 15 bytes is its bytes
+/// (little-endian) with `0x80 | len` in the top byte; anything else is a value id (a
+/// [`Value`]'s number) of the name table that holds the long names, below 2^32 (top byte 0).
+/// Kept as two words, so that it aligns as a `u64` does (a kept write with its key is 40
+/// bytes, not the 48 a `u128`'s alignment would make it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ValueKey(pub u128);
+pub struct ValueKey([u64; 2]);
 
 impl ValueKey {
     /// NULL's key.
-    pub const NULL: ValueKey = ValueKey(0);
+    pub const NULL: ValueKey = ValueKey([0; 2]);
+
+    /// The key whose number is `bits`.
+    #[inline]
+    pub fn from_bits(bits: u128) -> ValueKey {
+        ValueKey([bits as u64, (bits >> 64) as u64])
+    }
+
+    /// The key's number.
+    #[inline]
+    pub fn bits(self) -> u128 {
+        u128::from(self.0[0]) | u128::from(self.0[1]) << 64
+    }
 
     /// The key of value id `v` of a name table (NULL for NULL).
     #[inline]
     pub fn id(v: Value) -> ValueKey {
-        ValueKey(u128::from(v.0))
+        ValueKey([u64::from(v.0), 0])
     }
 
     /// The key that is the name itself, when it has at most 15 bytes.
@@ -40,24 +54,24 @@ impl ValueKey {
         let mut bytes = [0u8; 16];
         bytes[..b.len()].copy_from_slice(b);
         bytes[15] = 0x80 | b.len() as u8;
-        Some(ValueKey(u128::from_le_bytes(bytes)))
+        Some(ValueKey::from_bits(u128::from_le_bytes(bytes)))
     }
 
     /// Whether this is NULL.
     #[inline]
     pub fn is_null(self) -> bool {
-        self.0 == 0
+        self.0 == [0; 2]
     }
 
     /// The value id, when the key is one (NULL is `Value::NULL`).
     #[inline]
     pub fn as_id(self) -> Option<Value> {
-        (self.0 >> 120 == 0).then_some(Value(self.0 as u32))
+        (self.0[1] >> 56 == 0).then_some(Value(self.0[0] as u32))
     }
 
     /// The name, when the key is the name itself.
     pub fn as_literal(&self) -> Option<String> {
-        let bytes = self.0.to_le_bytes();
+        let bytes = self.bits().to_le_bytes();
         let tag = bytes[15];
         if tag & 0x80 == 0 {
             return None;
@@ -162,7 +176,7 @@ impl Literals {
 /// cleared at every block, so an adversary who makes keys collide slows one block.
 #[inline]
 fn home(key: ValueKey, mask: usize) -> usize {
-    let fold = (key.0 as u64) ^ ((key.0 >> 64) as u64).rotate_left(29);
+    let fold = key.0[0] ^ key.0[1].rotate_left(29);
     let full = u128::from(fold) * u128::from(crate::mix::GOLDEN);
     ((full as u64) ^ ((full >> 64) as u64)) as usize & mask
 }

@@ -901,6 +901,12 @@ mod tests {
     use crate::history::History;
     use crate::record::ValueMap;
 
+    /// The window's memory is mostly kept writes: a key must not widen one past 40 bytes.
+    #[test]
+    fn a_kept_write_is_five_words() {
+        assert_eq!(std::mem::size_of::<Write>(), 40);
+    }
+
     #[test]
     fn gallop_from_end_is_a_partition_point() {
         let xs = [1u64, 1, 2, 3, 3, 3, 5, 8, 8, 9];

@@ -721,7 +721,7 @@ mod tests {
                 // And it is the literal key of the name (what a literal table stores).
                 if let Some(w) = want {
                     let key = crate::ValueKey::literal(&text[from..from + len]);
-                    assert_eq!(key.map(|k| k.0), Some(w));
+                    assert_eq!(key.map(|k| k.bits()), Some(w));
                 }
             }
         }
