@@ -29,8 +29,8 @@ mod write;
 
 pub use chunk::{parse_block, Merger, Parsed};
 pub use pipeline::{
-    for_each_block, for_each_block_apart, for_each_block_in, for_each_literal_block, Blocks, BLOCK,
-    IN_FLIGHT, THREADS_MAX,
+    for_each_block, for_each_block_apart, for_each_block_in, for_each_literal_block,
+    for_each_literal_block_apart, Blocks, BLOCK, IN_FLIGHT, THREADS_MAX,
 };
 pub use read::{parse_history, parse_history_spec, read_history, RecordReader};
 pub use write::{write_history, write_record};

@@ -183,14 +183,54 @@ where
     R: Read + Send,
     F: FnMut(&[(OpRecord, usize)]) -> ControlFlow<()>,
 {
-    let (pool, job_rx, done_tx, done_rx, free_rx) = start(threads, cut, false);
+    blocks_apart(src, file, threads, cut, expect, false, |p| {
+        each(p.records())
+    })
+}
+
+/// [`for_each_block_apart`] with value ids left block-local, as [`for_each_literal_block`]
+/// leaves them: `each` gets each block's records and the keys of their value ids.
+pub fn for_each_literal_block_apart<R, F>(
+    src: R,
+    file: &str,
+    threads: usize,
+    cut: Blocks,
+    expect: Option<u64>,
+    mut each: F,
+) -> Result<Names, JsonlError>
+where
+    R: Read + Send,
+    F: FnMut(&[(OpRecord, usize)], &[ValueKey]) -> ControlFlow<()>,
+{
+    blocks_apart(src, file, threads, cut, expect, true, |p| {
+        each(p.records(), &p.keys)
+    })
+}
+
+fn blocks_apart<R, F>(
+    src: R,
+    file: &str,
+    threads: usize,
+    cut: Blocks,
+    expect: Option<u64>,
+    literal: bool,
+    mut each: F,
+) -> Result<Names, JsonlError>
+where
+    R: Read + Send,
+    F: FnMut(&Parsed) -> ControlFlow<()>,
+{
+    let (pool, job_rx, done_tx, done_rx, free_rx) = start(threads, cut, literal);
     // Merged blocks, in order; an error ends the channel.
     let (merged_tx, merged_rx) =
         mpsc::sync_channel::<Result<Job, JsonlError>>(pool_size(threads, cut));
     std::thread::scope(|s| {
         spawn_readers(s, src, cut, threads, free_rx, job_rx, done_tx);
         let merging = s.spawn(move || {
-            let mut merger = Merger::new(file);
+            let mut merger = match literal {
+                true => Merger::literal(file),
+                false => Merger::new(file),
+            };
             if let Some(total) = expect {
                 merger.expect_bytes(total);
             }
@@ -209,7 +249,7 @@ where
         let consumed = (|| {
             for job in merged_rx.iter() {
                 let mut job = job?;
-                if each(job.parsed.records()).is_break() {
+                if each(&job.parsed).is_break() {
                     return Ok(());
                 }
                 if let Some(source) = job.error.take() {

@@ -280,8 +280,14 @@ fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch:
 fn list<'a>(o: &'a batch::Outcome, name: &str) -> Vec<&'a Kept> {
     let mut ws: Vec<&Kept> = o.kept.iter().filter(|k| k.list() == name).collect();
     if name == "A4" {
+        // By the reads, first then second, then the cell: a witness is its two reads (a
+        // record reads a cell once), so this orders every pair, and it never looks at value
+        // ids, which mean different things to a keyed run and to a history's names.
         ws.sort_by_key(|k| match k {
-            Kept::A4 { w, .. } => *w,
+            Kept::A4 { w, .. } => {
+                let (f, s) = (&w.first, &w.second);
+                (f.record, f.replica, s.record, s.replica, w.cell, w.version)
+            }
             _ => unreachable!("filtered to A4"),
         });
     }

@@ -19,7 +19,7 @@ use crate::cmd::progress::{ProgressArgs, Ticker};
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
 use agentsim_models::detect::Summary;
 use agentsim_models::jsonl;
-use agentsim_models::Names;
+use agentsim_models::{Names, ValueKey};
 use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -102,7 +102,8 @@ pub fn run(
         residue: cfg.residue,
         keep_agents: true,
     };
-    let mut stream = Stream::new(opts);
+    // Values compared by key: no table of every value read (`detect --stream` does the same).
+    let mut stream = Stream::keyed(opts);
     let mut sink = KeepAll::default();
     let mut failed = None;
     let cut = jsonl::Blocks::FILE;
@@ -112,9 +113,9 @@ pub fn run(
         read: Arc::clone(&read),
     };
     let mut ticker = Ticker::new(cfg.progress);
-    let each = |records: &[(agentsim_models::OpRecord, usize)]| {
+    let each = |records: &[(agentsim_models::OpRecord, usize)], keys: &[ValueKey]| {
         for (rec, line) in records {
-            if let Err(e) = stream.push(rec, *line as u64, &mut sink) {
+            if let Err(e) = stream.push_keyed(rec, keys, *line as u64, &mut sink) {
                 failed = Some(e);
                 return ControlFlow::Break(());
             }
@@ -128,7 +129,7 @@ pub fn run(
         }
         ControlFlow::Continue(())
     };
-    let names = jsonl::for_each_block_apart(src, file, cfg.threads, cut, expect, each)?;
+    let names = jsonl::for_each_literal_block_apart(src, file, cfg.threads, cut, expect, each)?;
     if let Some(e) = failed {
         // The reader checks everything the detector checks, so this is a bug, not input.
         return Err(anyhow::anyhow!(e).context(format!("{file}: the detector refused a record")));
