@@ -6,14 +6,54 @@
 #![no_main]
 
 use agentsim_models::detect::{a4, fast, spec};
-use agentsim_models::jsonl::{parse_history, write_history};
+use agentsim_models::jsonl::{parse_block, parse_history, write_history, Merger, Parsed};
+use agentsim_models::{Cell, OpRecord, Value};
 use libfuzzer_sys::fuzz_target;
+
+/// A record's values by name, field by field (cells by id: both readers number them alike).
+fn named(r: &OpRecord, name: impl Fn(Value) -> Option<String>) -> Vec<(Cell, Option<String>)> {
+    let maps = r
+        .read_values
+        .entries()
+        .iter()
+        .chain(r.write_values.entries());
+    maps.chain(r.io.iter())
+        .chain(r.co.iter())
+        .map(|&(c, v)| (c, name(v)))
+        .collect()
+}
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(h) = parse_history(text, "fuzz.jsonl") else {
+    let read = parse_history(text, "fuzz.jsonl");
+    // The literal merger (what `detect --stream` and `detect FILE` read through: value ids
+    // block-local, standing for keys) accepts what the reader accepts, with the same error,
+    // and names every value as the reader does.
+    let (mut parsed, mut merger) = (Parsed::literal(), Merger::literal("fuzz.jsonl"));
+    parse_block(data, &mut parsed);
+    let literal = merger.merge(data, &mut parsed);
+    match (&read, &literal) {
+        (Ok(h), Ok(())) => {
+            assert_eq!(
+                parsed.records().len(),
+                h.records.len(),
+                "literal record count"
+            );
+            let keys = &parsed.keys;
+            for ((r, _), want) in parsed.records().iter().zip(&h.records) {
+                let got = named(r, |v| match v.0 {
+                    0 => None,
+                    k => merger.names.key_name(keys[k as usize - 1]),
+                });
+                assert_eq!(got, named(want, |v| h.names.value_name(v)), "literal names");
+            }
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "literal error"),
+        _ => panic!("the literal merger and the reader disagree: {read:?} / {literal:?}"),
+    }
+    let Ok(h) = read else {
         return;
     };
     let written = write_history(&h);
