@@ -41,7 +41,11 @@
 //! be of any value ever written, however old), and A4 keeps every read with replica metadata
 //! (a lagging replica may serve any old committed version). Names (agents, cells, tools,
 //! values) are the caller's: a long stream with fresh values should compact its value table
-//! with [`Stream::live_values`] and [`Stream::remap_values`].
+//! with [`Stream::live_values`] and [`Stream::remap_values`], or push keys
+//! ([`Stream::keyed`], [`Stream::push_keyed`]): a value of at most 15 bytes is then its own
+//! key and needs no table, and only the ids of longer ones are left to compact
+//! ([`crate::value_key`]). Keys compare exactly as the values' names do, so the two forms give
+//! the same verdicts (`models/tests/detect_support`, run beside every stream test).
 //!
 //! ## Not handled
 //! A retraction that arrives after the retracted record (a separate "record k is now aborted"
