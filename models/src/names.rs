@@ -76,6 +76,21 @@ impl Value {
     }
 }
 
+/// A key for a value id, and back (`crate::value_key` knows ids only as numbers).
+impl ValueKey {
+    /// The key of value id `v` of a name table (NULL for NULL).
+    #[inline]
+    pub fn id(v: Value) -> ValueKey {
+        ValueKey::of_id(v.0)
+    }
+
+    /// The value id, when the key is one (NULL is `Value::NULL`).
+    #[inline]
+    pub fn as_id(self) -> Option<Value> {
+        self.id_number().map(Value)
+    }
+}
+
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_null() {
@@ -604,7 +619,7 @@ impl Names {
     #[inline]
     fn literal(&mut self, name: &str, key: Option<ValueKey>) -> Value {
         let key = key.unwrap_or_else(|| ValueKey::id(Value(self.values.intern(name) + 1)));
-        self.literals.as_mut().expect("a literal table").id(key)
+        Value(self.literals.as_mut().expect("a literal table").id(key))
     }
 
     /// The key of value `v`: its id, or in a literal table the key it stands for.
@@ -612,7 +627,7 @@ impl Names {
     pub fn value_key(&self, v: Value) -> ValueKey {
         match &self.literals {
             None => ValueKey::id(v),
-            Some(l) => l.key(v),
+            Some(l) => l.key(v.0),
         }
     }
 
@@ -696,7 +711,7 @@ impl Names {
         }
         let v = match &self.literals {
             None => v,
-            Some(l) => l.key(v).as_id()?,
+            Some(l) => l.key(v.0).as_id()?,
         };
         self.values.name(v.0 - 1)
     }
@@ -773,6 +788,35 @@ impl Names {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A value id is a key and back; a literal table gives equal names one id, keeps short
+    /// names as their keys and interns long ones, and names each as it was written.
+    #[test]
+    fn a_literal_table_names_values_by_key() {
+        assert_eq!(ValueKey::id(Value(7)).as_id(), Some(Value(7)));
+        assert_eq!(ValueKey::id(Value::NULL), ValueKey::NULL);
+        assert_eq!(ValueKey::literal("x").and_then(ValueKey::as_id), None);
+        let mut n = Names::with_literal_values();
+        let long = "a value too long to be its own key";
+        let (a, b) = (n.value("short"), n.value(long));
+        assert_eq!((n.value("short"), n.value(long)), (a, b));
+        assert_ne!(a, b);
+        assert_eq!(n.value_key(a), ValueKey::literal("short").expect("short"));
+        assert_eq!(
+            n.value_key(b),
+            ValueKey::id(Value(1)),
+            "the first long name"
+        );
+        assert_eq!(n.value_count(), 1, "only the long name is interned");
+        for (v, name) in [(a, "short"), (b, long)] {
+            assert_eq!(n.value_name(v).as_deref(), Some(name));
+            assert_eq!(n.key_name(n.value_key(v)).as_deref(), Some(name));
+        }
+        assert_eq!(n.interned_value(b), Some(long));
+        assert_eq!(n.interned_value(a), None);
+        n.clear_literals();
+        assert_eq!(n.value("again"), Value(1));
+    }
 
     #[test]
     fn interning_is_dense_and_stable() {

@@ -1,6 +1,6 @@
 //! Values by what they are: a key that two equal values share wherever they were read.
 //!
-//! A value id ([`Value`]) means something only in the table that assigned it, and keeping
+//! A value id (a `Value`) means something only in the table that assigned it, and keeping
 //! one table for a whole stream costs a lookup in a large table per value read and, when
 //! values are mostly fresh, a compaction now and then. A [`ValueKey`] needs no table when the
 //! name is short: a name of at most 15 bytes *is* its key (its bytes and its length), so
@@ -12,11 +12,10 @@
 //! whose value ids index a list of keys ([`Literals`]) instead of a table of names: what the
 //! stream detector reads ([`crate::detect::stream::Stream::push_keyed`]).
 
-use crate::names::Value;
-
 /// A value's key, as a 128-bit number: 0 is NULL; a name of at most 15 bytes is its bytes
 /// (little-endian) with `0x80 | len` in the top byte; anything else is a value id (a
-/// [`Value`]'s number) of the name table that holds the long names, below 2^32 (top byte 0).
+/// `Value`'s number: `ValueKey::id`, in `names.rs`) of the name table that holds the long
+/// names, below 2^32 (top byte 0).
 /// Kept as two words, so that it aligns as a `u64` does (a kept write with its key is 40
 /// bytes, not the 48 a `u128`'s alignment would make it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -38,10 +37,10 @@ impl ValueKey {
         u128::from(self.0[0]) | u128::from(self.0[1]) << 64
     }
 
-    /// The key of value id `v` of a name table (NULL for NULL).
+    /// The key of value id number `n` of a name table (0 is NULL).
     #[inline]
-    pub fn id(v: Value) -> ValueKey {
-        ValueKey([u64::from(v.0), 0])
+    pub fn of_id(n: u32) -> ValueKey {
+        ValueKey([u64::from(n), 0])
     }
 
     /// The key that is the name itself, when it has at most 15 bytes.
@@ -63,10 +62,10 @@ impl ValueKey {
         self.0 == [0; 2]
     }
 
-    /// The value id, when the key is one (NULL is `Value::NULL`).
+    /// The value id number, when the key is one (NULL is 0).
     #[inline]
-    pub fn as_id(self) -> Option<Value> {
-        (self.0[1] >> 56 == 0).then_some(Value(self.0[0] as u32))
+    pub fn id_number(self) -> Option<u32> {
+        (self.0[1] >> 56 == 0).then_some(self.0[0] as u32)
     }
 
     /// The name, when the key is the name itself.
@@ -97,9 +96,9 @@ pub struct Literals {
 const EMPTY: u32 = u32::MAX;
 
 impl Literals {
-    /// The id of `key` (1-based), a new one if the key is new.
+    /// The id of `key` (from 1), a new one if the key is new.
     #[inline]
-    pub fn id(&mut self, key: ValueKey) -> Value {
+    pub fn id(&mut self, key: ValueKey) -> u32 {
         if 2 * (self.keys.len() + 1) > self.slots.len() {
             self.grow();
         }
@@ -108,7 +107,7 @@ impl Literals {
         loop {
             match self.slots[i] {
                 EMPTY => break,
-                k if self.keys[k as usize] == key => return Value(k + 1),
+                k if self.keys[k as usize] == key => return k + 1,
                 _ => i = (i + 1) & mask,
             }
         }
@@ -116,7 +115,7 @@ impl Literals {
         assert!(k < u32::MAX - 1, "fewer than u32::MAX values in a table");
         self.slots[i] = k;
         self.keys.push(key);
-        Value(k + 1)
+        k + 1
     }
 
     /// Every key, by id − 1.
@@ -129,10 +128,10 @@ impl Literals {
         &mut self.keys
     }
 
-    /// The key of value id `v` (NULL for NULL).
+    /// The key of id `v` (NULL for 0).
     #[inline]
-    pub fn key(&self, v: Value) -> ValueKey {
-        match v.0 {
+    pub fn key(&self, v: u32) -> ValueKey {
+        match v {
             0 => ValueKey::NULL,
             k => self.keys[k as usize - 1],
         }
@@ -199,14 +198,14 @@ mod tests {
             assert_eq!(key.is_some(), name.len() < 16, "{name:?}");
             if let Some(k) = key {
                 assert_eq!(k.as_literal().as_deref(), Some(name));
-                assert_eq!(k.as_id(), None);
+                assert_eq!(k.id_number(), None);
                 assert!(!k.is_null());
             }
         }
         assert_ne!(ValueKey::literal("a"), ValueKey::literal("a\0"));
-        assert_eq!(ValueKey::id(Value(7)).as_id(), Some(Value(7)));
-        assert_eq!(ValueKey::id(Value::NULL), ValueKey::NULL);
-        assert_eq!(ValueKey::id(Value(u32::MAX)).as_literal(), None);
+        assert_eq!(ValueKey::of_id(7).id_number(), Some(7));
+        assert_eq!(ValueKey::of_id(0), ValueKey::NULL);
+        assert_eq!(ValueKey::of_id(u32::MAX).as_literal(), None);
     }
 
     /// Names that differ only in their last bytes spread over the table: the mean probe
@@ -214,7 +213,7 @@ mod tests {
     /// `v1000000…v1001999` when only high product bits were used).
     #[test]
     fn keys_that_differ_late_do_not_cluster() {
-        for base in [1_000u64, 1_000_000, 10_000_000, 100_000_000_000_000] {
+        for base in [1_000u64, 1_000_000, 10_000_000, 10_000_000_000_000] {
             let mask = 4095;
             let mut slots = vec![false; mask + 1];
             let mut probes = 0usize;
@@ -239,7 +238,7 @@ mod tests {
         let mut first = std::collections::BTreeMap::new();
         for name in &names {
             let key = ValueKey::literal(name).expect("short");
-            let next = Value(first.len() as u32 + 1);
+            let next = first.len() as u32 + 1;
             let want = *first.entry(name.clone()).or_insert(next);
             assert_eq!(t.id(key), want, "{name}");
             assert_eq!(t.key(want), key);
@@ -247,6 +246,6 @@ mod tests {
         assert_eq!(t.len(), 1700);
         t.clear();
         assert!(t.is_empty());
-        assert_eq!(t.id(ValueKey::literal("x").expect("short")), Value(1));
+        assert_eq!(t.id(ValueKey::literal("x").expect("short")), 1);
     }
 }

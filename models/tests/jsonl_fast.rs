@@ -39,7 +39,22 @@ fn sequential(bytes: &[u8], spec: bool) -> Outcome {
 
 /// The blocks reader, cutting after the newlines at the given byte offsets.
 fn blocks(bytes: &[u8], cuts: &[usize]) -> Outcome {
-    let (mut merger, mut parsed, mut out) = (Merger::new("f.jsonl"), Parsed::default(), vec![]);
+    let mut out = vec![];
+    let (merger, parsed) = (Merger::new("f.jsonl"), Parsed::default());
+    let names = merge_blocks(bytes, cuts, merger, parsed, |p| {
+        out.extend(p.records().iter().cloned())
+    })?;
+    Ok((names, out))
+}
+
+/// Parses and merges the blocks of `bytes` cut at `cuts` in order, `take` seeing each merged.
+fn merge_blocks(
+    bytes: &[u8],
+    cuts: &[usize],
+    mut merger: Merger,
+    mut parsed: Parsed,
+    mut take: impl FnMut(&Parsed),
+) -> Result<Names, String> {
     let mut from = 0;
     for end in block_ends(bytes, cuts) {
         let block = &bytes[from..end];
@@ -47,10 +62,10 @@ fn blocks(bytes: &[u8], cuts: &[usize]) -> Outcome {
         merger
             .merge(block, &mut parsed)
             .map_err(|e| e.to_string())?;
-        out.extend(parsed.records().iter().cloned());
+        take(&parsed);
         from = end;
     }
-    Ok((merger.names, out))
+    Ok(merger.names)
 }
 
 /// Where blocks cut after the newlines at the given byte offsets end.
@@ -119,26 +134,17 @@ fn named(o: &Outcome) -> Named {
 
 /// The blocks reader with a literal merger (value ids block-local, with their keys).
 fn blocks_literal(bytes: &[u8], cuts: &[usize]) -> Named {
-    let (mut merger, mut parsed) = (Merger::literal("f.jsonl"), Parsed::literal());
     let mut out = vec![];
-    let mut from = 0;
-    for end in block_ends(bytes, cuts) {
-        let block = &bytes[from..end];
-        jsonl::parse_block(block, &mut parsed);
-        merger
-            .merge(block, &mut parsed)
-            .map_err(|e| e.to_string())?;
-        let keys = parsed.keys.clone();
+    let (merger, parsed) = (Merger::literal("f.jsonl"), Parsed::literal());
+    let names = merge_blocks(bytes, cuts, merger, parsed, |p| {
+        let keys = &p.keys;
         out.extend(
-            parsed
-                .records()
+            p.records()
                 .iter()
                 .map(|(r, l)| (r.clone(), *l, keys.clone())),
-        );
-        from = end;
-    }
-    let records = named_with(&merger.names, out);
-    Ok((tables(&merger.names), records))
+        )
+    })?;
+    Ok((tables(&names), named_with(&names, out)))
 }
 
 /// `for_each_literal_block` by names.
