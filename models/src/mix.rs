@@ -20,6 +20,14 @@ pub const fn splitmix(z: u64) -> u64 {
     mix(z.wrapping_add(GOLDEN))
 }
 
+/// A random seed, drawn once per process, for the hash tables that look names up (it changes
+/// speed on input built to collide, never an id or an output: no table's layout is iterated).
+pub fn process_seed() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| RandomState::new().hash_one(0x5eed_u64) | 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -425,7 +425,7 @@ fn hash(bytes: &[u8]) -> u64 {
         let full = u128::from(a) * u128::from(b);
         (full as u64) ^ ((full >> 64) as u64)
     };
-    let mut h = seed() ^ bytes.len() as u64;
+    let mut h = crate::mix::process_seed() ^ bytes.len() as u64;
     let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
         let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
@@ -434,13 +434,6 @@ fn hash(bytes: &[u8]) -> u64 {
     let mut tail = [0u8; 8];
     tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
     fold(h ^ u64::from_le_bytes(tail), K ^ 0xA076_1D64_78BD_642F)
-}
-
-/// A random seed, drawn once per process (it changes speed on hostile input, never ids).
-fn seed() -> u64 {
-    use std::hash::{BuildHasher, RandomState};
-    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *SEED.get_or_init(|| RandomState::new().hash_one(0x5eed_u64) | 1)
 }
 
 /// The ids a [`Interner::retain`] kept, and the new id of each: its rank among the kept ones.

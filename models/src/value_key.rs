@@ -168,16 +168,21 @@ impl Literals {
     }
 }
 
-/// Where a key is looked for first: the two halves of the full 128-bit product of the
-/// folded key and a constant, xored, so that every byte of the name reaches the low bits
-/// (the high half of a 64-bit product alone left names that differ only in their last
-/// bytes, `v1000000` and `v1000001`, in one long chain). The table is block-local and
-/// cleared at every block, so an adversary who makes keys collide slows one block.
+/// Where a key is looked for first: each word of the key multiplied in turn, the two halves
+/// of each full 128-bit product xored (so every byte of the name reaches the low bits: the
+/// high half of one 64-bit product had left names that differ only in their last bytes,
+/// `v1000000` and `v1000001`, in one long chain), from the process's random seed, as the
+/// name tables' hash does, so that keys cannot be chosen to collide. Ids are the order of
+/// first appearance whatever the slots, so the seed changes no id.
 #[inline]
 fn home(key: ValueKey, mask: usize) -> usize {
-    let fold = key.0[0] ^ key.0[1].rotate_left(29);
-    let full = u128::from(fold) * u128::from(crate::mix::GOLDEN);
-    ((full as u64) ^ ((full >> 64) as u64)) as usize & mask
+    let fold = |a: u64, b: u64| {
+        let full = u128::from(a) * u128::from(b);
+        (full as u64) ^ ((full >> 64) as u64)
+    };
+    let k = crate::mix::GOLDEN;
+    let h = fold(crate::mix::process_seed() ^ key.0[0], k);
+    fold(h ^ key.0[1], k ^ 0xA076_1D64_78BD_642F) as usize & mask
 }
 
 #[cfg(test)]
