@@ -599,13 +599,13 @@ impl Names {
         }
     }
 
-    /// [`Names::value`], given the name's key when the caller has it (it is the name's
-    /// literal key, [`ValueKey::literal`]; used only by a literal table).
+    /// [`Names::value`] of a short name whose literal key ([`ValueKey::literal`]) the caller
+    /// has already made (`key`, its bits; used only by a literal table).
     #[inline]
-    pub(crate) fn value_with_key(&mut self, name: &str, key: Option<u128>) -> Value {
+    pub(crate) fn value_with_key(&mut self, name: &str, key: u128) -> Value {
         match self.literals {
             None => Value(self.values.intern(name) + 1),
-            Some(_) => self.literal(name, key.map(ValueKey::from_bits)),
+            Some(_) => self.literal(name, Some(ValueKey::from_bits(key))),
         }
     }
 

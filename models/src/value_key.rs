@@ -56,6 +56,16 @@ impl ValueKey {
         Some(ValueKey::from_bits(u128::from_le_bytes(bytes)))
     }
 
+    /// The key of id `n` in a list of keys by id − 1 (what a literal table, a merged block's
+    /// keys and a keyed detector's witness keys all are): NULL for 0.
+    #[inline]
+    pub fn listed(keys: &[ValueKey], n: u32) -> ValueKey {
+        match n {
+            0 => ValueKey::NULL,
+            k => keys[k as usize - 1],
+        }
+    }
+
     /// Whether this is NULL.
     #[inline]
     pub fn is_null(self) -> bool {
@@ -123,18 +133,10 @@ impl Literals {
         &self.keys
     }
 
-    /// The keys, to rewrite the long names' ids (a rewrite must stay injective).
-    pub fn keys_mut(&mut self) -> &mut [ValueKey] {
-        &mut self.keys
-    }
-
     /// The key of id `v` (NULL for 0).
     #[inline]
     pub fn key(&self, v: u32) -> ValueKey {
-        match v {
-            0 => ValueKey::NULL,
-            k => self.keys[k as usize - 1],
-        }
+        ValueKey::listed(&self.keys, v)
     }
 
     /// How many ids were given.

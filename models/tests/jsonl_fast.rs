@@ -98,10 +98,9 @@ fn named_with(
     records
         .into_iter()
         .map(|(mut r, line, keys)| {
-            let name = |v: Value| match (v.0, keys.is_empty()) {
-                (0, _) => None,
-                (_, true) => names.value_name(v),
-                (k, false) => names.key_name(keys[k as usize - 1]),
+            let name = |v: Value| match keys.is_empty() {
+                true => names.value_name(v),
+                false => names.key_name(ValueKey::listed(&keys, v.0)),
             };
             let mut values: Vec<Option<String>> = vec![];
             for m in [&r.read_values, &r.write_values] {

@@ -150,10 +150,9 @@ enum Keys<'a> {
 impl Keys<'_> {
     #[inline]
     fn get(self, v: Value) -> ValueKey {
-        match (self, v.0) {
-            (Keys::Ids, _) => ValueKey::id(v),
-            (Keys::Table(_), 0) => ValueKey::NULL,
-            (Keys::Table(t), k) => t[k as usize - 1],
+        match self {
+            Keys::Ids => ValueKey::id(v),
+            Keys::Table(t) => ValueKey::listed(t, v.0),
         }
     }
 }
@@ -307,10 +306,9 @@ impl Stream {
     /// The key of a value of a kept witness: itself, or in a keyed detector the key the
     /// value id stands for.
     pub fn witness_key(&self, v: Value) -> ValueKey {
-        match (&self.witness_keys, v.0) {
-            (None, _) => ValueKey::id(v),
-            (Some(_), 0) => ValueKey::NULL,
-            (Some(t), k) => t[k as usize - 1],
+        match &self.witness_keys {
+            None => ValueKey::id(v),
+            Some(t) => ValueKey::listed(t, v.0),
         }
     }
 

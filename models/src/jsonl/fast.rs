@@ -209,7 +209,7 @@ fn line_value(seen: &mut Vec<(u128, Value)>, names: &mut Names, text: &str, v: V
         return id;
     }
     // The short key is the literal key a literal table wants (`crate::value_key`).
-    let id = names.value_with_key(name, Some(key));
+    let id = names.value_with_key(name, key);
     seen.push((key, id));
     id
 }

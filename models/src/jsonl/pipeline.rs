@@ -142,10 +142,7 @@ where
         spawn_readers(s, src, cut, threads, free_rx, job_rx, done_tx);
         // Owned here, so that leaving stops the reader (its free blocks run out).
         let free = free;
-        let mut merger = match literal {
-            true => Merger::literal(file),
-            false => Merger::new(file),
-        };
+        let mut merger = merger(file, literal);
         merge(&mut merger, done_rx, |names, mut job| {
             if each(names, &job.parsed).is_break() {
                 return Ok(ControlFlow::Break(()));
@@ -227,10 +224,7 @@ where
     std::thread::scope(|s| {
         spawn_readers(s, src, cut, threads, free_rx, job_rx, done_tx);
         let merging = s.spawn(move || {
-            let mut merger = match literal {
-                true => Merger::literal(file),
-                false => Merger::new(file),
-            };
+            let mut merger = merger(file, literal);
             if let Some(total) = expect {
                 merger.expect_bytes(total);
             }
@@ -268,6 +262,14 @@ where
         let names = merging.join().expect("the merge thread does not panic");
         consumed.map(|()| names)
     })
+}
+
+/// A merger for `file`, literal ([`Merger::literal`]) or not.
+fn merger(file: &str, literal: bool) -> Merger {
+    match literal {
+        true => Merger::literal(file),
+        false => Merger::new(file),
+    }
 }
 
 /// How many blocks circulate: [`Blocks::in_flight`] per worker, and two.

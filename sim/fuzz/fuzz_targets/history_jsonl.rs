@@ -7,7 +7,7 @@
 
 use agentsim_models::detect::{a4, fast, spec};
 use agentsim_models::jsonl::{parse_block, parse_history, write_history, Merger, Parsed};
-use agentsim_models::{Cell, OpRecord, Value};
+use agentsim_models::{Cell, OpRecord, Value, ValueKey};
 use libfuzzer_sys::fuzz_target;
 
 /// A record's values by name, field by field (cells by id: both readers number them alike).
@@ -43,10 +43,7 @@ fuzz_target!(|data: &[u8]| {
             );
             let keys = &parsed.keys;
             for ((r, _), want) in parsed.records().iter().zip(&h.records) {
-                let got = named(r, |v| match v.0 {
-                    0 => None,
-                    k => merger.names.key_name(keys[k as usize - 1]),
-                });
+                let got = named(r, |v| merger.names.key_name(ValueKey::listed(keys, v.0)));
                 assert_eq!(got, named(want, |v| h.names.value_name(v)), "literal names");
             }
         }
