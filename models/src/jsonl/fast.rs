@@ -53,7 +53,7 @@ pub(crate) struct Scanner {
 
 /// A name of at most 15 bytes (`text[s]`) as one number, read from the line in one go where
 /// the line has 16 bytes from its start; 0x80 | len in the top byte (so no key is 0).
-#[inline]
+#[inline(always)]
 fn short_key(text: &str, s: Str) -> Option<u128> {
     let (from, to) = (s.0 as usize, s.1 as usize);
     let len = to - from;
@@ -71,21 +71,35 @@ fn short_key(text: &str, s: Str) -> Option<u128> {
     Some(u128::from(lo) | u128::from(hi | ((0x80 | len as u64) << 56)) << 64)
 }
 
+/// `text[a]` against `text[b]` in the order of their bytes (`str`'s order). Two names with
+/// short keys compare as their keys with the bytes reversed: the first byte is then the most
+/// significant, a name's padding is zeros, and a scanned name holds no zero byte (a control
+/// character declines), so a shorter name that is a prefix of the other is less; the length
+/// in the last byte decides nothing that the bytes have not.
+#[inline]
+fn name_cmp(text: &str, a: Str, b: Str) -> std::cmp::Ordering {
+    match (short_key(text, a), short_key(text, b)) {
+        (Some(ka), Some(kb)) => ka.swap_bytes().cmp(&kb.swap_bytes()),
+        _ => text[a.0 as usize..a.1 as usize].cmp(&text[b.0 as usize..b.1 as usize]),
+    }
+}
+
 /// The ids of names seen lately (up to 15 bytes), in a direct-mapped table: a line names
 /// the same few cells many times, and a history has few agents, cells and tools. Valid for
 /// one name table: [`Scanner::forget_names`] empties it when the reader's tables change.
 /// Values are not kept here: a caller may renumber them between lines (`retain_values`).
 #[derive(Clone)]
 struct Recent {
-    keys: Vec<u128>,
-    ids: Vec<u32>,
+    /// Arrays, not vectors: a slot (a byte of the hash) is in bounds with no test.
+    keys: Box<[u128; RECENT]>,
+    ids: Box<[u32; RECENT]>,
 }
 
 impl Default for Recent {
     fn default() -> Self {
         Recent {
-            keys: vec![0; RECENT],
-            ids: vec![0; RECENT],
+            keys: Box::new([0; RECENT]),
+            ids: Box::new([0; RECENT]),
         }
     }
 }
@@ -95,7 +109,7 @@ const RECENT: usize = 256;
 
 impl Recent {
     /// The id of `text[s]` in `table` (interned if new).
-    #[inline]
+    #[inline(always)]
     fn id(&mut self, table: &mut Interner, text: &str, s: Str) -> u32 {
         let (from, to) = (s.0 as usize, s.1 as usize);
         let Some(key) = short_key(text, s) else {
@@ -106,7 +120,14 @@ impl Recent {
         if self.keys[slot] == key {
             return self.ids[slot];
         }
-        let id = table.intern(&text[from..to]);
+        self.miss(table, &text[from..to], key, slot)
+    }
+
+    /// A name not in its slot: interned, and put there.
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, table: &mut Interner, name: &str, key: u128, slot: usize) -> u32 {
+        let id = table.intern(name);
         (self.keys[slot], self.ids[slot]) = (key, id);
         id
     }
@@ -137,6 +158,10 @@ struct Fields {
     /// Each registry's text was the last registry's (the memo's, before this line).
     registry_hits: [bool; 2],
     preds: Span,
+    /// The bytes of `io`'s value, and whether `co`'s were the same (then `co` is not
+    /// scanned: its effects are `io`'s).
+    io_text: Span,
+    co_is_io: bool,
 }
 
 /// What the spec form's checks need beside the line.
@@ -198,7 +223,7 @@ fn has_prefix(hay: &[u8], lit: &[u8]) -> bool {
 
 /// The id of value `v` of the line `text` (interned if new), looked up first among the
 /// values the line has already interned (`seen`).
-#[inline]
+#[inline(always)]
 fn line_value(seen: &mut Vec<(u128, Value)>, names: &mut Names, text: &str, v: Val) -> Value {
     let Some(s) = v else { return Value::NULL };
     let name = &text[s.0 as usize..s.1 as usize];
@@ -234,10 +259,7 @@ impl Scanner {
         rec: &mut OpRecord,
         cx: Context<'_>,
     ) -> Option<u32> {
-        self.cells.clear();
-        self.pairs.clear();
-        self.tools.clear();
-        self.preds.clear();
+        self.clear();
         let f = self.scan(text.as_bytes(), cx.last_registry.0.as_bytes())?;
         if f.seen & REQUIRED_MASK != REQUIRED_MASK {
             return None;
@@ -253,13 +275,61 @@ impl Scanner {
         if b.len() >= u32::MAX as usize {
             return None;
         }
-        // One pass over the line (an OR of comparisons, which the compiler vectorises) tells
-        // whether any byte could be whitespace; a line our writer wrote has none, and is then
-        // scanned with no whitespace test at each token.
-        match b.iter().fold(false, |any, &c| any | (c <= b' ')) {
-            true => self.scan_in(Cursor::<true> { b, p: 0 }, memo),
-            false => self.scan_in(Cursor::<false> { b, p: 0 }, memo),
+        // First with no whitespace test at each token: a line our writer wrote has none
+        // between tokens. Such a scan accepts exactly the lines without whitespace between
+        // tokens, with the fields the scan that skips it finds (whitespace is no token, so
+        // it stops the first at once: a writer that puts spaces after its colons costs a
+        // dozen bytes of the first key). Only then, and only when some byte could be
+        // whitespace, is the line scanned again skipping it.
+        // And first of all in the writer's order of keys, with no key to look up.
+        if let Some(f) = self.scan_in_order(Cursor::<false> { b, p: 0 }, memo) {
+            return Some(f);
         }
+        self.clear();
+        if let Some(f) = self.scan_in(Cursor::<false> { b, p: 0 }, memo) {
+            return Some(f);
+        }
+        if !b.iter().any(|&c| c <= b' ') {
+            return None;
+        }
+        self.clear();
+        self.scan_in(Cursor::<true> { b, p: 0 }, memo)
+    }
+
+    /// [`Scanner::scan_in`] for a line whose fourteen keys come in the writer's order
+    /// ([`super::KEYS`]) with no whitespace: each key is compared with the one expected
+    /// there, commas and braces included, and its value read by its own arm of
+    /// [`Scanner::value`], so that no key is looked up and none is checked for a repeat.
+    /// Declines every other line, which [`Scanner::scan_in`] then reads: on the lines both
+    /// accept, they find the same fields.
+    fn scan_in_order(&mut self, mut s: Cursor<'_, false>, memo: &[u8]) -> Option<Fields> {
+        let mut f = Fields::default();
+        macro_rules! keys {
+            ($($k:literal $lit:literal),*) => {$(
+                if !has_prefix(&s.b[s.p..], $lit) {
+                    return None;
+                }
+                s.p += $lit.len();
+                self.value(&mut s, $k, &mut f, memo)?;
+            )*};
+        }
+        keys!(
+            0 b"{\"agent\":", 1 b",\"read_set\":", 2 b",\"read_values\":",
+            3 b",\"read_registry\":", 4 b",\"planned_tool\":", 5 b",\"read_time\":",
+            6 b",\"write_set\":", 7 b",\"write_values\":", 8 b",\"write_registry\":",
+            9 b",\"write_time\":", 10 b",\"io\":", 11 b",\"co\":", 12 b",\"aborted\":",
+            13 b",\"preds\":"
+        );
+        f.seen = (1 << 14) - 1;
+        (s.p + 1 == s.b.len() && s.b[s.p] == b'}').then_some(f)
+    }
+
+    /// Empties the scratch vectors of a scan.
+    fn clear(&mut self) {
+        self.cells.clear();
+        self.pairs.clear();
+        self.tools.clear();
+        self.preds.clear();
     }
 
     fn scan_in<const WS: bool>(&mut self, mut s: Cursor<'_, WS>, memo: &[u8]) -> Option<Fields> {
@@ -304,6 +374,7 @@ impl Scanner {
     }
 
     /// The value of key slot `k`.
+    #[inline(always)]
     fn value<const WS: bool>(
         &mut self,
         s: &mut Cursor<'_, WS>,
@@ -326,8 +397,24 @@ impl Scanner {
                 f.write_time_at = s.p as u32;
                 f.write_time = s.uint()?;
             }
-            10 => f.io = self.effects(s)?,
-            11 => f.co = self.effects(s)?,
+            10 => {
+                s.ws();
+                let from = s.p as u32;
+                f.io = self.effects(s)?;
+                f.io_text = (from, s.p as u32);
+            }
+            11 => {
+                // Most lines complete their effects in the order they issued them: the same
+                // text twice, scanned once.
+                s.ws();
+                let io = &s.b[f.io_text.0 as usize..f.io_text.1 as usize];
+                if !io.is_empty() && s.b[s.p..].starts_with(io) {
+                    s.p += io.len();
+                    f.co_is_io = true;
+                } else {
+                    f.co = self.effects(s)?;
+                }
+            }
             12 => f.aborted = s.boolean()?,
             13 => {
                 let from = self.preds.len() as u32;
@@ -416,11 +503,16 @@ impl Scanner {
         let pairs = &self.pairs;
         self.line_values.clear();
         let seen = &mut self.line_values;
+        // `co` before `io`, as the spec form interns them; a `co` whose text is `io`'s names
+        // nothing `io` does not, in the same order.
         for (span, out) in [(f.co, &mut rec.co), (f.io, &mut rec.io)] {
             for &(c, v) in &pairs[span.0 as usize..span.1 as usize] {
                 let cell = Cell(self.recent_cells.id(&mut names.cells, text, c));
                 out.push((cell, line_value(seen, names, text, v)));
             }
+        }
+        if f.co_is_io {
+            rec.co.clone_from(&rec.io);
         }
         if let Some(s) = f.planned_tool {
             rec.planned_tool = Some(Tool(self.recent_tools.id(&mut names.tools, text, s)));
@@ -475,7 +567,14 @@ impl Scanner {
         let pairs = &self.pairs[span.0 as usize..span.1 as usize];
         self.order.clear();
         self.order.extend(0..pairs.len() as u32);
-        if pairs.len() > 1 {
+        if pairs.len() == 2 {
+            // Most maps have one or two entries: two names compared once, by key when short.
+            match name_cmp(text, pairs[0].0, pairs[1].0) {
+                std::cmp::Ordering::Equal => return None,
+                std::cmp::Ordering::Greater => self.order.reverse(),
+                std::cmp::Ordering::Less => {}
+            }
+        } else if pairs.len() > 2 {
             self.order
                 .sort_by(|&a, &b| t(pairs[a as usize].0).cmp(t(pairs[b as usize].0)));
             let same = |w: &[u32]| t(pairs[w[0] as usize].0) == t(pairs[w[1] as usize].0);
@@ -603,7 +702,7 @@ impl<const WS: bool> Cursor<'_, WS> {
     }
 
     /// A string with no escape and no control character.
-    #[inline]
+    #[inline(always)]
     fn string(&mut self) -> Option<Str> {
         self.eat(b'"')?;
         let from = self.p;
@@ -620,7 +719,7 @@ impl<const WS: bool> Cursor<'_, WS> {
     }
 
     /// A string or `null`.
-    #[inline]
+    #[inline(always)]
     fn val(&mut self) -> Option<Val> {
         match self.peek()? {
             b'n' => self.word(b"null").map(|()| None),
@@ -700,7 +799,103 @@ impl<const WS: bool> Cursor<'_, WS> {
 
 #[cfg(test)]
 mod tests {
-    use super::{has_prefix, is_stop, short_key, stop_in_word, Str, KEY_LITERALS};
+    use super::{
+        has_prefix, is_stop, name_cmp, short_key, stop_in_word, Cursor, Scanner, Str, KEY_LITERALS,
+    };
+
+    /// What one scan found: the fields and the scratch they point into.
+    fn scanned(sc: &Scanner, f: Option<super::Fields>) -> String {
+        let cells: Vec<_> = sc.cells.iter().map(|s| (s.0, s.1)).collect();
+        let pairs: Vec<_> = sc
+            .pairs
+            .iter()
+            .map(|(a, b)| ((a.0, a.1), b.map(|v| (v.0, v.1))))
+            .collect();
+        let tools: Vec<_> = sc.tools.iter().map(|(s, v)| (s.0, s.1, *v)).collect();
+        format!("{f:?} {cells:?} {pairs:?} {tools:?} {:?}", sc.preds)
+    }
+
+    /// The scan in the writer's key order finds what the general scan finds, on every line
+    /// it accepts, and it accepts the writer's lines: null and tool names, tool objects,
+    /// empty and two-entry maps, a `co` that is or is not `io`'s text, a memo hit; and it
+    /// declines lines that differ in order, spacing, keys or the text after the brace.
+    #[test]
+    fn the_scan_in_order_is_the_general_scan() {
+        let line = |tool: &str, reg: &str, co: &str, tail: &str| {
+            format!(
+                "{{\"agent\":\"a1\",\"read_set\":[\"c2\",\"c10\"],\"read_values\":\
+                 {{\"c2\":\"v1\",\"c10\":null}},\"read_registry\":{reg},\"planned_tool\":{tool},\
+                 \"read_time\":3,\"write_set\":[\"c1\"],\"write_values\":{{\"c1\":\"v9\"}},\
+                 \"write_registry\":{reg},\"write_time\":12,\"io\":[[\"c1\",\"v9\"],[\"c2\",null]],\
+                 \"co\":{co},\"aborted\":false,\"preds\":[0,2]{tail}"
+            )
+        };
+        let regs = ["[\"t0\",\"t1\"]", "[{\"tool\":\"t0\",\"version\":2}]", "[]"];
+        let cos = [
+            "[[\"c1\",\"v9\"],[\"c2\",null]]",
+            "[[\"c2\",null],[\"c1\",\"v9\"]]",
+        ];
+        let mut accepted = 0;
+        for tool in ["null", "\"t1\""] {
+            for reg in regs {
+                for co in cos {
+                    for tail in ["}", "}x", "", ",\"read_version\":1}", " }"] {
+                        for memo in ["", reg] {
+                            let text = line(tool, reg, co, tail);
+                            let b = text.as_bytes();
+                            let mut fast = Scanner::default();
+                            let f =
+                                fast.scan_in_order(Cursor::<false> { b, p: 0 }, memo.as_bytes());
+                            let mut general = Scanner::default();
+                            let g = general.scan_in(Cursor::<true> { b, p: 0 }, memo.as_bytes());
+                            assert_eq!(f.is_some(), tail == "}", "{text}");
+                            if f.is_some() {
+                                accepted += 1;
+                                assert_eq!(scanned(&fast, f), scanned(&general, g), "{text}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(accepted, 24);
+        // Keys out of the writer's order: declined here, read by the general scan.
+        let swapped = line("null", regs[0], cos[0], "}").replacen("\"read_set\"", "\"x\"", 1);
+        let b = swapped.as_bytes();
+        assert!(Scanner::default()
+            .scan_in_order(Cursor::<false> { b, p: 0 }, b"")
+            .is_none());
+    }
+
+    /// Two names compare as `str`s do: prefixes, equal names, bytes above 0x7f, names too
+    /// long for a key, and names too near the end of the text for one.
+    #[test]
+    fn names_compare_as_strs() {
+        let names = [
+            "",
+            "a",
+            "b",
+            "c1",
+            "c10",
+            "c1a",
+            "c2",
+            "\u{e9}",
+            "a\u{e9}",
+            "zzzzzzzzzzzzzzz",
+            "zzzzzzzzzzzzzzzz",
+            "zzzzzzzzzzzzzzz~",
+        ];
+        for x in names {
+            for y in names {
+                for pad in [0, 20] {
+                    let text = format!("{x}\"{y}\"{}", "p".repeat(pad));
+                    let a = Str(0, x.len() as u32);
+                    let b = Str(x.len() as u32 + 1, (x.len() + 1 + y.len()) as u32);
+                    assert_eq!(name_cmp(&text, a, b), x.cmp(y), "{x:?} {y:?} {pad}");
+                }
+            }
+        }
+    }
 
     /// A short key is the name's bytes, zero-extended, with 0x80 | its length in the top
     /// byte, for every length that has one and at every offset; none at 16 bytes or more,
