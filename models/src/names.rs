@@ -527,6 +527,18 @@ pub struct IdMap {
     pub values: Vec<u32>,
 }
 
+/// The largest table [`Names::seed_from`] copies: the copy is made for every block, and a
+/// history has few agents, cells and tools.
+pub const SEED_MAX: usize = 4096;
+
+impl IdMap {
+    /// Whether every agent, cell, tool and replica keeps its id (values are not looked at).
+    pub fn is_identity(&self) -> bool {
+        let same = |m: &[u32]| m.iter().enumerate().all(|(i, &id)| id as usize == i);
+        same(&self.agents) && same(&self.cells) && same(&self.tools) && same(&self.replicas)
+    }
+}
+
 /// The name tables of one history. Values start at id 1: id 0 is NULL.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Names {
@@ -747,6 +759,25 @@ impl Names {
             t.clear();
         }
         self.clear_literals();
+    }
+
+    /// Empties the tables, then copies into them the agents, cells, tools and replicas of
+    /// `global` (each table of at most [`SEED_MAX`] names; a larger one stays empty), keeping
+    /// whether values are literal: a block parsed into tables seeded this way gives the names
+    /// `global` already has the ids they have there, so that merging it into `global` renames
+    /// none of them ([`IdMap::is_identity`]).
+    pub fn seed_from(&mut self, global: &Names) {
+        self.clear();
+        for (to, from) in [
+            (&mut self.agents, &global.agents),
+            (&mut self.cells, &global.cells),
+            (&mut self.tools, &global.tools),
+            (&mut self.replicas, &global.replicas),
+        ] {
+            if from.len() <= SEED_MAX {
+                to.clone_from(from);
+            }
+        }
     }
 
     /// Interns every name of `local` into `self`, table by table in `local`'s id order, and

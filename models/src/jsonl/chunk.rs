@@ -35,6 +35,8 @@ pub struct Parsed {
     lines: usize,
     /// The worker stopped at an error, or it could not tell (see the module header).
     failed: bool,
+    /// `names` hold a copy of the global tables ([`Parsed::seed`]) for the next block.
+    seeded: bool,
     pred_slack: i64,
     parser: Option<RecordParser>,
 }
@@ -53,6 +55,16 @@ impl Parsed {
     pub fn records(&self) -> &[(OpRecord, usize)] {
         &self.records[..self.len]
     }
+
+    /// Starts the next block's tables from the agents, cells, tools and replicas of `global`
+    /// (the merger's names, as of the blocks merged so far: a prefix of what they will be
+    /// when the next block merges). Its names then keep their ids when it merges, and a block
+    /// that names nothing new is merged with no renaming ([`Merger::merge`]). Changes no id:
+    /// a name the copy lacks is renamed as before.
+    pub fn seed(&mut self, global: &Names) {
+        self.names.seed_from(global);
+        self.seeded = true;
+    }
 }
 
 /// Parses the whole lines `bytes` into `out` (its allocations reused) with local names.
@@ -62,7 +74,9 @@ pub fn parse_block(bytes: &[u8], out: &mut Parsed) {
     parser.pred_slack = i64::MIN;
     // The parser remembers ids of the previous block's tables.
     parser.forget_names();
-    out.names.clear();
+    if !std::mem::take(&mut out.seeded) {
+        out.names.clear();
+    }
     out.len = 0;
     out.failed = false;
     let mut reader = RecordReader::resume(bytes, "", (0, 0, 0), parser);
@@ -233,8 +247,13 @@ impl Merger {
         if literal {
             p.names.literal_keys(Some(&self.map), &mut p.keys);
         }
+        // A seeded block that named nothing new has the global ids already (and a literal
+        // block's value ids stay its own).
+        let rename_ids = !(literal && self.map.is_identity());
         for (rec, line) in &mut p.records[..p.len] {
-            rename(rec, &self.map, literal);
+            if rename_ids {
+                rename(rec, &self.map, literal);
+            }
             *line += self.line;
         }
         if self.expect.is_some() {

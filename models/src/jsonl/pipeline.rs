@@ -153,6 +153,7 @@ where
                     source,
                 });
             }
+            job.parsed.seed(names);
             // The reader may have stopped (the source ended); then the block is dropped.
             let _ = free.send(job);
             Ok(ControlFlow::Continue(()))
@@ -228,7 +229,9 @@ where
             if let Some(total) = expect {
                 merger.expect_bytes(total);
             }
-            let sent = merge(&mut merger, done_rx, |_, job| {
+            let sent = merge(&mut merger, done_rx, |names, mut job| {
+                // The consumer needs the records and keys, not the block's tables.
+                job.parsed.seed(names);
                 Ok(match merged_tx.send(Ok(job)) {
                     Ok(()) => ControlFlow::Continue(()),
                     // `each` broke: nothing more is wanted.
