@@ -39,6 +39,11 @@ def run(app: str, fixed: bool, path: str, threads=("t",)) -> None:
             print(f"{os.path.basename(path)}: {type(e).__name__}: {str(e).splitlines()[0]}")
     conn.commit()
     conn.execute("VACUUM")
+    # SqliteSaver switches the database to WAL. Back to a rollback journal, so that the file
+    # alone holds every row and no reader (even a read-only one) leaves `-shm`/`-wal`
+    # sidecars beside it: those would otherwise be committed with the examples.
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("PRAGMA journal_mode=DELETE")
     conn.close()
 
 
