@@ -68,7 +68,7 @@ fn scenario(dir: &Path, name: &str, top: &str, agent: &str, gen: &str) -> String
     path.to_str().unwrap().to_owned()
 }
 
-const SC: &str = "scenarios/edit-review.toml";
+const SC: &str = "scenarios/examples/edit-review.toml";
 const HUGE: &str = "18446744073709551615";
 
 #[test]

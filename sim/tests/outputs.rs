@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const LINE: &str =
-    "scenario=scenarios/edit-review.toml runtime=vanilla seed=1 trial=0 schedule=S1:39:-";
+    "scenario=scenarios/examples/edit-review.toml runtime=vanilla seed=1 trial=0 schedule=S1:39:-";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -45,7 +45,7 @@ fn a_directory_target_is_refused_before_any_work() {
     for args in [
         vec!["replay", LINE, "--history-out", ds],
         vec!["check", "--property", "A1", "--trace-out", ds],
-        vec!["simulate", "scenarios/edit-review.toml", "--record-out", ds],
+        vec!["simulate", "scenarios/examples/edit-review.toml", "--record-out", ds],
     ] {
         let out = agentsim(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

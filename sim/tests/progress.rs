@@ -40,7 +40,7 @@ fn progress_of(base: &[&str]) -> String {
 fn progress_lines_go_to_stderr_and_leave_stdout_alone() {
     let base = [
         "simulate",
-        "scenarios/edit-review.toml",
+        "scenarios/examples/edit-review.toml",
         "--trials",
         "300",
         "--threads",

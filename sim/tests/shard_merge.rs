@@ -166,7 +166,7 @@ fn text_and_json_merge(name: &str, cmd: &[&str]) {
 fn a_simulation_merges_to_the_single_run() {
     let cmd = [
         "simulate",
-        "scenarios/plan-execute.toml",
+        "scenarios/examples/plan-execute.toml",
         "--trials",
         "40",
         "--scheduler",
@@ -256,7 +256,7 @@ fn bad_partials_exit_2_naming_the_files() {
     );
     // Another command.
     let sim = dir.join("sim.json");
-    let sim_args = ["simulate", "scenarios/edit-review.toml", "--trials", "6"];
+    let sim_args = ["simulate", "scenarios/examples/edit-review.toml", "--trials", "6"];
     let mut sim_shard = sim_args.to_vec();
     sim_shard.extend(["--shard", "1/1", "--partial-out", s(&sim)]);
     ok(&sim_shard);
@@ -326,7 +326,7 @@ fn bad_partials_exit_2_naming_the_files() {
     fails(
         &[
             "simulate",
-            "scenarios/edit-review.toml",
+            "scenarios/examples/edit-review.toml",
             "--trace-out",
             "t",
             "--shard",

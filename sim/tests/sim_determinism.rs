@@ -30,7 +30,7 @@ fn simulate(args: &[&str]) -> Vec<u8> {
 #[test]
 fn same_seed_gives_byte_identical_json() {
     for sc in ["edit-review", "plan-execute", "triage"] {
-        let file = format!("scenarios/{sc}.toml");
+        let file = format!("scenarios/examples/{sc}.toml");
         let args = ["--json", "--trials", "200", "--seed", "7", file.as_str()];
         let a = simulate(&args);
         let b = simulate(&args);
@@ -42,7 +42,7 @@ fn same_seed_gives_byte_identical_json() {
 
 #[test]
 fn thread_count_does_not_change_the_output() {
-    let file = "scenarios/triage.toml";
+    let file = "scenarios/examples/triage.toml";
     let one = simulate(&["--json", "--trials", "301", "--threads", "1", file]);
     let two = simulate(&["--json", "--trials", "301", "--threads", "2", file]);
     let three = simulate(&["--json", "--trials", "301", "--threads", "3", file]);
@@ -52,7 +52,7 @@ fn thread_count_does_not_change_the_output() {
 
 #[test]
 fn library_runs_agree_trial_by_trial_across_threads_and_schedulers() {
-    let sc = Scenario::load(&root().join("scenarios/plan-execute.toml")).unwrap();
+    let sc = Scenario::load(&root().join("scenarios/examples/plan-execute.toml")).unwrap();
     for sched in [SchedulerSpec::Random, SchedulerSpec::Pct { depth: 3 }] {
         let mut cfg = RunConfig::new(&sc);
         cfg.trials = 97;

@@ -51,8 +51,8 @@ fn race() -> Scenario {
 #[test]
 fn replay_reproduces_every_anomalous_history() {
     for (file, sched) in [
-        ("scenarios/plan-execute.toml", SchedulerSpec::Random),
-        ("scenarios/triage.toml", SchedulerSpec::Pct { depth: 2 }),
+        ("scenarios/examples/plan-execute.toml", SchedulerSpec::Random),
+        ("scenarios/examples/triage.toml", SchedulerSpec::Pct { depth: 2 }),
     ] {
         let sc = Scenario::load(&root().join(file)).unwrap();
         let mut cfg = RunConfig::new(&sc);
@@ -164,7 +164,7 @@ fn the_printed_replay_line_replays_the_written_history() {
     let dir_s = dir.to_str().unwrap();
     let out = agentsim(&[
         "simulate",
-        "scenarios/edit-review.toml",
+        "scenarios/examples/edit-review.toml",
         "--trials",
         "5",
         "--trace-out",

@@ -113,7 +113,7 @@ fn the_binary_exits_2_with_the_location() {
     assert!(stderr.contains("bad.toml:4:1: key `trals`"), "{stderr}");
     let out = Command::new(env!("CARGO_BIN_EXE_agentsim"))
         .current_dir(root())
-        .args(["simulate", "scenarios/triage.toml", "--runtime", "nope"])
+        .args(["simulate", "scenarios/examples/triage.toml", "--runtime", "nope"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -123,7 +123,7 @@ fn the_binary_exits_2_with_the_location() {
 #[test]
 fn examples_run_under_every_runtime() {
     for name in ["edit-review", "plan-execute", "triage"] {
-        let sc = Scenario::load(&root().join(format!("scenarios/{name}.toml"))).unwrap();
+        let sc = Scenario::load(&root().join(format!("scenarios/examples/{name}.toml"))).unwrap();
         for kind in RuntimeKind::ALL {
             let mut cfg = RunConfig::new(&sc);
             cfg.trials = 40;

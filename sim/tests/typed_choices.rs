@@ -14,7 +14,7 @@ fn agentsim(args: &[&str]) -> Output {
 
 #[test]
 fn bad_choices_exit_two_naming_flag_and_valid_values() {
-    let scenario = "scenarios/edit-review.toml";
+    let scenario = "scenarios/examples/edit-review.toml";
     let cases: [(&[&str], &[&str]); 8] = [
         (
             &["check", "--property", ""],
@@ -61,7 +61,7 @@ fn bad_choices_exit_two_naming_flag_and_valid_values() {
 fn a_replay_line_with_an_unknown_runtime_is_refused_at_parse() {
     let out = agentsim(&[
         "replay",
-        "scenario=scenarios/edit-review.toml runtime=fast seed=1 trial=0 schedule=S1:0:-",
+        "scenario=scenarios/examples/edit-review.toml runtime=fast seed=1 trial=0 schedule=S1:0:-",
     ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -71,7 +71,7 @@ fn a_replay_line_with_an_unknown_runtime_is_refused_at_parse() {
 #[test]
 fn replay_lines_that_do_not_describe_the_trial_exit_two_naming_the_part() {
     let line = |s: &str| {
-        format!("scenario=scenarios/edit-review.toml runtime=vanilla seed=1 trial=0 schedule={s}")
+        format!("scenario=scenarios/examples/edit-review.toml runtime=vanilla seed=1 trial=0 schedule={s}")
     };
     let cases = [
         ("S1:39:5=99999", "choice 5=99999 names no enabled event"),
@@ -94,7 +94,7 @@ fn replay_lines_that_do_not_describe_the_trial_exit_two_naming_the_part() {
 
 #[test]
 fn a_shrunk_line_replays() {
-    let l = "scenario=scenarios/plan-execute.toml runtime=vanilla seed=3 trial=0 \
+    let l = "scenario=scenarios/examples/plan-execute.toml runtime=vanilla seed=3 trial=0 \
              schedule=S1:54:0=1,1=1";
     assert_eq!(agentsim(&["replay", l]).status.code(), Some(0));
     let out = agentsim(&["shrink", l, "--json"]);

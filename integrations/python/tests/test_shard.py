@@ -37,7 +37,7 @@ def files(folder: Path) -> dict:
 @pytest.mark.parametrize("args", [
     ["twins", "--trials", "24", "--seed", "5"],
     ["sweep", "scenarios/sweeps/contention.toml", "--trials", "6"],
-    ["simulate", "scenarios/triage.toml", "--trials", "50", "--runtime", "si"],
+    ["simulate", "scenarios/examples/triage.toml", "--trials", "50", "--runtime", "si"],
     ["split-view", "scenarios/split-view.toml", "--trials", "40"],
 ])
 @pytest.mark.parametrize("shards", [1, 5])

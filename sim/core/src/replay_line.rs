@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn round_trip_and_prefixes() {
         let l = ReplayLine {
-            scenario: "scenarios/edit-review.toml".into(),
+            scenario: "scenarios/examples/edit-review.toml".into(),
             runtime: RuntimeChoice::parse("vanilla").unwrap(),
             seed: 7,
             trial: 3,

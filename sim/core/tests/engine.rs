@@ -15,7 +15,7 @@ fn root() -> PathBuf {
 }
 
 fn edit_review() -> Scenario {
-    Scenario::load(&root().join("scenarios/edit-review.toml")).unwrap()
+    Scenario::load(&root().join("scenarios/examples/edit-review.toml")).unwrap()
 }
 
 fn with(sc: &Scenario, runtime: &str, trials: u64) -> agentsim_sim::RunResult {

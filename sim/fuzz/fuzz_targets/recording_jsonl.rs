@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 fuzz_target!(|data: &[u8]| {
     static SCENARIO: OnceLock<Scenario> = OnceLock::new();
     let sc = SCENARIO.get_or_init(|| {
-        let path = common::root().join("scenarios/edit-review.toml");
+        let path = common::root().join("scenarios/examples/edit-review.toml");
         Scenario::load(&path).expect("the edit-review scenario")
     });
     let path = common::write("recording.jsonl", data);

@@ -14,9 +14,9 @@ use std::sync::OnceLock;
 
 /// The scenarios a fuzzed line may replay, loaded once.
 const SCENARIOS: [&str; 5] = [
-    "scenarios/edit-review.toml",
-    "scenarios/triage.toml",
-    "scenarios/plan-execute.toml",
+    "scenarios/examples/edit-review.toml",
+    "scenarios/examples/triage.toml",
+    "scenarios/examples/plan-execute.toml",
     "scenarios/twins/a1.toml",
     "scenarios/recordings/edit-review-recorded.toml",
 ];

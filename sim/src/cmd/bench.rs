@@ -56,7 +56,7 @@ pub struct DetectArgs {
 #[derive(Debug, ClapArgs)]
 pub struct SimArgs {
     /// The scenario (default: the edit-review workload with stub generation).
-    #[arg(default_value = "scenarios/edit-review.toml")]
+    #[arg(default_value = "scenarios/examples/edit-review.toml")]
     pub scenario: PathBuf,
     /// Trials per measurement (1..=1000000).
     #[arg(long, default_value_t = 20_000, value_parser = crate::cmd::limits::trials)]

@@ -66,7 +66,7 @@ mod tests {
     /// runtimes) gives each trial exactly the run a fresh pool gives.
     #[test]
     fn a_used_pool_changes_nothing() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples");
         let mut pool = Pool::default();
         for name in ["edit-review.toml", "triage.toml", "plan-execute.toml"] {
             let sc = Scenario::load(&root.join(name)).expect("shipped scenario");

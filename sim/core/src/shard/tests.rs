@@ -7,10 +7,10 @@ use crate::scenario::Scenario;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
-const SCENARIO: &str = include_str!("../../../../scenarios/edit-review.toml");
+const SCENARIO: &str = include_str!("../../../../scenarios/examples/edit-review.toml");
 
 fn scenario() -> Scenario {
-    Scenario::parse(Path::new("scenarios/edit-review.toml"), SCENARIO).expect("parses")
+    Scenario::parse(Path::new("scenarios/examples/edit-review.toml"), SCENARIO).expect("parses")
 }
 
 fn header() -> Header {
