@@ -9,7 +9,7 @@
 //! under its lock, so a thread that meets it waits (an 18.9 M-state run made about 3,900
 //! futex calls, a few percent of its time); 4096 shards made that rarer but kept 80 % more
 //! resident memory (the allocator holds many small freed arrays), so 256 it stays
-//! (`results/BENCH.md`). Each lock sits on its own cache line, so two threads taking
+//! (`docs/benchmarks.md`). Each lock sits on its own cache line, so two threads taking
 //! neighbouring shards do not contend for one line. `expect` pre-sizes
 //! the shards (with room for their uneven filling) so a run of known size does not rehash.
 //! Slots are addressed by Lemire's range reduction, so capacities need not be powers of two.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times `agentsim detect` end to end on the benchmark histories, as whole processes, with
-# /usr/bin/time (GNU time, Debian's `time` package): the figures of results/BENCH.md's "Detecting
-# a file" and "Streaming detection" sections, reproducible with public tools.
+# /usr/bin/time (GNU time, Debian's `time` package): the figures of docs/benchmarks.md's "Detecting
+# a file" section, reproducible with public tools.
 #
 #   sim/scripts/bench-detect.sh [-n RUNS] [-d DIR] stream|batch AGENTSIM [BASELINE]
 #

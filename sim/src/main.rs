@@ -44,6 +44,6 @@ fn quiet_on_closed_stdout() {
 
 /// mimalloc instead of the system allocator: the simulator allocates per operation (each
 /// record's maps), and under glibc malloc/free took ~19 % of `bench sim`'s profile. Measured
-/// A/B in `results/BENCH.md` ("Simulator"). Output bytes do not depend on the allocator.
+/// A/B in `docs/benchmarks.md` ("Simulator"). Output bytes do not depend on the allocator.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -1,6 +1,6 @@
 //! `agentsim bench sim`: the benchmark counts what it ran, repeats on request and reports
 //! the median and best of the repeats; nonsense arguments exit 2. (Its rates are machine
-//! figures and are not pinned; results/BENCH.md records them with the command.)
+//! figures and are not pinned; docs/benchmarks.md records them with the command.)
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -49,7 +49,7 @@ impl Blocks {
     /// so that the blocks of two workers hold under half of [`Blocks::FILE`]'s bytes (14 of
     /// 256 KiB against 8 of 1 MiB), and six in flight per worker, so that the workers go on
     /// parsing while the detector's thread compacts its value table (the measurements are
-    /// in `results/BENCH.md`).
+    /// in `docs/benchmarks.md`).
     pub const STREAM: Blocks = Blocks {
         size: BLOCK / 4,
         in_flight: 6,

@@ -1,6 +1,6 @@
 //! `agentsim bench history`: write the benchmark workload as a JSON Lines history.
 //!
-//! The detector benchmarks of `results/BENCH.md` run `agentsim detect` on the file this
+//! The detector benchmarks of `docs/benchmarks.md` run `agentsim detect` on the file this
 //! writes: `bench history --records 1000000 -o h.jsonl` is the 1,000,000-record history (8
 //! agents, 64 cells) of the batch figures, `--records 10000000` the stream's. Records are
 //! generated and written one at a time ([`workload::stream`]), so any length takes constant

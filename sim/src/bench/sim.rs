@@ -8,7 +8,7 @@
 //! Wall-clock time is measured here, in the benchmark only; simulated time never reads a
 //! clock. Besides wall time it reads the thread's CPU time (`/proc/thread-self/schedstat`,
 //! Linux), which is the honest per-core figure on a shared machine. Figures depend on the
-//! machine; record them in results/BENCH.md with the command.
+//! machine; record them in docs/benchmarks.md with the command.
 
 use agentsim_sim::engine::{run_trial_in, Pool, TrialSetup};
 use agentsim_sim::runner::{self, generator, trial_seed, RunConfig};

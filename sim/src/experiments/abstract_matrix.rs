@@ -24,7 +24,7 @@ pub const STEP: Step = Step {
 };
 
 /// The step's options: 3 agents, 2 cells, A3 up to MaxOps 4 (MaxOps 5 and 6 are in
-/// `results/BENCH.md`; they take seconds to minutes).
+/// `docs/benchmarks.md`; they take seconds to minutes).
 pub fn step_options() -> MatrixOptions {
     MatrixOptions {
         agents: 3,

@@ -19,7 +19,7 @@ pub const STEP: Step = Step {
 const THREADS: usize = 2;
 
 /// Distinct states versus MaxOps at 2 agents, 1 cell, 1 value, 2 tools. Paper-faithful stops
-/// at MaxOps 2: MaxOps 3 takes about 150 s and 12 GB (results/BENCH.md), too much for this
+/// at MaxOps 2: MaxOps 3 takes about 150 s and 12 GB (docs/benchmarks.md), too much for this
 /// step; `--quick` stops every series at MaxOps 2.
 fn states_step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let top = if ctx.quick { 2 } else { 3 };

@@ -20,7 +20,7 @@ pub const STEP: Step = Step {
     run: step_files,
 };
 
-/// The default `--max-states`: far above what the searches need (results/BENCH.md).
+/// The default `--max-states`: far above what the searches need (docs/benchmarks.md).
 pub const DEFAULT_MAX_STATES: u64 = 20_000_000;
 
 /// Searches a witness for every point in lattice order, reporting each on stderr.
