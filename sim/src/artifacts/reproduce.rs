@@ -59,7 +59,7 @@ pub fn readme(done: &[(Step, Vec<Artifact>)], quick: bool) -> Artifact {
          What the harness generates. Every file in `figures/` and `tables/` and this index are\n\
          written by `agentsim reproduce` (`cargo run --release -- reproduce`); none is edited by\n\
          hand, and `agentsim reproduce --check` fails, naming the file, if any byte differs.\n\
-         `BENCH.md` is written by hand from the benchmark commands it names.\n\n",
+         Benchmark figures are in `docs/benchmarks.md`, written by hand with their commands.\n\n",
     );
     s.push_str(mode);
     s.push_str("\n\n| file | what | made by |\n| --- | --- | --- |\n");
