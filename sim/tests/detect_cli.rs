@@ -1,7 +1,7 @@
 //! `agentsim detect` end to end: the sample histories under `scenarios/histories/`, exit codes,
 //! `--json`, `--residue`, `--fail-on`, `--spec`, and malformed input (exit 2 naming line and key).
 //!
-//! These pin what the README shows. They exercise the binary as a user would; the detectors'
+//! These pin what docs/ingest.md shows. They exercise the binary as a user would; the detectors'
 //! correctness is tested in `models/tests/`.
 
 use serde_json::{json, Value};

@@ -9,7 +9,7 @@
 Each shard is one Dask task that runs `agentsim ARGS --shard I/N --partial-out FILE` on a
 worker and returns the partial's bytes; the client writes them to a local folder and runs
 `agentsim merge` there, so workers need the binary and the scenario files but no shared
-file system. See `driver.py` and the README section "Sharded runs past one machine".
+file system. See `driver.py` and docs/sharding.md.
 """
 
 from .driver import MergeError, ShardError, merge_flags, run

@@ -6,7 +6,7 @@
 //! is on the front when no other excludes a superset of its anomalies at no more of any cost
 //! and is strictly better somewhere (a larger set, or a lower cost). Drops are a cost beside
 //! tokens and makespan: an operation dropped before generation spends no tokens, so a dropping
-//! stack can look cheaper than `vanilla` by doing less work (the README's note on
+//! stack can look cheaper than `vanilla` by doing less work (docs/experiments.md's note on
 //! `pessimistic`); without drops it would dominate stacks that finish their work. The front
 //! compares means; two stacks whose intervals overlap may swap places at other samples.
 

@@ -6,7 +6,7 @@
 //! Bounds. The search runs at the matrix's bounds (each anomaly in its matrix scenario, whose
 //! MaxOps are A1 2, A2 1, A3 2, A6 1). The 16 realizing stacks are then checked again with
 //! every scenario's MaxOps raised to [`LARGER_MAX_OPS`] (the largest at which the 64 checks
-//! stay within seconds; see the README for the timings), and [`larger`] reports whether each
+//! stay within seconds; timings: docs/benchmarks.md), and [`larger`] reports whether each
 //! still prevents exactly its point there. Nothing is claimed beyond those bounds.
 //!
 //! `--json` (of `agentsim lattice --realize`) is the shape: an array of

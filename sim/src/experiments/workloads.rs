@@ -6,7 +6,7 @@
 //! The scenario files (compiled in from `scenarios/workloads/`) say how each latency and token
 //! parameter was chosen; every rate here is counted from detector verdicts. The Table-4 runs
 //! switch the supervisor off (retraction is the L2 experiment's variable). A pass shows what
-//! the modelled timings produce; where they miss the paper's figure, the README says so.
+//! the modelled timings produce; where they miss the paper's figure, docs/experiments.md says so.
 
 use super::paired::{mean_interval, overhead};
 use super::run as common;

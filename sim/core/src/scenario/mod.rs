@@ -1,4 +1,4 @@
-//! Scenarios: what a simulation runs. A TOML file (see the README section "Scenario files")
+//! Scenarios: what a simulation runs. A TOML file (see docs/simulator.md, "Scenario files")
 //! is parsed strictly by [`raw`] and resolved by [`resolve`] into a [`Scenario`]: interned
 //! names, expanded agent copies, scripts with their operation structure computed.
 //!
