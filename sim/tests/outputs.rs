@@ -45,7 +45,12 @@ fn a_directory_target_is_refused_before_any_work() {
     for args in [
         vec!["replay", LINE, "--history-out", ds],
         vec!["check", "--property", "A1", "--trace-out", ds],
-        vec!["simulate", "scenarios/examples/edit-review.toml", "--record-out", ds],
+        vec![
+            "simulate",
+            "scenarios/examples/edit-review.toml",
+            "--record-out",
+            ds,
+        ],
     ] {
         let out = agentsim(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

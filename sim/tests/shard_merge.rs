@@ -256,7 +256,12 @@ fn bad_partials_exit_2_naming_the_files() {
     );
     // Another command.
     let sim = dir.join("sim.json");
-    let sim_args = ["simulate", "scenarios/examples/edit-review.toml", "--trials", "6"];
+    let sim_args = [
+        "simulate",
+        "scenarios/examples/edit-review.toml",
+        "--trials",
+        "6",
+    ];
     let mut sim_shard = sim_args.to_vec();
     sim_shard.extend(["--shard", "1/1", "--partial-out", s(&sim)]);
     ok(&sim_shard);

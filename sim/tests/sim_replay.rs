@@ -51,8 +51,14 @@ fn race() -> Scenario {
 #[test]
 fn replay_reproduces_every_anomalous_history() {
     for (file, sched) in [
-        ("scenarios/examples/plan-execute.toml", SchedulerSpec::Random),
-        ("scenarios/examples/triage.toml", SchedulerSpec::Pct { depth: 2 }),
+        (
+            "scenarios/examples/plan-execute.toml",
+            SchedulerSpec::Random,
+        ),
+        (
+            "scenarios/examples/triage.toml",
+            SchedulerSpec::Pct { depth: 2 },
+        ),
     ] {
         let sc = Scenario::load(&root().join(file)).unwrap();
         let mut cfg = RunConfig::new(&sc);

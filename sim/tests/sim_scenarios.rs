@@ -113,7 +113,12 @@ fn the_binary_exits_2_with_the_location() {
     assert!(stderr.contains("bad.toml:4:1: key `trals`"), "{stderr}");
     let out = Command::new(env!("CARGO_BIN_EXE_agentsim"))
         .current_dir(root())
-        .args(["simulate", "scenarios/examples/triage.toml", "--runtime", "nope"])
+        .args([
+            "simulate",
+            "scenarios/examples/triage.toml",
+            "--runtime",
+            "nope",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
