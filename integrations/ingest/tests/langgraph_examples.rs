@@ -1,7 +1,7 @@
 //! The example checkpoint databases (`scenarios/traces/langgraph/`, made with the real
 //! `langgraph` by `make_checkpoints.py`) ingest to the anomaly sets that
-//! `agentsim_ingest::langgraph::model` and `agentsim deployed` predict, and the inputs the reader must
-//! refuse are refused with the file and the reason.
+//! `agentsim_ingest::langgraph::model` and `agentsim deployed` predict, and the inputs the
+//! reader must refuse are refused with the file and the reason.
 
 use agentsim_ingest::langgraph::read_langgraph;
 use agentsim_ingest::{IngestError, Ingested};
