@@ -3,8 +3,8 @@
 //! round trip (what `agentsim detect` reads), and has the pinned, provably shortest length.
 
 use agentsim_checker::witnesses::{self, lower_bound, Order, Witness};
+use agentsim_jsonl as jsonl;
 use agentsim_models::detect::{fast, spec};
-use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::Anomaly::{A1, A2, A3, A6};
 

@@ -1,15 +1,18 @@
 //! `agentsim-models`: the formal core of agentsim.
 //!
 //! Operation records and histories (SPEC §2), the anomaly detectors in spec and fast form
-//! (SPEC §3) named by one catalogue ([`Anomaly`]), the lattice (SPEC §4), the runtimes (SPEC §5) and Causal Past Logic (CPL.md).
-//! Everything here is deterministic and free of I/O except the explicit JSON Lines readers.
+//! (SPEC §3) named by one catalogue ([`Anomaly`]), the lattice (SPEC §4), the runtimes and
+//! their mechanisms (SPEC §5), the replicated store (SPEC §6) and the online monitors.
+//! Everything here is deterministic and free of I/O.
+//!
+//! Built on this crate, and not visible from it: the JSON Lines history reader and writer
+//! (`agentsim-jsonl`, `models/jsonl`) and the LangGraph model (`agentsim-ingest`,
+//! `agentsim_ingest::langgraph::model`). Causal Past Logic (CPL.md) stands apart, depending
+//! on nothing here (`agentsim-cpl`, `models/cpl`).
 
 pub mod anomaly;
-pub mod cpl;
 pub mod detect;
 pub mod history;
-pub mod jsonl;
-pub mod langgraph;
 pub mod lattice;
 pub mod mix;
 pub mod monitor;

@@ -516,29 +516,6 @@ impl ValueRenumbering {
     }
 }
 
-/// Where [`Names::absorb`] put each id of another table: `agents[local] = global`, and so
-/// on; `values` is indexed by value id (`values[0]` is NULL, 0).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IdMap {
-    pub agents: Vec<u32>,
-    pub cells: Vec<u32>,
-    pub tools: Vec<u32>,
-    pub replicas: Vec<u32>,
-    pub values: Vec<u32>,
-}
-
-/// The largest table [`Names::seed_from`] copies: the copy is made for every block, and a
-/// history has few agents, cells and tools.
-pub const SEED_MAX: usize = 4096;
-
-impl IdMap {
-    /// Whether every agent, cell, tool and replica keeps its id (values are not looked at).
-    pub fn is_identity(&self) -> bool {
-        let same = |m: &[u32]| m.iter().enumerate().all(|(i, &id)| id as usize == i);
-        same(&self.agents) && same(&self.cells) && same(&self.tools) && same(&self.replicas)
-    }
-}
-
 /// The name tables of one history. Values start at id 1: id 0 is NULL.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Names {
@@ -613,8 +590,9 @@ impl Names {
 
     /// [`Names::value`] of a short name whose literal key ([`ValueKey::literal`]) the caller
     /// has already made (`key`, its bits; used only by a literal table).
+    #[doc(hidden)] // for the JSON Lines scanner (`agentsim-jsonl`)
     #[inline]
-    pub(crate) fn value_with_key(&mut self, name: &str, key: u128) -> Value {
+    pub fn value_with_key(&mut self, name: &str, key: u128) -> Value {
         match self.literals {
             None => Value(self.values.intern(name) + 1),
             Some(_) => self.literal(name, Some(ValueKey::from_bits(key))),
@@ -636,15 +614,19 @@ impl Names {
         }
     }
 
-    /// The keys a literal table's ids stand for (id − 1), long names' ids renamed by `map`
-    /// (this table's value ids absorbed elsewhere, [`Names::absorb`]), into `out`.
-    pub fn literal_keys(&self, map: Option<&IdMap>, out: &mut Vec<ValueKey>) {
+    /// A literal table's keys, by value id − 1 ([`Names::with_literal_values`]); `None` in a
+    /// table that is not literal.
+    #[doc(hidden)] // for the JSON Lines block merger (`agentsim-jsonl`)
+    pub fn literals(&self) -> Option<&Literals> {
+        self.literals.as_ref()
+    }
+
+    /// Interns every value name of `local` into this table, in `local`'s id order, and sets
+    /// `out` to the interner id (value id − 1) each local one now has here.
+    #[doc(hidden)] // for the JSON Lines block merger (`agentsim-jsonl`)
+    pub fn absorb_values(&mut self, local: &Names, out: &mut Vec<u32>) {
         out.clear();
-        let Some(l) = &self.literals else { return };
-        out.extend(l.keys().iter().map(|&k| match (k.as_id(), map) {
-            (Some(v), Some(m)) => ValueKey::id(Value(m.values[v.0 as usize])),
-            _ => k,
-        }));
+        self.values.intern_all(&local.values, out);
     }
 
     /// Forgets a literal table's ids (the long names stay interned).
@@ -761,47 +743,6 @@ impl Names {
         self.clear_literals();
     }
 
-    /// Empties the tables, then copies into them the agents, cells, tools and replicas of
-    /// `global` (each table of at most [`SEED_MAX`] names; a larger one stays empty), keeping
-    /// whether values are literal: a block parsed into tables seeded this way gives the names
-    /// `global` already has the ids they have there, so that merging it into `global` renames
-    /// none of them ([`IdMap::is_identity`]).
-    pub fn seed_from(&mut self, global: &Names) {
-        self.clear();
-        for (to, from) in [
-            (&mut self.agents, &global.agents),
-            (&mut self.cells, &global.cells),
-            (&mut self.tools, &global.tools),
-            (&mut self.replicas, &global.replicas),
-        ] {
-            if from.len() <= SEED_MAX {
-                to.clone_from(from);
-            }
-        }
-    }
-
-    /// Interns every name of `local` into `self`, table by table in `local`'s id order, and
-    /// sets `map` to the id each local id now has here. Merging the tables of consecutive
-    /// parts of a history this way, part by part, gives every name the id one pass over the
-    /// whole would: a name's first appearance is in the first part that has it, and within
-    /// that part its local id is its order of first appearance.
-    pub fn absorb(&mut self, local: &Names, map: &mut IdMap) {
-        let each = |to: &mut Interner, from: &Interner, out: &mut Vec<u32>| {
-            out.clear();
-            to.intern_all(from, out);
-        };
-        each(&mut self.agents, &local.agents, &mut map.agents);
-        each(&mut self.cells, &local.cells, &mut map.cells);
-        each(&mut self.tools, &local.tools, &mut map.tools);
-        each(&mut self.replicas, &local.replicas, &mut map.replicas);
-        each(&mut self.values, &local.values, &mut map.values);
-        // Value ids are interner ids + 1; NULL (0) stays NULL.
-        for v in &mut map.values {
-            *v += 1;
-        }
-        map.values.insert(0, 0);
-    }
-
     /// Looks up a value by name without interning (in a table that is not literal).
     pub fn find_value(&self, name: &str) -> Option<Value> {
         assert!(self.literals.is_none(), "find_value on a literal table");
@@ -852,39 +793,6 @@ mod tests {
         assert_eq!(n.value_name(Value::NULL), None);
         assert_eq!(n.value_name(Value(1)).as_deref(), Some("x"));
         assert_eq!(n.cell_name(Cell(1)), "review");
-    }
-
-    #[test]
-    fn absorbing_parts_gives_the_ids_of_one_pass() {
-        let parts = [["x", "y", "x"], ["z", "y", "w"], ["w", "v", "x"]];
-        let mut whole = Names::new();
-        for part in &parts {
-            for n in part {
-                whole.value(n);
-                whole.cell(n);
-            }
-        }
-        let (mut merged, mut local, mut map) = (Names::new(), Names::new(), IdMap::default());
-        for part in &parts {
-            local.clear();
-            let ids: Vec<(Value, Cell)> = part
-                .iter()
-                .map(|n| (local.value(n), local.cell(n)))
-                .collect();
-            merged.absorb(&local, &mut map);
-            for (n, (v, c)) in part.iter().zip(ids) {
-                assert_eq!(
-                    Value(map.values[v.0 as usize]),
-                    whole.find_value(n).unwrap()
-                );
-                assert_eq!(Some(map.cells[c.index()]), whole.cells.get(n));
-            }
-        }
-        assert_eq!(merged, whole);
-        assert_eq!(map.values[0], 0, "NULL stays NULL");
-        local.clear();
-        assert!(local.cells.is_empty());
-        assert_eq!(local.cell("q"), Cell(0));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `agentsim ingest` + `agentsim detect`, and `agentsim detect --from`, on the example traces,
 //! checkpoint databases and recorder runs of `scenarios/traces/`: each gives the anomaly set
-//! SPEC §7's deployed reproductions and `agentsim_models::langgraph` predict, both ways; bad
-//! inputs exit 2 naming the file and what was wrong; `detect -` reads stdin.
+//! SPEC §7's deployed reproductions and `agentsim_ingest::langgraph::model` predict, both ways;
+//! bad inputs exit 2 naming the file and what was wrong; `detect -` reads stdin.
 
 use serde_json::Value as Json;
 use std::io::Write;

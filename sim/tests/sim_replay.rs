@@ -201,7 +201,7 @@ fn the_printed_replay_line_replays_the_written_history() {
     // The replay file written by --trace-out replays too, and `detect` reads the history.
     let out = agentsim(&["replay", dir.join("replay.txt").to_str().unwrap()]);
     assert!(out.status.success());
-    let h = agentsim_models::jsonl::read_history(&original).unwrap();
+    let h = agentsim_jsonl::read_history(&original).unwrap();
     let report = agentsim_models::detect::fast::detect(&h);
     assert!(
         report.has(agentsim_models::Anomaly::A1),

@@ -9,6 +9,9 @@
 //!   are the state it ran from, its writes the pending writes it stored), supersteps in order,
 //!   a ToolNode fan-out as one record whose effects complete in the order they were stored.
 //!
+//! Beside the reader, [`langgraph::model`] models LangGraph's execution semantics (channels,
+//! supersteps, ToolNode), for the deployed reproductions of SPEC §7.
+//!
 //! Both reduce their input to timed [`build::Step`]s; [`build::build`] alone turns times into
 //! log positions and derives what the input did not carry (versions, provenance). A history
 //! from here is exactly as trustworthy as its report says: read [`Report::verdicts`] before

@@ -1,13 +1,14 @@
 //! The example checkpoint databases (`scenarios/traces/langgraph/`, made with the real
 //! `langgraph` by `make_checkpoints.py`) ingest to the anomaly sets that
-//! `agentsim_models::langgraph` and `agentsim deployed` predict, and the inputs the reader must
-//! refuse are refused with the file and the reason.
+//! `agentsim_ingest::langgraph::model` and `agentsim deployed` predict, and the inputs the
+//! reader must refuse are refused with the file and the reason.
 
 use agentsim_ingest::langgraph::read_langgraph;
 use agentsim_ingest::{IngestError, Ingested};
+use agentsim_jsonl as jsonl;
 use agentsim_models::detect::{fast, spec};
 use agentsim_models::lattice::Point;
-use agentsim_models::{jsonl, Anomaly};
+use agentsim_models::Anomaly;
 use std::path::PathBuf;
 
 fn path(name: &str) -> PathBuf {

@@ -4,9 +4,10 @@
 
 use agentsim_ingest::otel::{parse_otel, read_otel};
 use agentsim_ingest::Ingested;
+use agentsim_jsonl as jsonl;
 use agentsim_models::detect::{fast, spec, A2Reason};
 use agentsim_models::lattice::Point;
-use agentsim_models::{jsonl, Anomaly};
+use agentsim_models::Anomaly;
 use std::path::PathBuf;
 
 fn path(name: &str) -> PathBuf {

@@ -3,7 +3,7 @@
 No LLM is called: nodes sleep and compute, and the "model" is a node that returns a fixed
 AIMessage with tool calls. Each builder returns an uncompiled StateGraph and the input to run
 it with; `EXPECTED` says what agentsim must find in a run of it, which is what
-`agentsim_models::langgraph` and `agentsim deployed` predict:
+`agentsim_ingest::langgraph::model` and `agentsim deployed` predict:
 
 * stale_read: an editor rewrites `draft` while reviewers read it in the same superstep
   (every task reads the pre-step snapshot): A1. Fix: an edge editor -> reviewers.

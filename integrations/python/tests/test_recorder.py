@@ -1,6 +1,6 @@
 """The recorder on real `langgraph` (pinned in requirements.txt): every example app gives the
-anomaly set SPEC section 7 and `agentsim_models::langgraph` predict, through every entry point,
-and agrees with what `agentsim ingest langgraph` reads from the same run's checkpoints."""
+anomaly set SPEC section 7 and `agentsim_ingest::langgraph::model` predict, through every entry
+point, and agrees with what `agentsim ingest langgraph` reads from the same run's checkpoints."""
 
 import asyncio
 import json

@@ -4,7 +4,7 @@
 //! monitor (messages through the binary wire) equals the reference at every event.
 #![no_main]
 
-use agentsim_models::cpl::{
+use agentsim_cpl::{
     compile, jsonl, parse_guards, run, Causal, Formula, Reference, Symbols,
 };
 use libfuzzer_sys::fuzz_target;

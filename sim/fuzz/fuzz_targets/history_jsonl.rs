@@ -6,7 +6,7 @@
 #![no_main]
 
 use agentsim_models::detect::{a4, fast, spec};
-use agentsim_models::jsonl::{parse_block, parse_history, write_history, Merger, Parsed};
+use agentsim_jsonl::{parse_block, parse_history, write_history, Merger, Parsed};
 use agentsim_models::{Cell, OpRecord, Value, ValueKey};
 use libfuzzer_sys::fuzz_target;
 

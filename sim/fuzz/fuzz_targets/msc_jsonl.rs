@@ -3,7 +3,7 @@
 //! monitor equals the reference at every event of it, in file order.
 #![no_main]
 
-use agentsim_models::cpl::{
+use agentsim_cpl::{
     compile, jsonl, parse_guards, run, Causal, Formula, Reference, Symbols,
 };
 use libfuzzer_sys::fuzz_target;

@@ -10,7 +10,7 @@
 //! of its domain) are drawn before timing. Wall-clock figures on a shared machine are noisy;
 //! they show orders of magnitude, not a stable ranking.
 
-use agentsim_models::cpl::{
+use agentsim_cpl::{
     compile, parse_guards, wire, workload, Lit, Message, Monitor, Program, Symbols, Value,
 };
 use anyhow::Result;

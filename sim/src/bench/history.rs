@@ -8,7 +8,7 @@
 //! `t0`, `v1` … of ids that were never named.
 
 use super::workload::{self, Workload};
-use agentsim_models::jsonl::write_record;
+use agentsim_jsonl::write_record;
 use agentsim_models::Names;
 use anyhow::Context;
 use clap::Args as ClapArgs;

@@ -14,7 +14,7 @@
 use super::check::{stopped, storage, text, to_json, write_trace, Args};
 use agentsim_checker::abstract_model::check_abstract;
 use agentsim_checker::run::CheckConfig;
-use agentsim_models::jsonl::write_history;
+use agentsim_jsonl::write_history;
 use anyhow::{bail, Context};
 use std::process::ExitCode;
 

@@ -11,7 +11,7 @@
 //! Agreement on one file proves nothing about other files; `models/tests/cpl_exhaustive.rs`
 //! is the bounded proof.
 
-use agentsim_models::cpl::{
+use agentsim_cpl::{
     compile, jsonl, parse_guards, run, Causal, Formula, Kind, Msc, Program, Reference, Symbols,
 };
 use anyhow::{Context, Result};

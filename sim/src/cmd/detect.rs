@@ -32,11 +32,11 @@ mod batch;
 mod render;
 mod stream;
 
+use agentsim_jsonl as jsonl;
 use agentsim_models::anomaly::Scope;
 use agentsim_models::detect::stream::Limits;
 use agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT;
 use agentsim_models::detect::{spec, Summary, Witnesses};
-use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::{Anomaly, History};
 use clap::Args as ClapArgs;

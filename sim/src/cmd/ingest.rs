@@ -12,7 +12,8 @@
 use agentsim_ingest::langgraph::read_langgraph;
 use agentsim_ingest::otel::{parse_otel, read_otel};
 use agentsim_ingest::{Ingested, Report};
-use agentsim_models::{jsonl, History};
+use agentsim_jsonl as jsonl;
+use agentsim_models::History;
 use anyhow::{bail, Context};
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use std::io::{Read, Write};

@@ -80,7 +80,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             t.metrics.events
         );
     }
-    let jsonl = agentsim_models::jsonl::write_history(&t.history);
+    let jsonl = agentsim_jsonl::write_history(&t.history);
     if let Some(p) = &args.history_out {
         write_atomic(p, jsonl.as_bytes())?;
     }

@@ -240,7 +240,7 @@ fn write_traces(dir: &std::path::Path, cfg: &RunConfig<'_>, res: &RunResult) -> 
             .as_ref()
             .context("histories are kept with --trace-out")?;
         let path = dir.join(format!("trial-{:0width$}.jsonl", t.metrics.trial));
-        write_atomic(&path, agentsim_models::jsonl::write_history(h).as_bytes())?;
+        write_atomic(&path, agentsim_jsonl::write_history(h).as_bytes())?;
         if !t.metrics.anomalies.is_empty() {
             let l = replay_line(cfg, t.metrics.trial, &t.metrics.schedule)?;
             let _ = writeln!(

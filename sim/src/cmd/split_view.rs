@@ -12,7 +12,7 @@ use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::split_view::Scenario;
 use crate::experiments::split_view::{history, run_trial, table, to_json, twin_from, Row};
-use agentsim_models::jsonl::write_history;
+use agentsim_jsonl::write_history;
 use agentsim_models::replica::ReadDiscipline;
 use agentsim_sim::shard::TrialSource;
 use anyhow::{bail, Context};

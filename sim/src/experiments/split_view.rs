@@ -329,7 +329,7 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentsim_models::jsonl::write_history;
+    use agentsim_jsonl::write_history;
 
     fn scenario(max_lag: u64) -> Scenario {
         Scenario {

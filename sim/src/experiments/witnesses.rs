@@ -8,7 +8,7 @@
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{table_files, Artifact, Ctx, Step};
 use agentsim_checker::witnesses::{self, lower_bound, Order, Witness};
-use agentsim_models::jsonl;
+use agentsim_jsonl as jsonl;
 use agentsim_models::lattice::{self, Point};
 use std::fmt::Write as _;
 use std::time::Instant;

@@ -3,7 +3,7 @@
 //! A LangGraph run is a chain of checkpoints, one per superstep; the `writes` rows attached to
 //! a checkpoint are the pending writes of the tasks that ran *from* it, and the next checkpoint
 //! holds the channel values after they were applied. We map (the model of SPEC §7 in
-//! `agentsim_models::langgraph`):
+//! [`model`]):
 //!
 //! * a task (a node's run in a superstep) → one operation record, `agent` = the node;
 //! * the channel values of the checkpoint it ran from → `read_set` / `read_values`: every
@@ -29,6 +29,7 @@
 mod db;
 pub mod decode;
 mod map;
+pub mod model;
 
 use crate::error::IngestError;
 use crate::Ingested;

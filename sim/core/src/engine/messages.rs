@@ -18,8 +18,8 @@
 
 use super::Engine;
 use crate::scenario::{CplSpec, Step};
-use agentsim_models::cpl::{wire, Causal, Event, Kind, Message, Monitor, Msc, Reference};
-use agentsim_models::cpl::{Symbols, Value};
+use agentsim_cpl::{wire, Causal, Event, Kind, Message, Monitor, Msc, Reference};
+use agentsim_cpl::{Symbols, Value};
 use agentsim_models::runtime::Runtime;
 use serde::Serialize;
 
@@ -349,7 +349,7 @@ impl<R: Runtime> Engine<'_, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentsim_models::cpl::{compile, parse_guards};
+    use agentsim_cpl::{compile, parse_guards};
 
     #[test]
     fn a_message_round_trips_the_monitors_metadata_through_the_wire() {

@@ -20,7 +20,7 @@ pub use limits::TRIALS_MAX;
 use crate::dist::Dist;
 use crate::generator::recorded::Recording;
 use crate::runtime_choice::RuntimeChoice;
-use agentsim_models::cpl::Value as CplValue;
+use agentsim_cpl::Value as CplValue;
 use agentsim_models::names::{Agent, Cell, Names, Tool};
 use agentsim_models::runtime::RegistryChange;
 use std::path::{Path, PathBuf};

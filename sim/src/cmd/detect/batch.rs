@@ -16,9 +16,9 @@
 
 use super::render::Kept;
 use crate::cmd::progress::{ProgressArgs, Ticker};
+use agentsim_jsonl as jsonl;
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
 use agentsim_models::detect::Summary;
-use agentsim_models::jsonl;
 use agentsim_models::{Names, ValueKey};
 use std::io::Read;
 use std::ops::ControlFlow;

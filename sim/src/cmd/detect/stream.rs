@@ -13,9 +13,9 @@
 //! the stream goes, so fresh values do not accumulate either way.
 
 use super::render::{Kept, Render};
+use agentsim_jsonl as jsonl;
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
 use agentsim_models::detect::Summary;
-use agentsim_models::jsonl;
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::{Anomaly, Names, OpRecord, ValueKey};
 use serde_json::json;

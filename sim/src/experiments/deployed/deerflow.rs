@@ -1,6 +1,6 @@
 //! deer-flow issue 3123: a state key with no reducer erased by a downstream partial update.
 //!
-//! The graph (modelled on the LangGraph model in `agentsim_models::langgraph`): `planner`
+//! The graph (modelled on the LangGraph model in `agentsim_ingest::langgraph::model`): `planner`
 //! writes the todo list, a chain of 1–4 `worker_i` nodes each rewrites it (reading it), then
 //! `reporter` returns a partial update `{"messages": …, "todos": None}`. With `todos` a plain
 //! key (a `LastValue` channel) the `None` is a write like any other and silently erases the
@@ -14,8 +14,8 @@
 //! random but do not change the outcome, which is the point: the clobber is deterministic.
 
 use super::{count, detect, uniform, Config, Row};
-use agentsim_models::langgraph::channel::keep_last_non_null;
-use agentsim_models::langgraph::{Channel, Graph, Node, RunOutcome};
+use agentsim_ingest::langgraph::model::channel::keep_last_non_null;
+use agentsim_ingest::langgraph::model::{Channel, Graph, Node, RunOutcome};
 use agentsim_models::{Agent, Cell, Value, ValueMap};
 use rand_chacha::ChaCha8Rng;
 

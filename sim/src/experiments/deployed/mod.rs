@@ -2,7 +2,7 @@
 //! LangGraph superstep semantics and LangGraph's `ToolNode`, each before and after its fix.
 //!
 //! Every row is a count k/N over N seeded trials, computed by running the model
-//! ([`agentsim_models::langgraph`] or a small virtual-time driver) and then the detectors of
+//! ([`agentsim_ingest::langgraph::model`] or a small virtual-time driver) and then the detectors of
 //! SPEC §3 on the op records it produced (or, where the measure is not a catalogue anomaly, a
 //! check on the final state, named as such). Nothing is written in: change the model and the
 //! counts change. Trial `i` of a reproduction draws from its own `ChaCha8Rng` seeded from

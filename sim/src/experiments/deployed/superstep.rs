@@ -19,8 +19,8 @@
 //! "fix" is the usual LangGraph remedy, not a claim about any particular application.
 
 use super::{count, detect, uniform, Config, Row};
-use agentsim_models::langgraph::channel::{append_digit, keep_last_non_null};
-use agentsim_models::langgraph::{Channel, Graph, Node, RunError, RunOutcome};
+use agentsim_ingest::langgraph::model::channel::{append_digit, keep_last_non_null};
+use agentsim_ingest::langgraph::model::{Channel, Graph, Node, RunError, RunOutcome};
 use agentsim_models::{Agent, Cell, Value, ValueMap};
 use rand_chacha::ChaCha8Rng;
 

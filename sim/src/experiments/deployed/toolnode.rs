@@ -10,7 +10,7 @@
 //! A pass shows the model reorders as described; it does not measure a real model's widths.
 
 use super::{count, detect, uniform, Config, Row};
-use agentsim_models::langgraph::{run_turn, Dispatch, ToolCall, Turn};
+use agentsim_ingest::langgraph::model::{run_turn, Dispatch, ToolCall, Turn};
 use agentsim_models::{Agent, Cell, Value};
 use rand_chacha::ChaCha8Rng;
 

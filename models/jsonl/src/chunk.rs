@@ -4,7 +4,7 @@
 //! block-local name tables ([`parse_block`]); it does not know the block's first line, its
 //! first record index or the previous record's write time. [`Merger::merge`], run on the
 //! blocks in file order, absorbs each block's names into the global tables in local id
-//! order ([`Names::absorb`]), renames the records' ids, and makes line numbers global, so
+//! order ([`absorb`]), renames the records' ids, and makes line numbers global, so
 //! every id and line is the one a sequential read gives. The checks that need what the
 //! worker did not know are exact and cheap: the block's first write time against the
 //! previous record's, and every pred against its record's real index (one number per block,
@@ -15,10 +15,11 @@
 //! order wins because blocks are merged in order and merging stops at the first error.
 
 use super::read::{RecordParser, RecordReader};
+use super::tables::{absorb, literal_keys, seed_from, IdMap};
 use super::JsonlError;
-use crate::names::{Agent, Cell, IdMap, Names, Replica, Tool, Value};
-use crate::record::OpRecord;
-use crate::value_key::ValueKey;
+use agentsim_models::names::{Agent, Cell, Names, Replica, Tool, Value};
+use agentsim_models::record::OpRecord;
+use agentsim_models::value_key::ValueKey;
 
 /// One block's records, with block-local ids until merged.
 #[derive(Default)]
@@ -62,7 +63,7 @@ impl Parsed {
     /// that names nothing new is merged with no renaming ([`Merger::merge`]). Changes no id:
     /// a name the copy lacks is renamed as before.
     pub fn seed(&mut self, global: &Names) {
-        self.names.seed_from(global);
+        seed_from(&mut self.names, global);
         self.seeded = true;
     }
 }
@@ -184,7 +185,7 @@ impl Merger {
 
     /// A merger that leaves value ids block-local: each merged block's [`Parsed::keys`] say
     /// what they stand for, and only names too long to be their own key are interned here
-    /// (for a stream detector, which compares keys: [`crate::value_key`]). Blocks must be
+    /// (for a stream detector, which compares keys: [`agentsim_models::value_key`]). Blocks must be
     /// [`Parsed::literal`].
     pub fn literal(file: &str) -> Self {
         Merger {
@@ -237,7 +238,7 @@ impl Merger {
         if p.failed || !in_order || !preds_earlier {
             return self.reparse(bytes, p);
         }
-        self.names.absorb(&p.names, &mut self.map);
+        absorb(&mut self.names, &p.names, &mut self.map);
         let literal = self.names.has_literal_values();
         assert_eq!(
             literal,
@@ -245,7 +246,7 @@ impl Merger {
             "a literal merger takes literal blocks"
         );
         if literal {
-            p.names.literal_keys(Some(&self.map), &mut p.keys);
+            literal_keys(&p.names, Some(&self.map), &mut p.keys);
         }
         // A seeded block that named nothing new has the global ids already (and a literal
         // block's value ids stay its own).
@@ -288,7 +289,7 @@ impl Merger {
         }
         self.line = reader.lines();
         self.index += p.len;
-        self.names.literal_keys(None, &mut p.keys);
+        literal_keys(&self.names, None, &mut p.keys);
         self.names.clear_literals();
         Ok(())
     }

@@ -215,8 +215,8 @@ impl Monitor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpl::compile::compile;
-    use crate::cpl::parse::parse_guards;
+    use crate::compile::compile;
+    use crate::parse::parse_guards;
 
     #[test]
     fn receive_copies_only_rows_that_are_ahead() {

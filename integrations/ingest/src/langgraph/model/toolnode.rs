@@ -13,8 +13,8 @@
 //! inputs: randomness lives in the caller. A pass says the record reflects the model; it does
 //! not say real tools complete in the modelled order.
 
-use crate::names::{Agent, Cell, Value};
-use crate::record::{normalize_set, OpRecord, ValueMap};
+use agentsim_models::names::{Agent, Cell, Value};
+use agentsim_models::record::{normalize_set, OpRecord, ValueMap};
 
 /// How a ToolNode runs one message's tool calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,8 +103,8 @@ fn finish_times(calls: &[ToolCall], dispatch: Dispatch) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::fast;
-    use crate::history::History;
+    use agentsim_models::detect::fast;
+    use agentsim_models::history::History;
 
     fn calls(latencies: &[u64]) -> Vec<ToolCall> {
         let mk = |(i, &latency_ms): (usize, &u64)| ToolCall {

@@ -1,8 +1,8 @@
 //! A model of LangGraph's execution semantics, for the deployed reproductions of SPEC §7.
 //!
 //! LangGraph runs a `StateGraph` as a Pregel / bulk-synchronous-parallel loop. We model what
-//! matters for the anomalies of SPEC §3, and emit one [`OpRecord`](crate::record::OpRecord) per
-//! node step so the ordinary detectors classify a run:
+//! matters for the anomalies of SPEC §3, and emit one [`OpRecord`](agentsim_models::OpRecord) per node
+//! step so the ordinary detectors classify a run:
 //!
 //! * **Channels** ([`channel`]): one per state key. A key without a reducer is a `LastValue`
 //!   channel: it accepts at most one write per superstep, and a second write in the same step

@@ -1,4 +1,4 @@
-//! Causal Past Logic (CPL.md): guards over what an agent can causally know.
+//! `agentsim-cpl`: Causal Past Logic (CPL.md), guards over what an agent can causally know.
 //!
 //! One idea per file: [`value`] (values, interning), [`msc`] (executions and causal order),
 //! [`ast`] and [`parse`] (formulas and their text), [`compile`] (the flat subformula table),

@@ -4,7 +4,7 @@
 //! proptest draws the seeds; each case is rebuilt from its seed with `ChaCha8Rng`, so a failure
 //! replays from the printed seed. Sampling finds bugs, it proves nothing.
 
-use agentsim_models::cpl::{
+use agentsim_cpl::{
     compile, wire, Causal, Cmp, Event, Formula, Guards, Kind, Lit, Message, Msc, Reference,
     Symbols, System, Term, Value,
 };
@@ -128,7 +128,7 @@ fn check_seed(seed: u64) {
     );
     for _ in 0..3 {
         let order = random_extension(&msc, &mut rng);
-        let rows = agentsim_models::cpl::run::run(&prog, &mut syms, &msc, &order).unwrap();
+        let rows = agentsim_cpl::run::run(&prog, &mut syms, &msc, &order).unwrap();
         for e in 0..msc.len() {
             let got: Vec<bool> = prog.guards.iter().map(|&(_, k)| rows[e][k]).collect();
             assert_eq!(got, expected[e], "seed {seed}, order {order:?}, event {e}");

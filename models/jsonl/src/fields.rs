@@ -2,8 +2,8 @@
 //! emptied, and the `co`-is-a-permutation-of-`io` check. The spec form (`read.rs`) and the
 //! fast scanner (`fast.rs`) each call these, so neither reaches into the other for them.
 
-use crate::names::{Agent, Cell, Value};
-use crate::record::OpRecord;
+use agentsim_models::names::{Agent, Cell, Value};
+use agentsim_models::record::OpRecord;
 
 /// The index of a known key in [`KEYS`](super::KEYS).
 pub(super) fn slot(key: &[u8]) -> Option<usize> {

@@ -135,9 +135,9 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpl::compile::compile;
-    use crate::cpl::parse::parse_guards;
-    use crate::cpl::value::Value;
+    use crate::compile::compile;
+    use crate::parse::parse_guards;
+    use crate::value::Value;
 
     #[test]
     fn a_message_carries_the_senders_knowledge() {

@@ -115,9 +115,9 @@ pub fn all() -> Vec<Workload> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpl::compile::compile;
-    use crate::cpl::parse::parse_guards;
-    use crate::cpl::value::Symbols;
+    use crate::compile::compile;
+    use crate::parse::parse_guards;
+    use crate::value::Symbols;
 
     fn shape(w: &Workload) -> (usize, usize, usize) {
         let g = parse_guards(&w.guards).unwrap();

@@ -6,15 +6,15 @@
 //! only at a receive — on the hand-built runs and on 2000 seeded random runs.
 //! These runs exercise one guard; the exhaustive test covers the operators in general.
 
-use agentsim_models::cpl::{
+use agentsim_cpl::{
     compile, jsonl, parse_guards, run, Causal, Event, Formula, Kind, Msc, Reference, Symbols, Value,
 };
 use rand::{RngExt as _, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-const GUARDS: &str = include_str!("../../scenarios/cpl/code_review.cpl");
-const STALE: &str = include_str!("../../scenarios/cpl/code_review_stale.jsonl");
-const FRESH: &str = include_str!("../../scenarios/cpl/code_review_fresh.jsonl");
+const GUARDS: &str = include_str!("../../../scenarios/cpl/code_review.cpl");
+const STALE: &str = include_str!("../../../scenarios/cpl/code_review_stale.jsonl");
+const FRESH: &str = include_str!("../../../scenarios/cpl/code_review_fresh.jsonl");
 
 /// Guard values per event by guard name, after asserting monitor == reference.
 struct Values {

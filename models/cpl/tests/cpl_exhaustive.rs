@@ -12,7 +12,7 @@
 //! A pass proves agreement within these bounds and this formula set, nothing beyond; the
 //! proptest in `cpl_random.rs` samples further.
 
-use agentsim_models::cpl::{
+use agentsim_cpl::{
     compile, parse_formula, Causal, Event, Formula, Guards, Kind, Msc, Program, Reference, Symbols,
     System, Value,
 };

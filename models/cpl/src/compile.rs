@@ -305,7 +305,7 @@ fn position_or_push_pair(pairs: &mut Vec<(u32, u32)>, pair: (u32, u32)) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpl::parse::parse_guards;
+    use crate::parse::parse_guards;
 
     #[test]
     fn shared_subformulas_get_one_index() {

@@ -8,9 +8,9 @@
 //! tool names. Reading the output back gives the same records over the same names (ids are
 //! re-interned in order of first appearance) and writing that gives the same bytes.
 
-use crate::history::History;
-use crate::names::{Cell, Names, Value};
-use crate::record::{OpRecord, ReadMeta, Registry, ValueMap};
+use agentsim_models::history::History;
+use agentsim_models::names::{Cell, Names, Value};
+use agentsim_models::record::{OpRecord, ReadMeta, Registry, ValueMap};
 use std::fmt::Write as _;
 
 /// The whole history, one line per record, each ending in `\n`.
@@ -173,9 +173,9 @@ fn effects(out: &mut String, names: &Names, effects: &[(Cell, Value)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jsonl::parse_history;
-    use crate::names::{Agent, Tool};
-    use crate::record::ToolEntry;
+    use crate::parse_history;
+    use agentsim_models::names::{Agent, Tool};
+    use agentsim_models::record::ToolEntry;
 
     #[test]
     fn writes_every_key_in_order() {

@@ -185,8 +185,8 @@ impl Eval<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpl::msc::{Event, Kind};
-    use crate::cpl::parse::{parse_formula, parse_guards};
+    use crate::msc::{Event, Kind};
+    use crate::parse::{parse_formula, parse_guards};
 
     #[test]
     fn undefined_remote_atoms_are_false_even_for_ne() {

@@ -6,9 +6,10 @@
 //! file, the 1-based line and the key. A pass does not validate the schema file as JSON Schema
 //! (no validator is vendored); it checks that its keys match the reader's.
 
+#[path = "../../tests/detect_support/mod.rs"]
 mod detect_support;
 
-use agentsim_models::jsonl::{self, JsonlError};
+use agentsim_jsonl::{self as jsonl, JsonlError};
 use agentsim_models::{Agent, Cell, History, Names, Registry, Tool, ToolEntry, Value, ValueMap};
 use detect_support::{arb_raw, assemble};
 use proptest::prelude::*;
@@ -122,7 +123,10 @@ proptest! {
 
 #[test]
 fn schema_lists_exactly_the_readers_keys() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/history-v1.schema.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../schema/history-v1.schema.json"
+    );
     let schema: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).expect("schema file")).expect("json");
     let mut props: Vec<&str> = schema["properties"]

@@ -11,9 +11,10 @@
 //! plus a list of hostile lines. A pass says the readers agree on these inputs; that the
 //! spec form reads the format as documented is `jsonl_roundtrip.rs` and `jsonl_rejects.rs`.
 
+#[path = "../../tests/detect_support/mod.rs"]
 mod detect_support;
 
-use agentsim_models::jsonl::{self, Merger, Parsed, RecordReader};
+use agentsim_jsonl::{self as jsonl, Merger, Parsed, RecordReader};
 use agentsim_models::{History, Names, OpRecord, Value, ValueKey};
 use detect_support::*;
 use proptest::prelude::*;

@@ -17,9 +17,9 @@ use super::fast::{Context, Scanner};
 use super::fields::{is_permutation, reset, slot};
 use super::json::{Kind, SyntaxError, Tree};
 use super::{JsonlError, KEYS, READ_META_KEYS, REQUIRED_KEYS};
-use crate::history::History;
-use crate::names::{Agent, Cell, Names, Tool, Value};
-use crate::record::{normalize_set, OpRecord, ReadMeta, Registry, ToolEntry};
+use agentsim_models::history::History;
+use agentsim_models::names::{Agent, Cell, Names, Tool, Value};
+use agentsim_models::record::{normalize_set, OpRecord, ReadMeta, Registry, ToolEntry};
 use std::io::BufRead;
 use std::path::Path;
 
@@ -603,7 +603,7 @@ impl Line<'_, '_> {
         key: &str,
         v: usize,
         names: &mut Names,
-        out: &mut crate::record::ValueMap,
+        out: &mut agentsim_models::record::ValueMap,
     ) -> Result<()> {
         self.object(key, v, "an object mapping cell names to values")?;
         let mut keys = std::mem::take(self.scratch);
@@ -644,7 +644,7 @@ impl Line<'_, '_> {
         key: &str,
         v: usize,
         names: &mut Names,
-        out: &mut crate::record::Registry,
+        out: &mut agentsim_models::record::Registry,
     ) -> Result<()> {
         self.array(key, v, "an array of tool names or {tool, version} objects")?;
         for (i, item) in self.tree.children(v).enumerate() {

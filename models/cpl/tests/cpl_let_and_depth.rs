@@ -6,7 +6,7 @@
 //! Random cases are rebuilt from a proptest-drawn seed with `ChaCha8Rng`; sampling finds bugs,
 //! it proves nothing. The stack test proves the bound for these shapes on this build only.
 
-use agentsim_models::cpl::{
+use agentsim_cpl::{
     compile, jsonl, parse_formula, parse_guards, run, Causal, Cmp, CompileError, Formula, Guards,
     Lit, Reference, Symbols, Term, MAX_DEPTH,
 };
@@ -157,7 +157,7 @@ proptest! {
         };
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../scenarios/cpl/code_review_stale.jsonl"
+            "/../../scenarios/cpl/code_review_stale.jsonl"
         ))
         .unwrap();
         let mut syms = Symbols::new();
@@ -216,7 +216,7 @@ fn at_the_limit() -> Vec<String> {
 fn formulas_at_the_depth_limit_fit_a_small_stack() {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../scenarios/cpl/code_review_stale.jsonl"
+        "/../../scenarios/cpl/code_review_stale.jsonl"
     ))
     .unwrap();
     for (i, src) in at_the_limit().into_iter().enumerate() {

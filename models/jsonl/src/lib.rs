@@ -1,8 +1,8 @@
-//! The JSON Lines history interchange format (SPEC §2).
+//! `agentsim-jsonl`: the JSON Lines history interchange format (SPEC §2), read and written.
 //!
 //! Schema: `models/schema/history-v1.schema.json` (format version 1).
 //!
-//! One [`OpRecord`](crate::record::OpRecord) per line, in log order, with exactly the keys of
+//! One [`OpRecord`](agentsim_models::OpRecord) per line, in log order, with exactly the keys of
 //! [`KEYS`]; cells, tools and values are strings, `null` is NULL. The reader ([`parse_history`],
 //! [`read_history`]) rejects anything else with a typed [`JsonlError`] that names the file, the
 //! 1-based line, the column and the key, and never panics on input: invalid UTF-8, invalid
@@ -25,6 +25,7 @@ mod fields;
 mod json;
 mod pipeline;
 mod read;
+mod tables;
 mod write;
 
 pub use chunk::{parse_block, Merger, Parsed};

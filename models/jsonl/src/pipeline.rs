@@ -18,9 +18,9 @@
 
 use super::chunk::{parse_block, Merger, Parsed};
 use super::JsonlError;
-use crate::names::Names;
-use crate::record::OpRecord;
-use crate::value_key::ValueKey;
+use agentsim_models::names::Names;
+use agentsim_models::record::OpRecord;
+use agentsim_models::value_key::ValueKey;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::ops::ControlFlow;

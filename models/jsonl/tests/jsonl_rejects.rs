@@ -4,7 +4,7 @@
 //! or a hand-edited file produces; the reader's own unit tests cover the top-level cases. A
 //! pass says these inputs are refused where they go wrong, not that every bad input is.
 
-use agentsim_models::jsonl::{parse_history, JsonlError};
+use agentsim_jsonl::{parse_history, JsonlError};
 
 /// A valid first line, so every error below is on line 2.
 const FIRST: &str = r#"{"agent":"a","read_set":[],"read_values":{},"read_time":0,"write_set":["c"],"write_values":{"c":"v"},"write_time":1}"#;

@@ -6,7 +6,7 @@
 //! the old value in task order. Values are [`Value`]s; `None` is [`Value::NULL`]. A pass of the
 //! tests shows the error text and the fold order; it does not show LangGraph raises the same.
 
-use crate::names::Value;
+use agentsim_models::names::Value;
 
 /// LangGraph's error code for two writes to one `LastValue` key in one superstep.
 pub const INVALID_CONCURRENT_GRAPH_UPDATE: &str = "INVALID_CONCURRENT_GRAPH_UPDATE";

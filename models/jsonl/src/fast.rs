@@ -21,8 +21,8 @@
 //! A decline says nothing about the line: the spec form decides.
 
 use super::fields::{is_permutation, reset, slot};
-use crate::names::{Agent, Cell, Interner, Names, Tool, Value};
-use crate::record::{normalize_set, OpRecord, Registry, ToolEntry, ValueMap};
+use agentsim_models::names::{Agent, Cell, Interner, Names, Tool, Value};
+use agentsim_models::record::{normalize_set, OpRecord, Registry, ToolEntry, ValueMap};
 
 /// A string without escapes: bytes `.0..1` of the line.
 #[derive(Clone, Copy, Debug, Default)]
@@ -171,7 +171,7 @@ pub(crate) struct Context<'a> {
     /// The last registry parsed, by its raw text (shared with the spec form).
     pub last_registry: &'a mut (String, Registry),
     /// Scratch for the permutation check.
-    pub effects: &'a mut Vec<(crate::names::Cell, Value)>,
+    pub effects: &'a mut Vec<(agentsim_models::names::Cell, Value)>,
 }
 
 /// Each key of [`super::KEYS`] as it appears in a written line: quoted, with its colon.
@@ -233,7 +233,7 @@ fn line_value(seen: &mut Vec<(u128, Value)>, names: &mut Names, text: &str, v: V
     if let Some(&(_, id)) = seen.iter().find(|(k, _)| *k == key) {
         return id;
     }
-    // The short key is the literal key a literal table wants (`crate::value_key`).
+    // The short key is the literal key a literal table wants (`agentsim_models::value_key`).
     let id = names.value_with_key(name, key);
     seen.push((key, id));
     id
@@ -915,7 +915,7 @@ mod tests {
                 assert_eq!(got, want, "{from}+{len}");
                 // And it is the literal key of the name (what a literal table stores).
                 if let Some(w) = want {
-                    let key = crate::ValueKey::literal(&text[from..from + len]);
+                    let key = agentsim_models::ValueKey::literal(&text[from..from + len]);
                     assert_eq!(key.map(|k| k.bits()), Some(w));
                 }
             }

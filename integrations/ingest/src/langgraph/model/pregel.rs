@@ -14,8 +14,8 @@
 //! the run; the detectors, not this file, decide what is anomalous.
 
 use super::channel::{Channel, InvalidUpdateError};
-use crate::names::{Agent, Cell, Value};
-use crate::record::{normalize_set, OpRecord, ValueMap};
+use agentsim_models::names::{Agent, Cell, Value};
+use agentsim_models::record::{normalize_set, OpRecord, ValueMap};
 use std::collections::BTreeMap;
 
 /// A node's returned partial update: `(key, value)` pairs, at most one per key; NULL is `None`.
