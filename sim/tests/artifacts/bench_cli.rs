@@ -2,7 +2,6 @@
 //! the median and best of the repeats; nonsense arguments exit 2. (Its rates are machine
 //! figures and are not pinned; results/BENCH.md records them with the command.)
 
-
 use crate::util::agentsim;
 
 #[test]

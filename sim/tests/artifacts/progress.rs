@@ -3,7 +3,6 @@
 //! same bytes with and without it (the trials run in chunks, aggregated in trial order); a
 //! non-terminal stderr without `--progress` gets nothing.
 
-
 use crate::util::agentsim;
 
 /// Runs `base` plain, with `--progress` and with `--quiet`: all succeed with the same stdout,

@@ -3,7 +3,6 @@
 //! exit 0 with the states explored; combinations the replicated model has no meaning for
 //! exit 2 with a message naming the flag.
 
-
 use crate::util::agentsim;
 
 const A4: [&str; 9] = [

@@ -4,7 +4,6 @@
 //! `tla/Memory_skewexternal_1a2c1ops.cfg`), and exit 2 for every combination in which a flag
 //! would have no effect. A pass pins these bounds only.
 
-
 use crate::util::agentsim;
 
 const BOUNDS: [&str; 9] = [

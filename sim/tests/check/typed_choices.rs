@@ -2,7 +2,6 @@
 //! message naming the flag and the valid values, before anything runs; library errors reach
 //! the user in the words of the flags they typed.
 
-
 use crate::util::agentsim;
 
 #[test]

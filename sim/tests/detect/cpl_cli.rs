@@ -2,7 +2,6 @@
 //! and exit 2 with file, line and key (or line and column) on bad input.
 //! These pin the command's behaviour on three files, not the monitor's correctness in general.
 
-
 use crate::util::agentsim;
 
 const GUARDS: &str = "scenarios/cpl/code_review.cpl";
