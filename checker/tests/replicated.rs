@@ -171,7 +171,8 @@ fn itf_shows_reads_and_replicas() {
 }
 
 /// Configurations the replicated model does not have are refused, naming what is missing or
-/// the constant out of range (the binary words these in its flags; sim/tests/check_replicas.rs).
+/// the constant out of range (the binary words these in its flags;
+/// sim/tests/check/check_replicas.rs).
 #[test]
 fn nonsense_combinations_are_refused() {
     let mut c = cfg(2);

@@ -4,15 +4,10 @@
 //! stops a run with the partial counts, exit 130 and no spill file left behind.
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("agentsim runs")
-}
+use crate::util::agentsim;
 
 fn spill_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("agentsim-limits-{}-{name}", std::process::id()));

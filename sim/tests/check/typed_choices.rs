@@ -2,15 +2,7 @@
 //! message naming the flag and the valid values, before anything runs; library errors reach
 //! the user in the words of the flags they typed.
 
-use std::process::{Command, Output};
-
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .expect("run agentsim")
-}
+use crate::util::agentsim;
 
 #[test]
 fn bad_choices_exit_two_naming_flag_and_valid_values() {

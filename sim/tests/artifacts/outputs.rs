@@ -5,22 +5,12 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
+
+use crate::util::{agentsim, root};
 
 const LINE: &str =
     "scenario=scenarios/examples/edit-review.toml runtime=vanilla seed=1 trial=0 schedule=S1:39:-";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run agentsim")
-}
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("agentsim-outputs-{name}-{}", std::process::id()));

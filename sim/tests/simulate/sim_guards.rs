@@ -6,12 +6,10 @@
 
 use agentsim::experiments::cpl_guards as cpl_twin;
 use agentsim_sim::Scenario;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::util::root;
 
 /// Author proposes c1, revises to c2 after `REVISE` ms; the Reviewer reviews every candidate
 /// for 500 ms; the Merger merges once `fresh` (or, unguarded, `ok`) holds. All latencies are

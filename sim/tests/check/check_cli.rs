@@ -1,14 +1,9 @@
 //! `agentsim check` and `agentsim matrix` end to end: TLC's pinned figures, exit codes, the
 //! JSON keys, a counterexample's replay line, the ITF file, and Table 2.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("agentsim runs")
-}
+use crate::util::agentsim;
 
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")

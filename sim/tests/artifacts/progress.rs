@@ -3,15 +3,7 @@
 //! same bytes with and without it (the trials run in chunks, aggregated in trial order); a
 //! non-terminal stderr without `--progress` gets nothing.
 
-use std::process::{Command, Output};
-
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .expect("run agentsim")
-}
+use crate::util::agentsim;
 
 /// Runs `base` plain, with `--progress` and with `--quiet`: all succeed with the same stdout,
 /// and only `--progress` writes to the (non-terminal) stderr. Returns that stderr.

@@ -3,14 +3,7 @@
 //! exit 0 with the states explored; combinations the replicated model has no meaning for
 //! exit 2 with a message naming the flag.
 
-use std::process::{Command, Output};
-
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("agentsim runs")
-}
+use crate::util::agentsim;
 
 const A4: [&str; 9] = [
     "check",

@@ -5,14 +5,9 @@
 //! shortest-witness length (admitted). A pass holds at the matrix's bounds only.
 
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("agentsim runs")
-}
+use crate::util::agentsim;
 
 fn json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

@@ -3,14 +3,9 @@
 //! the `--history-out` history, and `check --replay PATH` without `--abstract` (at the printed
 //! `replay_max_ops`) prints the same steps. Prevented cells are checked for the verdict only.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("agentsim runs")
-}
+use crate::util::agentsim;
 
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

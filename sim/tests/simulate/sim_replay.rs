@@ -8,12 +8,9 @@ use agentsim_sim::runner::{run, run_one, RunConfig};
 use agentsim_sim::scheduler::SchedulerSpec;
 use agentsim_sim::shrink::{shrink, ShrinkInput, RUNS_MAX};
 use agentsim_sim::Scenario;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::util::{agentsim, root};
 
 /// A reader that starts after the writer committed: in time order there is no A1; only a
 /// scheduling deviation inside the 500 ms window (the reader's read run before the writer's
@@ -154,14 +151,6 @@ fn pct_finds_the_race() {
     cfg.scheduler = SchedulerSpec::Pct { depth: 2 };
     let res = run(&cfg).unwrap();
     assert!(res.aggregate.anomalies[&Anomaly::A1].k > 0);
-}
-
-fn agentsim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("run agentsim")
 }
 
 #[test]

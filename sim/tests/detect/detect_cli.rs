@@ -6,19 +6,13 @@
 
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+
+use crate::util::agentsim;
 
 fn sample(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../scenarios/histories")
         .join(name)
-}
-
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("run agentsim")
 }
 
 fn detect_json(name: &str, extra: &[&str]) -> Value {

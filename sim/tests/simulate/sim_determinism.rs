@@ -5,12 +5,9 @@
 use agentsim_sim::runner::{run, RunConfig};
 use agentsim_sim::scheduler::SchedulerSpec;
 use agentsim_sim::Scenario;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::util::root;
 
 fn simulate(args: &[&str]) -> Vec<u8> {
     let out = Command::new(env!("CARGO_BIN_EXE_agentsim"))

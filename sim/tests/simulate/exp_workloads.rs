@@ -67,7 +67,7 @@ fn same_bytes_on_any_thread_count() {
     let three = workloads::table(&workloads::run(60, 5, 3).expect("3 threads")).to_csv();
     assert_eq!(one, three);
     let path = Path::new("scenarios/sweeps/contention.toml");
-    let text = include_str!("../../scenarios/sweeps/contention.toml");
+    let text = include_str!("../../../scenarios/sweeps/contention.toml");
     let mut f = sweep::parse(path, text).expect("sweep parses");
     f.grid.agents = vec![2, 4];
     f.grid.cells = vec![2];
@@ -79,7 +79,7 @@ fn same_bytes_on_any_thread_count() {
 #[test]
 fn sweep_contention_raises_vanilla_anomalies_and_ssi_prevents_them() {
     let path = Path::new("scenarios/sweeps/contention.toml");
-    let text = include_str!("../../scenarios/sweeps/contention.toml");
+    let text = include_str!("../../../scenarios/sweeps/contention.toml");
     let mut f = sweep::parse(path, text).expect("sweep parses");
     f.grid.agents = vec![2, 8];
     f.grid.cells = vec![2];

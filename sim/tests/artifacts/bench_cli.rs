@@ -2,16 +2,7 @@
 //! the median and best of the repeats; nonsense arguments exit 2. (Its rates are machine
 //! figures and are not pinned; docs/benchmarks.md records them with the command.)
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use crate::util::agentsim;
 
 #[test]
 fn repeats_are_counted_and_summarised() {

@@ -4,14 +4,8 @@
 //! not prove the steps compute the right numbers; their own tests do.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("run agentsim")
-}
+use crate::util::agentsim;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("agentsim-test-{name}-{}", std::process::id()));

@@ -4,14 +4,7 @@
 //! `tla/Memory_skewexternal_1a2c1ops.cfg`), and exit 2 for every combination in which a flag
 //! would have no effect. A pass pins these bounds only.
 
-use std::process::{Command, Output};
-
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("agentsim runs")
-}
+use crate::util::agentsim;
 
 const BOUNDS: [&str; 9] = [
     "check",

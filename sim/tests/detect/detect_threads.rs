@@ -7,14 +7,9 @@
 //! not change these outputs; the reader's own agreement tests are `models/tests/jsonl_fast.rs`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("run agentsim")
-}
+use crate::util::agentsim;
 
 fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("agentsim-threads-{tag}-{}", std::process::id()));

@@ -7,17 +7,12 @@
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
+
+use crate::util::agentsim;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_agentsim")
-}
-
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .output()
-        .expect("run agentsim")
 }
 
 fn sample(name: &str) -> String {

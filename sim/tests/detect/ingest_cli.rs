@@ -5,21 +5,14 @@
 
 use serde_json::Value as Json;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+
+use crate::util::{agentsim as run, root};
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_agentsim"));
     c.current_dir(root());
     c
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("run agentsim")
 }
 
 fn json(out: &Output) -> Json {

@@ -2,14 +2,9 @@
 //! runs like a named runtime, its name is canonical in the report, a stack equal to a named
 //! runtime prints that name, and an invalid stack is exit 2 naming the mechanism and why.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("agentsim runs")
-}
+use crate::util::agentsim;
 
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")

@@ -2,20 +2,7 @@
 //! and exit 2 with file, line and key (or line and column) on bad input.
 //! These pin the command's behaviour on three files, not the monitor's correctness in general.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run agentsim")
-}
+use crate::util::agentsim;
 
 const GUARDS: &str = "scenarios/cpl/code_review.cpl";
 

@@ -8,12 +8,10 @@ use agentsim_models::Anomaly;
 use agentsim_sim::runner::{run, RunConfig};
 use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::Scenario;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::util::root;
 
 const GOOD: &str = r#"name = "t"
 runtime = "vanilla"

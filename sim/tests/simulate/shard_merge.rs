@@ -6,18 +6,12 @@
 //! A pass covers these commands at these trial counts, not every shard layout.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::util::root;
 
 fn agentsim(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("the binary runs");
+    let out = crate::util::agentsim(args);
     assert_ne!(out.status.code(), Some(101), "panicked: {args:?}");
     out
 }

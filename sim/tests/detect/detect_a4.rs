@@ -5,7 +5,8 @@
 
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+
+use crate::util::agentsim;
 
 fn sample(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -14,13 +15,6 @@ fn sample(name: &str) -> String {
         .to_str()
         .expect("utf-8 path")
         .to_owned()
-}
-
-fn agentsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentsim"))
-        .args(args)
-        .output()
-        .expect("run agentsim")
 }
 
 fn detect_json(path: &str, extra: &[&str]) -> Value {

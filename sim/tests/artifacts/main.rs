@@ -1,0 +1,13 @@
+//! The `artifacts` test binary: the figures and `reproduce`, the output writer, progress,
+//! `bench` and the numeric limits of every command, one module per subject.
+
+#[path = "../util/mod.rs"]
+mod util;
+
+mod bench_cli;
+mod figures_hasse;
+mod figures_render;
+mod figures_reproduce;
+mod limits;
+mod outputs;
+mod progress;
