@@ -246,11 +246,16 @@ fn is_stdin(file: &std::path::Path) -> bool {
 }
 
 /// The outcome for a history already in memory (stdin, `--from`, or `--spec`): the spec form
-/// with `--spec` (it is quadratic: small histories only), else the one-pass detector over its
-/// records ([`batch::run_history`]).
+/// with `--spec` (it is quadratic: small histories only), else the one-pass detector over the
+/// history written back as JSON Lines (the same code path as a file). The text is also the
+/// validation of an ingested history: the reader refuses what an ingester may produce and the
+/// detector must not take (e.g. `co` not a permutation of `io`), naming line and column.
 fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch::Outcome> {
     if !args.spec {
-        return batch::run_history(h, file, batch_config(args));
+        let text = jsonl::write_history(&h);
+        let expect = Some(text.len() as u64);
+        let src = std::io::Cursor::new(text.into_bytes());
+        return batch::run(src, file, expect, batch_config(args));
     }
     let summary = spec::summary(&h, args.max_witnesses, args.residue);
     let from = FromHistory(&h);

@@ -19,8 +19,7 @@ use crate::cmd::progress::{ProgressArgs, Ticker};
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
 use agentsim_models::detect::Summary;
 use agentsim_models::jsonl;
-use agentsim_models::{History, Names, ValueKey};
-use anyhow::Context as _;
+use agentsim_models::{Names, ValueKey};
 use std::io::Read;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -98,8 +97,13 @@ pub fn run(
     expect: Option<u64>,
     cfg: Config,
 ) -> anyhow::Result<Outcome> {
+    let opts = Options {
+        limits: Limits::unbounded(cfg.max_witnesses),
+        residue: cfg.residue,
+        keep_agents: true,
+    };
     // Values compared by key: no table of every value read (`detect --stream` does the same).
-    let mut stream = Stream::keyed(options(cfg));
+    let mut stream = Stream::keyed(opts);
     let mut sink = KeepAll::default();
     let mut failed = None;
     let cut = jsonl::Blocks::FILE;
@@ -142,45 +146,6 @@ pub fn run(
         kept: sink.0,
         names,
     })
-}
-
-/// Detects a history already in memory (stdin read whole, or one ingested by `--from`): the
-/// same detector, options and kept witnesses as [`run`], fed its records in order, with no
-/// text in between (values compare by id, which within one name table is by name).
-pub fn run_history(h: History, file: &str, cfg: Config) -> anyhow::Result<Outcome> {
-    let mut stream = Stream::new(options(cfg));
-    let mut sink = KeepAll::default();
-    let mut ticker = Ticker::new(cfg.progress);
-    for (k, rec) in h.records.iter().enumerate() {
-        stream
-            .push(rec, k as u64 + 1, &mut sink)
-            .map_err(|e| anyhow::anyhow!(e))
-            .with_context(|| format!("{file}: the detector refused a record"))?;
-        if let Some(s) = ticker.due() {
-            eprintln!("{}", progress_line(file, stream.records(), 0, None, s));
-        }
-    }
-    if let Some(s) = ticker.closing() {
-        eprintln!(
-            "detect {file}: done, {} records in {s:.1} s",
-            stream.records()
-        );
-    }
-    let summary = stream.finish(&mut sink);
-    Ok(Outcome {
-        summary,
-        kept: sink.0,
-        names: h.names,
-    })
-}
-
-/// The detector's options for a whole history: nothing dropped, agents kept for A4's text.
-fn options(cfg: Config) -> Options {
-    Options {
-        limits: Limits::unbounded(cfg.max_witnesses),
-        residue: cfg.residue,
-        keep_agents: true,
-    }
 }
 
 #[cfg(test)]
