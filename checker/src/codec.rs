@@ -34,7 +34,9 @@ mod tests {
     use super::*;
     use agentsim_models::names::{Agent, Cell, Value};
     use agentsim_models::record::Registry;
-    use agentsim_models::runtime::{AnyRuntime, BeginRequest, CommitRequest, Options, RuntimeKind};
+    use agentsim_models::runtime::{
+        BeginRequest, CommitRequest, Guarded, Options, RuntimeKind, Stack,
+    };
 
     #[test]
     fn runtimes_round_trip_back_to_back() {
@@ -42,7 +44,7 @@ mod tests {
         let mut all = Vec::new();
         for kind in RuntimeKind::ALL {
             let opts = Options { provenance: true };
-            let mut rt = AnyRuntime::new(kind, Registry::all(2), opts);
+            let mut rt = Guarded::new(kind, Registry::all(2), opts);
             rt.begin(&BeginRequest::new(Agent(0), vec![Cell(0)], None));
             rt.begin(&BeginRequest::new(Agent(1), vec![Cell(0)], None));
             rt.commit(&CommitRequest::new(Agent(0), &[(Cell(0), Value(2))]));
@@ -51,7 +53,7 @@ mod tests {
         }
         let mut at = 0;
         for rt in &all {
-            let (back, used): (AnyRuntime, usize) = decode(&bytes[at..]);
+            let (back, used): (Guarded<Stack>, usize) = decode(&bytes[at..]);
             assert_eq!(&back, rt);
             at += used;
         }

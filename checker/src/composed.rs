@@ -20,8 +20,8 @@ use crate::space::{fingerprint_of, PendingView, Space, StateView};
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::{Registry, ValueMap};
 use agentsim_models::runtime::{
-    AnyRuntime, BeginOutcome, BeginRequest, CommitRequest, Guarded, Options, RegistryChange,
-    Runtime, RuntimeKind, Stack, Store,
+    BeginOutcome, BeginRequest, CommitRequest, Guarded, Options, RegistryChange, Runtime,
+    RuntimeKind, Stack, Store,
 };
 
 /// The highest signature version `ChangeSignature` may reach.
@@ -47,7 +47,7 @@ impl RuntimeModel<Stack> {
             provenance: opts.provenance,
             ..ext
         };
-        RuntimeModel::new(b, ext, AnyRuntime::new(stack, Registry::all(b.tools), opts))
+        RuntimeModel::new(b, ext, Guarded::new(stack, Registry::all(b.tools), opts))
     }
 
     /// The model under a named runtime ([`RuntimeModel::of_stack`] of its stack).
@@ -310,7 +310,7 @@ mod tests {
             }
             actions.clear();
             m.actions(&rt, &mut actions);
-            let next: Vec<Option<AnyRuntime>> =
+            let next: Vec<Option<Guarded<Stack>>> =
                 actions.iter().map(|&a| m.next_state(&rt, a)).collect();
             let future = (
                 m.violations(&rt, all),

@@ -32,8 +32,8 @@ use agentsim_models::names::{Agent, Cell, Replica, Value};
 use agentsim_models::record::{OpRecord, ReadMeta, Registry, ValueMap};
 use agentsim_models::replica::{route_read, ReadDiscipline, ReplicaSet, PRIMARY};
 use agentsim_models::runtime::{
-    AnyRuntime, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Guarded, Options,
-    Runtime, RuntimeKind, Stack,
+    BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, Guarded, Options, Runtime,
+    RuntimeKind, Stack,
 };
 use std::collections::BTreeMap;
 
@@ -89,7 +89,7 @@ impl ReplicatedModel<Stack> {
         let opts = Options {
             provenance: ext.provenance || stack.provenance(),
         };
-        ReplicatedModel::new(b, ext, rep, AnyRuntime::new(stack, Registry::all(0), opts))
+        ReplicatedModel::new(b, ext, rep, Guarded::new(stack, Registry::all(0), opts))
     }
 
     /// The model under a named runtime ([`ReplicatedModel::of_stack`] of its stack).
@@ -392,7 +392,7 @@ mod tests {
                 max_lag: 1,
                 discipline,
             };
-            let init = AnyRuntime::new(Stack::VANILLA, Registry::all(0), Options::default());
+            let init = Guarded::new(Stack::VANILLA, Registry::all(0), Options::default());
             let m = ReplicatedModel::new(b, Extensions::default(), rep, init).unwrap();
             let twin = Replicated::new(discipline, 1, 1);
             let mut seen = HashSet::new();

@@ -13,7 +13,7 @@
 
 use agentsim_models::detect::spec;
 use agentsim_models::runtime::{
-    AnyRuntime, BeginRequest, CommitRequest, Mechanism, Options, RegistryChange, RuntimeKind, Stack,
+    BeginRequest, CommitRequest, Guarded, Mechanism, Options, RegistryChange, RuntimeKind, Stack,
 };
 use agentsim_models::{Agent, Anomaly, Cell, History, Registry, Report, Tool, Value, ValueMap};
 use proptest::prelude::*;
@@ -115,15 +115,15 @@ fn permute<T: Copy>(items: &[T], index: u32) -> Vec<T> {
 /// Drives `steps` through a fresh runtime; requests that make no sense in the current state
 /// (begin while in flight, commit with nothing in flight) are skipped, as a driver would.
 /// With `all_writers`, every op also writes every cell it read.
-fn drive(stack: impl Into<Stack>, steps: &[Step], all_writers: bool) -> AnyRuntime {
-    let mut rt = AnyRuntime::new(stack, Registry::all(TOOLS), Options { provenance: true });
+fn drive(stack: impl Into<Stack>, steps: &[Step], all_writers: bool) -> Guarded<Stack> {
+    let mut rt = Guarded::new(stack, Registry::all(TOOLS), Options { provenance: true });
     for step in steps {
         apply(&mut rt, step, all_writers);
     }
     rt
 }
 
-fn apply(rt: &mut AnyRuntime, step: &Step, all_writers: bool) {
+fn apply(rt: &mut Guarded<Stack>, step: &Step, all_writers: bool) {
     match *step {
         Step::Begin {
             agent,
@@ -183,13 +183,13 @@ fn apply(rt: &mut AnyRuntime, step: &Step, all_writers: bool) {
 }
 
 /// Memory as it is, except `c` observed as `v` (a skewed read of an external cell).
-fn observe(rt: &AnyRuntime, c: Cell, v: Value) -> ValueMap {
+fn observe(rt: &Guarded<Stack>, c: Cell, v: Value) -> ValueMap {
     let mut m = rt.store().memory().clone();
     m.set(c, v);
     m
 }
 
-fn report(rt: &AnyRuntime) -> Report {
+fn report(rt: &Guarded<Stack>) -> Report {
     let h = History::from_records(rt.log().to_vec());
     h.validate().expect("runtimes emit well-formed histories");
     spec::detect(&h)

@@ -6,32 +6,32 @@
 
 use agentsim_models::detect::spec;
 use agentsim_models::runtime::{
-    AbortReason, AnyRuntime, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, DropReason,
-    Options, RegistryChange, RuntimeKind,
+    AbortReason, BeginOutcome, BeginRequest, CommitOutcome, CommitRequest, DropReason, Guarded,
+    Options, RegistryChange, RuntimeKind, Stack,
 };
 use agentsim_models::{Agent, Anomaly, Cell, History, Registry, Report, Tool, Value};
 
 const PROVENANCE: Options = Options { provenance: true };
 
-fn rt(kind: RuntimeKind) -> AnyRuntime {
-    AnyRuntime::new(kind, Registry::all(2), PROVENANCE)
+fn rt(kind: RuntimeKind) -> Guarded<Stack> {
+    Guarded::new(kind, Registry::all(2), PROVENANCE)
 }
 
 fn kind(name: &str) -> RuntimeKind {
     RuntimeKind::parse(name).expect("a known runtime")
 }
 
-fn begin(rt: &mut AnyRuntime, a: u32, reads: &[u32], tool: Option<u32>) -> BeginOutcome {
+fn begin(rt: &mut Guarded<Stack>, a: u32, reads: &[u32], tool: Option<u32>) -> BeginOutcome {
     let read_set = reads.iter().map(|&c| Cell(c)).collect();
     rt.begin(&BeginRequest::new(Agent(a), read_set, tool.map(Tool)))
 }
 
-fn commit(rt: &mut AnyRuntime, a: u32, writes: &[(u32, u32)]) -> CommitOutcome {
+fn commit(rt: &mut Guarded<Stack>, a: u32, writes: &[(u32, u32)]) -> CommitOutcome {
     let w: Vec<_> = writes.iter().map(|&(c, v)| (Cell(c), Value(v))).collect();
     rt.commit(&CommitRequest::new(Agent(a), &w))
 }
 
-fn report(rt: &AnyRuntime) -> Report {
+fn report(rt: &Guarded<Stack>) -> Report {
     let h = History::from_records(rt.log().to_vec());
     h.validate().expect("runtimes emit well-formed histories");
     spec::detect(&h)
@@ -49,7 +49,7 @@ const EDITOR: u32 = 0;
 const REVIEWER: u32 = 1;
 
 /// Reviewer reads `doc`; the editor reads and rewrites it while the reviewer generates.
-fn edit_review(kind: RuntimeKind) -> (AnyRuntime, BeginOutcome) {
+fn edit_review(kind: RuntimeKind) -> (Guarded<Stack>, BeginOutcome) {
     let mut rt = rt(kind);
     begun(begin(&mut rt, REVIEWER, &[DOC], None));
     let editor = begin(&mut rt, EDITOR, &[DOC], None);
@@ -88,7 +88,7 @@ const ENGINEER: u32 = 2;
 
 /// Triage: the reporter files a ticket, the triager prioritizes it; the engineer reads both,
 /// the reporter amends the ticket meanwhile, and the engineer's decision writes nothing.
-fn triage(kind: RuntimeKind) -> (AnyRuntime, CommitOutcome) {
+fn triage(kind: RuntimeKind) -> (Guarded<Stack>, CommitOutcome) {
     let mut rt = rt(kind);
     begun(begin(&mut rt, REPORTER, &[], None));
     commit(&mut rt, REPORTER, &[(TICKET, 1)]);
@@ -118,7 +118,7 @@ fn triage_read_only_commit_si_admits_a1_ssi_aborts() {
 // ---- A3: a chain of readers, root retracted ----
 
 /// Root writes c0; reader k reads c_{k-1} and writes c_k; then the root is retracted.
-fn retracted_chain(kind: RuntimeKind, depth: u32) -> (AnyRuntime, Vec<usize>) {
+fn retracted_chain(kind: RuntimeKind, depth: u32) -> (Guarded<Stack>, Vec<usize>) {
     let mut rt = rt(kind);
     for k in 0..=depth {
         let reads: Vec<u32> = if k == 0 { vec![] } else { vec![k - 1] };
@@ -174,7 +174,7 @@ fn registry_validate_aborts_pin_resolves() {
 
 // ---- one minimal schedule per anomaly, through every runtime ----
 
-fn schedule(kind: RuntimeKind, a: Anomaly) -> AnyRuntime {
+fn schedule(kind: RuntimeKind, a: Anomaly) -> Guarded<Stack> {
     let mut rt = rt(kind);
     match a {
         // a1 reads c0; a0 blindly writes c0; a1 commits read-only.

@@ -5,7 +5,7 @@
 
 use agentsim_models::detect::spec;
 use agentsim_models::runtime::{
-    AnyRuntime, BeginRequest, CommitRequest, Externalization, Options, RuntimeKind, Sequencer,
+    BeginRequest, CommitRequest, Externalization, Guarded, Options, RuntimeKind, Sequencer,
 };
 use agentsim_models::{Agent, Cell, History, Registry, Value};
 
@@ -80,7 +80,7 @@ fn visible_times_are_the_running_maximum() {
 }
 
 fn a6_count(kind: RuntimeKind, completion: &[usize]) -> usize {
-    let mut rt = AnyRuntime::new(kind, Registry::all(0), Options::default());
+    let mut rt = Guarded::new(kind, Registry::all(0), Options::default());
     rt.begin(&BeginRequest::new(Agent(0), vec![], None));
     let w: Vec<_> = (0..4).map(|c| (Cell(c), Value(c + 1))).collect();
     rt.commit(&CommitRequest::new(Agent(0), &w).completing(completion.to_vec()));

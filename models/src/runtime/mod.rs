@@ -27,7 +27,7 @@
 //! per idea of control ([`lock`], [`validate`], [`causal`] (preds and cascade),
 //! [`sequencer`], [`registry`] (pin and validate-tool)); [`mechanism`] (the catalogue, as
 //! data), [`stack`] (compositions, their names and errors), [`kind`] (the named runtimes)
-//! and [`any`] (the run-time choice, [`AnyRuntime`]).
+//! and [`any`] (the runtime object a choice becomes, `Guarded<Stack>`).
 //!
 //! Driver contract: begin only an agent with nothing in flight; commit or abandon only an
 //! agent with an op in flight (a dropped op is not in flight); read sets sorted and unique;
@@ -47,7 +47,6 @@ pub mod stack;
 pub mod store;
 pub mod validate;
 
-pub use any::AnyRuntime;
 pub use causal::{Cascade, ValidatePreds};
 pub use guarded::Guarded;
 pub use kind::{Discipline, Options, RuntimeKind};

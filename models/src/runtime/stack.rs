@@ -1,4 +1,7 @@
-//! [`Stack`]: a set of mechanisms (SPEC §5.1), the typed runtime choice. A stack is itself a
+//! [`Stack`]: a set of mechanisms (SPEC §5.1), the typed runtime choice, the one type from
+//! `--runtime` (and a scenario's `runtime`, a replay line's, a sweep file's) to the simulator
+//! and the checker. Instantiated over a registry it becomes the one runtime object,
+//! `Guarded<Stack>` ([`super::any`]): a choice is a constant, that is a store. A stack is itself a
 //! [`Runtime`]: it consults its members in catalogue order ([`Mechanism::ALL`]) and combines
 //! their decisions — the first drop or abort reason wins, the first registry to resolve
 //! against wins (only `pin` has one), effects are sequenced if any member sequences them, and
@@ -83,6 +86,23 @@ impl Stack {
             i += 1;
         }
         Stack(bits)
+    }
+
+    /// Parses a runtime name or a `+`-joined stack (as [`FromStr`]): the union, validated.
+    pub fn parse(s: &str) -> Result<Stack, StackError> {
+        s.parse()
+    }
+
+    /// The canonical name (as [`fmt::Display`]).
+    pub fn name(self) -> String {
+        self.to_string()
+    }
+
+    /// The runtime object of this choice: a fresh store over the initial `registry` under the
+    /// stack; `provenance` records preds at each read (forced on by a stack with a mechanism
+    /// that reads them: `causal` and above).
+    pub fn build(self, registry: Registry, provenance: bool) -> super::Guarded<Stack> {
+        super::Guarded::new(self, registry, super::Options { provenance })
     }
 
     /// Whether `m` is in the stack.
@@ -229,6 +249,40 @@ impl From<RuntimeKind> for Stack {
 impl From<Mechanism> for Stack {
     fn from(m: Mechanism) -> Stack {
         Stack::of(&[m])
+    }
+}
+
+/// A stack that travels as its canonical name, for serde's `with` (sweep files, partial
+/// results): the derived serde of [`Stack`] is its bits, part of the checker's packed states.
+pub mod by_name {
+    use super::Stack;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(stack: &Stack, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(stack)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Stack, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A list of stacks by their canonical names (see [`by_name`]).
+pub mod by_names {
+    use super::Stack;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(stacks: &[Stack], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(stacks.iter().map(|stack| stack.to_string()))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Stack>, D::Error> {
+        let names = Vec::<String>::deserialize(d)?;
+        names
+            .iter()
+            .map(|n| n.parse().map_err(serde::de::Error::custom))
+            .collect()
     }
 }
 

@@ -19,7 +19,6 @@ pub mod metrics;
 pub mod replay_line;
 pub mod rng;
 pub mod runner;
-pub mod runtime_choice;
 pub mod scenario;
 pub mod schedule;
 pub mod scheduler;

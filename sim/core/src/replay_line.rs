@@ -6,9 +6,9 @@
 //! `replay: agentsim replay '…'`. A line replays exactly only against the same scenario
 //! file and the same build.
 
-use crate::runtime_choice::{RuntimeChoice, UnknownRuntime};
 use crate::scenario::{OnMissing, UnknownOnMissing};
 use crate::schedule::{Schedule, ScheduleError};
+use agentsim_models::runtime::{Stack, StackError};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplayLine {
     pub scenario: PathBuf,
-    pub runtime: RuntimeChoice,
+    pub runtime: Stack,
     pub seed: u64,
     pub trial: u64,
     pub schedule: Schedule,
@@ -67,7 +67,7 @@ impl ReplayLine {
             };
             match k {
                 "scenario" => scenario = Some(PathBuf::from(v)),
-                "runtime" => runtime = Some(RuntimeChoice::parse(v)?),
+                "runtime" => runtime = Some(Stack::parse(v)?),
                 "seed" => seed = Some(num(v)?),
                 "trial" => trial = Some(num(v)?),
                 "schedule" => schedule = Some(Schedule::parse(v)?),
@@ -104,7 +104,7 @@ pub enum ReplayLineError {
     #[error(transparent)]
     OnMissing(#[from] UnknownOnMissing),
     #[error(transparent)]
-    Runtime(#[from] UnknownRuntime),
+    Runtime(#[from] StackError),
 }
 
 #[cfg(test)]
@@ -115,7 +115,7 @@ mod tests {
     fn round_trip_and_prefixes() {
         let l = ReplayLine {
             scenario: "scenarios/examples/edit-review.toml".into(),
-            runtime: RuntimeChoice::parse("vanilla").unwrap(),
+            runtime: Stack::parse("vanilla").unwrap(),
             seed: 7,
             trial: 3,
             schedule: Schedule::parse("S1:20:4=1").unwrap(),

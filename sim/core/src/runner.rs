@@ -11,18 +11,18 @@ use crate::generator::recorded::Recorded;
 use crate::generator::stub::Stub;
 use crate::generator::Generator;
 use crate::metrics::{Aggregate, TrialMetrics};
-use crate::runtime_choice::RuntimeChoice;
 use crate::scenario::{GeneratorSpec, OnMissing, Scenario};
 use crate::schedule::Schedule;
 use crate::scheduler::SchedulerSpec;
 use agentsim_models::detect::{fast, Report};
 use agentsim_models::history::History;
+use agentsim_models::runtime::Stack;
 
 /// How to run a scenario.
 #[derive(Clone, Debug)]
 pub struct RunConfig<'a> {
     pub scenario: &'a Scenario,
-    pub runtime: RuntimeChoice,
+    pub runtime: Stack,
     pub seed: u64,
     pub trials: u64,
     pub scheduler: SchedulerSpec,
@@ -189,7 +189,7 @@ pub struct OneTrial {
 /// Replays trial `trial` of (`seed`, `runtime`) under `schedule`, with a trace.
 pub fn run_one(
     sc: &Scenario,
-    runtime: RuntimeChoice,
+    runtime: Stack,
     seed: u64,
     trial: u64,
     schedule: &Schedule,

@@ -11,9 +11,9 @@
 
 use crate::engine::SimError;
 use crate::runner::{run_one, OneTrial};
-use crate::runtime_choice::RuntimeChoice;
 use crate::scenario::{OnMissing, Scenario};
 use crate::schedule::Schedule;
+use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
 
 /// Default bound on replays during one shrink.
@@ -22,7 +22,7 @@ pub const RUNS_MAX: u64 = 20_000;
 /// What to shrink.
 pub struct ShrinkInput<'a> {
     pub scenario: &'a Scenario,
-    pub runtime: RuntimeChoice,
+    pub runtime: Stack,
     pub seed: u64,
     pub trial: u64,
     pub schedule: Schedule,

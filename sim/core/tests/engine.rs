@@ -3,9 +3,9 @@
 //! effect completion order reaches `co` only where the runtime's externalization allows.
 //! Numbers are pinned for seed 1 of the shipped edit-review scenario.
 
+use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
 use agentsim_sim::runner::{run, run_one, RunConfig};
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::schedule::Schedule;
 use agentsim_sim::Scenario;
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ fn edit_review() -> Scenario {
 
 fn with(sc: &Scenario, runtime: &str, trials: u64) -> agentsim_sim::RunResult {
     let mut cfg = RunConfig::new(sc);
-    cfg.runtime = RuntimeChoice::parse(runtime).unwrap();
+    cfg.runtime = Stack::parse(runtime).unwrap();
     cfg.trials = trials;
     run(&cfg).unwrap()
 }
@@ -125,7 +125,7 @@ script = [{ do = "retract", agent = "planner" }]
 #[test]
 fn retraction_leaves_a3_unless_the_runtime_cascades() {
     let sc = Scenario::parse(Path::new("retract.toml"), RETRACT).unwrap();
-    let rt = |n| RuntimeChoice::parse(n).unwrap();
+    let rt = |n| Stack::parse(n).unwrap();
     let s = Schedule::default();
     let van = run_one(&sc, rt("vanilla"), 0, 0, &s, None).unwrap();
     assert_eq!(van.metrics.anomalies, vec![Anomaly::A3]);

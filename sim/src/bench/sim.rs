@@ -10,9 +10,9 @@
 //! Linux), which is the honest per-core figure on a shared machine. Figures depend on the
 //! machine; record them in docs/benchmarks.md with the command.
 
+use agentsim_models::runtime::Stack;
 use agentsim_sim::engine::{run_trial_in, Pool, TrialSetup};
 use agentsim_sim::runner::{self, generator, trial_seed, RunConfig};
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::Scenario;
 use agentsim_sim::scheduler::SchedulerSpec;
 use anyhow::{anyhow, Result};
@@ -25,7 +25,7 @@ pub struct Config {
     /// Trials per measurement.
     pub trials: u64,
     /// The runtime (a scenario's own, or an override).
-    pub runtime: RuntimeChoice,
+    pub runtime: Stack,
     /// Measure the engine alone and skip the full pipeline.
     pub engine_only: bool,
     /// Measure the engine this many times (each `trials` trials).
@@ -52,7 +52,7 @@ impl EngineRun {
 #[derive(Clone, Debug)]
 pub struct Figures {
     pub scenario: String,
-    pub runtime: RuntimeChoice,
+    pub runtime: Stack,
     pub trials: u64,
     /// The engine-only runs, in run order (at least one).
     pub runs: Vec<EngineRun>,
@@ -195,7 +195,7 @@ impl Figures {
     }
 }
 
-fn engine_only(sc: &Scenario, rt: RuntimeChoice, trials: u64) -> Result<(u64, u64, f64)> {
+fn engine_only(sc: &Scenario, rt: Stack, trials: u64) -> Result<(u64, u64, f64)> {
     let generator = generator(sc, None);
     let mut sched = SchedulerSpec::Random.build();
     let (mut ops, mut events) = (0, 0);

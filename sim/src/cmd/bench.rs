@@ -3,7 +3,7 @@
 //! figures (text, or `--json` on stdout); it asserts nothing about speed.
 
 use crate::bench;
-use agentsim_sim::runtime_choice::RuntimeChoice;
+use agentsim_models::runtime::Stack;
 use agentsim_sim::scenario::Scenario;
 use clap::{Args as ClapArgs, Subcommand};
 use std::path::PathBuf;
@@ -63,7 +63,7 @@ pub struct SimArgs {
     pub trials: u64,
     /// Runtime, overriding the scenario's.
     #[arg(long)]
-    pub runtime: Option<RuntimeChoice>,
+    pub runtime: Option<Stack>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,

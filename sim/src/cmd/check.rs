@@ -15,7 +15,7 @@
 //! `--read-discipline`; property `A4`, split view), composed with `--runtime` for writes; see
 //! `agentsim_checker::replicated`. Flags that model has no meaning for are refused (exit 2).
 
-use super::check_watch;
+use super::{check_abstract, check_watch};
 use crate::artifacts::output::{preflight, write_atomic};
 use agentsim_checker::control::{self, Limits, Stopped};
 use agentsim_checker::frontier::Storage;
@@ -203,8 +203,61 @@ fn properties(s: &str) -> Result<Properties, agentsim_checker::property::Unknown
     Property::parse_list(s).map(Properties)
 }
 
-/// Validates the replication flags: `None` for the single store.
-pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replication>> {
+/// The model `check` explores, chosen once from the flags by [`resolve`]; the rest of the
+/// command dispatches on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckModel {
+    /// The packed paper model (`agentsim_checker::paper`): `vanilla` without provenance,
+    /// retraction or tool versions (`run::uses_paper_model`), with or without `--paper`.
+    Paper,
+    /// The composed runtime model (`agentsim_checker::composed`): the store under any other
+    /// stack of mechanisms.
+    Stack,
+    /// The replicated store of SPEC §6 (`--replicas K`), composed with `--runtime` for writes.
+    Replicated(Replication),
+    /// The history-free abstract model of SPEC §5.2 (`--abstract`); `bounded` when
+    /// `--max-ops` was given (without it the model keeps no op counter).
+    Abstract { bounded: bool },
+}
+
+/// Validates the flags into a check configuration and the one model they select. Every
+/// combination of flags a model has no meaning for is refused here (exit 2), in this order:
+///
+/// 1. `--paper` with a runtime other than vanilla, an extension, or `--skew-external`;
+/// 2. the bounds (`Bounds::validate`, in the words of the flags);
+/// 3. `--abstract` with `--replicas`, `--max-lag` or `--read-discipline`, then with `--replay`
+///    (abstract paths are not concrete ones);
+/// 4. without `--replicas`: `--max-lag` or `--read-discipline`, then a property only a
+///    replicated store has (A4);
+/// 5. `--replicas` with `--paper`, then whatever the replicated model lacks
+///    (`Replication::validate`: tools, skew, retraction or tool versions, symmetry).
+///
+/// One exclusion stays with the checker because it depends on exploring rather than on
+/// the flags alone: symmetry reduction on the composed model (`CheckError::Symmetry`), which
+/// a `--replay` ignores. `--history-out` without `--abstract` and `--skew` with
+/// `--skew-external` are refused by clap.
+pub fn resolve(a: &Args) -> anyhow::Result<(CheckConfig, CheckModel)> {
+    let ext = extensions(a);
+    if a.paper && (a.runtime != Stack::VANILLA || !ext.is_paper() || a.skew_external) {
+        bail!(
+            "--paper means vanilla with every extension off; drop --runtime and extension flags \
+             (--skew is the paper's AllowSkew; --skew-external is extension 5)"
+        );
+    }
+    let cfg = config(a, ext)?;
+    if a.abstract_model {
+        if a.replicas.is_some() || a.max_lag.is_some() || a.read_discipline.is_some() {
+            bail!(
+                "--abstract is the single-store model; drop --replicas, --max-lag, \
+                 --read-discipline"
+            );
+        }
+        if a.replay.is_some() {
+            bail!("--replay replays concrete paths: drop --abstract");
+        }
+        let bounded = a.max_ops.is_some();
+        return Ok((cfg, CheckModel::Abstract { bounded }));
+    }
     let Some(secondaries) = a.replicas else {
         if a.max_lag.is_some() || a.read_discipline.is_some() {
             bail!("--max-lag and --read-discipline need --replicas K (the replicated store)");
@@ -216,38 +269,38 @@ pub fn replication(a: &Args, cfg: &CheckConfig) -> anyhow::Result<Option<Replica
                 p.name()
             );
         }
-        return Ok(None);
+        let model = if run::uses_paper_model(&cfg) {
+            CheckModel::Paper
+        } else {
+            CheckModel::Stack
+        };
+        return Ok((cfg, model));
     };
     if a.paper {
         bail!("--paper is the single-store model of SPEC §1; drop it with --replicas");
     }
-    let discipline = a.read_discipline.unwrap_or(ReadDiscipline::AnyReplica);
     let rep = Replication {
         secondaries,
         max_lag: a.max_lag.unwrap_or(1),
-        discipline,
+        discipline: a.read_discipline.unwrap_or(ReadDiscipline::AnyReplica),
     };
     rep.validate(&cfg.bounds, &cfg.ext, cfg.symmetry)
         .map_err(|e| anyhow::anyhow!(bounds_message(&e)))?;
-    Ok(Some(rep))
+    Ok((cfg, CheckModel::Replicated(rep)))
 }
 
-/// Validates the flags into a check configuration.
-pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
-    let runtime = a.runtime;
-    let ext = Extensions {
+fn extensions(a: &Args) -> Extensions {
+    Extensions {
         canonical_writes: a.canonical_writes,
         provenance: a.provenance,
         retraction: a.retraction,
         tool_versions: a.tool_versions,
         all_writers: a.all_writers,
-    };
-    if a.paper && (runtime != Stack::VANILLA || !ext.is_paper() || a.skew_external) {
-        bail!(
-            "--paper means vanilla with every extension off; drop --runtime and extension flags \
-             (--skew is the paper's AllowSkew; --skew-external is extension 5)"
-        );
     }
+}
+
+/// The check configuration of the flags, its bounds validated.
+fn config(a: &Args, ext: Extensions) -> anyhow::Result<CheckConfig> {
     let skew = match (a.skew, a.skew_external) {
         (true, _) => Skew::Every,
         (false, true) => Skew::External,
@@ -269,7 +322,7 @@ pub fn config(a: &Args) -> anyhow::Result<CheckConfig> {
     Ok(CheckConfig {
         bounds,
         ext,
-        runtime,
+        runtime: a.runtime,
         symmetry: a.symmetry,
         properties,
         threads: a
@@ -373,10 +426,14 @@ pub(crate) fn stopped(
     }
 }
 
-/// Runs the command.
+/// Runs the command on the model its flags select.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let cfg = config(&args)?;
-    let rep = replication(&args, &cfg)?;
+    let (cfg, model) = resolve(&args)?;
+    let rep = match model {
+        CheckModel::Abstract { bounded } => return check_abstract::run(&args, &cfg, bounded),
+        CheckModel::Replicated(rep) => Some(rep),
+        CheckModel::Paper | CheckModel::Stack => None,
+    };
     if let Some(path) = &args.trace_out {
         preflight(path).context("--trace-out")?;
     }

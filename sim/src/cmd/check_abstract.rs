@@ -18,17 +18,9 @@ use agentsim_jsonl::write_history;
 use anyhow::{bail, Context};
 use std::process::ExitCode;
 
-/// Runs `check --abstract` (flags already validated into `cfg`).
-pub fn run(args: &Args, cfg: &CheckConfig) -> anyhow::Result<ExitCode> {
-    if args.replicas.is_some() || args.max_lag.is_some() || args.read_discipline.is_some() {
-        bail!(
-            "--abstract is the single-store model; drop --replicas, --max-lag, --read-discipline"
-        );
-    }
-    if args.replay.is_some() {
-        bail!("--replay replays concrete paths: drop --abstract");
-    }
-    let bounded = args.max_ops.is_some();
+/// Runs `check --abstract` (flags already validated into `cfg` by `check::resolve`, which
+/// refuses what the abstract model has no meaning for); `bounded` when `--max-ops` was given.
+pub fn run(args: &Args, cfg: &CheckConfig, bounded: bool) -> anyhow::Result<ExitCode> {
     eprintln!("exploring the abstract model ({} threads)...", cfg.threads);
     let r = check_abstract(cfg, bounded, &storage(args)?)?;
     let o = &r.report.outcome;

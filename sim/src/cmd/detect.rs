@@ -171,17 +171,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         return stream::run(&args.file, cfg, &args.fail_on);
     }
+    let source = super::ingest::Ingest::of(args.from, args.thread.clone())?;
     // Errors already name the file, the line, the column and the key.
     let mut ingest = None;
-    let outcome = if args.from.is_some() || args.spec || is_stdin(&args.file) {
-        let (h, report) =
-            super::ingest::history_for_detect(&args.file, args.from, args.thread.as_deref())?;
+    let outcome = if source.is_some() || args.spec || is_stdin(&args.file) {
+        let (h, report) = super::ingest::history_for_detect(&args.file, source.as_ref())?;
         ingest = report;
         history_outcome(h, &file, &args)?
     } else {
-        if args.thread.is_some() {
-            anyhow::bail!("--thread applies to --from langgraph only");
-        }
         let f = std::fs::File::open(&args.file).map_err(|source| jsonl::JsonlError::Io {
             file: file.clone(),
             source,
@@ -250,7 +247,9 @@ fn is_stdin(file: &std::path::Path) -> bool {
 
 /// The outcome for a history already in memory (stdin, `--from`, or `--spec`): the spec form
 /// with `--spec` (it is quadratic: small histories only), else the one-pass detector over the
-/// history written back as JSON Lines (the same code path as a file).
+/// history written back as JSON Lines (the same code path as a file). The text is also the
+/// validation of an ingested history: the reader refuses what an ingester may produce and the
+/// detector must not take (e.g. `co` not a permutation of `io`), naming line and column.
 fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch::Outcome> {
     if !args.spec {
         let text = jsonl::write_history(&h);

@@ -62,16 +62,40 @@ pub enum From {
     Langgraph,
 }
 
+/// What to ingest, validated once from `--from` and `--thread` ([`Ingest::of`]): the
+/// LangGraph thread is a field of the one source that has threads, so no later step checks
+/// it again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ingest {
+    /// OTLP/JSON traces.
+    Otel,
+    /// A LangGraph checkpointer database: `thread`, or the only one it holds.
+    Langgraph { thread: Option<String> },
+}
+
+impl Ingest {
+    /// The source `agentsim detect` names with `--from` (`None`: a JSON Lines history) and
+    /// `--thread`, which only `--from langgraph` takes.
+    pub fn of(from: Option<From>, thread: Option<String>) -> anyhow::Result<Option<Ingest>> {
+        Ok(match (from, thread) {
+            (Some(From::Langgraph), thread) => Some(Ingest::Langgraph { thread }),
+            (_, Some(_)) => bail!("--thread applies to --from langgraph only"),
+            (Some(From::Otel), None) => Some(Ingest::Otel),
+            (None, None) => None,
+        })
+    }
+}
+
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (from, common, thread) = match args.source {
-        Source::Otel(common) => (From::Otel, common, None),
-        Source::Langgraph { common, thread } => (From::Langgraph, common, thread),
+    let (source, common) = match args.source {
+        Source::Otel(common) => (Ingest::Otel, common),
+        Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, common),
     };
     for p in common.out.iter().chain(&common.report) {
         crate::artifacts::output::preflight(p)?;
     }
-    let ingested = load(from, &common.file, thread.as_deref())?;
+    let ingested = load(&source, &common.file)?;
     let text = jsonl::write_history(&ingested.history);
     match &common.out {
         Some(out) => write_file(out, text.as_bytes())?,
@@ -87,34 +111,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Ingests `file` from `from` (`-` is stdin, for OTLP only).
-pub fn load(from: From, file: &Path, thread: Option<&str>) -> anyhow::Result<Ingested> {
-    if thread.is_some() && from != From::Langgraph {
-        bail!("--thread applies to --from langgraph only");
-    }
-    Ok(match from {
-        From::Otel if is_stdin(file) => parse_otel(&stdin()?, "<stdin>")?,
-        From::Otel => read_otel(file)?,
-        From::Langgraph if is_stdin(file) => {
+/// Ingests `file` from `source` (`-` is stdin, for OTLP only).
+pub fn load(source: &Ingest, file: &Path) -> anyhow::Result<Ingested> {
+    Ok(match source {
+        Ingest::Otel if is_stdin(file) => parse_otel(&stdin()?, "<stdin>")?,
+        Ingest::Otel => read_otel(file)?,
+        Ingest::Langgraph { .. } if is_stdin(file) => {
             bail!("a LangGraph database is read from a file, not from stdin")
         }
-        From::Langgraph => read_langgraph(file, thread)?,
+        Ingest::Langgraph { thread } => read_langgraph(file, thread.as_deref())?,
     })
 }
 
-/// What `agentsim detect` reads: a JSON Lines history (`-` is stdin), or, with `from`, an
-/// ingested one with its report.
+/// What `agentsim detect` reads whole: a JSON Lines history (`-` is stdin), or, with
+/// `source`, an ingested one with its report.
 pub fn history_for_detect(
     file: &Path,
-    from: Option<From>,
-    thread: Option<&str>,
+    source: Option<&Ingest>,
 ) -> anyhow::Result<(History, Option<Report>)> {
-    match from {
-        Some(from) => {
-            let Ingested { history, report } = load(from, file, thread)?;
+    match source {
+        Some(source) => {
+            let Ingested { history, report } = load(source, file)?;
             Ok((history, Some(report)))
         }
-        None if thread.is_some() => bail!("--thread applies to --from langgraph only"),
         // The reader's errors already name the source, the line and the key.
         None if is_stdin(file) => Ok((jsonl::parse_history(&stdin()?, "<stdin>")?, None)),
         None => Ok((jsonl::read_history(file)?, None)),

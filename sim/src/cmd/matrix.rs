@@ -16,8 +16,8 @@
 
 use agentsim_checker::matrix::{self, Row, ANOMALIES};
 use agentsim_models::lattice::{self, Point};
+use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use clap::Args as ClapArgs;
 use serde_json::json;
 use std::process::ExitCode;
@@ -52,7 +52,7 @@ pub struct Args {
         value_name = "STACK,...",
         conflicts_with = "abstract_model"
     )]
-    pub runtime: Vec<RuntimeChoice>,
+    pub runtime: Vec<Stack>,
 }
 
 /// The worker threads: `--threads` (1..=256 by its parser) or the one default.
@@ -66,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let rows = if args.runtime.is_empty() {
         matrix::matrix(args.max_ops, threads(&args))?
     } else {
-        let mut stacks: Vec<_> = args.runtime.iter().map(RuntimeChoice::stack).collect();
+        let mut stacks: Vec<_> = args.runtime.to_vec();
         // One row per stack, first mention first (`lock,pessimistic` is one stack).
         let mut seen = Vec::new();
         stacks.retain(|s| {

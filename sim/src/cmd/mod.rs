@@ -80,10 +80,6 @@ impl Command {
             Command::Detect(args) => detect::run(args),
             Command::Ingest(args) => ingest::run(args),
             Command::Lattice(args) => lattice::run(args),
-            // `--abstract` picks the abstract model's front end; the two share the flags.
-            Command::Check(args) if args.abstract_model => {
-                check_abstract::run(&args, &check::config(&args)?)
-            }
             Command::Check(args) => check::run(args),
             Command::Matrix(args) if args.abstract_model => matrix_abstract::run(&args),
             Command::Matrix(args) => matrix::run(args),

@@ -7,11 +7,11 @@
 //! divergence and exits 2.
 
 use crate::artifacts::output::{preflight, write_atomic};
+use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
 use agentsim_sim::engine::TraceEvent;
 use agentsim_sim::replay_line::ReplayLine;
 use agentsim_sim::runner::{run_one, OneTrial};
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::Scenario;
 use agentsim_sim::schedule::Schedule;
 use anyhow::{anyhow, bail, Context, Result};
@@ -50,7 +50,7 @@ pub fn read_line_arg(arg: &str) -> Result<ReplayLine> {
 }
 
 /// Loads the scenario and runtime a replay line names.
-pub fn load(line: &ReplayLine) -> Result<(Scenario, RuntimeChoice)> {
+pub fn load(line: &ReplayLine) -> Result<(Scenario, Stack)> {
     let sc = Scenario::load(&line.scenario)?;
     Ok((sc, line.runtime))
 }

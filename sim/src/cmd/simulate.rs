@@ -10,12 +10,12 @@ use crate::cmd::limits;
 use crate::cmd::progress::{ProgressArgs, Watched};
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
+use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
 use agentsim_sim::generator::recorded;
 use agentsim_sim::metrics::{reported, Aggregate};
 use agentsim_sim::replay_line::ReplayLine;
 use agentsim_sim::runner::{RunConfig, RunResult};
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::{OnMissing, Scenario};
 use agentsim_sim::scheduler::SchedulerSpec;
 use agentsim_sim::shard::TrialSource;
@@ -33,7 +33,7 @@ pub struct Args {
     pub scenario: PathBuf,
     /// Runtime, overriding the scenario's (e.g. vanilla, ssi, causal, saga, registry-pin).
     #[arg(long)]
-    pub runtime: Option<RuntimeChoice>,
+    pub runtime: Option<Stack>,
     /// Run seed, overriding the scenario's.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -138,7 +138,8 @@ fn config<'a>(args: &Args, sc: &'a Scenario) -> Result<RunConfig<'a>> {
 #[serde(deny_unknown_fields)]
 pub struct Job {
     pub scenario: PathBuf,
-    pub runtime: RuntimeChoice,
+    #[serde(with = "agentsim_models::runtime::stack::by_name")]
+    pub runtime: Stack,
     pub scheduler: String,
     pub seed: u64,
     pub trials: u64,

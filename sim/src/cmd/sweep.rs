@@ -14,8 +14,8 @@ use crate::cmd::limits::TRIALS_MAX;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::sweep;
+use agentsim_models::runtime::Stack;
 use agentsim_sim::digest::fnv1a64;
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::shard::TrialSource;
 use agentsim_sim::source::Source;
 use clap::Args as ClapArgs;
@@ -36,7 +36,7 @@ pub struct Args {
     pub seed: Option<u64>,
     /// Runtimes instead of the file's: comma-separated named runtimes or `+`-joined stacks.
     #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
-    pub runtime: Vec<RuntimeChoice>,
+    pub runtime: Vec<Stack>,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
     #[command(flatten)]
@@ -109,8 +109,12 @@ pub struct Job {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// `--runtime`'s choices in place of the file's `runtimes` (empty: the file's).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub runtimes: Vec<RuntimeChoice>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "agentsim_models::runtime::stack::by_names"
+    )]
+    pub runtimes: Vec<Stack>,
 }
 
 impl Job {
@@ -139,7 +143,7 @@ impl Seeded for Job {
     fn trials_total(&self) -> Option<u64> {
         let f = self.file().ok()?;
         // `vanilla` is the baseline of every point, listed or not.
-        let listed = f.runtimes.contains(&RuntimeChoice::VANILLA);
+        let listed = f.runtimes.contains(&Stack::VANILLA);
         let runs = f.runtimes.len() + usize::from(!listed);
         (sweep::points(&f).len() as u64 * runs as u64).checked_mul(self.trials)
     }

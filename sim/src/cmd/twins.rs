@@ -16,8 +16,8 @@ use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::mechanism_twins;
 use crate::experiments::twins;
+use agentsim_models::runtime::Stack;
 use agentsim_sim::digest::Fnv1a;
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::shard::TrialSource;
 use clap::Args as ClapArgs;
 use serde::{Deserialize, Serialize};
@@ -35,7 +35,7 @@ pub struct Args {
     /// Each of these runtimes over vanilla on every lattice anomaly's twin: comma-separated
     /// named runtimes or `+`-joined stacks of mechanisms.
     #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
-    pub runtime: Vec<RuntimeChoice>,
+    pub runtime: Vec<Stack>,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
     #[command(flatten)]
@@ -59,8 +59,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 pub struct Job {
     pub trials: u64,
     pub seed: u64,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub runtime: Vec<RuntimeChoice>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "agentsim_models::runtime::stack::by_names"
+    )]
+    pub runtime: Vec<Stack>,
 }
 
 /// What a twins run yields: the prevention twins, or the stacks over vanilla.

@@ -15,8 +15,8 @@ use crate::artifacts::write_tables;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::workloads;
+use agentsim_models::runtime::Stack;
 use agentsim_sim::digest::Fnv1a;
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::shard::TrialSource;
 use clap::Args as ClapArgs;
 use serde::{Deserialize, Serialize};
@@ -34,7 +34,7 @@ pub struct Args {
     /// Runtimes instead of pessimistic/si/ssi: comma-separated named runtimes or `+`-joined
     /// stacks of mechanisms.
     #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
-    pub runtime: Vec<RuntimeChoice>,
+    pub runtime: Vec<Stack>,
     #[command(flatten)]
     pub run: crate::cmd::run_args::RunArgs,
     #[command(flatten)]
@@ -58,8 +58,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 pub struct Job {
     pub trials: u64,
     pub seed: u64,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub runtime: Vec<RuntimeChoice>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "agentsim_models::runtime::stack::by_names"
+    )]
+    pub runtime: Vec<Stack>,
 }
 
 /// What a workloads run yields: Table 4 and the L2 runs, or the given runtimes' columns.
@@ -82,7 +86,7 @@ impl Seeded for Job {
             let stacks = self
                 .runtime
                 .iter()
-                .filter(|r| r.stack() != agentsim_models::runtime::Stack::VANILLA)
+                .filter(|&&r| r != agentsim_models::runtime::Stack::VANILLA)
                 .count() as u64;
             return (workloads::WORKLOADS.len() as u64 * (stacks + 1)).checked_mul(self.trials);
         }

@@ -31,7 +31,6 @@ use agentsim_models::lattice::Point;
 use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
 use agentsim_sim::metrics::TrialMetrics;
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::Scenario;
 use agentsim_sim::stats::Proportion;
 use agentsim_sim::RunResult;
@@ -120,19 +119,13 @@ pub fn under_each(
         provenance: true,
         ..sc.clone()
     };
-    let base = run_under(
-        sc,
-        RuntimeChoice::of(Stack::VANILLA)?,
-        trials,
-        seed,
-        threads,
-    )?;
+    let base = run_under(sc, Stack::validate(Stack::VANILLA)?, trials, seed, threads)?;
     let mut out = Vec::with_capacity(stacks.len());
     for &(p, s) in stacks {
         let row = if s == Stack::VANILLA {
             measure(p, s, &base, &base)
         } else {
-            let r = run_under(sc, RuntimeChoice::of(s)?, trials, seed, threads)?;
+            let r = run_under(sc, Stack::validate(s)?, trials, seed, threads)?;
             measure(p, s, &r, &base)
         };
         out.push(row);

@@ -21,7 +21,6 @@ use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
 use agentsim_checker::matrix;
 use agentsim_models::runtime::{Mechanism, Stack};
 use agentsim_models::Anomaly;
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
 use serde::Serialize;
@@ -108,7 +107,7 @@ impl MechanismTwin {
 fn count(
     src: &mut dyn TrialSource,
     spec: &TwinSpec,
-    runtime: RuntimeChoice,
+    runtime: Stack,
     trials: u64,
     seed: u64,
     threads: usize,
@@ -123,7 +122,7 @@ fn count(
 }
 
 /// The runtime every mechanism twin runs without the mechanism.
-const BASELINE: RuntimeChoice = RuntimeChoice::VANILLA;
+const BASELINE: Stack = Stack::VANILLA;
 
 /// The `vanilla` counts of [`scenarios`], in order.
 fn baseline(
@@ -140,7 +139,7 @@ fn baseline(
 
 fn rows(
     src: &mut dyn TrialSource,
-    rt: RuntimeChoice,
+    rt: Stack,
     base: &[KN],
     trials: u64,
     seed: u64,
@@ -155,7 +154,7 @@ fn rows(
                 runtime: name.clone(),
                 anomaly: spec.anomaly,
                 scenario: spec.file,
-                claimed_prevented: matrix::expected(rt.stack(), false, spec.anomaly) == Some(false),
+                claimed_prevented: matrix::expected(rt, false, spec.anomaly) == Some(false),
                 without,
                 with: count(src, spec, rt, trials, seed, threads)?,
                 size: spec.size,
@@ -167,7 +166,7 @@ fn rows(
 
 /// `rt` over `vanilla` on each lattice anomaly's twin scenario.
 pub fn run_stack(
-    rt: RuntimeChoice,
+    rt: Stack,
     trials: u64,
     seed: u64,
     threads: usize,
@@ -179,7 +178,7 @@ pub fn run_stack(
 /// with the trials taken from `src`.
 pub fn run_stacks_from(
     src: &mut dyn TrialSource,
-    rts: &[RuntimeChoice],
+    rts: &[Stack],
     trials: u64,
     seed: u64,
     threads: usize,
@@ -211,7 +210,7 @@ pub fn run_all_from(
 ) -> anyhow::Result<Vec<MechanismTwin>> {
     let rts = Mechanism::ALL
         .iter()
-        .map(|&m| RuntimeChoice::of(alone(m)))
+        .map(|&m| Stack::validate(alone(m)))
         .collect::<Result<Vec<_>, _>>()?;
     run_stacks_from(src, &rts, trials, seed, threads)
 }

@@ -7,7 +7,7 @@
 //! anomaly-free.
 
 use crate::artifacts::tables::Cell;
-use agentsim_sim::runtime_choice::RuntimeChoice;
+use agentsim_models::runtime::Stack;
 use agentsim_sim::scenario::Scenario;
 use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
@@ -25,7 +25,7 @@ pub fn builtin(file: &str, text: &str) -> anyhow::Result<Scenario> {
 /// Runs `sc` under `runtime` for `trials` trials from `seed` on `threads` threads.
 pub fn run_under(
     sc: &Scenario,
-    runtime: RuntimeChoice,
+    runtime: Stack,
     trials: u64,
     seed: u64,
     threads: usize,
@@ -37,7 +37,7 @@ pub fn run_under(
 pub fn run_from(
     src: &mut dyn TrialSource,
     sc: &Scenario,
-    runtime: RuntimeChoice,
+    runtime: Stack,
     trials: u64,
     seed: u64,
     threads: usize,

@@ -15,7 +15,7 @@ use super::run::run_from;
 use crate::artifacts::figures::{Estimate, SweepData, SweepIntervals, SweepPoint, SweepSeries};
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
-use agentsim_sim::runtime_choice::RuntimeChoice;
+use agentsim_models::runtime::Stack;
 use agentsim_sim::scenario::Scenario;
 use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
@@ -47,7 +47,8 @@ pub struct SweepFile {
     /// Trials per point in a `--quick` reproduce run.
     pub quick_trials: u64,
     /// Named runtimes or `+`-joined stacks, parsed as the file is read.
-    pub runtimes: Vec<RuntimeChoice>,
+    #[serde(with = "agentsim_models::runtime::stack::by_names")]
+    pub runtimes: Vec<Stack>,
     /// The grid axis drawn on the figure's x axis (the others at their first value).
     pub x: String,
     pub grid: Grid,
@@ -122,8 +123,8 @@ pub fn load(path: &Path) -> anyhow::Result<SweepFile> {
 
 /// `choices` in order, each once; a stack given twice (under any spelling: `lock` and
 /// `pessimistic`) is an error naming it canonically.
-pub fn canonical_runtimes(choices: &[RuntimeChoice]) -> Result<Vec<RuntimeChoice>, String> {
-    let mut out: Vec<RuntimeChoice> = Vec::new();
+pub fn canonical_runtimes(choices: &[Stack]) -> Result<Vec<Stack>, String> {
+    let mut out: Vec<Stack> = Vec::new();
     for &c in choices {
         if out.contains(&c) {
             return Err(format!("`{c}` is listed twice"));
@@ -315,10 +316,10 @@ pub fn run_from_source(
     let mut out = Vec::new();
     for p in points(f) {
         let sc = scenario(f, file, &p)?;
-        let base = run_from(src, &sc, RuntimeChoice::VANILLA, trials, f.seed, threads)?;
+        let base = run_from(src, &sc, Stack::VANILLA, trials, f.seed, threads)?;
         let base_tokens = tokens(&base);
         for &rt in &f.runtimes {
-            let r = if rt == RuntimeChoice::VANILLA {
+            let r = if rt == Stack::VANILLA {
                 base.clone()
             } else {
                 run_from(src, &sc, rt, trials, f.seed, threads)?

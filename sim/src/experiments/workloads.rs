@@ -16,7 +16,6 @@ use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{self, figure_file, table_files, Artifact, Ctx};
 use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_models::Anomaly;
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::scenario::{Scenario, Step};
 use agentsim_sim::shard::{Local, TrialSource};
 use agentsim_sim::stats::Proportion;
@@ -155,7 +154,7 @@ pub fn run_from_source(
     seed: u64,
     threads: usize,
 ) -> anyhow::Result<Vec<WorkloadResult>> {
-    let runtimes: Vec<RuntimeChoice> = RUNTIMES[1..].iter().map(|&k| k.into()).collect();
+    let runtimes: Vec<Stack> = RUNTIMES[1..].iter().map(|&k| k.into()).collect();
     run_with(src, &runtimes, trials, seed, threads)
 }
 
@@ -164,7 +163,7 @@ pub fn run_from_source(
 /// the trials taken from `src`.
 pub fn run_with(
     src: &mut dyn TrialSource,
-    runtimes: &[RuntimeChoice],
+    runtimes: &[Stack],
     trials: u64,
     seed: u64,
     threads: usize,
@@ -172,7 +171,7 @@ pub fn run_with(
     let mut out = Vec::new();
     for w in &WORKLOADS {
         let sc = with_retraction(&builtin(w.file, w.text)?, 0.0);
-        let base = run_from(src, &sc, RuntimeChoice::VANILLA, trials, seed, threads)?;
+        let base = run_from(src, &sc, Stack::VANILLA, trials, seed, threads)?;
         let base_tokens = tokens(&base);
         out.push(result(
             w,
@@ -180,7 +179,7 @@ pub fn run_with(
             &base,
             &base_tokens,
         ));
-        for rt in runtimes.iter().filter(|r| r.stack() != Stack::VANILLA) {
+        for rt in runtimes.iter().filter(|&&r| r != Stack::VANILLA) {
             let r = run_from(src, &sc, *rt, trials, seed, threads)?;
             out.push(result(w, rt.name(), &r, &base_tokens));
         }

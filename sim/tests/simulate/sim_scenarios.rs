@@ -4,9 +4,9 @@
 //! experiments issue does that).
 
 use agentsim_models::runtime::RuntimeKind;
+use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
 use agentsim_sim::runner::{run, RunConfig};
-use agentsim_sim::runtime_choice::RuntimeChoice;
 use agentsim_sim::Scenario;
 use std::path::Path;
 use std::process::Command;
@@ -130,7 +130,7 @@ fn examples_run_under_every_runtime() {
         for kind in RuntimeKind::ALL {
             let mut cfg = RunConfig::new(&sc);
             cfg.trials = 40;
-            cfg.runtime = RuntimeChoice::parse(kind.name()).unwrap();
+            cfg.runtime = Stack::parse(kind.name()).unwrap();
             let res = run(&cfg).unwrap();
             assert_eq!(res.aggregate.truncated, 0, "{name} {kind:?}");
             let a1 = res.aggregate.anomalies[&Anomaly::A1].k;

@@ -37,12 +37,12 @@ mod tests {
     use super::Pool;
     use crate::engine::{run_trial, run_trial_in, TrialRun, TrialSetup};
     use crate::runner::{generator, trial_seed};
-    use crate::runtime_choice::RuntimeChoice;
     use crate::scenario::Scenario;
     use crate::scheduler::SchedulerSpec;
+    use agentsim_models::runtime::Stack;
     use std::path::Path;
 
-    fn trial(sc: &Scenario, rt: RuntimeChoice, k: u64, pool: Option<&mut Pool>) -> TrialRun {
+    fn trial(sc: &Scenario, rt: Stack, k: u64, pool: Option<&mut Pool>) -> TrialRun {
         let generator = generator(sc, None);
         let mut sched = SchedulerSpec::Random.build();
         let setup = TrialSetup {
@@ -71,7 +71,7 @@ mod tests {
         for name in ["edit-review.toml", "triage.toml", "plan-execute.toml"] {
             let sc = Scenario::load(&root.join(name)).expect("shipped scenario");
             for rt in ["vanilla", "ssi", "pessimistic", "registry"] {
-                let rt = RuntimeChoice::parse(rt).expect("known runtime");
+                let rt = Stack::parse(rt).expect("known runtime");
                 for k in 0..40 {
                     let fresh = trial(&sc, rt, k, None);
                     let reused = trial(&sc, rt, k, Some(&mut pool));

@@ -19,10 +19,10 @@ pub use limits::TRIALS_MAX;
 
 use crate::dist::Dist;
 use crate::generator::recorded::Recording;
-use crate::runtime_choice::RuntimeChoice;
 use agentsim_cpl::Value as CplValue;
 use agentsim_models::names::{Agent, Cell, Names, Tool};
 use agentsim_models::runtime::RegistryChange;
+use agentsim_models::runtime::Stack;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -39,7 +39,7 @@ pub struct Scenario {
     pub name: String,
     /// The file it was loaded from (as given; used in replay lines).
     pub file: PathBuf,
-    pub runtime: RuntimeChoice,
+    pub runtime: Stack,
     /// Record provenance preds at every read (extension 2) even below `causal`, so that A3
     /// (preds form) is observable under weaker runtimes.
     pub provenance: bool,

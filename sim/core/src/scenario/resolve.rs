@@ -7,10 +7,10 @@ use super::limits::{self, within};
 use super::raw::{RawAgent, RawScenario, RawStep};
 use super::{AgentSpec, Cond, EffectOrder, Scenario, Script, Step, TRIALS_DEFAULT};
 use crate::dist::Dist;
-use crate::runtime_choice::RuntimeChoice;
 use crate::source::{ScenarioError, Source};
 use agentsim_models::names::{Agent, Cell, Names, Tool};
 use agentsim_models::runtime::RegistryChange;
+use agentsim_models::runtime::Stack;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -52,7 +52,7 @@ impl Resolver<'_> {
     }
 
     fn scenario(mut self, raw: RawScenario, path: &Path) -> Res<Scenario> {
-        let runtime = RuntimeChoice::parse(raw.runtime.get_ref())
+        let runtime = Stack::parse(raw.runtime.get_ref())
             .or_else(|m| self.err(raw.runtime.span(), "runtime", m.to_string()))?;
         let trials = match &raw.trials {
             None => TRIALS_DEFAULT,
