@@ -5,7 +5,10 @@
 //! a [`Summary`], equals the spec form's ([`super::spec::summary`]) on every valid history:
 //! counts and kept prefixes (tested by the enumeration families and proptest of
 //! `models/tests/`). Kept witnesses go to a [`Sink`] with what is needed to print them, when
-//! they are found; the rest are only counted.
+//! they are found; the rest are only counted. This file is the common loop ([`Stream::push`]
+//! checks a record, closes the write times it passes, runs each anomaly's stream form and
+//! keeps the record's writes); each anomaly's stream form is a method of [`Stream`] in that
+//! anomaly's file ([`super::a1`] …), beside its spec and fast forms.
 //!
 //! ## When a witness is complete
 //! Log order is `write_time` ascending, so a record's writers strictly before its write time
