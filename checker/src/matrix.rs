@@ -29,7 +29,7 @@ use crate::replicated_run;
 use crate::run::{check, CheckConfig, CheckError};
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
-use agentsim_models::runtime::{RuntimeKind, Stack};
+use agentsim_models::runtime::{Mechanism, RuntimeKind, Stack};
 use agentsim_models::Anomaly;
 
 /// Why a matrix entry could not be computed.
@@ -75,14 +75,48 @@ pub struct Row {
     pub entries: Vec<Option<Entry>>,
 }
 
-/// The matrix's columns: every anomaly with a [`scenario`], lattice order first, then A4.
-pub const ANOMALIES: [Anomaly; 5] = [
-    Anomaly::A1,
-    Anomaly::A2,
-    Anomaly::A3,
-    Anomaly::A6,
-    Anomaly::A4,
-];
+/// The matrix's columns: every anomaly with a [`scenario`] ([`is_column`]), lattice order
+/// first ([`Anomaly::LATTICE`]), then the others in catalogue order (A4).
+pub const ANOMALIES: [Anomaly; COLUMNS] = {
+    let mut out = [Anomaly::A1; COLUMNS];
+    let mut n = 0;
+    let mut k = 0;
+    while k < Anomaly::LATTICE.len() {
+        out[n] = Anomaly::LATTICE[k];
+        n += 1;
+        k += 1;
+    }
+    k = 0;
+    while k < Anomaly::ALL.len() {
+        let a = Anomaly::ALL[k];
+        if a.lattice_bit().is_none() && is_column(a) {
+            out[n] = a;
+            n += 1;
+        }
+        k += 1;
+    }
+    out
+};
+
+/// How many columns the matrix has.
+const COLUMNS: usize = {
+    let mut n = 0;
+    let mut k = 0;
+    while k < Anomaly::ALL.len() {
+        n += is_column(Anomaly::ALL[k]) as usize;
+        k += 1;
+    }
+    n
+};
+
+/// Whether `a` is a column of the matrix ([`scenario`] gives it one).
+const fn is_column(a: Anomaly) -> bool {
+    match a {
+        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A4 | Anomaly::A6 => true,
+        // A diagnostic of flat traces; the matrix checks A3 in its preds form.
+        Anomaly::A3Residue => false,
+    }
+}
 
 /// The replicated store of the A4 column: 1 secondary, lag at most 1.
 pub fn replication(reads: ReadDiscipline) -> Replication {
@@ -147,29 +181,30 @@ pub fn scenario(a: Anomaly, max_ops: Option<u32>) -> Option<(Bounds, Extensions)
 /// two equal). Each mechanism's share is one arm of an exhaustive match, so a new mechanism
 /// does not compile until it says what it is expected to prevent.
 pub fn expected(stack: Stack, all_writers: bool, a: Anomaly) -> Option<bool> {
-    use agentsim_models::runtime::Mechanism::*;
-    let (mut a1, mut a2, mut a4, mut a6) = (false, false, false, false);
-    let (mut preds, mut cascade) = (false, false);
-    for m in stack.mechanisms() {
-        match m {
-            Lock => a1 = true,
-            ValidateWriters => (a1, a4) = (a1 || all_writers, a4 || all_writers),
-            Validate => (a1, a4) = (true, a4 || all_writers),
-            ValidatePreds => preds = true,
-            Cascade => cascade = true,
-            Sequencer => a6 = true,
-            Pin | ValidateTool => a2 = true,
-        }
+    match a {
+        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A4 | Anomaly::A6 => Some(
+            !stack
+                .mechanisms()
+                .any(|m| prevents(m, stack, all_writers, a)),
+        ),
+        // Not a column (see [`scenario`]).
+        Anomaly::A3Residue => None,
     }
-    // `Some(true)`: admitted; a prevented anomaly is `Some(false)`.
-    Some(!match a {
-        Anomaly::A4 => a4,
-        Anomaly::A1 => a1,
-        Anomaly::A3 => preds && cascade,
-        Anomaly::A6 => a6,
-        Anomaly::A2 => a2,
-        Anomaly::A3Residue => return None,
-    })
+}
+
+/// Whether mechanism `m` of `stack` prevents `a` (see [`expected`]): every mechanism is
+/// named, so a new one is a compile error here until its effect on the matrix is said.
+fn prevents(m: Mechanism, stack: Stack, all_writers: bool, a: Anomaly) -> bool {
+    use Mechanism::*;
+    match m {
+        Lock => a == Anomaly::A1,
+        Validate => a == Anomaly::A1 || (all_writers && a == Anomaly::A4),
+        ValidateWriters => all_writers && matches!(a, Anomaly::A1 | Anomaly::A4),
+        ValidatePreds => a == Anomaly::A3 && stack.contains(Cascade),
+        Cascade => a == Anomaly::A3 && stack.contains(ValidatePreds),
+        Sequencer => a == Anomaly::A6,
+        Pin | ValidateTool => a == Anomaly::A2,
+    }
 }
 
 /// What one exhaustive check of "never `a`" found.

@@ -67,7 +67,15 @@ impl Property {
     ];
 
     /// What `--property all` selects: the four lattice anomalies.
-    pub const ANOMALIES: [Property; 4] = [Property::A1, Property::A2, Property::A3, Property::A6];
+    pub const ANOMALIES: [Property; Anomaly::LATTICE.len()] = {
+        let mut out = [Property::L1Struct; Anomaly::LATTICE.len()];
+        let mut k = 0;
+        while k < out.len() {
+            out[k] = Property::Never(Anomaly::LATTICE[k]);
+            k += 1;
+        }
+        out
+    };
 
     /// The position in [`Property::ALL`]: the report order and the bit in a [`PropSet`].
     pub const fn index(self) -> u8 {
@@ -154,6 +162,17 @@ impl Property {
         }
     }
 }
+
+// [`Property::ALL`] lists every property once, each at its [`Property::index`]: a new anomaly
+// is a compile error here until it is listed.
+const _: () = {
+    assert!(Property::ALL.len() == Anomaly::ALL.len() + 2);
+    let mut k = 0;
+    while k < Property::ALL.len() {
+        assert!(Property::ALL[k].index() as usize == k);
+        k += 1;
+    }
+};
 
 impl PartialOrd for Property {
     fn partial_cmp(&self, other: &Property) -> Option<Ordering> {

@@ -1,4 +1,4 @@
-//! A4 split-view (SPEC §3, §6), in spec and fast form.
+//! A4 split-view (SPEC §3, §6), in spec, fast and stream form, with its witness type.
 //!
 //! Definition: two reads of the same cell at the same committed version that observe
 //! different values. A read here is an entry of a record's
@@ -16,10 +16,13 @@
 //! A clean result says no two recorded reads split; it says nothing about reads the history
 //! did not record or recorded without a version.
 
-use super::witnesses::Witnesses;
+use super::stream::{Found, Keys, Sink, Stream};
+use super::witnesses::{a4_order, Witnesses};
 use crate::history::History;
-use crate::names::{Cell, Replica, Value};
+use crate::names::{Agent, Cell, Replica, Value};
 use crate::record::OpRecord;
+use crate::value_key::ValueKey;
+use std::collections::BTreeMap;
 
 /// One side of a split view: record `record` read `value` from `replica`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -153,10 +156,80 @@ pub(crate) fn read(record: usize, replica: Replica, value: Value) -> A4Read {
     }
 }
 
+/// The reads with metadata of one (cell, committed version) (each with its agent and the
+/// key of its value; the read's own value is set when it is a witness), and how many read
+/// each value: the stream form's state.
+#[derive(Clone, Debug, Default)]
+pub(super) struct A4Group {
+    pub(super) reads: Vec<(A4Read, Agent, ValueKey)>,
+    pub(super) per_value: BTreeMap<ValueKey, u64>,
+}
+
+impl Stream {
+    /// Stream form: the reads of record `j` against every earlier read of the same (cell,
+    /// version) with another value; each pair completes now, with the later read.
+    pub(super) fn a4(
+        &mut self,
+        j: u64,
+        r: &OpRecord,
+        keys: Keys<'_>,
+        line: u64,
+        sink: &mut impl Sink,
+    ) {
+        let room = self.out.a4.room();
+        let mut total = 0;
+        self.a4_scratch.clear();
+        for m in &r.read_meta {
+            let value = keys.get(r.read_values.get(m.cell));
+            let Some(group) = self.a4.get(&(m.cell, m.version)) else {
+                continue;
+            };
+            let same = group.per_value.get(&value).copied().unwrap_or(0);
+            total += group.reads.len() as u64 - same;
+            let others = group.reads.iter().filter(|(_, _, k)| *k != value);
+            for &(first, agent, first_key) in others.take(room) {
+                let w = A4Witness {
+                    first,
+                    second: read(j as usize, m.replica, Value::NULL),
+                    cell: m.cell,
+                    version: m.version,
+                };
+                self.a4_scratch.push((w, agent, [first_key, value]));
+            }
+        }
+        self.a4_scratch
+            .sort_unstable_by(|a, b| a4_order(&a.0, &b.0));
+        let kept = self.a4_scratch.len().min(room);
+        let mut scratch = std::mem::take(&mut self.a4_scratch);
+        for (w, agent, values) in &mut scratch[..kept] {
+            (w.first.value, w.second.value) =
+                (self.witness_value(values[0]), self.witness_value(values[1]));
+            let pushed = self.out.a4.push(*w);
+            assert!(pushed, "A4 keeps only what it has room for");
+            sink.found(
+                line,
+                Found::A4 {
+                    w: *w,
+                    agents: [*agent, r.agent],
+                    values: *values,
+                },
+            );
+        }
+        self.a4_scratch = scratch;
+        self.out.a4.count_only(total - kept as u64);
+        for m in &r.read_meta {
+            let value = keys.get(r.read_values.get(m.cell));
+            let group = self.a4.entry((m.cell, m.version)).or_default();
+            let read = read(j as usize, m.replica, Value::NULL);
+            group.reads.push((read, r.agent, value));
+            *group.per_value.entry(value).or_default() += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::witnesses::a4_order;
     use crate::names::Agent;
     use crate::record::{ReadMeta, ValueMap};
 

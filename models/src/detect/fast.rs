@@ -1,4 +1,6 @@
-//! Fast-form detectors: the witness sets of [`super::spec`], in near-linear time.
+//! Fast-form detectors: the witness sets of [`super::spec`], in near-linear time. Each lives in
+//! its anomaly's file (re-exported here under the anomaly's name); this file holds the pass
+//! they share over the reads, and runs them all.
 //!
 //! Everything that relates two records (A1, A3-residue, `L1_struct`) goes through the per-cell
 //! [`WriteIndex`]: a reader's generation window on a cell is a position range found by
@@ -18,15 +20,18 @@
 //! anomaly *is*.
 
 use super::write_index::{Counts, WriteIndex};
-use super::{
-    A1Witness, A2Reason, A2Witness, A3ResidueWitness, A3Witness, A6Witness, L1StructViolation,
-    Report,
-};
+use super::{a1, a2, a3, a4, a6, Report};
 use crate::history::History;
-use crate::names::{Cell, Value};
+use crate::names::Cell;
 use crate::record::OpRecord;
 use std::cell::OnceCell;
 use std::ops::Range;
+
+pub use super::l1_struct::fast as l1_struct;
+pub use a1::fast as a1;
+pub use a2::fast as a2;
+pub use a3::{fast as a3, residue_fast as a3_residue};
+pub use a6::fast as a6;
 
 /// Knobs that change speed, never results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,130 +58,30 @@ pub fn detect_with(h: &History, tuning: Tuning) -> Report {
     let mut reads = ReadPass::new(&index, tuning, Wanted::ALL);
     let mut out = Report::default();
     for (i, ri) in r.iter().enumerate() {
-        out.a2.extend(a2_of(i, ri));
-        a3_of(r, i, ri, &mut out.a3);
-        out.a6.extend(a6_of(i, ri));
+        out.a2.extend(a2::of(i, ri));
+        a3::of(r, i, ri, &mut out.a3);
+        out.a6.extend(a6::of(i, ri));
         reads.record(i, ri, &mut out);
     }
-    out.a4 = super::a4::fast(r);
+    out.a4 = a4::fast(r);
     out
-}
-
-/// A1 stale-generation (SPEC §3): for each non-aborted reader i and cell c it read, the
-/// non-aborted writers j of c with read_time(i) < write_time(j) < write_time(i), another agent
-/// and another value than i read.
-pub fn a1(r: &[OpRecord], index: &WriteIndex, tuning: Tuning) -> Vec<A1Witness> {
-    let wanted = Wanted {
-        a1: true,
-        ..Wanted::NONE
-    };
-    ReadPass::run(r, index, tuning, wanted).a1
-}
-
-/// A3 residue form: a read of a non-NULL value that no *other* non-aborted record wrote to that
-/// cell at or before the read time.
-pub fn a3_residue(r: &[OpRecord], index: &WriteIndex) -> Vec<A3ResidueWitness> {
-    let wanted = Wanted {
-        residue: true,
-        ..Wanted::NONE
-    };
-    ReadPass::run(r, index, Tuning::default(), wanted).a3_residue
-}
-
-/// `L1_struct` violations: a read value that differs from the latest non-aborted write to the
-/// cell at or before the read time (ties in write time: the later record), NULL if none.
-pub fn l1_struct(r: &[OpRecord], index: &WriteIndex) -> Vec<L1StructViolation> {
-    let wanted = Wanted {
-        l1: true,
-        ..Wanted::NONE
-    };
-    ReadPass::run(r, index, Tuning::default(), wanted).l1_struct
-}
-
-/// A2 phantom-tool: a non-aborted record whose planned tool was in its read registry and is
-/// missing from, or at another version in, its write registry.
-pub fn a2(r: &[OpRecord]) -> Vec<A2Witness> {
-    r.iter()
-        .enumerate()
-        .filter_map(|(i, ri)| a2_of(i, ri))
-        .collect()
-}
-
-/// A3 causal-cascade (preds form): a non-aborted record with an aborted pred.
-pub fn a3(r: &[OpRecord]) -> Vec<A3Witness> {
-    let mut out = Vec::new();
-    for (j, rj) in r.iter().enumerate() {
-        a3_of(r, j, rj, &mut out);
-    }
-    out
-}
-
-/// A6 tool-effect reordering: |io| ≥ 2, co ≠ io, co a permutation of io (equal as multisets).
-pub fn a6(r: &[OpRecord]) -> Vec<A6Witness> {
-    r.iter()
-        .enumerate()
-        .filter_map(|(i, ri)| a6_of(i, ri))
-        .collect()
-}
-
-pub(crate) fn a2_of(i: usize, ri: &OpRecord) -> Option<A2Witness> {
-    let tool = ri.planned_tool.filter(|_| !ri.aborted)?;
-    let seen = ri.read_registry.get(tool)?;
-    let reason = match ri.write_registry.get(tool) {
-        None => A2Reason::Removed,
-        Some(now) if now.version == seen.version => return None,
-        Some(now) => A2Reason::VersionChanged {
-            read: seen.version,
-            write: now.version,
-        },
-    };
-    Some(A2Witness {
-        record: i,
-        tool,
-        reason,
-    })
-}
-
-fn a3_of(r: &[OpRecord], j: usize, rj: &OpRecord, out: &mut Vec<A3Witness>) {
-    if rj.aborted {
-        return;
-    }
-    // preds are sorted (History::validate), so the witnesses come out sorted.
-    for &p in &rj.preds {
-        if r.get(p as usize).is_some_and(|rp| rp.aborted) {
-            out.push(A3Witness {
-                record: j,
-                pred: p as usize,
-            });
-        }
-    }
-}
-
-pub(crate) fn a6_of(i: usize, ri: &OpRecord) -> Option<A6Witness> {
-    if ri.aborted || ri.io.len() < 2 || ri.io.len() != ri.co.len() || ri.co == ri.io {
-        return None;
-    }
-    let (mut io, mut co) = (ri.io.clone(), ri.co.clone());
-    io.sort_unstable();
-    co.sort_unstable();
-    (io == co).then_some(A6Witness { record: i })
 }
 
 /// Which read-side detectors a [`ReadPass`] computes.
 #[derive(Clone, Copy, Debug)]
-struct Wanted {
-    a1: bool,
-    residue: bool,
-    l1: bool,
+pub(super) struct Wanted {
+    pub(super) a1: bool,
+    pub(super) residue: bool,
+    pub(super) l1: bool,
 }
 
 impl Wanted {
-    const ALL: Wanted = Wanted {
+    pub(super) const ALL: Wanted = Wanted {
         a1: true,
         residue: true,
         l1: true,
     };
-    const NONE: Wanted = Wanted {
+    pub(super) const NONE: Wanted = Wanted {
         a1: false,
         residue: false,
         l1: false,
@@ -185,14 +90,14 @@ impl Wanted {
 
 /// The detectors that look at reads (A1, A3-residue, `L1_struct`), one record at a time in log
 /// order, sharing each read's position in the index.
-struct ReadPass<'a> {
-    index: &'a WriteIndex,
-    counts: OnceCell<Counts>,
+pub(super) struct ReadPass<'a> {
+    pub(super) index: &'a WriteIndex,
+    pub(super) counts: OnceCell<Counts>,
     /// Per cell, where the writes of the records visited so far end. A reader's window edges
     /// lie a few positions behind it, so galloping from it costs O(log window), not
     /// O(log writes). Only a hint: any value gives the same answers.
     cursors: Vec<usize>,
-    scan_max: usize,
+    pub(super) scan_max: usize,
     wanted: Wanted,
 }
 
@@ -210,7 +115,12 @@ impl<'a> ReadPass<'a> {
         }
     }
 
-    fn run(r: &[OpRecord], index: &WriteIndex, tuning: Tuning, wanted: Wanted) -> Report {
+    pub(super) fn run(
+        r: &[OpRecord],
+        index: &WriteIndex,
+        tuning: Tuning,
+        wanted: Wanted,
+    ) -> Report {
         let mut pass = ReadPass::new(index, tuning, wanted);
         let mut out = Report::default();
         for (i, ri) in r.iter().enumerate() {
@@ -248,105 +158,6 @@ impl<'a> ReadPass<'a> {
             }
         }
     }
-
-    fn l1(&self, i: usize, c: Cell, read: Value, latest: Option<usize>, out: &mut Report) {
-        let expected = latest.map_or(Value::NULL, |p| self.index.writes[p].value);
-        if read != expected {
-            out.l1_struct.push(L1StructViolation {
-                record: i,
-                cell: c,
-                read,
-                expected,
-                writer: latest.map(|p| self.index.writes[p].record as usize),
-            });
-        }
-    }
-
-    /// Usually the latest writer wrote the value read (the read was fresh), which settles it;
-    /// otherwise the two earliest writers of the value decide (if the earliest is the reader
-    /// itself, the second).
-    fn residue(
-        &self,
-        i: usize,
-        c: Cell,
-        value: Value,
-        before: Range<usize>,
-        latest: Option<usize>,
-        out: &mut Report,
-    ) {
-        let w = &self.index.writes;
-        let produced = latest.is_some_and(|p| w[p].value == value)
-            || self
-                .index
-                .first_two_of_value(before, value)
-                .into_iter()
-                .flatten()
-                .any(|p| w[p].record as usize != i);
-        if !produced {
-            out.a3_residue.push(A3ResidueWitness {
-                record: i,
-                cell: c,
-                value,
-            });
-        }
-    }
-
-    fn a1(&self, i: usize, ri: &OpRecord, c: Cell, window: Range<usize>, out: &mut Report) {
-        if window.is_empty() {
-            return;
-        }
-        let query = StaleQuery {
-            index: self.index,
-            agent: ri.agent.0,
-            value: ri.read_values.get(c),
-            scan_max: self.scan_max,
-        };
-        let mut emit = |writer: usize| {
-            out.a1.push(A1Witness {
-                reader: i,
-                writer,
-                cell: c,
-            })
-        };
-        if window.len() <= query.scan_max {
-            query.scan(window, &mut emit);
-        } else {
-            let counts = self.counts.get_or_init(|| Counts::build(self.index));
-            query.bisect(counts, window, &mut emit);
-        }
-    }
-}
-
-/// The stale writers of one reader on one cell: another agent, another value.
-struct StaleQuery<'a> {
-    index: &'a WriteIndex,
-    agent: u32,
-    value: Value,
-    scan_max: usize,
-}
-
-impl StaleQuery<'_> {
-    fn scan(&self, range: Range<usize>, emit: &mut impl FnMut(usize)) {
-        for w in &self.index.writes[range] {
-            if w.agent != self.agent && w.value != self.value {
-                emit(w.record as usize);
-            }
-        }
-    }
-
-    /// Enters a half only if it holds a stale writer: O((out + 1) · log W) count queries.
-    fn bisect(&self, counts: &Counts, range: Range<usize>, emit: &mut impl FnMut(usize)) {
-        if counts.stale(self.index, &range, self.agent, self.value) == 0 {
-            return;
-        }
-        if range.len() <= self.scan_max {
-            self.scan(range, emit);
-            return;
-        }
-        let mid = range.start + range.len() / 2;
-        self.bisect(counts, range.start..mid, emit);
-        self.bisect(counts, mid..range.end, emit);
-    }
 }
 
 /// The last position in `range` (a prefix of one cell's writes) by a record other than `me`.
@@ -362,7 +173,7 @@ fn latest_other_writer(index: &WriteIndex, range: Range<usize>, me: usize) -> Op
 mod tests {
     use super::*;
     use crate::detect::spec;
-    use crate::names::Agent;
+    use crate::names::{Agent, Value};
     use crate::record::ValueMap;
 
     /// One long reader and many writers: both A1 paths give the spec's witnesses.

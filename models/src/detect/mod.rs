@@ -1,10 +1,21 @@
-//! Anomaly detectors (SPEC §3), each in two forms.
+//! Anomaly detectors (SPEC §3): one file per anomaly, each in three forms.
 //!
-//! * [`spec`] transcribes the definitions literally: quantifiers become nested loops over
-//!   records. It is slow and obviously correct; it is the reference.
-//! * [`fast`] computes the same witness sets in near-linear time for large traces.
-//! * [`stream`] computes them again over a log read once, in bounded memory, reporting each
-//!   witness when the record that completes it arrives; it is what `agentsim detect` runs.
+//! Each anomaly's file ([`a1`], [`a2`], [`a3`] with its residue form, [`a4`], [`a6`], and
+//! [`l1_struct`] for the property A1 is read against) holds its witness type and its forms:
+//!
+//! * The spec form (`spec`, run together by [`spec::detect`] and [`spec::summary`]) transcribes
+//!   the definition literally: quantifiers become nested loops over records. It is slow and
+//!   obviously correct; it is the reference.
+//! * The fast form (`fast`, run together by [`fast::detect`], which shares one pass over the
+//!   reads and the per-cell [`write_index`]) computes the same witness set in near-linear time
+//!   for large traces.
+//! * The stream form (a method of [`stream::Stream`], whose common loop is in [`stream`])
+//!   computes them again over a log read once, in bounded memory, reporting each witness when
+//!   the record that completes it arrives, as a [`stream::Found`]: what `agentsim detect` runs
+//!   and prints.
+//!
+//! The shared files name every anomaly in exhaustive `match`es on [`Anomaly`] ([`Report`],
+//! [`Summary`], [`stream::Found`]), so a new anomaly's file is wired in where the compiler says.
 //!
 //! [`witnesses`] counts every witness and keeps a bounded prefix of each list ([`Summary`]);
 //! the spec form and the stream agree on counts and kept prefixes.
@@ -26,76 +37,34 @@
 //! only non-aborted writers as producers. In paper-faithful histories nothing is aborted, so
 //! the reading changes nothing there.
 
+pub mod a1;
+pub mod a2;
+pub mod a3;
 pub mod a4;
+pub mod a6;
 pub mod fast;
+pub mod l1_struct;
 pub mod spec;
 pub mod stream;
 pub mod witnesses;
 pub mod write_index;
 
 pub use crate::anomaly::Anomaly;
+pub use a1::A1Witness;
+pub use a2::{A2Reason, A2Witness};
+pub use a3::{A3ResidueWitness, A3Witness};
 pub use a4::A4Witness;
+pub use a6::A6Witness;
+pub use l1_struct::L1StructViolation;
 pub use witnesses::{Summary, Witnesses};
 
-use crate::names::{Cell, Tool, Value};
-
-/// A1: record `reader` read `cell`; `writer` (another agent) committed a different value to it
-/// strictly inside `reader`'s generation window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct A1Witness {
-    pub reader: usize,
-    pub writer: usize,
-    pub cell: Cell,
-}
-
-/// Why a planned tool is a phantom.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum A2Reason {
-    /// The tool was not in the registry at write time.
-    Removed,
-    /// The tool's signature version changed between read and write (extension 4).
-    VersionChanged { read: u32, write: u32 },
-}
-
-/// A2: `record` planned `tool`, seen at read time, gone or changed at write time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct A2Witness {
-    pub record: usize,
-    pub tool: Tool,
-    pub reason: A2Reason,
-}
-
-/// A3 (preds form): `record` survives while its predecessor `pred` is aborted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct A3Witness {
-    pub record: usize,
-    pub pred: usize,
-}
-
-/// A3 residue form: `record` read non-NULL `value` of `cell` that no other non-aborted record
-/// wrote at or before its read time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct A3ResidueWitness {
-    pub record: usize,
-    pub cell: Cell,
-    pub value: Value,
-}
-
-/// A6: `record` externalized its (≥ 2) effects in an order that permutes its issue order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct A6Witness {
-    pub record: usize,
-}
-
-/// A violation of `L1_struct`: `record` read `read` from `cell` where the latest committed
-/// write at or before its read time was `expected` (NULL if none), by `writer` if any.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct L1StructViolation {
-    pub record: usize,
-    pub cell: Cell,
-    pub read: Value,
-    pub expected: Value,
-    pub writer: Option<usize>,
+/// The witnesses `each` visits, sorted (the spec forms' complete lists).
+fn collect<T: Ord>(each: impl FnOnce(&mut dyn FnMut(T))) -> Vec<T> {
+    let mut out = Vec::new();
+    each(&mut |w| out.push(w));
+    // On a valid history the loops visit witnesses in order already (preds are sorted).
+    out.sort_unstable();
+    out
 }
 
 /// Every detector's complete, sorted witness set for one history.

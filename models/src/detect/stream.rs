@@ -5,7 +5,10 @@
 //! a [`Summary`], equals the spec form's ([`super::spec::summary`]) on every valid history:
 //! counts and kept prefixes (tested by the enumeration families and proptest of
 //! `models/tests/`). Kept witnesses go to a [`Sink`] with what is needed to print them, when
-//! they are found; the rest are only counted.
+//! they are found; the rest are only counted. This file is the common loop ([`Stream::push`]
+//! checks a record, closes the write times it passes, runs each anomaly's stream form and
+//! keeps the record's writes); each anomaly's stream form is a method of [`Stream`] in that
+//! anomaly's file ([`super::a1`] …), beside its spec and fast forms.
 //!
 //! ## When a witness is complete
 //! Log order is `write_time` ascending, so a record's writers strictly before its write time
@@ -58,10 +61,11 @@
 //! history whose windows are long is O(records × window); the batch fast form
 //! ([`super::fast`]) stays near-linear there.
 
-use super::a4::{self, A4Read, A4Witness};
-use super::fast::{a2_of, a6_of};
+use super::a4::{A4Group, A4Witness};
 use super::witnesses::Summary;
-use super::{A1Witness, A2Witness, A3ResidueWitness, A3Witness, A6Witness, L1StructViolation};
+use super::{
+    A1Witness, A2Witness, A3ResidueWitness, A3Witness, A6Witness, Anomaly, L1StructViolation,
+};
 use crate::names::{Agent, Cell, Value};
 use crate::record::OpRecord;
 use crate::value_key::ValueKey;
@@ -144,34 +148,38 @@ pub struct Write {
 
 /// What a record's value ids stand for: themselves, or keys of a table.
 #[derive(Clone, Copy)]
-enum Keys<'a> {
+pub(super) enum Keys<'a> {
     Ids,
     Table(&'a [ValueKey]),
 }
 
 impl Keys<'_> {
     #[inline]
-    fn get(self, v: Value) -> ValueKey {
+    pub(super) fn get(self, v: Value) -> ValueKey {
         match self {
             Keys::Ids => ValueKey::id(v),
             Keys::Table(t) => ValueKey::listed(t, v.0),
         }
     }
 }
-
-/// A kept witness, with what printing it needs.
+/// A kept witness, with what printing it needs (agents, values, times): the one printed form
+/// of every witness, whether the stream found it or a whole history gave it (`--spec`).
 #[derive(Clone, Debug)]
-pub enum Found<'a> {
+pub enum Found {
     A1 {
         w: A1Witness,
-        reader: &'a OpRecord,
+        /// The reader's agent.
+        agent: Agent,
         /// What the reader read of the cell.
         read: ValueKey,
+        /// The reader's read and write times.
+        read_time: u64,
+        write_time: u64,
         writer: Write,
     },
     A2 {
         w: A2Witness,
-        record: &'a OpRecord,
+        agent: Agent,
     },
     A3 {
         w: A3Witness,
@@ -180,7 +188,7 @@ pub enum Found<'a> {
     },
     A6 {
         w: A6Witness,
-        record: &'a OpRecord,
+        agent: Agent,
         /// The record's `io` and `co` with the values' keys.
         io: Vec<(Cell, ValueKey)>,
         co: Vec<(Cell, ValueKey)>,
@@ -207,74 +215,98 @@ pub enum Found<'a> {
     },
 }
 
+impl Found {
+    /// The anomaly the witness is of; `None` for an `L1_struct` violation.
+    pub fn anomaly(&self) -> Option<Anomaly> {
+        match self {
+            Found::A1 { .. } => Some(Anomaly::A1),
+            Found::A2 { .. } => Some(Anomaly::A2),
+            Found::A3 { .. } => Some(Anomaly::A3),
+            Found::A6 { .. } => Some(Anomaly::A6),
+            Found::Residue { .. } => Some(Anomaly::A3Residue),
+            Found::A4 { .. } => Some(Anomaly::A4),
+            Found::L1 { .. } => None,
+        }
+    }
+
+    /// The short name of the witness's list (`A1`, …, `A3_residue`, `L1_struct`).
+    pub fn list(&self) -> &'static str {
+        self.anomaly().map_or("L1_struct", Anomaly::name)
+    }
+
+    /// The record the witness is about (the reader; for A4 the later read).
+    pub fn record(&self) -> usize {
+        match self {
+            Found::A1 { w, .. } => w.reader,
+            Found::A2 { w, .. } => w.record,
+            Found::A3 { w, .. } => w.record,
+            Found::A6 { w, .. } => w.record,
+            Found::Residue { w, .. } => w.record,
+            Found::L1 { w, .. } => w.record,
+            Found::A4 { w, .. } => w.second.record,
+        }
+    }
+}
+
 /// Receives each kept witness when it is found, with the line of the record it is about (the
 /// reader, or for A4 the later record).
 pub trait Sink {
-    fn found(&mut self, line: u64, found: Found<'_>);
+    fn found(&mut self, line: u64, found: Found);
 }
 
 /// A sink that drops everything (the [`Summary`] still has the kept witnesses).
 impl Sink for () {
-    fn found(&mut self, _: u64, _: Found<'_>) {}
+    fn found(&mut self, _: u64, _: Found) {}
 }
 
 #[derive(Clone, Debug, Default)]
-struct CellWrites {
-    writes: VecDeque<Write>,
+pub(super) struct CellWrites {
+    pub(super) writes: VecDeque<Write>,
     /// The latest write dropped from `writes` (windowed runs only).
-    dropped_last: Option<Write>,
+    pub(super) dropped_last: Option<Write>,
 }
 
 /// A read whose `L1_struct` and residue verdicts wait for its write time to close.
 #[derive(Clone, Copy, Debug)]
-struct Waiting {
-    record: u64,
-    line: u64,
-    agent: Agent,
-    cell: Cell,
-    value: ValueKey,
-    read_time: u64,
+pub(super) struct Waiting {
+    pub(super) record: u64,
+    pub(super) line: u64,
+    pub(super) agent: Agent,
+    pub(super) cell: Cell,
+    pub(super) value: ValueKey,
+    pub(super) read_time: u64,
 }
 
 /// The two earliest non-aborted writers (record, write time) of one (cell, value).
-type FirstTwo = [Option<(u64, u64)>; 2];
-
-/// The reads with metadata of one (cell, committed version) (each with its agent and the
-/// key of its value; the read's own value is set when it is a witness), and how many read
-/// each value.
-#[derive(Clone, Debug, Default)]
-struct A4Group {
-    reads: Vec<(A4Read, Agent, ValueKey)>,
-    per_value: BTreeMap<ValueKey, u64>,
-}
+pub(super) type FirstTwo = [Option<(u64, u64)>; 2];
 
 /// The streaming detector. See the module docs for what it keeps.
 #[derive(Debug)]
 pub struct Stream {
-    opts: Options,
-    out: Summary,
-    records: u64,
-    last_write_time: u64,
-    aborted: Vec<u64>,
-    agents: Vec<Agent>,
-    cells: Vec<CellWrites>,
+    pub(super) opts: Options,
+    pub(super) out: Summary,
+    pub(super) records: u64,
+    pub(super) last_write_time: u64,
+    pub(super) aborted: Vec<u64>,
+    pub(super) agents: Vec<Agent>,
+    pub(super) cells: Vec<CellWrites>,
     /// The horizon: writes at or before it no admissible future read needs (module docs,
     /// "the bound"); `None` until the window has slid.
-    horizon: Option<u64>,
+    pub(super) horizon: Option<u64>,
     /// The horizon at the last sweep, which dropped every write at or before it.
-    swept: Option<u64>,
+    pub(super) swept: Option<u64>,
     /// How far the horizon moves between sweeps, in ticks (1: at every advance).
-    sweep_every: u64,
-    live: usize,
-    waiting: Vec<Waiting>,
+    pub(super) sweep_every: u64,
+    pub(super) live: usize,
+    pub(super) waiting: Vec<Waiting>,
     /// (cell, value) → its two earliest non-aborted writers (record, time); residue only.
-    first_two: HashMap<(Cell, ValueKey), FirstTwo>,
-    a4: BTreeMap<(Cell, u64), A4Group>,
-    scratch: Vec<(u64, Cell, Write)>,
-    a4_scratch: Vec<(A4Witness, Agent, [ValueKey; 2])>,
+    pub(super) first_two: HashMap<(Cell, ValueKey), FirstTwo>,
+    pub(super) a4: BTreeMap<(Cell, u64), A4Group>,
+    pub(super) scratch: Vec<(u64, Cell, Write)>,
+    pub(super) a4_scratch: Vec<(A4Witness, Agent, [ValueKey; 2])>,
     /// A keyed detector ([`Stream::keyed`]): the keys its kept witnesses' values stand for
     /// (value id − 1).
-    witness_keys: Option<Vec<ValueKey>>,
+    pub(super) witness_keys: Option<Vec<ValueKey>>,
 }
 
 impl Stream {
@@ -322,7 +354,7 @@ impl Stream {
     }
 
     /// The value a kept witness holds for `k` (see [`Stream::witness_key`]).
-    fn witness_value(&mut self, k: ValueKey) -> Value {
+    pub(super) fn witness_value(&mut self, k: ValueKey) -> Value {
         match &mut self.witness_keys {
             None => k
                 .as_id()
@@ -389,25 +421,8 @@ impl Stream {
         self.last_write_time = r.write_time;
         let j = self.records;
         if !r.aborted {
-            if let Some(w) = a2_of(j as usize, r) {
-                self.found_a2(w, r, line, sink);
-            }
-            if let Some(w) = a6_of(j as usize, r) {
-                if self.out.a6.push(w) {
-                    let with_keys =
-                        |e: &[(Cell, Value)]| e.iter().map(|&(c, v)| (c, keys.get(v))).collect();
-                    let (io, co) = (with_keys(&r.io), with_keys(&r.co));
-                    sink.found(
-                        line,
-                        Found::A6 {
-                            w,
-                            record: r,
-                            io,
-                            co,
-                        },
-                    );
-                }
-            }
+            self.a2(j, r, line, sink);
+            self.a6(j, r, keys, line, sink);
             self.a3(j, r, line, sink);
             self.a1(j, r, keys, line, sink);
             if !r.read_meta.is_empty() {
@@ -478,89 +493,8 @@ impl Stream {
         Ok(())
     }
 
-    fn is_aborted(&self, k: u64) -> bool {
+    pub(super) fn is_aborted(&self, k: u64) -> bool {
         self.aborted[(k / 64) as usize] & (1 << (k % 64)) != 0
-    }
-
-    fn found_a2(&mut self, w: A2Witness, r: &OpRecord, line: u64, sink: &mut impl Sink) {
-        if self.out.a2.push(w) {
-            sink.found(line, Found::A2 { w, record: r });
-        }
-    }
-
-    /// A3 (preds form): preds are sorted, so witnesses come in order.
-    fn a3(&mut self, j: u64, r: &OpRecord, line: u64, sink: &mut impl Sink) {
-        for &p in &r.preds {
-            if self.is_aborted(u64::from(p)) {
-                let w = A3Witness {
-                    record: j as usize,
-                    pred: p as usize,
-                };
-                if self.out.a3.push(w) {
-                    let pred_agent = self.agents.get(p as usize).copied();
-                    sink.found(
-                        line,
-                        Found::A3 {
-                            w,
-                            agent: r.agent,
-                            pred_agent,
-                        },
-                    );
-                }
-            }
-        }
-    }
-
-    /// A1: the kept writes of each read cell strictly inside (read_time, write_time), by other
-    /// agents, of other values. Every one is counted; the smallest (writer, cell) are kept.
-    fn a1(&mut self, j: u64, r: &OpRecord, keys: Keys<'_>, line: u64, sink: &mut impl Sink) {
-        let room = self.out.a1.room();
-        let mut total = 0u64;
-        self.scratch.clear();
-        for &c in &r.read_set {
-            let Some(cw) = self.cells.get(c.index()) else {
-                continue;
-            };
-            let ws = &cw.writes;
-            let time = |k: usize| ws[k].time;
-            let hi = partition_from_end(ws.len(), time, |t| t < r.write_time);
-            let lo = partition_from_end(hi, time, |t| t <= r.read_time);
-            let value = keys.get(r.read_values.get(c));
-            let mut kept_here = 0;
-            for w in ws.range(lo..hi) {
-                if w.agent != r.agent && w.value != value {
-                    total += 1;
-                    if kept_here < room {
-                        self.scratch.push((w.record, c, *w));
-                        kept_here += 1;
-                    }
-                }
-            }
-        }
-        if total == 0 {
-            return;
-        }
-        self.scratch.sort_unstable_by_key(|&(k, c, _)| (k, c));
-        let kept = self.scratch.len().min(room);
-        for &(writer, cell, write) in &self.scratch[..kept] {
-            let w = A1Witness {
-                reader: j as usize,
-                writer: writer as usize,
-                cell,
-            };
-            let pushed = self.out.a1.push(w);
-            assert!(pushed, "A1 keeps only what it has room for");
-            sink.found(
-                line,
-                Found::A1 {
-                    w,
-                    reader: r,
-                    read: keys.get(r.read_values.get(cell)),
-                    writer: write,
-                },
-            );
-        }
-        self.out.a1.count_only(total - kept as u64);
     }
 
     /// The `L1_struct` and residue verdicts of every read: now, or when the write time closes.
@@ -605,61 +539,8 @@ impl Stream {
     /// `L1_struct` and the residue of one read, all writes at or before its read time known.
     fn settle(&mut self, read: Waiting, sink: &mut impl Sink) {
         let latest = self.latest_other_writer(read.cell, read.read_time, read.record);
-        let expected = latest.map_or(ValueKey::NULL, |w| w.value);
-        if read.value != expected {
-            if self.out.l1_struct.is_full() {
-                self.out.l1_struct.count_only(1);
-            } else {
-                let w = L1StructViolation {
-                    record: read.record as usize,
-                    cell: read.cell,
-                    read: self.witness_value(read.value),
-                    expected: self.witness_value(expected),
-                    writer: latest.map(|w| w.record as usize),
-                };
-                let pushed = self.out.l1_struct.push(w);
-                assert!(pushed, "L1_struct had room");
-                sink.found(
-                    read.line,
-                    Found::L1 {
-                        w,
-                        agent: read.agent,
-                        read: read.value,
-                        expected,
-                    },
-                );
-            }
-        }
-        if !self.opts.residue || read.value.is_null() {
-            return;
-        }
-        let produced = latest.is_some_and(|w| w.value == read.value)
-            || self
-                .first_two
-                .get(&(read.cell, read.value))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .any(|&(k, t)| t <= read.read_time && k != read.record);
-        if !produced && self.out.a3_residue.is_full() {
-            self.out.a3_residue.count_only(1);
-        } else if !produced {
-            let w = A3ResidueWitness {
-                record: read.record as usize,
-                cell: read.cell,
-                value: self.witness_value(read.value),
-            };
-            let pushed = self.out.a3_residue.push(w);
-            assert!(pushed, "the residue had room");
-            sink.found(
-                read.line,
-                Found::Residue {
-                    w,
-                    agent: read.agent,
-                    value: read.value,
-                },
-            );
-        }
+        self.settle_l1(read, latest, sink);
+        self.settle_residue(read, latest, sink);
     }
 
     /// The latest kept write to `c` at or before `t` by a record other than `me` (later
@@ -674,57 +555,6 @@ impl Stream {
             _ if ws[end - 1].record != me => Some(ws[end - 1]),
             1 => cw.dropped_last,
             _ => Some(ws[end - 2]),
-        }
-    }
-
-    fn a4(&mut self, j: u64, r: &OpRecord, keys: Keys<'_>, line: u64, sink: &mut impl Sink) {
-        let room = self.out.a4.room();
-        let mut total = 0;
-        self.a4_scratch.clear();
-        for m in &r.read_meta {
-            let value = keys.get(r.read_values.get(m.cell));
-            let Some(group) = self.a4.get(&(m.cell, m.version)) else {
-                continue;
-            };
-            let same = group.per_value.get(&value).copied().unwrap_or(0);
-            total += group.reads.len() as u64 - same;
-            let others = group.reads.iter().filter(|(_, _, k)| *k != value);
-            for &(first, agent, first_key) in others.take(room) {
-                let w = A4Witness {
-                    first,
-                    second: a4::read(j as usize, m.replica, Value::NULL),
-                    cell: m.cell,
-                    version: m.version,
-                };
-                self.a4_scratch.push((w, agent, [first_key, value]));
-            }
-        }
-        self.a4_scratch
-            .sort_unstable_by(|a, b| super::witnesses::a4_order(&a.0, &b.0));
-        let kept = self.a4_scratch.len().min(room);
-        let mut scratch = std::mem::take(&mut self.a4_scratch);
-        for (w, agent, values) in &mut scratch[..kept] {
-            (w.first.value, w.second.value) =
-                (self.witness_value(values[0]), self.witness_value(values[1]));
-            let pushed = self.out.a4.push(*w);
-            assert!(pushed, "A4 keeps only what it has room for");
-            sink.found(
-                line,
-                Found::A4 {
-                    w: *w,
-                    agents: [*agent, r.agent],
-                    values: *values,
-                },
-            );
-        }
-        self.a4_scratch = scratch;
-        self.out.a4.count_only(total - kept as u64);
-        for m in &r.read_meta {
-            let value = keys.get(r.read_values.get(m.cell));
-            let group = self.a4.entry((m.cell, m.version)).or_default();
-            let read = a4::read(j as usize, m.replica, Value::NULL);
-            group.reads.push((read, r.agent, value));
-            *group.per_value.entry(value).or_default() += 1;
         }
     }
 
@@ -904,7 +734,7 @@ const SWEEP_PARTS: u64 = 64;
 
 /// The first index of `0..len` whose time fails `before` (true on a prefix), galloping back
 /// from the end: O(log distance from the end), where stream queries land.
-fn partition_from_end(
+pub(super) fn partition_from_end(
     len: usize,
     time: impl Fn(usize) -> u64,
     before: impl Fn(u64) -> bool,

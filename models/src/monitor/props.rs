@@ -3,33 +3,110 @@
 //!
 //! The names are SPEC §3's: A1, A2, A3 (preds form), A3 residue form, A6 and `L1_struct`
 //! (here "violated" means `L1_struct` does not hold). A4 lives in the replicated store and has
-//! its own monitor ([`super::a4`]).
+//! its own monitor ([`super::a4`]). The list is derived from the catalogue
+//! ([`Anomaly::ALL`] and [`Prop::decides`]), not restated: a new anomaly is a compile error in
+//! [`Prop::decides`] until someone says whether a summary monitor decides it.
 
-/// One property a summary monitor decides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+use crate::anomaly::Anomaly;
+use std::fmt;
+
+/// One property a summary monitor decides: an anomaly of the catalogue it can decide
+/// ([`Prop::decides`]), or `L1_struct`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Prop {
-    A1,
-    A2,
-    A3,
-    A3Residue,
-    A6,
+    Anomaly(Anomaly),
     /// Violated when `L1_struct` does not hold.
     L1Struct,
 }
 
 impl Prop {
-    /// Every property, in report order.
-    pub const ALL: [Prop; 6] = [
-        Prop::A1,
-        Prop::A2,
-        Prop::A3,
-        Prop::A3Residue,
-        Prop::A6,
-        Prop::L1Struct,
-    ];
+    pub const A1: Prop = Prop::Anomaly(Anomaly::A1);
+    pub const A2: Prop = Prop::Anomaly(Anomaly::A2);
+    pub const A3: Prop = Prop::Anomaly(Anomaly::A3);
+    #[allow(non_upper_case_globals)] // The name the monitor has always had.
+    pub const A3Residue: Prop = Prop::Anomaly(Anomaly::A3Residue);
+    pub const A6: Prop = Prop::Anomaly(Anomaly::A6);
+
+    /// Whether a summary monitor decides anomaly `a`. A4 lives in the replicated store and has
+    /// its own monitor ([`super::a4`]).
+    pub const fn decides(a: Anomaly) -> bool {
+        match a {
+            Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A3Residue | Anomaly::A6 => true,
+            Anomaly::A4 => false,
+        }
+    }
+
+    /// How many properties there are: the anomalies decided, and `L1_struct`.
+    const COUNT: usize = {
+        let mut n = 1;
+        let mut k = 0;
+        while k < Anomaly::ALL.len() {
+            if Prop::decides(Anomaly::ALL[k]) {
+                n += 1;
+            }
+            k += 1;
+        }
+        n
+    };
+
+    /// Every property, in report order: the anomalies decided in catalogue order
+    /// ([`Anomaly::ALL`]), then `L1_struct`.
+    pub const ALL: [Prop; Prop::COUNT] = {
+        let mut all = [Prop::L1Struct; Prop::COUNT];
+        let (mut n, mut k) = (0, 0);
+        while k < Anomaly::ALL.len() {
+            if Prop::decides(Anomaly::ALL[k]) {
+                all[n] = Prop::Anomaly(Anomaly::ALL[k]);
+                n += 1;
+            }
+            k += 1;
+        }
+        all
+    };
+
+    /// The position in [`Prop::ALL`] of each anomaly decided, by `Anomaly as usize`.
+    const INDEX: [u8; Anomaly::ALL.len()] = {
+        let mut index = [u8::MAX; Anomaly::ALL.len()];
+        let mut k = 0;
+        while k < Prop::COUNT - 1 {
+            if let Prop::Anomaly(a) = Prop::ALL[k] {
+                index[a as usize] = k as u8;
+            }
+            k += 1;
+        }
+        index
+    };
+
+    /// The property of anomaly `a`, if a summary monitor decides it.
+    pub const fn of(a: Anomaly) -> Option<Prop> {
+        match Prop::decides(a) {
+            true => Some(Prop::Anomaly(a)),
+            false => None,
+        }
+    }
+
+    /// Its position in [`Prop::ALL`] (its bit in a [`Props`]).
+    const fn index(self) -> u8 {
+        match self {
+            Prop::Anomaly(a) => Prop::INDEX[a as usize],
+            Prop::L1Struct => (Prop::COUNT - 1) as u8,
+        }
+    }
 
     fn bit(self) -> u8 {
-        1 << (self as u8)
+        let k = self.index();
+        assert!(k < 8, "{self:?} is not decided by a summary monitor");
+        1 << k
+    }
+}
+
+/// The names the monitor has always printed (`A1`, `A3Residue`, `L1Struct`).
+impl fmt::Debug for Prop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Prop::Anomaly(a) => fmt::Debug::fmt(a, f),
+            Prop::L1Struct => f.write_str("L1Struct"),
+        }
     }
 }
 
@@ -51,7 +128,7 @@ pub struct Props(u8);
 
 impl Props {
     /// Every property.
-    pub const ALL: Props = Props(0b11_1111);
+    pub const ALL: Props = Props(u8::MAX >> (8 - Prop::ALL.len()));
 
     /// The set of `props`.
     pub fn of(props: &[Prop]) -> Props {
@@ -113,5 +190,17 @@ mod tests {
         assert_eq!(s.intersect(Props::of(&[Prop::A1])).iter().count(), 1);
         assert_eq!(Props::ALL.iter().count(), Prop::ALL.len());
         assert!(Props::default().with_if(Prop::A6, false).is_empty());
+    }
+
+    /// The bits and names are those of the hand-written list this replaced: they are in
+    /// checker caches and messages.
+    #[test]
+    fn bits_and_names_are_stable() {
+        let bits: Vec<u8> = Prop::ALL.iter().map(|p| p.bit()).collect();
+        assert_eq!(bits, [1, 2, 4, 8, 16, 32]);
+        let names: Vec<String> = Prop::ALL.iter().map(|p| format!("{p:?}")).collect();
+        assert_eq!(names, ["A1", "A2", "A3", "A3Residue", "A6", "L1Struct"]);
+        assert_eq!(Props::ALL.bits(), 0b11_1111);
+        assert_eq!(Prop::of(Anomaly::A4), None);
     }
 }

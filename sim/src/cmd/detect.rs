@@ -34,13 +34,13 @@ mod stream;
 
 use agentsim_jsonl as jsonl;
 use agentsim_models::anomaly::Scope;
-use agentsim_models::detect::stream::Limits;
+use agentsim_models::detect::stream::{Found, Limits};
 use agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT;
 use agentsim_models::detect::{spec, Summary, Witnesses};
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::{Anomaly, History};
 use clap::Args as ClapArgs;
-use render::{FromHistory, Kept, Render};
+use render::{FromHistory, Render};
 use serde_json::{json, Value as Json};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -260,14 +260,18 @@ fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch:
     let summary = spec::summary(&h, args.max_witnesses, args.residue);
     let from = FromHistory(&h);
     let s = &summary;
-    let kept = (s.a1.kept.iter().map(|&w| from.a1(w)))
-        .chain(s.a2.kept.iter().map(|&w| from.a2(w)))
-        .chain(s.a3.kept.iter().map(|&w| from.a3(w)))
-        .chain(s.a6.kept.iter().map(|&w| from.a6(w)))
-        .chain(s.a3_residue.kept.iter().map(|&w| from.residue(w)))
-        .chain(s.l1_struct.kept.iter().map(|&w| from.l1(w)))
-        .chain(s.a4.kept.iter().map(|&w| from.a4(w)))
-        .collect();
+    let mut kept: Vec<Found> = Vec::new();
+    for a in Anomaly::ALL {
+        match a {
+            Anomaly::A1 => kept.extend(s.a1.kept.iter().map(|&w| from.a1(w))),
+            Anomaly::A2 => kept.extend(s.a2.kept.iter().map(|&w| from.a2(w))),
+            Anomaly::A3 => kept.extend(s.a3.kept.iter().map(|&w| from.a3(w))),
+            Anomaly::A3Residue => kept.extend(s.a3_residue.kept.iter().map(|&w| from.residue(w))),
+            Anomaly::A4 => kept.extend(s.a4.kept.iter().map(|&w| from.a4(w))),
+            Anomaly::A6 => kept.extend(s.a6.kept.iter().map(|&w| from.a6(w))),
+        }
+    }
+    kept.extend(s.l1_struct.kept.iter().map(|&w| from.l1(w)));
     Ok(batch::Outcome {
         summary,
         kept,
@@ -276,14 +280,14 @@ fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch:
 }
 
 /// The kept witnesses of one list, in printing order (A4 by witness, as it always printed).
-fn list<'a>(o: &'a batch::Outcome, name: &str) -> Vec<&'a Kept> {
-    let mut ws: Vec<&Kept> = o.kept.iter().filter(|k| k.list() == name).collect();
+fn list<'a>(o: &'a batch::Outcome, name: &str) -> Vec<&'a Found> {
+    let mut ws: Vec<&Found> = o.kept.iter().filter(|k| k.list() == name).collect();
     if name == "A4" {
         // By the reads, first then second, then the cell: a witness is its two reads (a
         // record reads a cell once), so this orders every pair, and it never looks at value
         // ids, which mean different things to a keyed run and to a history's names.
         ws.sort_by_key(|k| match k {
-            Kept::A4 { w, .. } => {
+            Found::A4 { w, .. } => {
                 let (f, s) = (&w.first, &w.second);
                 (f.record, f.replica, s.record, s.replica, w.cell, w.version)
             }
@@ -300,14 +304,10 @@ fn to_json(o: &batch::Outcome, residue: bool) -> Json {
     let rendered = |name: &str| -> Json { list(o, name).into_iter().map(|k| r.json(k)).collect() };
     let mut anomalies = serde_json::Map::new();
     let mut left_out = serde_json::Map::new();
-    let mut lists = vec![("A1", s.a1.left_out()), ("A2", s.a2.left_out())];
-    lists.extend([("A3", s.a3.left_out()), ("A6", s.a6.left_out())]);
-    if residue {
-        lists.push(("A3_residue", s.a3_residue.left_out()));
-    }
-    if s.replica_meta {
-        lists.push(("A4", s.a4.left_out()));
-    }
+    let lists = Anomaly::ALL
+        .into_iter()
+        .filter(|&a| shown(a, residue, s))
+        .map(|a| (a.name(), s.left_out(a)));
     for (name, left) in lists {
         anomalies.insert(name.into(), rendered(name));
         if left > 0 {
@@ -339,16 +339,16 @@ fn text(file: &str, o: &batch::Outcome, residue: bool) -> String {
     let mut sec = |title: &str, name: &str, w: (u64, u64)| {
         section(&mut out, title, w, &list(o, name), &n);
     };
-    sec("A1 stale-generation", "A1", totals(&s.a1));
-    sec("A2 phantom-tool", "A2", totals(&s.a2));
-    sec("A3 causal-cascade", "A3", totals(&s.a3));
-    sec("A6 tool-effect reordering", "A6", totals(&s.a6));
-    if residue {
-        sec(
-            "A3 residue (over-approximates A3)",
-            "A3_residue",
-            totals(&s.a3_residue),
-        );
+    let sections = |after_verdict: bool| {
+        let mut these: Vec<Anomaly> = Anomaly::ALL
+            .into_iter()
+            .filter(|&a| shown(a, residue, s) && text_place(a).0 == after_verdict)
+            .collect();
+        these.sort_by_key(|&a| text_place(a).1);
+        these
+    };
+    for a in sections(false) {
+        sec(&text_title(a), a.name(), (s.count(a), s.left_out(a)));
     }
     if s.l1_struct_holds() {
         let _ = writeln!(
@@ -368,11 +368,46 @@ fn text(file: &str, o: &batch::Outcome, residue: bool) -> String {
     let level = lattice::level(point);
     let _ = writeln!(out, "exhibits: {}", point.label());
     let _ = writeln!(out, "level: L{level}{}", level_note(level));
-    if s.replica_meta {
-        let title = "A4 split-view (replicated store, outside the lattice)";
-        section(&mut out, title, totals(&s.a4), &list(o, "A4"), &n);
+    for a in sections(true) {
+        let w = (s.count(a), s.left_out(a));
+        section(&mut out, &text_title(a), w, &list(o, a.name()), &n);
     }
     out
+}
+
+/// Whether the report has a list for `a`: the lattice's four always, the residue form with
+/// `--residue`, A4 on histories with replica metadata.
+fn shown(a: Anomaly, residue: bool, s: &Summary) -> bool {
+    match a {
+        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A6 => true,
+        Anomaly::A3Residue => residue,
+        Anomaly::A4 => s.replica_meta,
+    }
+}
+
+/// Where the text report prints `a`'s section: after the verdict lines (`exhibits`, `level`)
+/// or before them, and its rank there.
+fn text_place(a: Anomaly) -> (bool, u8) {
+    match a {
+        Anomaly::A1 => (false, 0),
+        Anomaly::A2 => (false, 1),
+        Anomaly::A3 => (false, 2),
+        Anomaly::A6 => (false, 3),
+        Anomaly::A3Residue => (false, 4),
+        // Outside the lattice, so after the lattice's verdict.
+        Anomaly::A4 => (true, 0),
+    }
+}
+
+/// The title of `a`'s section in the text report.
+fn text_title(a: Anomaly) -> String {
+    match a {
+        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A6 => {
+            format!("{} {}", a.name(), a.title())
+        }
+        Anomaly::A3Residue => "A3 residue (over-approximates A3)".to_owned(),
+        Anomaly::A4 => "A4 split-view (replicated store, outside the lattice)".to_owned(),
+    }
 }
 
 fn totals<T>(w: &Witnesses<T>) -> (u64, u64) {
@@ -389,7 +424,7 @@ fn level_note(level: u8) -> &'static str {
     }
 }
 
-fn section(s: &mut String, title: &str, (total, left): (u64, u64), ws: &[&Kept], n: &Render) {
+fn section(s: &mut String, title: &str, (total, left): (u64, u64), ws: &[&Found], n: &Render) {
     if total == 0 {
         let _ = writeln!(s, "{title}: none");
         return;

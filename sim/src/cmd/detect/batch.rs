@@ -14,7 +14,6 @@
 //! stderr between blocks ([`Ticker`]): the bytes the reader has taken of the file's length,
 //! and the records detected.
 
-use super::render::Kept;
 use crate::cmd::progress::{ProgressArgs, Ticker};
 use agentsim_jsonl as jsonl;
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
@@ -74,17 +73,17 @@ pub fn progress_line(file: &str, records: u64, bytes: u64, total: Option<u64>, s
 /// What a batch run found.
 pub struct Outcome {
     pub summary: Summary,
-    pub kept: Vec<Kept>,
+    pub kept: Vec<Found>,
     pub names: Names,
 }
 
 /// Keeps what printing needs of every kept witness.
 #[derive(Default)]
-pub struct KeepAll(pub Vec<Kept>);
+pub struct KeepAll(pub Vec<Found>);
 
 impl Sink for KeepAll {
-    fn found(&mut self, _line: u64, f: Found<'_>) {
-        self.0.push(Kept::of(&f));
+    fn found(&mut self, _line: u64, f: Found) {
+        self.0.push(f);
     }
 }
 

@@ -1,9 +1,9 @@
 //! Printing witnesses: one line of text or one JSON object per witness, by name.
 //!
-//! A [`Kept`] is a witness with the ids its line needs (agents, values, times), taken from the
-//! stream detector's [`Found`] when it is found, or from a whole history for `--spec`; so the
-//! batch run prints after the last record (when every name is known) and the stream prints at
-//! once, both with the same words. Records are 0-based indices (as in `preds`). Nothing here
+//! A [`Found`] is a witness with the ids its line needs (agents, values, times), given by the
+//! stream detector when it is found, or built from a whole history for `--spec`
+//! ([`FromHistory`]); so the batch run prints after the last record (when every name is known)
+//! and the stream prints at once, both with the same words. Records are 0-based indices (as in `preds`). Nothing here
 //! decides an anomaly.
 
 use agentsim_models::detect::a4::{A4Read, A4Witness};
@@ -14,135 +14,7 @@ use agentsim_models::detect::{
 use agentsim_models::{Agent, Cell, History, Names, OpRecord, Value, ValueKey};
 use serde_json::{json, Value as Json};
 
-/// A kept witness with what printing it needs.
-#[derive(Clone, Debug)]
-pub enum Kept {
-    A1 {
-        w: A1Witness,
-        agent: Agent,
-        read: ValueKey,
-        read_time: u64,
-        write_time: u64,
-        writer: Write,
-    },
-    A2 {
-        w: A2Witness,
-        agent: Agent,
-    },
-    A3 {
-        w: A3Witness,
-        agent: Agent,
-        pred_agent: Option<Agent>,
-    },
-    A6 {
-        w: A6Witness,
-        agent: Agent,
-        io: Vec<(Cell, ValueKey)>,
-        co: Vec<(Cell, ValueKey)>,
-    },
-    Residue {
-        w: A3ResidueWitness,
-        agent: Agent,
-        value: ValueKey,
-    },
-    L1 {
-        w: L1StructViolation,
-        agent: Agent,
-        read: ValueKey,
-        expected: ValueKey,
-    },
-    A4 {
-        w: A4Witness,
-        agents: [Agent; 2],
-        values: [ValueKey; 2],
-    },
-}
-
-impl Kept {
-    /// The owned form of a stream detector's find.
-    pub fn of(f: &Found<'_>) -> Kept {
-        match *f {
-            Found::A1 {
-                w,
-                reader,
-                read,
-                writer,
-            } => Kept::A1 {
-                w,
-                agent: reader.agent,
-                read,
-                read_time: reader.read_time,
-                write_time: reader.write_time,
-                writer,
-            },
-            Found::A2 { w, record } => Kept::A2 {
-                w,
-                agent: record.agent,
-            },
-            Found::A3 {
-                w,
-                agent,
-                pred_agent,
-            } => Kept::A3 {
-                w,
-                agent,
-                pred_agent,
-            },
-            Found::A6 {
-                w,
-                record,
-                ref io,
-                ref co,
-            } => Kept::A6 {
-                w,
-                agent: record.agent,
-                io: io.clone(),
-                co: co.clone(),
-            },
-            Found::Residue { w, agent, value } => Kept::Residue { w, agent, value },
-            Found::L1 {
-                w,
-                agent,
-                read,
-                expected,
-            } => Kept::L1 {
-                w,
-                agent,
-                read,
-                expected,
-            },
-            Found::A4 { w, agents, values } => Kept::A4 { w, agents, values },
-        }
-    }
-
-    /// The short name of the witness's list (`A1`, …, `A3_residue`, `L1_struct`).
-    pub fn list(&self) -> &'static str {
-        match self {
-            Kept::A1 { .. } => "A1",
-            Kept::A2 { .. } => "A2",
-            Kept::A3 { .. } => "A3",
-            Kept::A6 { .. } => "A6",
-            Kept::Residue { .. } => "A3_residue",
-            Kept::L1 { .. } => "L1_struct",
-            Kept::A4 { .. } => "A4",
-        }
-    }
-
-    /// The record the witness is about (the reader; for A4 the later read).
-    pub fn record(&self) -> usize {
-        match self {
-            Kept::A1 { w, .. } => w.reader,
-            Kept::A2 { w, .. } => w.record,
-            Kept::A3 { w, .. } => w.record,
-            Kept::A6 { w, .. } => w.record,
-            Kept::Residue { w, .. } => w.record,
-            Kept::L1 { w, .. } => w.record,
-            Kept::A4 { w, .. } => w.second.record,
-        }
-    }
-}
-
-/// Kept witnesses of a whole history (the `--spec` path), in the order given.
+/// The printed witnesses of a whole history (the `--spec` path).
 pub struct FromHistory<'a>(pub &'a History);
 
 impl FromHistory<'_> {
@@ -150,7 +22,7 @@ impl FromHistory<'_> {
         &self.0.records[i]
     }
 
-    pub fn a1(&self, w: A1Witness) -> Kept {
+    pub fn a1(&self, w: A1Witness) -> Found {
         let (r, wr) = (self.rec(w.reader), self.rec(w.writer));
         let writer = Write {
             record: w.writer as u64,
@@ -158,7 +30,7 @@ impl FromHistory<'_> {
             agent: wr.agent,
             value: ValueKey::id(wr.write_values.get(w.cell)),
         };
-        Kept::A1 {
+        Found::A1 {
             w,
             agent: r.agent,
             read: ValueKey::id(r.read_values.get(w.cell)),
@@ -167,46 +39,46 @@ impl FromHistory<'_> {
             writer,
         }
     }
-    pub fn a2(&self, w: A2Witness) -> Kept {
+    pub fn a2(&self, w: A2Witness) -> Found {
         let agent = self.rec(w.record).agent;
-        Kept::A2 { w, agent }
+        Found::A2 { w, agent }
     }
-    pub fn a3(&self, w: A3Witness) -> Kept {
+    pub fn a3(&self, w: A3Witness) -> Found {
         let (agent, pred_agent) = (self.rec(w.record).agent, Some(self.rec(w.pred).agent));
-        Kept::A3 {
+        Found::A3 {
             w,
             agent,
             pred_agent,
         }
     }
-    pub fn a6(&self, w: A6Witness) -> Kept {
+    pub fn a6(&self, w: A6Witness) -> Found {
         let r = self.rec(w.record);
         let keys = |e: &[(Cell, Value)]| e.iter().map(|&(c, v)| (c, ValueKey::id(v))).collect();
         let (agent, io, co) = (r.agent, keys(&r.io), keys(&r.co));
-        Kept::A6 { w, agent, io, co }
+        Found::A6 { w, agent, io, co }
     }
-    pub fn residue(&self, w: A3ResidueWitness) -> Kept {
+    pub fn residue(&self, w: A3ResidueWitness) -> Found {
         let agent = self.rec(w.record).agent;
         let value = ValueKey::id(w.value);
-        Kept::Residue { w, agent, value }
+        Found::Residue { w, agent, value }
     }
-    pub fn l1(&self, w: L1StructViolation) -> Kept {
+    pub fn l1(&self, w: L1StructViolation) -> Found {
         let agent = self.rec(w.record).agent;
         let (read, expected) = (ValueKey::id(w.read), ValueKey::id(w.expected));
-        Kept::L1 {
+        Found::L1 {
             w,
             agent,
             read,
             expected,
         }
     }
-    pub fn a4(&self, w: A4Witness) -> Kept {
+    pub fn a4(&self, w: A4Witness) -> Found {
         let agents = [
             self.rec(w.first.record).agent,
             self.rec(w.second.record).agent,
         ];
         let values = [ValueKey::id(w.first.value), ValueKey::id(w.second.value)];
-        Kept::A4 { w, agents, values }
+        Found::A4 { w, agents, values }
     }
 }
 
@@ -240,9 +112,9 @@ impl Render<'_> {
     }
 
     /// The witness as one line of text.
-    pub fn text(&self, k: &Kept) -> String {
+    pub fn text(&self, k: &Found) -> String {
         match k {
-            Kept::A1 {
+            Found::A1 {
                 w,
                 agent,
                 read,
@@ -264,7 +136,7 @@ impl Render<'_> {
                 self.val(writer.value),
                 writer.time
             ),
-            Kept::A2 { w, agent } => {
+            Found::A2 { w, agent } => {
                 let tool = self.0.tool_name(w.tool);
                 let why = match w.reason {
                     A2Reason::Removed => "it had left the registry at write time".to_owned(),
@@ -278,7 +150,7 @@ impl Render<'_> {
                     w.record
                 )
             }
-            Kept::A3 {
+            Found::A3 {
                 w,
                 agent,
                 pred_agent,
@@ -293,21 +165,21 @@ impl Render<'_> {
                     self.agent(*agent)
                 )
             }
-            Kept::A6 { w, agent, io, co } => format!(
+            Found::A6 { w, agent, io, co } => format!(
                 "record {} ({}) issued {} but its effects completed {}",
                 w.record,
                 self.agent(*agent),
                 self.effects_text(io),
                 self.effects_text(co)
             ),
-            Kept::Residue { w, agent, value } => format!(
+            Found::Residue { w, agent, value } => format!(
                 "record {} ({}) read {} = {} which no other live record had written by then",
                 w.record,
                 self.agent(*agent),
                 self.cell(w.cell),
                 self.val(*value)
             ),
-            Kept::L1 {
+            Found::L1 {
                 w,
                 agent,
                 read,
@@ -325,7 +197,7 @@ impl Render<'_> {
                     self.val(*read)
                 )
             }
-            Kept::A4 { w, agents, values } => format!(
+            Found::A4 { w, agents, values } => format!(
                 "{} at committed version {}: {}, but {}",
                 self.cell(w.cell),
                 w.version,
@@ -346,9 +218,9 @@ impl Render<'_> {
     }
 
     /// The witness as a JSON object.
-    pub fn json(&self, k: &Kept) -> Json {
+    pub fn json(&self, k: &Found) -> Json {
         match k {
-            Kept::A1 {
+            Found::A1 {
                 w,
                 agent,
                 read,
@@ -361,7 +233,7 @@ impl Render<'_> {
                 "read_value": self.val_json(*read),
                 "written_value": self.val_json(writer.value),
             }),
-            Kept::A2 { w, agent } => {
+            Found::A2 { w, agent } => {
                 let (reason, read, write) = match w.reason {
                     A2Reason::Removed => ("removed", None, None),
                     A2Reason::VersionChanged { read, write } => {
@@ -374,17 +246,17 @@ impl Render<'_> {
                     "read_version": read, "write_version": write,
                 })
             }
-            Kept::A3 { w, agent, .. } => {
+            Found::A3 { w, agent, .. } => {
                 json!({ "record": w.record, "agent": self.agent(*agent), "pred": w.pred })
             }
-            Kept::A6 { w, agent, io, co } => json!({
+            Found::A6 { w, agent, io, co } => json!({
                 "record": w.record, "agent": self.agent(*agent),
                 "io": self.effects(io), "co": self.effects(co),
             }),
-            Kept::Residue { w, value, .. } => json!({
+            Found::Residue { w, value, .. } => json!({
                 "record": w.record, "cell": self.cell(w.cell), "value": self.val_json(*value),
             }),
-            Kept::L1 {
+            Found::L1 {
                 w,
                 agent,
                 read,
@@ -394,7 +266,7 @@ impl Render<'_> {
                 "read": self.val_json(*read), "expected": self.val_json(*expected),
                 "writer": w.writer,
             }),
-            Kept::A4 { w, agents, values } => {
+            Found::A4 { w, agents, values } => {
                 let side = |r: &A4Read, a: Agent, v: ValueKey| {
                     json!({ "record": r.record, "agent": self.agent(a),
                             "replica": self.0.replica_name(r.replica),

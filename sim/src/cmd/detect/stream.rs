@@ -12,7 +12,7 @@
 //! no table; longer ones are interned, and those no longer live are dropped from the table as
 //! the stream goes, so fresh values do not accumulate either way.
 
-use super::render::{Kept, Render};
+use super::render::Render;
 use agentsim_jsonl as jsonl;
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
 use agentsim_models::detect::Summary;
@@ -98,8 +98,7 @@ struct Printer<'a, W: Write> {
 }
 
 impl<W: Write> Sink for Printer<'_, W> {
-    fn found(&mut self, line: u64, f: Found<'_>) {
-        let k = Kept::of(&f);
+    fn found(&mut self, line: u64, k: Found) {
         let r = Render(self.names);
         let text = match self.json {
             true => json!({ "anomaly": k.list(), "line": line, "record": k.record(),
@@ -249,14 +248,9 @@ impl Compactor {
 fn end(s: &Summary, json: bool, residue: bool) -> String {
     let point = Point::of(&s.anomalies());
     let level = lattice::level(point);
-    let shown = |a: Anomaly| match a {
-        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A6 => true,
-        Anomaly::A3Residue => residue,
-        Anomaly::A4 => s.replica_meta,
-    };
     let mut lists: Vec<(&str, u64, u64)> = Anomaly::ALL
         .into_iter()
-        .filter(|&a| shown(a))
+        .filter(|&a| super::shown(a, residue, s))
         .map(|a| (a.name(), s.count(a), s.left_out(a)))
         .collect();
     lists.push(("L1_struct", s.l1_struct.total, s.l1_struct.left_out()));
