@@ -2,7 +2,7 @@
 //! search and pinned by length. Each witness is also re-checked with the spec detectors on
 //! its final log, and its replay path is parsed and replayed to the same trace.
 
-use agentsim_checker::trace::{parse_path, replay, shortest, Trace};
+use agentsim_checker::engine::trace::{parse_path, replay, shortest, Trace};
 use agentsim_checker::{
     Bounds, Extensions, PaperModel, PropSet, Property, RuntimeModel, Skew, Space,
 };

@@ -15,8 +15,8 @@ pub mod detect;
 pub mod ingest;
 pub mod lattice;
 pub mod limits;
-pub mod matrix;
-pub mod matrix_abstract;
+pub mod runtime_matrix;
+pub mod abstract_matrix;
 pub mod merge;
 pub mod progress;
 pub mod replay;
@@ -47,7 +47,7 @@ pub enum Command {
     /// Exhaustively check the model at small bounds, like TLC (SPEC §1, §3, §5).
     Check(check::Args),
     /// Runtime × anomaly matrix: admitted with a shortest witness, or prevented (SPEC §5).
-    Matrix(matrix::Args),
+    Matrix(runtime_matrix::Args),
     /// Run a scenario's seeded trials and summarise the anomalies found.
     Simulate(simulate::Args),
     /// Re-run one simulated trial from its replay line.
@@ -85,8 +85,8 @@ impl Command {
                 check_abstract::run(&args, &check::config(&args)?)
             }
             Command::Check(args) => check::run(args),
-            Command::Matrix(args) if args.abstract_model => matrix_abstract::run(&args),
-            Command::Matrix(args) => matrix::run(args),
+            Command::Matrix(args) if args.abstract_model => abstract_matrix::run(&args),
+            Command::Matrix(args) => runtime_matrix::run(args),
             Command::Simulate(args) => simulate::run(args),
             Command::Replay(args) => replay::run(args),
             Command::Shrink(args) => shrink::run(args),

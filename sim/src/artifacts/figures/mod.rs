@@ -11,7 +11,7 @@
 pub mod bars;
 pub mod hasse;
 pub mod hasse_stacks;
-pub mod matrix;
+pub mod runtime_matrix;
 pub mod pareto;
 pub mod states;
 pub mod style;
@@ -21,7 +21,7 @@ pub mod workloads;
 
 pub use hasse::HasseData;
 pub use hasse_stacks::HasseStacks;
-pub use matrix::{MatrixCell, MatrixData, MatrixRow};
+pub use runtime_matrix::{MatrixCell, MatrixData, MatrixRow};
 pub use pareto::{ParetoData, ParetoPoint};
 pub use states::{StateCountData, StatePoint, StateSeries};
 pub use style::{Count, Estimate};
