@@ -19,13 +19,13 @@ pub mod jobs;
 pub mod models;
 pub mod property;
 
-pub use models::action::Action;
-pub use models::composed::RuntimeModel;
 pub use config::{Bound, Bounds, BoundsError, Extensions, NotReplicated, Replication, Skew};
 pub use engine::explore::{explore, ExploreOptions, Outcome};
+pub use engine::space::{Space, StateView};
+pub use jobs::run::{check, CheckConfig, CheckReport, Counterexample, Verdict};
+pub use models::action::Action;
+pub use models::composed::RuntimeModel;
 pub use models::packed::PackedState;
 pub use models::paper::PaperModel;
-pub use property::{PropSet, Property};
 pub use models::replicated::{RepAction, ReplicatedModel};
-pub use jobs::run::{check, CheckConfig, CheckReport, Counterexample, Verdict};
-pub use engine::space::{Space, StateView};
+pub use property::{PropSet, Property};

@@ -21,8 +21,8 @@
 use crate::engine::control::{rss_bytes, Phase, Progress, Stopped, TICK};
 use crate::engine::fpset::{omission_estimate, FpSet};
 use crate::engine::frontier::{pack, Level, Storage, CHUNK};
-use crate::property::PropSet;
 use crate::engine::space::Space;
+use crate::property::PropSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::Instant;

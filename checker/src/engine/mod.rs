@@ -5,8 +5,8 @@
 //! outside ([`control`]).
 //!
 //! Nothing here knows a particular transition system or question: the models live in
-//! [`crate::models`], what runs them in [`crate::jobs`]. This room imports neither; it sees
-//! only the crate's shared vocabulary ([`crate::config`], [`crate::property`]).
+//! `models`, what runs them in `jobs`. This room imports neither (its tests included); it
+//! sees only the crate's shared vocabulary (`config`, `property`).
 
 pub mod codec;
 pub mod control;

@@ -5,8 +5,8 @@
 //! n²/2⁶⁵ (≈ 3·10⁻⁴ at 10⁸ states, ≈ 10⁻¹¹ at the pinned 31,942). A collision can only hide
 //! states, never invent one, so a reported violation is always real.
 
-use crate::engine::codec;
 use crate::config::Bounds;
+use crate::engine::codec;
 use crate::property::PropSet;
 use agentsim_models::record::{OpRecord, Registry, ValueMap};
 use serde::de::DeserializeOwned;

@@ -7,19 +7,18 @@
 //! state's index, then one action index per step; [`replay`] turns it back into states. A
 //! trace shows one way to violate a property; it does not show every way.
 
-use crate::models::action::Action;
 use crate::engine::control::{rss_bytes, Phase, Progress, Stopped, TICK};
 use crate::engine::fpset::FpTable;
 use crate::engine::frontier::{pack, Level, Storage, CHUNK};
-use crate::property::{PropSet, Property};
 use crate::engine::space::Space;
+use crate::property::{PropSet, Property};
 use std::collections::BTreeMap;
 use std::time::Instant;
 use thiserror::Error;
 
 /// A run from an initial state: `states[k + 1]` is `states[k]` after `actions[k]`.
 #[derive(Clone, Debug)]
-pub struct Trace<S, A = Action> {
+pub struct Trace<S, A> {
     /// Initial-state index, then action indices.
     pub path: Vec<u32>,
     pub actions: Vec<A>,

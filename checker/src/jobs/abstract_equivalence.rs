@@ -9,17 +9,17 @@
 //! concrete ones, so invariant verdicts agree. The explorations below then compare verdicts
 //! and shortest-witness lengths run by run. All at the bounds named here only.
 
-use crate::models::abstract_model::alpha::{alpha, alpha_with, tagged};
-use super::abstract_check::check_abstract;
-use crate::models::abstract_model::model::{AbstractConfig, AbstractModel};
-use crate::models::action::Action;
-use crate::models::composed::RuntimeModel;
+use super::check_abstract::check_abstract;
 use crate::config::{Bounds, Extensions, Skew};
 use crate::engine::explore::{explore, ExploreOptions};
 use crate::engine::frontier::Storage;
-use crate::property::{PropSet, Property};
-use crate::jobs::run::CheckConfig;
 use crate::engine::space::Space;
+use crate::jobs::run::CheckConfig;
+use crate::models::abstract_model::alpha::{alpha, alpha_with, tagged};
+use crate::models::abstract_model::model::{AbstractConfig, AbstractModel};
+use crate::models::action::Action;
+use crate::models::composed::RuntimeModel;
+use crate::property::{PropSet, Property};
 use agentsim_models::runtime::{RuntimeKind, Stack};
 use stateright::Model;
 use std::collections::HashSet;
@@ -358,8 +358,9 @@ fn reductions_keep_verdicts() {
             assert_eq!(p.outcome.depth, r.outcome.depth, "{kind} {a}");
             assert!(r.outcome.distinct <= p.outcome.distinct, "{kind} {a}");
             for (x, y) in p.verdicts.iter().zip(&r.verdicts) {
-                let len =
-                    |v: &crate::jobs::run::Verdict| v.counterexample.as_ref().map(|c| c.steps.len());
+                let len = |v: &crate::jobs::run::Verdict| {
+                    v.counterexample.as_ref().map(|c| c.steps.len())
+                };
                 assert_eq!(len(x), len(y), "{kind} {a} {:?}", x.property);
             }
         }

@@ -1,5 +1,5 @@
 //! The runtime × anomaly matrix on the abstract model: every runtime (and `si+all-writers`)
-//! × A1, A2, A3, A6 in the scenarios of [`crate::jobs::runtime_matrix::scenario`] (the same extensions,
+//! × A1, A2, A3, A6 in the scenarios of [`super::runtime_matrix::scenario`] (the same extensions,
 //! values and tools), at the agents and cells asked for.
 //!
 //! Each cell says how far its verdict reaches. Without a length bound the abstract state has
@@ -10,13 +10,13 @@
 //! stated agents, cells, values and tools only; the cut-off argument for more agents is in
 //! the docs, as an argument.
 
-use super::abstract_check::check_abstract;
-use crate::models::abstract_model::model::AbstractError;
+use super::check_abstract::check_abstract;
 use crate::config::Extensions;
 use crate::engine::frontier::Storage;
-use crate::jobs::runtime_matrix::{expected, scenario};
-use crate::property::Property;
 use crate::jobs::run::CheckConfig;
+use crate::jobs::runtime_matrix::{expected, scenario};
+use crate::models::abstract_model::model::AbstractError;
+use crate::property::Property;
 use agentsim_models::runtime::RuntimeKind;
 use agentsim_models::Anomaly;
 use std::time::Instant;

@@ -10,11 +10,13 @@
 
 use crate::config::Replication;
 use crate::engine::frontier::Storage;
-use crate::models::render;
-use crate::models::replicated::{replica_name, value_name, RepAction, RepState, ReplicatedModel};
-use crate::jobs::run::{check_space, CheckConfig, CheckError, CheckReport, Counterexample, Replayed};
 use crate::engine::space::{Space, StepText};
 use crate::engine::trace::{self, Trace};
+use crate::jobs::run::{
+    check_space, CheckConfig, CheckError, CheckReport, Counterexample, Replayed,
+};
+use crate::models::render;
+use crate::models::replicated::{replica_name, value_name, RepAction, RepState, ReplicatedModel};
 use agentsim_models::names::{Agent, Cell};
 use agentsim_models::record::ReadMeta;
 use agentsim_models::runtime::Stack;

@@ -8,15 +8,15 @@
 //! is offered on the packed model only. The runtime is a [`Stack`]; a named runtime is one
 //! (`RuntimeKind::stack`, or `.into()`), and the report names it canonically.
 
-use crate::models::composed::RuntimeModel;
 use crate::config::{Bounds, BoundsError, Extensions};
 use crate::engine::explore::{explore_with, ExploreOptions, Outcome};
 use crate::engine::frontier::Storage;
-use crate::models::paper::PaperModel;
-use crate::property::{PropSet, Property};
-use crate::models::render;
 use crate::engine::space::Space;
 use crate::engine::trace::{self, PathError, Trace};
+use crate::models::composed::RuntimeModel;
+use crate::models::paper::PaperModel;
+use crate::models::render;
+use crate::property::{PropSet, Property};
 use agentsim_models::runtime::Stack;
 use thiserror::Error;
 

@@ -24,9 +24,9 @@
 //! "Prevented" holds at these bounds only.
 
 use crate::config::{Bounds, Extensions, Replication, Skew};
-use crate::property::Property;
 use crate::jobs::replicated_run;
 use crate::jobs::run::{check, CheckConfig, CheckError};
+use crate::property::Property;
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::{RuntimeKind, Stack};

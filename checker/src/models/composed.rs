@@ -13,10 +13,10 @@
 //! constrain (extension 5: `saga` forces `co = io`). Extension 4 allows one signature change
 //! per tool (`VERSION_MAX`), keeping the space finite. No symmetry reduction here.
 
-use crate::models::action::{cell_value, Action, Choices, Seq, View};
 use crate::config::{Bounds, BoundsError, Extensions, AGENTS_MAX};
-use crate::property::PropSet;
 use crate::engine::space::{fingerprint_of, PendingView, Space, StateView};
+use crate::models::action::{cell_value, Action, Choices, Seq, View};
+use crate::property::PropSet;
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::{Registry, ValueMap};
 use agentsim_models::runtime::{

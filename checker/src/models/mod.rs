@@ -4,9 +4,9 @@
 //! history-free abstract model ([`abstract_model`]), the SPEC §1 actions they share
 //! ([`action`]) and how those actions and states read as text and ITF ([`render`]).
 //!
-//! Models implement [`crate::engine::space::Space`] and may use the engine; they do not run
-//! checks, matrices or searches for a question: that is [`crate::jobs`], which models never
-//! import.
+//! Models implement the engine's `Space` and may use the engine; they do not run checks,
+//! matrices or searches for a question: that is the `jobs` room, which models never import
+//! (their tests included).
 
 pub mod abstract_model;
 pub mod action;

@@ -6,8 +6,8 @@
 //! counts exact up to fingerprint collisions. `write_time` is not stored: in the paper model it
 //! is always the record's index + 1. Decoding to [`OpRecord`]s is for properties and traces.
 
-use crate::models::action::{cell_value, Seq};
 use crate::config::Bounds;
+use crate::models::action::{cell_value, Seq};
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::{OpRecord, Registry, ToolEntry, ValueMap};
 

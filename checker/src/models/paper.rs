@@ -8,12 +8,12 @@
 //! Extensions that need a runtime's decisions (provenance, retraction, tool versions) live in
 //! [`crate::models::composed`]. Passing here says nothing about runtimes other than vanilla.
 
-use crate::models::action::{cell_value, seq_mask, Action, Choices, View};
 use crate::config::{Bounds, BoundsError, Extensions, AGENTS_MAX, MAX_OPS_MAX, TOOLS_MAX};
-use crate::models::packed::{Layout, Rec};
-use crate::property::{PropSet, Property};
 use crate::engine::space::{fingerprint_of, PendingView, Space, StateView};
+use crate::models::action::{cell_value, seq_mask, Action, Choices, View};
+use crate::models::packed::{Layout, Rec};
 use crate::models::statecodec;
+use crate::property::{PropSet, Property};
 use agentsim_models::names::Tool;
 use agentsim_models::names::{Cell, Value};
 use agentsim_models::record::{Registry, ToolEntry, ValueMap};

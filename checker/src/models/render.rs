@@ -5,10 +5,10 @@
 //! string `"NULL"`. The ITF file is a faithful picture of the checker's states; whether it
 //! type-checks against a particular TLA+ module is not tested here.
 
-use crate::models::action::{cell_value, Action, Seq};
 use crate::config::Bounds;
 use crate::engine::space::{PendingView, Space, StateView, StepText};
 use crate::engine::trace::Trace;
+use crate::models::action::{cell_value, Action, Seq};
 use agentsim_models::names::{Cell, Value};
 use agentsim_models::record::{OpRecord, Registry, ValueMap};
 use serde_json::{json, Value as Json};

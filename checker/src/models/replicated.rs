@@ -25,9 +25,9 @@
 //! does not prove: nothing beyond the bounds; no failover, no divergent replicas, no tools.
 
 use crate::config::{Bounds, BoundsError, Extensions, Replication, AGENTS_MAX};
-use crate::property::PropSet;
-pub use crate::models::replicated_action::{replica_name, value_name, RepAction};
 use crate::engine::space::{fingerprint_of, Space, StateView};
+pub use crate::models::replicated_action::{replica_name, value_name, RepAction};
+use crate::property::PropSet;
 use agentsim_models::names::{Agent, Cell, Replica, Value};
 use agentsim_models::record::{OpRecord, ReadMeta, Registry, ValueMap};
 use agentsim_models::replica::{route_read, ReadDiscipline, ReplicaSet, PRIMARY};

@@ -124,8 +124,8 @@ pub fn decode(layout: &Layout, agents: usize, bytes: &[u8]) -> (PackedState, usi
 #[cfg(test)]
 mod tests {
     use crate::config::{Bounds, Extensions};
-    use crate::models::paper::PaperModel;
     use crate::engine::space::Space;
+    use crate::models::paper::PaperModel;
     use stateright::Model;
     use std::collections::HashSet;
 

@@ -12,7 +12,7 @@
 //! Exit codes as `agentsim check`.
 
 use super::check::{stopped, storage, text, to_json, write_trace, Args};
-use agentsim_checker::jobs::abstract_check::check_abstract;
+use agentsim_checker::jobs::check_abstract::check_abstract;
 use agentsim_checker::jobs::run::CheckConfig;
 use agentsim_models::jsonl::write_history;
 use anyhow::{bail, Context};

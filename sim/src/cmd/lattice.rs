@@ -12,8 +12,8 @@
 //! issue's JSON array; `--max-ops` raises every scenario's MaxOps for the whole search.
 
 use crate::artifacts::output::write_atomic;
-use crate::experiments::realize;
 use crate::experiments::lattice_witnesses::{self, DEFAULT_MAX_STATES};
+use crate::experiments::realize;
 use agentsim_checker::jobs::lattice_witnesses::Order;
 use agentsim_models::lattice::{self, Point};
 use anyhow::Context as _;

@@ -5,6 +5,7 @@
 
 pub mod bench;
 
+pub mod abstract_matrix;
 pub mod check;
 pub mod check_abstract;
 pub mod check_watch;
@@ -15,13 +16,12 @@ pub mod detect;
 pub mod ingest;
 pub mod lattice;
 pub mod limits;
-pub mod runtime_matrix;
-pub mod abstract_matrix;
 pub mod merge;
 pub mod progress;
 pub mod replay;
 pub mod reproduce;
 pub mod run_args;
+pub mod runtime_matrix;
 pub mod sharding;
 pub mod shrink;
 pub mod simulate;

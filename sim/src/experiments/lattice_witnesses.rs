@@ -141,7 +141,8 @@ pub fn witness_json(w: &Witness) -> serde_json::Value {
 /// The `reproduce` step: the table and one JSON Lines history per point in `witnesses/`.
 fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     ctx.progress("searching a witness for each of the 16 points");
-    let ws = lattice_witnesses::find_all(Order::Depth, DEFAULT_MAX_STATES).map_err(anyhow::Error::msg)?;
+    let ws = lattice_witnesses::find_all(Order::Depth, DEFAULT_MAX_STATES)
+        .map_err(anyhow::Error::msg)?;
     let mut files = table_files("lattice-witnesses", &witness_table(&ws));
     for w in &ws {
         files.push(Artifact {

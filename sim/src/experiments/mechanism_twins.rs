@@ -155,7 +155,8 @@ fn rows(
                 runtime: name.clone(),
                 anomaly: spec.anomaly,
                 scenario: spec.file,
-                claimed_prevented: runtime_matrix::expected(rt.stack(), false, spec.anomaly) == Some(false),
+                claimed_prevented: runtime_matrix::expected(rt.stack(), false, spec.anomaly)
+                    == Some(false),
                 without,
                 with: count(src, spec, rt, trials, seed, threads)?,
                 size: spec.size,

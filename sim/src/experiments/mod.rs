@@ -14,16 +14,16 @@ pub mod cpl_guards;
 pub mod deployed;
 pub mod front;
 pub mod lattice;
-pub mod runtime_matrix;
+pub mod lattice_witnesses;
 pub mod mechanism_twins;
 pub mod paired;
 pub mod realize;
 pub mod run;
+pub mod runtime_matrix;
 pub mod split_view;
 pub mod states;
 pub mod sweep;
 pub mod twins;
-pub mod lattice_witnesses;
 pub mod workloads;
 
 use crate::artifacts::Step;

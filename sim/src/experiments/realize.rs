@@ -18,8 +18,8 @@
 use crate::artifacts::figures::{hasse_stacks, HasseStacks};
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
-use agentsim_checker::jobs::runtime_matrix::{MatrixError, Verdict};
 use agentsim_checker::jobs::realize::{self, Answer, Realizability, RealizeConfig, Verdicts};
+use agentsim_checker::jobs::runtime_matrix::{MatrixError, Verdict};
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;

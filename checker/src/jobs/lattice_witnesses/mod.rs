@@ -27,20 +27,20 @@
 pub mod point;
 pub mod search;
 
-use crate::models::action::Action;
-use crate::models::composed::RuntimeModel;
 use crate::config::{Bounds, Extensions, Skew};
-use crate::models::render;
 use crate::engine::space::Space;
 use crate::engine::trace::{replay, Trace};
-pub use crate::jobs::lattice_witnesses::point::{lower_bound, point_of, records_needed};
-use crate::jobs::lattice_witnesses::search::path_of;
-pub use crate::jobs::lattice_witnesses::search::{search, Order, Outcome};
+use crate::models::action::Action;
+use crate::models::composed::RuntimeModel;
+use crate::models::render;
 use agentsim_models::detect::{fast, spec, Anomaly};
 use agentsim_models::history::History;
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::names::Names;
 use agentsim_models::runtime::RuntimeKind;
+pub use point::{lower_bound, point_of, records_needed};
+use search::path_of;
+pub use search::{search, Order, Outcome};
 
 /// The smallest bounds that contain a witness for `p` (one value, so A1 reads NULL and sees v1
 /// written, or the reverse).
@@ -164,7 +164,8 @@ fn witness<S: Space<Action = Action>>(m: &S, p: Point, actions: &[Action], explo
 where
     S::State: Clone + Send + Sync,
 {
-    let trace: Trace<S::State> = replay(m, &path_of(m, actions)).expect("a found path replays");
+    let trace: Trace<S::State, Action> =
+        replay(m, &path_of(m, actions)).expect("a found path replays");
     let b = m.bounds();
     let log = m.view(trace.states.last().expect("a trace has states")).log;
     let history = History {

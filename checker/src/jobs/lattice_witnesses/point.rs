@@ -1,7 +1,7 @@
 //! What a lattice point asks of a witness history: the point a log exhibits ([`point_of`]),
 //! the fewest records a history with exactly that point needs ([`records_needed`]) and a
 //! bound-independent lower bound on its steps ([`lower_bound`]). Shared by the witness search
-//! ([`crate::jobs::lattice_witnesses::search`]) and its driver ([`crate::jobs::lattice_witnesses`]), below both. The bounds
+//! ([`super::search`]) and its driver ([`super`]), below both. The bounds
 //! are arguments about the vanilla model's actions; they prove nothing about other runtimes.
 
 use agentsim_models::detect::write_index::WriteIndex;

@@ -1,6 +1,6 @@
-//! The search behind [`crate::jobs::lattice_witnesses`]: for one target lattice point, a shortest path to a
+//! The search behind [`super`]: for one target lattice point, a shortest path to a
 //! state whose log exhibits exactly that point, by a depth cap raised from
-//! [`lower_bound`](crate::jobs::lattice_witnesses::point::lower_bound) and pruning with an admissible estimate of
+//! [`lower_bound`](super::point::lower_bound) and pruning with an admissible estimate of
 //! the steps still needed ([`Progress::h`]), in depth-first (IDA*) or breadth-first order.
 //!
 //! Both orders keep only fingerprints and (parent, action) pairs, so memory stays at tens of
@@ -9,10 +9,10 @@
 //! no drops); with another runtime the estimate may prune real witnesses. A found path is
 //! only a candidate: `witnesses` replays it and re-checks its anomalies.
 
+use super::point::{lower_bound, point_of, records_needed};
+use crate::engine::space::{IdentityHasher, Space};
 use crate::models::action::Action;
 use crate::models::composed::RuntimeModel;
-use crate::engine::space::{IdentityHasher, Space};
-use crate::jobs::lattice_witnesses::point::{lower_bound, point_of, records_needed};
 use agentsim_models::detect::Anomaly;
 use agentsim_models::lattice::Point;
 use agentsim_models::runtime::{Guarded, Runtime, Store};

@@ -10,9 +10,9 @@
 
 use super::alpha::{alpha, tagged};
 use super::model::{AbsState, AbstractModel};
+use crate::engine::trace::Trace;
 use crate::models::action::Action;
 use crate::models::composed::RuntimeModel;
-use crate::engine::trace::Trace;
 use agentsim_models::runtime::{Guarded, Stack};
 use stateright::Model;
 

@@ -4,8 +4,8 @@
 //! [`mechanism`] the SPEC §5.1 mechanisms as decisions over summaries (a runtime is a
 //! [`Stack`]), [`alpha`] the abstraction function from concrete stores. A verdict of this
 //! model is a verdict of the concrete one only where the equivalence tests
-//! (`crate::jobs::abstract_equivalence`) have compared the two. Checking it and its matrix are
-//! jobs ([`crate::jobs::abstract_check`], [`crate::jobs::abstract_matrix`]).
+//! (`jobs::abstract_equivalence`) have compared the two. Checking it and its matrix are jobs
+//! (`jobs::check_abstract`, `jobs::abstract_matrix`).
 
 pub mod alpha;
 pub mod codec;

@@ -4,12 +4,12 @@
 //! A4 likewise on the replicated store. At the bounds named here only.
 
 use super::model::{AbstractConfig, AbstractModel};
+use crate::config::{Bounds, Extensions, Replication, Skew};
+use crate::engine::space::{fingerprint_of, Space};
 use crate::models::action::Action;
 use crate::models::composed::RuntimeModel;
-use crate::config::{Bounds, Extensions, Replication, Skew};
-use crate::property::{PropSet, Property};
 use crate::models::replicated::{RepAction, ReplicatedModel};
-use crate::engine::space::{fingerprint_of, Space};
+use crate::property::{PropSet, Property};
 use agentsim_models::monitor::a4::SplitView;
 use agentsim_models::monitor::alpha::{cell_mask, packed};
 use agentsim_models::monitor::{Monitor, Prop, Read, Write};

@@ -10,8 +10,8 @@
 use super::model::{AbsState, AbstractConfig, AbstractModel};
 use crate::config::{Bounds, Extensions};
 use crate::engine::explore::{explore, ExploreOptions};
-use crate::property::{PropSet, Property};
 use crate::engine::space::Space;
+use crate::property::{PropSet, Property};
 use agentsim_models::monitor::NODES_MAX;
 use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_models::Anomaly;

@@ -4,10 +4,10 @@
 //! widening them.
 
 use super::{codec, memo, registry_of, value_map, AbsState, AbstractModel};
-use crate::models::action::Action;
 use crate::config::Bounds;
-use crate::property::PropSet;
 use crate::engine::space::{fingerprint_of, PendingView, Space, StateView};
+use crate::models::action::Action;
+use crate::property::PropSet;
 
 impl Space for AbstractModel {
     fn bounds(&self) -> Bounds {

@@ -25,9 +25,9 @@
 use super::codec::{self, CellPerms};
 use super::mechanism::Policies;
 use super::memo;
+use crate::config::{Bounds, BoundsError, Extensions, AGENTS_MAX, TOOLS_MAX};
 use crate::models::action::{seq_mask, Action, Choices, Seq, View};
 use crate::models::composed::VERSION_MAX;
-use crate::config::{Bounds, BoundsError, Extensions, AGENTS_MAX, TOOLS_MAX};
 use crate::property::{PropSet, Property};
 use agentsim_models::monitor::{
     cells, nibbles, Need, Prop, Props, Read, Summary, Write, NODES_MAX,

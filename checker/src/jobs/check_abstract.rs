@@ -8,16 +8,16 @@
 //! at these agents, cells, values and tools (`all_lengths`). Its witnesses replay on the
 //! concrete model with `--max-ops` set to `replay_max_ops`.
 
-use crate::models::abstract_model::concretize::concretize;
-use crate::models::abstract_model::model::{AbstractConfig, AbstractError, AbstractModel};
-use crate::models::composed::RuntimeModel;
 use crate::config::MAX_OPS_MAX;
 use crate::engine::explore::{explore_with, ExploreOptions};
 use crate::engine::frontier::Storage;
-use crate::property::PropSet;
-use crate::models::render;
-use crate::jobs::run::{CheckConfig, CheckReport, Counterexample, Verdict};
 use crate::engine::trace;
+use crate::jobs::run::{CheckConfig, CheckReport, Counterexample, Verdict};
+use crate::models::abstract_model::concretize::concretize;
+use crate::models::abstract_model::model::{AbstractConfig, AbstractError, AbstractModel};
+use crate::models::composed::RuntimeModel;
+use crate::models::render;
+use crate::property::PropSet;
 use agentsim_models::history::History;
 use agentsim_models::names::Names;
 
