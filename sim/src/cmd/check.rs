@@ -19,10 +19,10 @@ use super::check_watch;
 use crate::artifacts::output::{preflight, write_atomic};
 use agentsim_checker::engine::control::{self, Limits, Stopped};
 use agentsim_checker::engine::frontier::Storage;
+use agentsim_checker::jobs::replicated_run;
 use agentsim_checker::jobs::run::{self, CheckConfig, CheckReport, Replayed};
 use agentsim_checker::{
-    replicated_run, Bound, Bounds, BoundsError, Extensions, NotReplicated, Property, Replication,
-    Skew,
+    Bound, Bounds, BoundsError, Extensions, NotReplicated, Property, Replication, Skew,
 };
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;
