@@ -1,8 +1,8 @@
 ------------------------------ MODULE Abstract ------------------------------
 (***************************************************************************)
 (* The history-free abstract model of SPEC §5.2, without retraction: the   *)
-(* twin of `checker/src/abstract_model` for the runtimes vanilla, si and   *)
-(* ssi (`Validate` = "none", "writers", "all").                            *)
+(* twin of `checker/src/models/abstract_model` for the runtimes vanilla,   *)
+(* si and ssi (`Validate` = "none", "writers", "all").                     *)
 (*                                                                         *)
 (* No log.  Each in-flight op keeps, in place of its read time, flags that *)
 (* say what happened since its read: `newer` (a live commit wrote a cell   *)

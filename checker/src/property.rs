@@ -5,7 +5,7 @@
 //! anomaly is a compile error here until it is given a property and an evaluation. The
 //! reference evaluation ([`Property::violated_by`]) runs the spec-form detectors of
 //! `agentsim_models::detect` on decoded [`OpRecord`]s; the paper model adds a fast evaluation
-//! on its own unpacked records (`crate::paper_props`) that a test holds equal to this one on
+//! on its own unpacked records (`crate::models::paper_props`) that a test holds equal to this one on
 //! every reachable state of small spaces. A property that holds was checked on every reachable
 //! state at the given bounds; nothing is claimed beyond them.
 

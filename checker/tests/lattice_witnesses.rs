@@ -2,7 +2,7 @@
 //! each witness exhibits exactly its point under both detector forms, survives a JSON Lines
 //! round trip (what `agentsim detect` reads), and has the pinned, provably shortest length.
 
-use agentsim_checker::witnesses::{self, lower_bound, Order, Witness};
+use agentsim_checker::jobs::lattice_witnesses::{self, lower_bound, Order, Witness};
 use agentsim_jsonl as jsonl;
 use agentsim_models::detect::{fast, spec};
 use agentsim_models::lattice::{self, Point};
@@ -11,7 +11,7 @@ use agentsim_models::Anomaly::{A1, A2, A3, A6};
 const MAX: u64 = 1_000_000;
 
 fn all() -> Vec<Witness> {
-    witnesses::find_all(Order::Depth, MAX).expect("every point has a witness")
+    lattice_witnesses::find_all(Order::Depth, MAX).expect("every point has a witness")
 }
 
 /// Shortest lengths, pinned: each equals the bound-independent lower bound.
@@ -53,7 +53,7 @@ fn every_point_has_an_exact_shortest_witness() {
 
 #[test]
 fn empty_point_is_the_empty_history() {
-    let w = witnesses::find(Point(0), Order::Depth, MAX).unwrap();
+    let w = lattice_witnesses::find(Point(0), Order::Depth, MAX).unwrap();
     assert!(w.is_empty());
     assert!(w.history.records.is_empty());
     assert_eq!(w.file_name(), "L0000-none.jsonl");
@@ -82,7 +82,7 @@ fn breadth_first_agrees_on_lengths() {
         if p.contains(A1) && p.contains(A3) && p.contains(A6) {
             continue;
         }
-        let w = witnesses::find(p, Order::Breadth, 2_000_000).unwrap();
+        let w = lattice_witnesses::find(p, Order::Breadth, 2_000_000).unwrap();
         assert_eq!(w.len(), steps, "{}", p.label());
     }
 }

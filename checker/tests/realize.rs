@@ -4,7 +4,7 @@
 //! admitted one. A failure means a mechanism or the search order changed; a pass says the
 //! table holds at these bounds (the matrix scenarios), nothing beyond them.
 
-use agentsim_checker::realize::{candidates, realize, Answer, RealizeConfig};
+use agentsim_checker::jobs::realize::{candidates, realize, Answer, RealizeConfig};
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::runtime::{Mechanism, Stack};
 use agentsim_models::Anomaly;

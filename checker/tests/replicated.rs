@@ -6,8 +6,8 @@
 //! witness is re-checked with both forms of the A4 detector on its final log.
 
 use agentsim_checker::config::Replication;
-use agentsim_checker::replicated_run::{check, replay};
-use agentsim_checker::run::{CheckConfig, CheckReport, Counterexample};
+use agentsim_checker::jobs::replicated_run::{check, replay};
+use agentsim_checker::jobs::run::{CheckConfig, CheckReport, Counterexample};
 use agentsim_checker::{Bounds, Extensions, Property, ReplicatedModel, Space};
 use agentsim_models::detect::a4::{self, A4Read, A4Witness};
 use agentsim_models::names::{Agent, Cell, Replica, Value};
@@ -56,8 +56,8 @@ fn final_log(agents: u32, d: ReadDiscipline, path: &str) -> Vec<agentsim_models:
         RuntimeKind::Vanilla
     })
     .unwrap();
-    let ids = agentsim_checker::trace::parse_path(path).unwrap();
-    let t = agentsim_checker::trace::replay(&m, &ids).unwrap();
+    let ids = agentsim_checker::engine::trace::parse_path(path).unwrap();
+    let t = agentsim_checker::engine::trace::replay(&m, &ids).unwrap();
     m.view(t.states.last().unwrap()).log
 }
 

@@ -5,10 +5,10 @@
 //! memory ceiling stops a search cleanly. These tests show the storage changes no count at these bounds; they
 //! say nothing about fingerprint collisions, which only larger runs could exhibit.
 
-use agentsim_checker::control::{Progress, Reporter, Stopped};
-use agentsim_checker::explore::{explore, explore_with, ExploreOptions, Outcome};
-use agentsim_checker::frontier::Storage;
-use agentsim_checker::run::{self, CheckConfig};
+use agentsim_checker::engine::control::{Progress, Reporter, Stopped};
+use agentsim_checker::engine::explore::{explore, explore_with, ExploreOptions, Outcome};
+use agentsim_checker::engine::frontier::Storage;
+use agentsim_checker::jobs::run::{self, CheckConfig};
 use agentsim_checker::{
     Bounds, Extensions, PaperModel, PropSet, Property, ReplicatedModel, Replication, RuntimeModel,
 };
@@ -211,7 +211,7 @@ fn cancel_and_memory_ceiling_stop_cleanly() {
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert!(left.is_empty(), "spill files are removed: {left:?}");
 
-    if agentsim_checker::control::rss_bytes().is_some() {
+    if agentsim_checker::engine::control::rss_bytes().is_some() {
         let mut tight = spilling(&dir, 0);
         tight.limits.max_memory_bytes = 1 << 20;
         let o = explore_with(&m, &opts(2, PropSet::default()), &tight);

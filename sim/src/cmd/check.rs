@@ -13,16 +13,16 @@
 //!
 //! `--replicas K` checks the replicated store of SPEC §6 instead (`--max-lag`,
 //! `--read-discipline`; property `A4`, split view), composed with `--runtime` for writes; see
-//! `agentsim_checker::replicated`. Flags that model has no meaning for are refused (exit 2).
+//! `agentsim_checker::models::replicated`. Flags that model has no meaning for are refused (exit 2).
 
 use super::{check_abstract, check_watch};
 use crate::artifacts::output::{preflight, write_atomic};
-use agentsim_checker::control::{self, Limits, Stopped};
-use agentsim_checker::frontier::Storage;
-use agentsim_checker::run::{self, CheckConfig, CheckReport, Replayed};
+use agentsim_checker::engine::control::{self, Limits, Stopped};
+use agentsim_checker::engine::frontier::Storage;
+use agentsim_checker::jobs::replicated_run;
+use agentsim_checker::jobs::run::{self, CheckConfig, CheckReport, Replayed};
 use agentsim_checker::{
-    replicated_run, Bound, Bounds, BoundsError, Extensions, NotReplicated, Property, Replication,
-    Skew,
+    Bound, Bounds, BoundsError, Extensions, NotReplicated, Property, Replication, Skew,
 };
 use agentsim_models::anomaly::Scope;
 use agentsim_models::replica::ReadDiscipline;

@@ -1,5 +1,5 @@
 //! `agentsim check --abstract`: the same check on the history-free abstract model (SPEC §5.2,
-//! `agentsim_checker::abstract_model`), whose states keep no log.
+//! `agentsim_checker::models::abstract_model`), whose states keep no log.
 //!
 //! With `--max-ops N` the model keeps an op counter and the verdict covers histories of at
 //! most N records, like the concrete check. Without it there is no counter: if the
@@ -12,8 +12,8 @@
 //! Exit codes as `agentsim check`.
 
 use super::check::{stopped, storage, text, to_json, write_trace, Args};
-use agentsim_checker::abstract_model::check_abstract;
-use agentsim_checker::run::CheckConfig;
+use agentsim_checker::jobs::check_abstract::check_abstract;
+use agentsim_checker::jobs::run::CheckConfig;
 use agentsim_jsonl::write_history;
 use anyhow::{bail, Context};
 use std::process::ExitCode;

@@ -10,7 +10,7 @@
 //! done), starting once the run is past [`QUIET_FOR_S`]; never with `--quiet`; with a
 //! non-terminal stderr only under `--progress`, which also prints from the first second.
 
-use agentsim_checker::control::{Phase, Progress, Reporter};
+use agentsim_checker::engine::control::{Phase, Progress, Reporter};
 use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};

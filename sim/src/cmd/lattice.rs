@@ -3,7 +3,7 @@
 //! `agentsim lattice --witnesses [--json] [--out DIR]` also asks the checker for a witness
 //! history per anomaly set S (one exhibiting exactly S, shortest first; a point is what a model
 //! excludes, a witness what a history exhibits; see
-//! `agentsim_checker::witnesses`) and prints a 16-row table plus each witness's steps;
+//! `agentsim_checker::jobs::lattice_witnesses`) and prints a 16-row table plus each witness's steps;
 //! `--out` writes each history as JSON Lines (`L{bits}-{members}.jsonl`, readable by
 //! `agentsim detect`). The search is re-run every time; nothing is read from `results/`.
 //!
@@ -12,9 +12,9 @@
 //! issue's JSON array; `--max-ops` raises every scenario's MaxOps for the whole search.
 
 use crate::artifacts::output::write_atomic;
+use crate::experiments::lattice_witnesses::{self, DEFAULT_MAX_STATES};
 use crate::experiments::realize;
-use crate::experiments::witnesses::{self, DEFAULT_MAX_STATES};
-use agentsim_checker::witnesses::Order;
+use agentsim_checker::jobs::lattice_witnesses::Order;
 use agentsim_models::lattice::{self, Point};
 use anyhow::Context as _;
 use clap::Args as ClapArgs;
@@ -83,19 +83,19 @@ fn run_witnesses(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         Order::Depth
     };
-    let ws = witnesses::find_all(order, args.max_states)?;
+    let ws = lattice_witnesses::find_all(order, args.max_states)?;
     if let Some(dir) = &args.out {
         for w in &ws {
-            let bytes = witnesses::history_bytes(w);
+            let bytes = lattice_witnesses::history_bytes(w);
             write_atomic(&dir.join(w.file_name()), bytes.as_bytes())?;
         }
     }
     let text = if args.json {
-        let all: Vec<_> = ws.iter().map(witnesses::witness_json).collect();
+        let all: Vec<_> = ws.iter().map(lattice_witnesses::witness_json).collect();
         let v = serde_json::json!({ "witnesses": all });
         format!("{}\n", serde_json::to_string_pretty(&v)?)
     } else {
-        witnesses::witness_text(&ws)
+        lattice_witnesses::witness_text(&ws)
     };
     // A closed pipe (`| head`) is an error, not a panic.
     std::io::stdout()

@@ -5,6 +5,7 @@
 
 pub mod bench;
 
+pub mod abstract_matrix;
 pub mod check;
 pub mod check_abstract;
 pub mod check_watch;
@@ -15,13 +16,12 @@ pub mod detect;
 pub mod ingest;
 pub mod lattice;
 pub mod limits;
-pub mod matrix;
-pub mod matrix_abstract;
 pub mod merge;
 pub mod progress;
 pub mod replay;
 pub mod reproduce;
 pub mod run_args;
+pub mod runtime_matrix;
 pub mod sharding;
 pub mod shrink;
 pub mod simulate;
@@ -47,7 +47,7 @@ pub enum Command {
     /// Exhaustively check the model at small bounds, like TLC (SPEC §1, §3, §5).
     Check(check::Args),
     /// Runtime × anomaly matrix: admitted with a shortest witness, or prevented (SPEC §5).
-    Matrix(matrix::Args),
+    Matrix(runtime_matrix::Args),
     /// Run a scenario's seeded trials and summarise the anomalies found.
     Simulate(simulate::Args),
     /// Re-run one simulated trial from its replay line.
@@ -81,8 +81,8 @@ impl Command {
             Command::Ingest(args) => ingest::run(args),
             Command::Lattice(args) => lattice::run(args),
             Command::Check(args) => check::run(args),
-            Command::Matrix(args) if args.abstract_model => matrix_abstract::run(&args),
-            Command::Matrix(args) => matrix::run(args),
+            Command::Matrix(args) if args.abstract_model => abstract_matrix::run(&args),
+            Command::Matrix(args) => runtime_matrix::run(args),
             Command::Simulate(args) => simulate::run(args),
             Command::Replay(args) => replay::run(args),
             Command::Shrink(args) => shrink::run(args),

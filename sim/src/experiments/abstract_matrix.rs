@@ -12,7 +12,7 @@
 
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{table_files, Artifact, Ctx, Step};
-use agentsim_checker::abstract_model::matrix::{
+use agentsim_checker::jobs::abstract_matrix::{
     abstract_matrix, AbstractRow, MatrixOptions, Reach, COLUMNS,
 };
 

@@ -5,7 +5,7 @@
 //! the same trial seeds.
 //!
 //! Each row also states what the stack's mechanisms compose to
-//! (`agentsim_checker::matrix::expected`): a mechanism should take its target to 0/N and
+//! (`agentsim_checker::jobs::runtime_matrix::expected`): a mechanism should take its target to 0/N and
 //! leave every other anomaly as `vanilla` has it — `cascade` without validation prevents A3
 //! and still admits A1. The counts come from the engine and the detectors; a pass holds on
 //! these seeds and timings, the exhaustive checker covers every schedule at small bounds.
@@ -18,7 +18,7 @@ use super::twins::{TwinSpec, KN, TWINS};
 use crate::artifacts::figures::{Count, TwinGroup, TwinsData};
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
-use agentsim_checker::matrix;
+use agentsim_checker::jobs::runtime_matrix;
 use agentsim_models::runtime::{Mechanism, Stack};
 use agentsim_models::Anomaly;
 use agentsim_sim::shard::{Local, TrialSource};
@@ -154,7 +154,7 @@ fn rows(
                 runtime: name.clone(),
                 anomaly: spec.anomaly,
                 scenario: spec.file,
-                claimed_prevented: matrix::expected(rt, false, spec.anomaly) == Some(false),
+                claimed_prevented: runtime_matrix::expected(rt, false, spec.anomaly) == Some(false),
                 without,
                 with: count(src, spec, rt, trials, seed, threads)?,
                 size: spec.size,

@@ -14,16 +14,16 @@ pub mod cpl_guards;
 pub mod deployed;
 pub mod front;
 pub mod lattice;
-pub mod matrix;
+pub mod lattice_witnesses;
 pub mod mechanism_twins;
 pub mod paired;
 pub mod realize;
 pub mod run;
+pub mod runtime_matrix;
 pub mod split_view;
 pub mod states;
 pub mod sweep;
 pub mod twins;
-pub mod witnesses;
 pub mod workloads;
 
 use crate::artifacts::Step;
@@ -32,8 +32,8 @@ use crate::artifacts::Step;
 pub fn steps() -> Vec<Step> {
     vec![
         lattice::STEP,
-        witnesses::STEP,
-        matrix::STEP,
+        lattice_witnesses::STEP,
+        runtime_matrix::STEP,
         realize::STEP,
         abstract_matrix::STEP,
         states::STEP,

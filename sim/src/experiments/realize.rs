@@ -1,6 +1,6 @@
 //! Realizability (issue 16, item 4): for each of the 16 lattice points, the smallest stack of
 //! mechanisms that prevents exactly that set of anomalies, from the checker's search
-//! (`agentsim_checker::realize`), its four verdicts (states of each exhaustive prevention,
+//! (`agentsim_checker::jobs::realize`), its four verdicts (states of each exhaustive prevention,
 //! steps of each shortest witness), and the same stacks re-checked at larger bounds.
 //!
 //! Bounds. The search runs at the matrix's bounds (each anomaly in its matrix scenario, whose
@@ -18,8 +18,8 @@
 use crate::artifacts::figures::{hasse_stacks, HasseStacks};
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
-use agentsim_checker::matrix::{MatrixError, Verdict};
-use agentsim_checker::realize::{self, Answer, Realizability, RealizeConfig, Verdicts};
+use agentsim_checker::jobs::realize::{self, Answer, Realizability, RealizeConfig, Verdicts};
+use agentsim_checker::jobs::runtime_matrix::{MatrixError, Verdict};
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;

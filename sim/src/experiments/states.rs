@@ -5,7 +5,7 @@
 use crate::artifacts::figures::{states, StateCountData, StatePoint, StateSeries};
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
 use agentsim_checker::config::{Bounds, Extensions};
-use agentsim_checker::run::{check, CheckConfig};
+use agentsim_checker::jobs::run::{check, CheckConfig};
 use agentsim_models::runtime::RuntimeKind;
 
 /// The `states` step.

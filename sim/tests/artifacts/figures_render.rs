@@ -159,7 +159,7 @@ fn states() -> StateCountData {
 fn all() -> Vec<(&'static str, String)> {
     vec![
         ("hasse", hasse::render(&HasseData::from_lattice())),
-        ("matrix", matrix::render(&matrix())),
+        ("matrix", runtime_matrix::render(&matrix())),
         ("twins", twins::render(&twins())),
         ("workloads", workloads::render(&workloads())),
         ("sweep", sweep::render(&sweep())),
@@ -198,7 +198,7 @@ fn text_lines(svg: &str) -> Vec<&str> {
 
 #[test]
 fn matrix_has_one_verdict_per_cell() {
-    let svg = matrix::render(&matrix());
+    let svg = runtime_matrix::render(&matrix());
     let lines = text_lines(&svg);
     let verdicts = ["admitted", "prevented", "inconclusive", "not run"];
     let n = lines.iter().filter(|l| verdicts.contains(l)).count();
@@ -269,7 +269,7 @@ fn empty_data_renders_without_panicking() {
         column_bounds: vec![],
         rows: vec![],
     };
-    assert!(matrix::render(&m).ends_with("</svg>\n"));
+    assert!(runtime_matrix::render(&m).ends_with("</svg>\n"));
     assert!(twins::render(&TwinsData { groups: vec![] }).ends_with("</svg>\n"));
     let s = SweepData {
         x_desc: String::new(),

@@ -16,7 +16,7 @@ fn json(out: &Output) -> serde_json::Value {
     })
 }
 
-/// The matrix scenario's flags for an anomaly column (`checker::matrix::scenario`).
+/// The matrix scenario's flags for an anomaly column (`checker::jobs::runtime_matrix::scenario`).
 fn column_flags(a: &str) -> &'static [&'static str] {
     match a {
         "A1" | "A6" => &["--tools", "0", "--canonical-writes"],

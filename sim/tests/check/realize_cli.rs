@@ -19,7 +19,7 @@ fn json(out: &Output) -> Value {
     })
 }
 
-/// The matrix scenario of `a` as `check` flags (`checker::matrix::scenario`).
+/// The matrix scenario of `a` as `check` flags (`checker::jobs::runtime_matrix::scenario`).
 fn scenario(a: &str) -> &'static [&'static str] {
     match a {
         "A1" => &[

@@ -251,6 +251,6 @@ fn detect_reads_stdin() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    // FILE:LINE:COL, as every reader error (sim/tests/jsonl_roundtrip.rs pins the format).
+    // FILE:LINE:COL, as every reader error (models/jsonl/tests/jsonl_roundtrip.rs pins the format).
     assert!(String::from_utf8_lossy(&out.stderr).contains("<stdin>:1:2: invalid JSON"));
 }

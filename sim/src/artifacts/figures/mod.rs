@@ -11,8 +11,8 @@
 pub mod bars;
 pub mod hasse;
 pub mod hasse_stacks;
-pub mod matrix;
 pub mod pareto;
+pub mod runtime_matrix;
 pub mod states;
 pub mod style;
 pub mod sweep;
@@ -21,8 +21,8 @@ pub mod workloads;
 
 pub use hasse::HasseData;
 pub use hasse_stacks::HasseStacks;
-pub use matrix::{MatrixCell, MatrixData, MatrixRow};
 pub use pareto::{ParetoData, ParetoPoint};
+pub use runtime_matrix::{MatrixCell, MatrixData, MatrixRow};
 pub use states::{StateCountData, StatePoint, StateSeries};
 pub use style::{Count, Estimate};
 pub use sweep::{SweepData, SweepIntervals, SweepPoint, SweepSeries};
