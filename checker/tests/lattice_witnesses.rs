@@ -1,4 +1,4 @@
-//! Witnesses for the 16 lattice points (issue 5, item 5's extension): every point is found,
+//! Witnesses for the 16 lattice points: every point is found,
 //! each witness exhibits exactly its point under both detector forms, survives a JSON Lines
 //! round trip (what `agentsim detect` reads), and has the pinned, provably shortest length.
 

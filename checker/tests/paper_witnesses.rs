@@ -1,4 +1,4 @@
-//! The paper's witnesses (issue 5, item 4), found by the checker's shortest-counterexample
+//! The paper's witnesses, found by the checker's shortest-counterexample
 //! search and pinned by length. Each witness is also re-checked with the spec detectors on
 //! its final log, and its replay path is parsed and replayed to the same trace.
 

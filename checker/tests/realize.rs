@@ -1,4 +1,4 @@
-//! The realizability search at the matrix's bounds (issue 16): every one of the 16 lattice
+//! The realizability search at the matrix's bounds: every one of the 16 lattice
 //! points is realized by a stack of mechanisms, and the table below pins which stack, its
 //! alternatives' count, the states of each prevented anomaly and the witness length of each
 //! admitted one. A failure means a mechanism or the search order changed; a pass says the

@@ -1,4 +1,4 @@
-//! The replicated model (SPEC §6, issue 10 item 4), checked exhaustively at small bounds:
+//! The replicated model (SPEC §6), checked exhaustively at small bounds:
 //! the shortest A4 witness under any-replica reads (pinned by steps, path and text), its
 //! prevention under primary-pinned reads and under synchronous replication (pinned by the
 //! states explored), and what the session discipline gives: it splits across agents (another

@@ -1,4 +1,4 @@
-//! The explorer's storage (issue 5, item 7): the open-addressing seen set, the packed frontier
+//! The explorer's storage: the open-addressing seen set, the packed frontier
 //! and spilling to disk give exactly the pinned TLC counts, whatever the memory budget, the
 //! pre-sizing and the thread count. A budget of 0 bytes forces every block of every level
 //! through the spill file; every model spills (the generic codec), and a cancel flag or a

@@ -1,5 +1,5 @@
 //! The runtime configs on which the Rust checker and TLC explore the same transition system
-//! (issue 6), and the skew configs of the paper model (issue 20): each test pins the counts
+//! and the skew configs of the paper model: each test pins the counts
 //! that `tla/check.sh` compares with TLC's for the config named in its comment (TLC's figures
 //! are pinned in that `.cfg` header and agree).
 //! Only the CI-sized configs are here; the ~10⁶-state ones run in `tla/check.sh`.

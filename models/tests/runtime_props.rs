@@ -1,11 +1,11 @@
-//! Property tests (issue 3, item 4): random op streams (begin, commit, abandon, retract,
+//! Property tests: random op streams (begin, commit, abandon, retract,
 //! registry changes, skewed reads) over 3 agents, 3 cells, 2 values and 2 tools, driven through
 //! every runtime; the emitted log, classified by the spec-form detectors, never shows an
 //! anomaly the runtime prevents:
 //! pessimistic, ssi, causal, saga, registry ⇒ ¬A1; causal and above ⇒ ¬A3; saga and above ⇒
 //! ¬A6; registry ⇒ ¬A2; si ⇒ ¬A1 when every op writes what it reads. A seeded sweep of the same
 //! streams shows the converse: every anomaly a runtime does not prevent occurs in some stream.
-//! The same streams drive every valid stack of mechanisms (issue 16), which must prevent what
+//! The same streams drive every valid stack of mechanisms, which must prevent what
 //! its mechanisms compose to — A1 with lock or validate, A3 with validate-preds and cascade,
 //! A6 with the sequencer, A2 with pin or validate-tool — and admit the rest; the named
 //! runtimes' claims above are exactly that composition of their stacks.

@@ -1,4 +1,4 @@
-//! Hand-written schedules through the runtimes (issue 3, item 4), classified by the spec-form
+//! Hand-written schedules through the runtimes, classified by the spec-form
 //! detectors: the workloads of SPEC §7 at their smallest, and one minimal schedule per anomaly
 //! run through all nine runtimes, which must admit it exactly when the runtime's level admits
 //! it (Table 2 of the paper, with `si`'s read-only caveat). These schedules show existence

@@ -325,7 +325,7 @@ mod tests {
         (o.distinct, o.generated, o.depth)
     }
 
-    /// TLC's figures for the paper's `Memory.tla` (issue 5, item 2).
+    /// TLC's figures for the paper's `Memory.tla`.
     #[test]
     fn matches_tlc_one_agent_one_cell_max_ops_two() {
         let b = Bounds::paper(1, 1, 2);

@@ -1,4 +1,4 @@
-//! The MSC interchange format (issue 9, item 2): JSON Lines, one event per line, in a valid
+//! The MSC interchange format: JSON Lines, one event per line, in a valid
 //! execution order.
 //!
 //! Keys: `lifeline` (string), `kind` (`act`, `send`, `recv`, `choice`), `msg` (message id,

@@ -549,7 +549,7 @@ mod tests {
 
     #[test]
     fn guards_past_the_depth_limit_are_errors_not_stack_overflows() {
-        // The three guard files of issue 20 that overflowed the stack. Parentheses alone add
+        // Three hostile guard files that once overflowed the stack. Parentheses alone add
         // no depth (the parser keeps them on the heap), so the first one parses.
         let parens = format!(
             "let a = {}x == 1{};",
@@ -619,7 +619,7 @@ mod tests {
 
     #[test]
     fn let_names_stay_references_so_doubling_definitions_stay_linear() {
-        // Issue 20: inlined, this 30-line file meant a formula of 2^30 atoms (3.9 GB).
+        // Inlined, this 30-line file meant a formula of 2^30 atoms (3.9 GB).
         let mut src = "let a0 = x == 1;\n".to_owned();
         for i in 1..=30 {
             src.push_str(&format!("let a{i} = a{} & a{};\n", i - 1, i - 1));

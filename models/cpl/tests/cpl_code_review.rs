@@ -1,4 +1,4 @@
-//! The code-review guard of CPL.md on hand-built runs (issue 9, item 4), monitor and reference.
+//! The code-review guard of CPL.md on hand-built runs, monitor and reference.
 //!
 //! Pins: a merge authorised by reviews of an older candidate is rejected (while the guard
 //! without the identity check accepts it); `Y` and `S` at first events; and the rising-edge

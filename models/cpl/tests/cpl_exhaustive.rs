@@ -1,4 +1,4 @@
-//! Monitor == reference, mechanically, at small bounds (issue 9, item 4; CPL.md "Correctness").
+//! Monitor == reference, mechanically, at small bounds (CPL.md "Correctness").
 //!
 //! Every MSC on 3 lifelines with up to 6 events (5 in unoptimised builds, where 6 would take
 //! minutes): every sequence of `act` / `send(to)` / `recv` per lifeline, every matching of

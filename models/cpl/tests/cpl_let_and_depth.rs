@@ -1,4 +1,4 @@
-//! Guard files as a hostile user writes them (issue 20, item 5): `let` names kept as
+//! Guard files as a hostile user writes them: `let` names kept as
 //! references mean what inlining them would mean; the heap-stack parser reads precedence and
 //! associativity as CPL.md defines them; a formula at the depth limit goes through every
 //! recursive walk (compile, reference, monitor, printing, clone, drop) on a small stack; a
@@ -58,7 +58,7 @@ fn formula(rng: &mut ChaCha8Rng, depth: usize, defs: usize) -> Formula {
     }
 }
 
-/// `f` with every name replaced by its guard's formula (what `let` meant before issue 20).
+/// `f` with every name replaced by its guard's formula (what `let` meant when it was inlined).
 fn inline(f: &Formula, defs: &[Formula]) -> Formula {
     let sub = |g: &Formula| Box::new(inline(g, defs));
     match f {

@@ -56,7 +56,7 @@ pub const KEYS: [&str; 16] = [
     "read_version",
 ];
 
-/// The optional per-read keys of the replicated store (SPEC §6, issue 10): objects mapping a
+/// The optional per-read keys of the replicated store (SPEC §6): objects mapping a
 /// read cell to the replica that served it (a name) and to the cell's committed version at
 /// the read (an integer). They come together, name the same cells, and only cells of
 /// `read_set`. Histories without them load as single-store histories; the writer emits them

@@ -1,4 +1,4 @@
-//! Regression cases for the history reader (issue 20): a key given twice at any depth, and a
+//! Regression cases for the history reader: a key given twice at any depth, and a
 //! `co` that is not a permutation of `io` (as multisets), are errors that name the file, the
 //! line, the column of the offending token and the key path. These are the shapes a fuzzer
 //! or a hand-edited file produces; the reader's own unit tests cover the top-level cases. A

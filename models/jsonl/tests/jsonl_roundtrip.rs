@@ -68,7 +68,7 @@ proptest! {
 }
 
 /// `h` with every completion order that is not a permutation of its issue order replaced by
-/// the issue order: the reader refuses those (issue 20), the detectors' generator makes them.
+/// the issue order: the reader refuses those, the detectors' generator makes them.
 fn permuted_co(mut h: History) -> History {
     for r in &mut h.records {
         let (mut io, mut co) = (r.io.clone(), r.co.clone());
@@ -236,7 +236,7 @@ fn every_defect_names_file_line_and_key() {
         let e = error_on_line_two(line);
         let msg = e.to_string();
         assert_eq!((e.line(), e.key()), (Some(2), Some(*key)), "{msg}");
-        // FILE:LINE:COL: key `K`: message (issue 20).
+        // FILE:LINE:COL: key `K`: message.
         let col = e.position().expect("a position").1;
         let at = format!("bad.jsonl:2:{col}: key `{key}`: ");
         assert!(col >= 1 && msg.starts_with(&at), "{msg}");

@@ -1,4 +1,4 @@
-//! Streaming detection (issue 18, item 4): the detectors of SPEC §3 over a log read once, in
+//! Streaming detection: the detectors of SPEC §3 over a log read once, in
 //! log order, reporting each witness as soon as the record that completes it has arrived.
 //!
 //! [`Stream::push`] takes one record at a time; [`Stream::finish`] closes the log. The result,

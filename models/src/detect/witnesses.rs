@@ -1,4 +1,4 @@
-//! Output-sensitive witness lists (issue 20, item 4): count every witness, keep at most N.
+//! Output-sensitive witness lists: count every witness, keep at most N.
 //!
 //! A detector pushes witnesses in its anomaly's *completion order* ([`Summary`] says which
 //! order that is for each anomaly); [`Witnesses`] counts all of them and keeps the first

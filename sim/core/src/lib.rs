@@ -1,4 +1,4 @@
-//! `agentsim-sim`: the deterministic simulator (issue 4) as a library — scenarios, the
+//! `agentsim-sim`: the deterministic simulator as a library — scenarios, the
 //! discrete-event engine, schedulers, generators, the runner, per-trial metrics and their
 //! aggregate with Wilson intervals, shrinking and replay lines.
 //!

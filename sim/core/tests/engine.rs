@@ -1,4 +1,4 @@
-//! The engine acts on runtime decisions (issue 4 item 5): drops cost no tokens, aborts waste
+//! The engine acts on runtime decisions: drops cost no tokens, aborts waste
 //! the operation's tokens and are retried within the bound, retractions abort records, and
 //! effect completion order reaches `co` only where the runtime's externalization allows.
 //! Numbers are pinned for seed 1 of the shipped edit-review scenario.

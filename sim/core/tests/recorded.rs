@@ -1,4 +1,4 @@
-//! Recorded generations (issue 4 item 4): the shipped example recording replays without a
+//! Recorded generations: the shipped example recording replays without a
 //! missing key, its tokens come from the recording, a missing key is an error that names the
 //! key unless `on_missing = stub`, and the digest that keys a recording is pinned so that a
 //! change to its encoding cannot silently orphan every recording.

@@ -1,7 +1,7 @@
-//! `agentsim cpl`: Causal Past Logic guards (CPL.md, issue 9).
+//! `agentsim cpl`: Causal Past Logic guards (CPL.md).
 //!
 //! `twin SCENARIO [--trials N] [--seed S] [--threads T] [--json]`: the guard twin of a scenario
-//! with `[cpl]` (issue 9 item 5); exit 0 when the run completed, whatever the counts.
+//! with `[cpl]`; exit 0 when the run completed, whatever the counts.
 //! `eval GUARDS.cpl MSC.jsonl` runs the knowledge-vector monitor (messages through the binary
 //! wire) and the literal reference evaluator over the MSC in file order, and prints every named
 //! guard at every event's lifeline; any disagreement is a bug, printed with both values, exit 1.

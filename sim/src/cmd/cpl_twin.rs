@@ -1,5 +1,5 @@
 //! `agentsim cpl twin SCENARIO [--trials N] [--seed S] [--threads T] [--json]`: the guard twin
-//! of a scenario with `[cpl]` (issue 9 item 5; see `crate::experiments::cpl_guards`); exit 0
+//! of a scenario with `[cpl]` (see `crate::experiments::cpl_guards`); exit 0
 //! when the run completed, whatever the counts.
 //!
 //! With `--shard I/N --partial-out FILE` it runs its share of both arms' trials and writes

@@ -1,4 +1,4 @@
-//! `agentsim split-view SCENARIO.toml`: the A4 twin of issue 10 in seeded simulation (see
+//! `agentsim split-view SCENARIO.toml`: the A4 twin in seeded simulation (see
 //! `crate::experiments::split_view` for what a trial does).
 //!
 //! Exit 0 when the run completes and `primary-pinned` never split; 1 if it did (the prevention

@@ -1,4 +1,4 @@
-//! What a guarantee costs (issue 16, item 5): the three workloads and the contention sweep
+//! What a guarantee costs: the three workloads and the contention sweep
 //! under each stack that realizes a lattice point, on the same trial seeds as `vanilla`.
 //!
 //! The stacks are not listed here: every run asks the checker's realizability search

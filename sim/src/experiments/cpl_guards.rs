@@ -1,4 +1,4 @@
-//! The guard twin (issue 9 item 5): a scenario with `[cpl]` run with its guards as written and
+//! The guard twin: a scenario with `[cpl]` run with its guards as written and
 //! with every `act` guarded by the section's `unguarded` guard instead, on the same trial
 //! seeds; per arm, trials with a stale action (the scenario's `stale` formula, decided by the
 //! reference evaluator) as k/N with a Wilson 95 % interval, plus actions done and refused,

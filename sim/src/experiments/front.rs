@@ -1,4 +1,4 @@
-//! The Pareto front of the realizing stacks (issue 16, item 5): which stacks a runtime designer
+//! The Pareto front of the realizing stacks: which stacks a runtime designer
 //! need consider, given what each excludes and what it costs on the workloads.
 //!
 //! A stack's costs are its token overhead, makespan overhead and drops per session, each the

@@ -1,4 +1,4 @@
-//! Twins for each mechanism alone (issue 16, item 6): every mechanism of the catalogue, with
+//! Twins for each mechanism alone: every mechanism of the catalogue, with
 //! only the mechanisms it needs ([`alone`]: `cascade` runs as `validate-preds+cascade`), over
 //! the smallest twin scenario of each lattice anomaly (A1 2 agents, A2 width 2, A3 depth 2,
 //! A6 width 2; the files of [`super::twins`]), `vanilla` without and the mechanism with, on
@@ -28,7 +28,7 @@ use serde::Serialize;
 /// The `mechanism_twins` step.
 pub const STEP: Step = Step {
     name: "mechanism_twins",
-    about: "twins for each mechanism alone over vanilla, on every lattice anomaly (issue 16)",
+    about: "twins for each mechanism alone over vanilla, on every lattice anomaly",
     run: step_files,
 };
 

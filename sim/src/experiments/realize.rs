@@ -1,4 +1,4 @@
-//! Realizability (issue 16, item 4): for each of the 16 lattice points, the smallest stack of
+//! Realizability: for each of the 16 lattice points, the smallest stack of
 //! mechanisms that prevents exactly that set of anomalies, from the checker's search
 //! (`agentsim_checker::jobs::realize`), its four verdicts (states of each exhaustive prevention,
 //! steps of each shortest witness), and the same stacks re-checked at larger bounds.
@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 /// The `realize` step.
 pub const STEP: Step = Step {
     name: "realize",
-    about: "a smallest stack of mechanisms realizing each of the 16 lattice points (issue 16)",
+    about: "a smallest stack of mechanisms realizing each of the 16 lattice points",
     run: step_files,
 };
 

@@ -1,4 +1,4 @@
-//! The A4 split-view twin of issue 10 in seeded simulation (SPEC §6): a replicated-store
+//! The A4 split-view twin in seeded simulation (SPEC §6): a replicated-store
 //! scenario, its trials under each read discipline, and its table.
 //!
 //! Each trial runs the replicated store of SPEC §6 ([`Replicated`]): for `rounds` rounds a

@@ -461,7 +461,7 @@ mod tests {
 
     #[test]
     fn a_name_with_quotes_and_backslashes_stays_the_name() {
-        // Issue 20: `name = "con\"tention"` was accepted, then the generated scenario text
+        // A regression: `name = "con\"tention"` was accepted, then the generated scenario text
         // did not parse ("unexpected key or value") when the sweep ran.
         let path = Path::new("q.toml");
         let text = FILE.replacen("name = \"contention\"", r#"name = "con\"ten\\tion""#, 1);

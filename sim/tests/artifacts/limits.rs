@@ -1,4 +1,4 @@
-//! Every number a user gives has a documented limit (issue 20, "Numeric limits"): the commands
+//! Every number a user gives has a documented limit: the commands
 //! of the issue's "Found" list that panicked, aborted or reserved gigabytes now exit 2 naming
 //! the flag or the file:line:col and key, before any work; values at the limits run in
 //! bounded memory; token tallies saturate instead of wrapping. Each case runs under

@@ -1,4 +1,4 @@
-//! Progress on stderr for the seeded commands (issue 20): `--progress` prints lines with the
+//! Progress on stderr for the seeded commands: `--progress` prints lines with the
 //! trials done of the total, the rate and the time left, and a closing line; stdout is the
 //! same bytes with and without it (the trials run in chunks, aggregated in trial order); a
 //! non-terminal stderr without `--progress` gets nothing.
@@ -99,7 +99,7 @@ fn stack_runs_report_progress_against_their_total() {
     assert_eq!(out.stdout, agentsim(&base).stdout);
 }
 
-/// `detect FILE` reports the bytes and records done while it reads (issue 18's long files):
+/// `detect FILE` reports the bytes and records done while it reads:
 /// stdout is the same bytes with and without it, a non-terminal stderr gets nothing unless
 /// asked, and `--stream` (which prints as it reads) refuses it.
 #[test]

@@ -1,4 +1,4 @@
-//! `agentsim check` under its limits (issue 20, items 2 and 6): every model spills its
+//! `agentsim check` under its limits: every model spills its
 //! frontier when told to and keeps its counts; the memory ceiling stops a run cleanly with the
 //! partial counts and exit 2; a pre-size above the ceiling is refused before any work; SIGINT
 //! stops a run with the partial counts, exit 130 and no spill file left behind.

@@ -1,4 +1,4 @@
-//! `agentsim check --replicas` (issue 10 item 4): the shortest A4 witness exits 1 with its
+//! `agentsim check --replicas`: the shortest A4 witness exits 1 with its
 //! steps, replay line and an ITF file carrying each read's replica and version; pinned reads
 //! exit 0 with the states explored; combinations the replicated model has no meaning for
 //! exit 2 with a message naming the flag.

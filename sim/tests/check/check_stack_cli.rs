@@ -1,4 +1,4 @@
-//! `agentsim check --runtime STACK` end to end (issue 16): a `+`-joined stack of mechanisms
+//! `agentsim check --runtime STACK` end to end: a `+`-joined stack of mechanisms
 //! runs like a named runtime, its name is canonical in the report, a stack equal to a named
 //! runtime prints that name, and an invalid stack is exit 2 naming the mechanism and why.
 

@@ -1,4 +1,4 @@
-//! `agentsim lattice --realize --json` against `agentsim check` (issue 16's "done when"): the
+//! `agentsim lattice --realize --json` against `agentsim check`: the
 //! output lists the 16 points sorted by `excludes`, each with a stack whose verdicts match its
 //! `excludes` exactly, and `agentsim check --runtime <stack> --property <A>` at the matrix's
 //! bounds gives every one of those verdicts again, with the same states (prevented) or the same

@@ -1,4 +1,4 @@
-//! `agentsim cpl eval` on the hostile guard files of issue 20: each used to overflow the stack,
+//! `agentsim cpl eval` on hostile guard files: each used to overflow the stack,
 //! double in size per line, or panic in the formatter; now each is an error naming file, line
 //! and column (exit 2) or runs in bounded time and memory (exit 0).
 //! These pin the command on these inputs; the limits themselves are tested in

@@ -1,4 +1,4 @@
-//! `agentsim detect` on histories with replica metadata (issue 10): the shortest split view of
+//! `agentsim detect` on histories with replica metadata: the shortest split view of
 //! SPEC §6 and its pinned twin, `--json`'s `A4` key, `--fail-on A4`, `--spec` agreement, and a
 //! malformed `read_version` (exit 2 naming line and key). The detector itself is tested in
 //! `models/tests/a4_agreement.rs`; this pins what a user sees.
@@ -86,7 +86,7 @@ fn a_bad_read_version_names_line_and_key() {
     let out = agentsim(&["detect", path.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    // FILE:LINE:COL (issue 20): the column of the bad value.
+    // FILE:LINE:COL: the column of the bad value.
     let line = good
         .lines()
         .nth(1)
@@ -98,7 +98,7 @@ fn a_bad_read_version_names_line_and_key() {
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
 
-/// The twin of issue 10 on `scenarios/split-view.toml`: k/N split views vs 0/N pinned, pinned.
+/// The split-view twin on `scenarios/split-view.toml`: k/N split views vs 0/N pinned, pinned.
 #[test]
 fn split_view_twin_pins_its_counts() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/split-view.toml");

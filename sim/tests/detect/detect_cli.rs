@@ -37,7 +37,7 @@ const SAMPLES: &[(&str, [usize; 4], &[&str], u64)] = &[
 
 #[test]
 fn samples_give_their_anomalies_point_and_level() {
-    // `--json` carries L1_struct beside the anomalies (issue 20).
+    // `--json` carries L1_struct beside the anomalies.
     let v = detect_json("l1_struct_witness.jsonl", &[]);
     assert_eq!(v["L1_struct"], json!({ "holds": true, "violations": [] }));
     assert_eq!(v["left_out"], json!({}));
@@ -101,7 +101,7 @@ fn fail_on_exits_one_only_for_present_anomalies() {
     assert_eq!(code("A1,A2,A3"), Some(0));
     assert_eq!(code("A1,A6"), Some(1));
     assert_eq!(code("a6"), Some(1));
-    // A4 is known (issue 10) but needs replica metadata, which this history has none of: the
+    // A4 is known but needs replica metadata, which this history has none of: the
     // report is printed, then the run is a usage error (exit 2) naming A4 and what it needs,
     // never a silent pass.
     assert_eq!(code("A4"), Some(2));
@@ -129,7 +129,7 @@ const GOOD: &str = concat!(
 fn malformed_files_exit_two_naming_line_and_key() {
     let dir = std::env::temp_dir().join(format!("agentsim-detect-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    // FILE:LINE:COL: key `K`: message (issue 20): the column is where the offending token starts.
+    // FILE:LINE:COL: key `K`: message: the column is where the offending token starts.
     let cases = [
         (
             "unknown.jsonl",

@@ -1,4 +1,4 @@
-//! `agentsim detect --stream` and the bounded outputs of `detect` (issues 18 and 20): a growing
+//! `agentsim detect --stream` and the bounded outputs of `detect`: a growing
 //! file is followed and each witness printed when its record arrives, stdin works, the stream's
 //! counts equal the batch run's, a read older than the window is exit 2 naming the line,
 //! `--max-witnesses` bounds a quadratic witness list and says how much was left out, and a
@@ -204,7 +204,7 @@ fn stdin_streams_and_a_read_beyond_the_window_is_exit_2_with_the_line() {
 }
 
 /// 20,000 records, each reading `c` from time 0: reader k has a stale writer in every earlier
-/// record of the other agent, ~10⁸ witnesses in all (a quadratic list: 2.4 GB before issue 20).
+/// record of the other agent, ~10⁸ witnesses in all (a quadratic list: 2.4 GB before witness lists were bounded).
 #[test]
 fn a_quadratic_witness_list_is_counted_and_cut() {
     let dir = temp_dir("detect-quadratic");

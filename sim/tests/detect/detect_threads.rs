@@ -1,4 +1,4 @@
-//! `agentsim detect --threads N`: the same bytes whatever the thread count (issue 18).
+//! `agentsim detect --threads N`: the same bytes whatever the thread count.
 //!
 //! The reader parses blocks of lines on N threads and merges them in line order; this pins
 //! that nothing of it shows: the report (`--json` and text), the stream's lines, and the

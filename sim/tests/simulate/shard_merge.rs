@@ -1,4 +1,4 @@
-//! Sharded runs merge into the unsharded bytes (issue 19): `twins` and `workloads` (plain and
+//! Sharded runs merge into the unsharded bytes: `twins` and `workloads` (plain and
 //! with `--runtime` stacks), `sweep`, `simulate`, `split-view`, `cpl twin` and two sampling
 //! `reproduce` steps as 1, 3 and 7 shards, merged in a shuffled order, print the single run's
 //! text and `--json` and write its table and figure files byte for byte; partials that are malformed, from another run, of another

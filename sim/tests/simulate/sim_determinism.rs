@@ -1,4 +1,4 @@
-//! Determinism of the simulator (issue 4 item 7): the same seed gives byte-identical `--json`
+//! Determinism of the simulator: the same seed gives byte-identical `--json`
 //! output, and the aggregate does not depend on the number of threads. A pass shows it on
 //! these scenarios and seeds; it cannot prove the absence of nondeterminism elsewhere.
 

@@ -1,4 +1,4 @@
-//! Guarded agents in the simulator (issue 9 item 5): scenario errors for the message steps
+//! Guarded agents in the simulator: scenario errors for the message steps
 //! name file, line and key (exit 2 from the binary); a hand-timed scenario whose stale merge is
 //! known in advance pins the detector; the shipped stale-evidence twin is pinned on a fixed
 //! seed and is byte-identical whatever the thread count. A pass says these seeds and timings

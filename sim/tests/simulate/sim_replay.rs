@@ -1,4 +1,4 @@
-//! Replay and shrinking (issue 4 items 6 and 9): the replay line of a trial reproduces its
+//! Replay and shrinking: the replay line of a trial reproduces its
 //! history exactly, through the library and through the binary; shrinking keeps the anomaly
 //! and removes every scheduling deviation the anomaly does not need.
 

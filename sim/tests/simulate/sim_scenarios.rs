@@ -1,4 +1,4 @@
-//! Scenario files (issue 4 item 2): strict parsing with errors that name file, line and key,
+//! Scenario files: strict parsing with errors that name file, line and key,
 //! exit 2 from the binary; and the shipped example scenarios load and run under every
 //! runtime. A pass does not say the examples are calibrated to the paper's rates (the
 //! experiments issue does that).

@@ -1,4 +1,4 @@
-//! Witnesses for the 16 lattice points (SPEC §4, extension; issue 5, item 5): for each subset S
+//! Witnesses for the 16 lattice points (SPEC §4, extension): for each subset S
 //! of {A1, A2, A3, A6}, a reachable history whose anomaly set is *exactly* S, shortest first.
 //!
 //! The model is the vanilla composed model ([`RuntimeModel`] over `vanilla`) with canonical

@@ -1,4 +1,4 @@
-//! Guarded agents (issue 9 item 5): messages between agents and CPL guards on their actions.
+//! Guarded agents: messages between agents and CPL guards on their actions.
 //!
 //! Each agent is a lifeline with a knowledge-vector monitor (CPL.md, Algorithms 1–2) and a
 //! local store of variables. `send` is a send event: the monitor's metadata is encoded with

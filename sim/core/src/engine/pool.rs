@@ -1,5 +1,5 @@
 //! The engine's buffer pool: the vectors an operation or a trial would otherwise allocate
-//! afresh, kept for the next one. It exists for speed only (issue 4's ops/s target): in steady
+//! afresh, kept for the next one. It exists for speed only (the simulator's operations-per-second target): in steady
 //! state the hot path then allocates just what the runtime's records keep.
 //!
 //! Reuse is invisible in results because every buffer is cleared or overwritten before it is

@@ -1,4 +1,4 @@
-//! The `[cpl]` section and the message steps of a scenario (issue 9 item 5, CPL.md).
+//! The `[cpl]` section and the message steps of a scenario (CPL.md).
 //!
 //! `[cpl]` names a guard file (`guards`, relative to the scenario) or inline guards (`text`),
 //! the guard the twin's arm without the mechanism uses instead (`unguarded`), and a formula

@@ -1,4 +1,4 @@
-//! Sharded trials and their partial results (issue 19): a seeded command's trials split over
+//! Sharded trials and their partial results: a seeded command's trials split over
 //! processes or machines, each writing the per-trial facts of its trial range, and a merge that
 //! recomputes exactly what the unsharded run computes.
 //!

@@ -1,5 +1,5 @@
 //! The Hasse diagram of the 16-point lattice (SPEC §4) with every point labelled by the stack of
-//! mechanisms that realizes it (issue 16): the layout of [`super::hasse`] (layers by size, the
+//! mechanisms that realizes it: the layout of [`super::hasse`] (layers by size, the
 //! named chain L0..L4 up the left flank, in bold), on a wider canvas so that a stack's name fits
 //! under its point, broken at `+` onto as many lines as it needs.
 //!

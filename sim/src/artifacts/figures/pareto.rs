@@ -1,4 +1,4 @@
-//! The cost figure (issue 16, item 5): each realizing stack as a point, its guarantee (how many
+//! The cost figure: each realizing stack as a point, its guarantee (how many
 //! of A1, A2, A3, A6 it excludes, y) against its token overhead (top panel) and makespan
 //! overhead (bottom panel) over `vanilla`, with the 95 % interval as a horizontal bar. Stacks
 //! on the Pareto front are filled and named in bold, the others hollow and grey.
