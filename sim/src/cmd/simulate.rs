@@ -29,7 +29,7 @@ use std::process::ExitCode;
 /// Run a scenario's seeded trials and summarise the anomalies found.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// The scenario file (TOML; see the README section "Scenario files").
+    /// The scenario file (TOML; see docs/simulator.md, "Scenario files").
     pub scenario: PathBuf,
     /// Runtime, overriding the scenario's (e.g. vanilla, ssi, causal, saga, registry-pin).
     #[arg(long)]

@@ -50,7 +50,7 @@ use std::process::ExitCode;
 /// Detect anomalies in a JSON Lines history.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// The history: one operation record per line (see the README, "History format"); `-`
+    /// The history: one operation record per line (see docs/ingest.md, "History format"); `-`
     /// reads stdin. With `--from`, a trace file or checkpoint database instead.
     pub file: PathBuf,
     /// Ingest FILE first (OTLP/JSON GenAI traces, or a LangGraph SQLite checkpointer) and
