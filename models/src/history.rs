@@ -28,6 +28,11 @@ pub enum HistoryError {
     UnsortedSet { index: usize, field: &'static str },
     #[error("record {index}: read_meta names cell {cell}, which is not in read_set")]
     MetaOutsideReadSet { index: usize, cell: Cell },
+    #[error(
+        "record {index}: the completion order ({co} effects) is not a permutation of `io` \
+         ({io} effects): every issued effect completes exactly once"
+    )]
+    CoNotPermutation { index: usize, io: usize, co: usize },
 }
 
 /// A sequence of records in log order, and the names they use.
@@ -64,8 +69,9 @@ impl History {
         self.records.is_empty()
     }
 
-    /// Checks ordering of write times, read ≤ write, preds earlier, sets sorted, and that
-    /// replica metadata is sorted by cell and only about cells read.
+    /// Checks ordering of write times, read ≤ write, preds earlier, sets sorted, that replica
+    /// metadata is sorted by cell and only about cells read, and that `co` is a permutation of
+    /// `io`.
     pub fn validate(&self) -> Result<(), HistoryError> {
         let mut previous = 0;
         for (index, r) in self.records.iter().enumerate() {
@@ -106,11 +112,57 @@ impl History {
             if let Some(&cell) = meta_cells.iter().find(|&&c| !r.reads(c)) {
                 return Err(HistoryError::MetaOutsideReadSet { index, cell });
             }
+            if !same_multiset(&r.io, &r.co) {
+                let (io, co) = (r.io.len(), r.co.len());
+                return Err(HistoryError::CoNotPermutation { index, io, co });
+            }
         }
         Ok(())
     }
 }
 
+/// Whether `a` and `b` hold the same items, counted with multiplicity.
+fn same_multiset<T: Ord + Clone>(a: &[T], b: &[T]) -> bool {
+    if a == b {
+        return true;
+    }
+    let (mut a, mut b) = (a.to_vec(), b.to_vec());
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
+}
+
 fn strictly_sorted<T: Ord>(v: &[T]) -> bool {
     v.windows(2).all(|w| w[0] < w[1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::Value;
+
+    #[test]
+    fn a_completion_order_must_be_a_permutation_of_the_issue_order() {
+        let mut r = OpRecord {
+            write_time: 1,
+            ..OpRecord::default()
+        };
+        let (a, b) = ((Cell(0), Value(1)), (Cell(1), Value(2)));
+        r.io = vec![a, b];
+        r.co = vec![b, a];
+        let mut h = History::from_records(vec![r.clone()]);
+        assert_eq!(h.validate(), Ok(()));
+        for co in [vec![], vec![a], vec![a, a], vec![a, b, b]] {
+            h.records[0].co = co.clone();
+            assert_eq!(
+                h.validate(),
+                Err(HistoryError::CoNotPermutation {
+                    index: 0,
+                    io: 2,
+                    co: co.len()
+                }),
+                "{co:?}"
+            );
+        }
+    }
 }

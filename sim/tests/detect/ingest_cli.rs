@@ -44,6 +44,9 @@ const CASES: &[(&str, &str, &[&str])] = &[
     ("langgraph", "langgraph/fold_order.sqlite", &[]),
     ("langgraph", "langgraph/toolnode_fanout.sqlite", &["A6"]),
     ("langgraph", "langgraph/toolnode_fanout_fixed.sqlite", &[]),
+    // Calls inside one task: their completion order is not kept, so A6 is undecidable and
+    // the history (issue order standing in) shows none.
+    ("langgraph", "langgraph/toolnode_inline.sqlite", &[]),
     ("otel", "otel/memory_lost_update.json", &["A1"]),
     ("otel", "otel/memory_occ.json", &[]),
     ("otel", "otel/memory_versions_only.json", &["A1"]),
@@ -117,6 +120,26 @@ fn recorder_runs_give_the_predicted_sets() {
     assert_eq!(
         report["errors"][0]["code"],
         "INVALID_CONCURRENT_GRAPH_UPDATE"
+    );
+}
+
+/// `detect --from` takes the ingested history as it is, held to the structure the file reader
+/// holds a file to; the ToolNode that runs its calls in one task gives a well-formed history
+/// (no completion order is invented as an error) and says A6 cannot be decided from it.
+#[test]
+fn an_unknown_completion_order_is_undecidable_not_malformed() {
+    let o = run(&[
+        "detect",
+        "scenarios/traces/langgraph/toolnode_inline.sqlite",
+        "--from",
+        "langgraph",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    assert_eq!(
+        v["ingest"]["decidable"]["A6"]["status"], "undecidable",
+        "{v}"
     );
 }
 

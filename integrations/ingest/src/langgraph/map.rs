@@ -284,12 +284,12 @@ impl Ctx {
             }
             let cells: Vec<String> = effects.iter().map(|e| e.cell.clone()).collect();
             add_effects(&mut step, &effects);
+            // Effects run inside one task complete in an order the checkpointer does not
+            // keep. The history format has no "unknown" completion order (`co` must be a
+            // permutation of `io`), so issue order stands in, and the report marks A6
+            // undecidable for exactly these tasks: its "none" there is not an answer.
             step.io = cells.clone();
-            step.co = if effects.len() >= 2 {
-                Vec::new()
-            } else {
-                cells
-            };
+            step.co = cells;
             plain.push(step);
         }
         for (_, group) in fanout {

@@ -147,6 +147,31 @@ pub fn run(
     })
 }
 
+/// Detects a history already in memory (stdin, `--from`): the stream detector over its records
+/// in log order, record `i` on line `i + 1`, with nothing dropped, as [`run`] over its text.
+/// `h` must be valid ([`agentsim_models::History::validate`]).
+pub fn in_memory(h: agentsim_models::History, file: &str, cfg: Config) -> anyhow::Result<Outcome> {
+    let opts = Options {
+        limits: Limits::unbounded(cfg.max_witnesses),
+        residue: cfg.residue,
+        keep_agents: true,
+    };
+    let mut stream = Stream::new(opts);
+    let mut sink = KeepAll::default();
+    for (i, rec) in h.records.iter().enumerate() {
+        // Validation checks everything the detector checks, so this is a bug, not input.
+        stream.push(rec, i as u64 + 1, &mut sink).map_err(|e| {
+            anyhow::anyhow!(e).context(format!("{file}: the detector refused a record"))
+        })?;
+    }
+    let summary = stream.finish(&mut sink);
+    Ok(Outcome {
+        summary,
+        kept: sink.0,
+        names: h.names,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::progress_line;

@@ -246,16 +246,14 @@ fn is_stdin(file: &std::path::Path) -> bool {
 }
 
 /// The outcome for a history already in memory (stdin, `--from`, or `--spec`): the spec form
-/// with `--spec` (it is quadratic: small histories only), else the one-pass detector over the
-/// history written back as JSON Lines (the same code path as a file). The text is also the
-/// validation of an ingested history: the reader refuses what an ingester may produce and the
-/// detector must not take (e.g. `co` not a permutation of `io`), naming line and column.
+/// with `--spec` (it is quadratic: small histories only), else the one-pass stream detector over
+/// its records in log order, as a file's are. An ingested history is first held to the
+/// structure every detector assumes ([`History::validate`]), as the reader holds a file's.
 fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch::Outcome> {
+    h.validate()
+        .map_err(|e| anyhow::anyhow!("{file}: the history it gives is malformed: {e}"))?;
     if !args.spec {
-        let text = jsonl::write_history(&h);
-        let expect = Some(text.len() as u64);
-        let src = std::io::Cursor::new(text.into_bytes());
-        return batch::run(src, file, expect, batch_config(args));
+        return batch::in_memory(h, file, batch_config(args));
     }
     let summary = spec::summary(&h, args.max_witnesses, args.residue);
     let from = FromHistory(&h);
