@@ -11,7 +11,7 @@
 //! * The stream form counts the kept writes strictly inside each read's window, when the
 //!   reader arrives (its writers all have earlier write times).
 
-use super::fast::{ReadPass, Tuning, Wanted};
+use super::read_pass::{ReadPass, Tuning, Wanted};
 use super::stream::{partition_from_end, Found, Keys, Sink, Stream};
 use super::write_index::{Counts, WriteIndex};
 use super::Report;

@@ -12,7 +12,7 @@
 //!   earliest writers of every (cell, value) and decides a read when its write time closes,
 //!   beside `L1_struct` ([`super::stream`]).
 
-use super::fast::{ReadPass, Tuning, Wanted};
+use super::read_pass::{ReadPass, Tuning, Wanted};
 use super::stream::{Found, Sink, Stream, Waiting, Write};
 use super::write_index::WriteIndex;
 use super::Report;

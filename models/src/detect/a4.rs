@@ -19,10 +19,8 @@
 use super::stream::{Found, Keys, Sink, Stream};
 use super::witnesses::{a4_order, Witnesses};
 use crate::history::History;
-use crate::names::{Agent, Cell, Replica, Value};
+use crate::names::{Cell, Replica, Value};
 use crate::record::OpRecord;
-use crate::value_key::ValueKey;
-use std::collections::BTreeMap;
 
 /// One side of a split view: record `record` read `value` from `replica`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -154,15 +152,6 @@ pub(crate) fn read(record: usize, replica: Replica, value: Value) -> A4Read {
         replica,
         value,
     }
-}
-
-/// The reads with metadata of one (cell, committed version) (each with its agent and the
-/// key of its value; the read's own value is set when it is a witness), and how many read
-/// each value: the stream form's state.
-#[derive(Clone, Debug, Default)]
-pub(super) struct A4Group {
-    pub(super) reads: Vec<(A4Read, Agent, ValueKey)>,
-    pub(super) per_value: BTreeMap<ValueKey, u64>,
 }
 
 impl Stream {

@@ -19,32 +19,18 @@
 //! Agreement with the spec form is what a pass proves; the spec form is what says what an
 //! anomaly *is*.
 
-use super::write_index::{Counts, WriteIndex};
+use super::read_pass::ReadPass;
+pub use super::read_pass::Tuning;
+use super::read_pass::Wanted;
+use super::write_index::WriteIndex;
 use super::{a1, a2, a3, a4, a6, Report};
 use crate::history::History;
-use crate::names::Cell;
-use crate::record::OpRecord;
-use std::cell::OnceCell;
-use std::ops::Range;
 
 pub use super::l1_struct::fast as l1_struct;
 pub use a1::fast as a1;
 pub use a2::fast as a2;
 pub use a3::{fast as a3, residue_fast as a3_residue};
 pub use a6::fast as a6;
-
-/// Knobs that change speed, never results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tuning {
-    /// A1 windows of at most this many writes are scanned; longer ones are bisected by count.
-    pub scan_max: usize,
-}
-
-impl Default for Tuning {
-    fn default() -> Self {
-        Tuning { scan_max: 32 }
-    }
-}
 
 /// Runs every fast-form detector.
 pub fn detect(h: &History) -> Report {
@@ -67,113 +53,12 @@ pub fn detect_with(h: &History, tuning: Tuning) -> Report {
     out
 }
 
-/// Which read-side detectors a [`ReadPass`] computes.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Wanted {
-    pub(super) a1: bool,
-    pub(super) residue: bool,
-    pub(super) l1: bool,
-}
-
-impl Wanted {
-    pub(super) const ALL: Wanted = Wanted {
-        a1: true,
-        residue: true,
-        l1: true,
-    };
-    pub(super) const NONE: Wanted = Wanted {
-        a1: false,
-        residue: false,
-        l1: false,
-    };
-}
-
-/// The detectors that look at reads (A1, A3-residue, `L1_struct`), one record at a time in log
-/// order, sharing each read's position in the index.
-pub(super) struct ReadPass<'a> {
-    pub(super) index: &'a WriteIndex,
-    pub(super) counts: OnceCell<Counts>,
-    /// Per cell, where the writes of the records visited so far end. A reader's window edges
-    /// lie a few positions behind it, so galloping from it costs O(log window), not
-    /// O(log writes). Only a hint: any value gives the same answers.
-    cursors: Vec<usize>,
-    pub(super) scan_max: usize,
-    wanted: Wanted,
-}
-
-impl<'a> ReadPass<'a> {
-    fn new(index: &'a WriteIndex, tuning: Tuning, wanted: Wanted) -> ReadPass<'a> {
-        let cursors = (0..index.cells())
-            .map(|c| index.cell(Cell(c as u32)).start)
-            .collect();
-        ReadPass {
-            index,
-            counts: OnceCell::new(),
-            cursors,
-            scan_max: tuning.scan_max.max(1),
-            wanted,
-        }
-    }
-
-    pub(super) fn run(
-        r: &[OpRecord],
-        index: &WriteIndex,
-        tuning: Tuning,
-        wanted: Wanted,
-    ) -> Report {
-        let mut pass = ReadPass::new(index, tuning, wanted);
-        let mut out = Report::default();
-        for (i, ri) in r.iter().enumerate() {
-            pass.record(i, ri, &mut out);
-        }
-        out
-    }
-
-    /// Every read of record `i`, then its writes move the cursors.
-    fn record(&mut self, i: usize, ri: &OpRecord, out: &mut Report) {
-        let first_a1 = out.a1.len();
-        for &c in &ri.read_set {
-            let hint = self.cursors.get(c.index()).copied().unwrap_or(0);
-            let seen = self.index.end_of(c, ri.read_time, false, hint);
-            let before = self.index.cell(c).start..seen;
-            let latest = latest_other_writer(self.index, before.clone(), i);
-            let read = ri.read_values.get(c);
-            if self.wanted.l1 {
-                self.l1(i, c, read, latest, out);
-            }
-            if self.wanted.residue && !read.is_null() {
-                self.residue(i, c, read, before, latest, out);
-            }
-            if self.wanted.a1 && !ri.aborted {
-                let end = self.index.end_of(c, ri.write_time, true, hint).max(seen);
-                self.a1(i, ri, c, seen..end, out);
-            }
-        }
-        out.a1[first_a1..].sort_unstable();
-        if !ri.aborted {
-            for &c in &ri.write_set {
-                self.cursors[c.index()] += 1;
-                // Each live write has one position, so a cursor never leaves its cell.
-                assert!(self.cursors[c.index()] <= self.index.cell(c).end);
-            }
-        }
-    }
-}
-
-/// The last position in `range` (a prefix of one cell's writes) by a record other than `me`.
-fn latest_other_writer(index: &WriteIndex, range: Range<usize>, me: usize) -> Option<usize> {
-    // A record appears at most once per cell, so skipping `me` needs at most one step back.
-    range
-        .rev()
-        .take(2)
-        .find(|&p| index.writes[p].record as usize != me)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::detect::spec;
-    use crate::names::{Agent, Value};
+    use crate::names::{Agent, Cell, Value};
+    use crate::record::OpRecord;
     use crate::record::ValueMap;
 
     /// One long reader and many writers: both A1 paths give the spec's witnesses.

@@ -9,7 +9,7 @@
 //! the read pass of [`super::fast`]; the stream form decides a read when its write time
 //! closes, beside the A3 residue ([`super::stream`]).
 
-use super::fast::{ReadPass, Tuning, Wanted};
+use super::read_pass::{ReadPass, Tuning, Wanted};
 use super::stream::{Found, Sink, Stream, Waiting, Write};
 use super::write_index::WriteIndex;
 use super::Report;

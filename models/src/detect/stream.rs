@@ -61,10 +61,10 @@
 //! history whose windows are long is O(records × window); the batch fast form
 //! ([`super::fast`]) stays near-linear there.
 
-use super::a4::{A4Group, A4Witness};
 use super::witnesses::Summary;
 use super::{
-    A1Witness, A2Witness, A3ResidueWitness, A3Witness, A6Witness, Anomaly, L1StructViolation,
+    A1Witness, A2Witness, A3ResidueWitness, A3Witness, A4Read, A4Witness, A6Witness, Anomaly,
+    L1StructViolation,
 };
 use crate::names::{Agent, Cell, Value};
 use crate::record::OpRecord;
@@ -162,6 +162,15 @@ impl Keys<'_> {
         }
     }
 }
+/// The reads with metadata of one (cell, committed version) (each with its agent and the
+/// key of its value; the read's own value is set when it is a witness), and how many read
+/// each value: the stream form's state.
+#[derive(Clone, Debug, Default)]
+pub(super) struct A4Group {
+    pub(super) reads: Vec<(A4Read, Agent, ValueKey)>,
+    pub(super) per_value: BTreeMap<ValueKey, u64>,
+}
+
 /// A kept witness, with what printing it needs (agents, values, times): the one printed form
 /// of every witness, whether the stream found it or a whole history gave it (`--spec`).
 #[derive(Clone, Debug)]
