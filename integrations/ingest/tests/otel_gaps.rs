@@ -50,12 +50,16 @@ fn orphans_hide_a1_and_make_it_undecidable() {
     let i = ingest("gaps/orphan.json");
     assert_eq!(a1_witnesses(&i), 0, "the dropped parents merge both agents");
     assert_eq!(status(&i, Anomaly::A1), "undecidable");
-    assert!(why(&i, Anomaly::A1).starts_with("6 orphan spans"), "{}", why(&i, Anomaly::A1));
+    assert!(
+        why(&i, Anomaly::A1).starts_with("6 orphan spans"),
+        "{}",
+        why(&i, Anomaly::A1)
+    );
     assert_eq!(
         gap_notes(&i),
         vec![
             "gap: 6 orphan spans (their parentSpanId is not in the export, as when a sampler \
-             dropped the parent; e.g. span 0000000600000002); 6 step spans reach no agent \
+             dropped the parent; e.g. span 0000000600000003); 6 step spans reach no agent \
              through them"
         ]
     );
@@ -67,7 +71,11 @@ fn orphans_hide_a1_and_make_it_undecidable() {
 #[test]
 fn a_parent_of_unknown_kind_hides_a1_and_makes_it_undecidable() {
     let i = ingest("gaps/unknown_parent.json");
-    assert_eq!(a1_witnesses(&i), 0, "the editor's steps are read as the updater's");
+    assert_eq!(
+        a1_witnesses(&i),
+        0,
+        "the editor's steps are read as the updater's"
+    );
     assert_eq!(status(&i, Anomaly::A1), "undecidable");
     let notes = gap_notes(&i);
     assert_eq!(notes.len(), 1, "{notes:?}");
@@ -75,7 +83,7 @@ fn a_parent_of_unknown_kind_hides_a1_and_makes_it_undecidable() {
         notes[0].starts_with("gap: 3 step spans have a parent of a kind the reader does not know"),
         "{notes:?}"
     );
-    assert!(notes[0].contains("e.g. span 0000000600000004"), "{notes:?}");
+    assert!(notes[0].contains("e.g. span 0000000600000005"), "{notes:?}");
 }
 
 #[test]
@@ -83,7 +91,10 @@ fn a_mistyped_agent_name_hides_a2_and_makes_it_undecidable() {
     let control = ingest("phantom_tool.json");
     assert_eq!(fast::detect(&control.history).a2.len(), 1);
     let i = ingest("gaps/mistyped_agent.json");
-    assert!(fast::detect(&i.history).a2.is_empty(), "registries split by name");
+    assert!(
+        fast::detect(&i.history).a2.is_empty(),
+        "registries split by name"
+    );
     assert_eq!(status(&i, Anomaly::A2), "undecidable");
     assert!(why(&i, Anomaly::A2).contains("gen_ai.agent.name is an integer"));
     assert_eq!(
@@ -123,23 +134,44 @@ fn retyped(key: &str, value: &str) -> Ingested {
 #[test]
 fn every_mistyped_key_is_named_with_its_types() {
     let cases = [
-        ("gen_ai.operation.name", "{\"intValue\":\"3\"}", "an integer", [true, true, true]),
-        ("gen_ai.memory.store.id", "{\"boolValue\":true}", "a boolean", [true, false, false]),
+        (
+            "gen_ai.operation.name",
+            "{\"intValue\":\"3\"}",
+            "an integer",
+            [true, true, true],
+        ),
+        (
+            "gen_ai.memory.store.id",
+            "{\"boolValue\":true}",
+            "a boolean",
+            [true, false, false],
+        ),
         (
             "gen_ai.memory.records",
             "{\"stringValue\":\"not json\"}",
             "a string that is not a JSON array",
             [true, false, false],
         ),
-        ("gen_ai.memory.record.id", "{\"doubleValue\":1.5}", "a double", [true, false, false]),
+        (
+            "gen_ai.memory.record.id",
+            "{\"doubleValue\":1.5}",
+            "a double",
+            [true, false, false],
+        ),
     ];
     for (key, value, found, lowered) in cases {
         let i = retyped(key, value);
         let notes = gap_notes(&i);
         assert_eq!(notes.len(), 1, "{key}: {notes:?}");
-        assert!(notes[0].contains(&format!("have {key} of the wrong type")), "{notes:?}");
+        assert!(
+            notes[0].contains(&format!("have {key} of the wrong type")),
+            "{notes:?}"
+        );
         assert!(notes[0].contains(&format!("found {found}")), "{notes:?}");
-        for (a, low) in [Anomaly::A1, Anomaly::A2, Anomaly::A6].into_iter().zip(lowered) {
+        for (a, low) in [Anomaly::A1, Anomaly::A2, Anomaly::A6]
+            .into_iter()
+            .zip(lowered)
+        {
             assert_eq!(
                 status(&i, a) == "undecidable",
                 low,

@@ -123,9 +123,24 @@ fn recorder_runs_give_the_predicted_sets() {
 /// (gap fixture, its anomaly, the verdict status it lowers that anomaly to, the note's start).
 const GAPS: &[(&str, &str, &str, &str)] = &[
     ("orphan", "A1", "undecidable", "gap: 6 orphan spans"),
-    ("unknown_parent", "A1", "undecidable", "gap: 3 step spans have a parent of a kind"),
-    ("mistyped_agent", "A2", "undecidable", "gap: 1 spans have gen_ai.agent.name of the wrong"),
-    ("overlap", "A1", "upper_bound", "gap: 1 invocations overlap an earlier invocation"),
+    (
+        "unknown_parent",
+        "A1",
+        "undecidable",
+        "gap: 3 step spans have a parent of a kind",
+    ),
+    (
+        "mistyped_agent",
+        "A2",
+        "undecidable",
+        "gap: 1 spans have gen_ai.agent.name of the wrong",
+    ),
+    (
+        "overlap",
+        "A1",
+        "upper_bound",
+        "gap: 1 invocations overlap an earlier invocation",
+    ),
 ];
 
 #[test]
