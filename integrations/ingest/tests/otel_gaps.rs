@@ -126,7 +126,8 @@ fn retyped(key: &str, value: &str) -> Ingested {
     let text = std::fs::read_to_string(path("gaps/one_trace.json")).unwrap();
     let needle = format!("{{\"key\":\"{key}\",\"value\":");
     let at = text.find(&needle).unwrap_or_else(|| panic!("{key}")) + needle.len();
-    let end = at + text[at..].find('}').unwrap() + 1;
+    // The value ends where its key-value pair does: the first `}}`.
+    let end = at + text[at..].find("}}").unwrap() + 1;
     let text = format!("{}{value}{}", &text[..at], &text[end..]);
     parse_otel(&text, "retyped.json").unwrap()
 }
