@@ -18,6 +18,16 @@ are written out of time order and mixed with non-GenAI spans (HTTP), as real exp
 | tool_sequenced.json | the same calls one after the other | none |
 | phantom_tool.json | a tool removed from the agent's definitions before the planned call | A2 |
 | phantom_signature.json | a tool's parameters changed before the planned call | A2 (signature version) |
+
+`gaps/` holds the same runs with a trace gap each (docs/ingest.md, "What each source can decide"):
+
+| file | gap | what the gap hides, and the verdict |
+| --- | --- | --- |
+| gaps/one_trace.json | none: the lost update with both agents in one trace (the control) | A1 decided, 1 witness |
+| gaps/orphan.json | one_trace.json with both invoke_agent spans dropped (as a sampler does) | the A1 witness; A1 undecidable |
+| gaps/unknown_parent.json | the editor's spans under a framework "chain" span inside the updater | the A1 witness; A1 undecidable |
+| gaps/mistyped_agent.json | phantom_tool.json with the second `ops` named by an integer | the A2 witness; A2 undecidable |
+| gaps/overlap.json | the lost update with the editor being a second invocation of the updater | A1 upper bound, 1 witness |
 """
 
 import json
@@ -80,8 +90,8 @@ def kv(key, value):
     return {"key": key, "value": v}
 
 
-def agent(t, name, start, end):
-    return t.span(f"invoke_agent {name}", start, end, attrs={
+def agent(t, name, start, end, parent=None):
+    return t.span(f"invoke_agent {name}", start, end, parent, attrs={
         "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name,
         "gen_ai.provider.name": "openai"})
 
@@ -199,6 +209,38 @@ def phantom(signature: bool) -> list:
     return [t1, t2]
 
 
+def one_trace(gap: str) -> list:
+    """The lost update of memory("lost") with both agents in one trace, and one gap."""
+    t = Trace(6)
+    editor = "memory_updater" if gap == "overlap" else "memory_editor"
+    up = agent(t, "memory_updater", 0, 9500)
+    if gap == "unknown_parent":
+        # A framework's own agent span (not a GenAI span) nested in the updater.
+        ed = t.span("LangGraph editor", 1000, 3300, up, {"openinference.span.kind": "CHAIN"})
+    else:
+        ed = agent(t, editor, 1000, 3300)
+    search(t, up, 0, 50, records=rec("likes tea"))
+    chat(t, up, 100, 8000)
+    search(t, ed, 1000, 1050, records=rec("likes tea"))
+    chat(t, ed, 1100, 3000)
+    update(t, ed, 3100, 3200, records=rec("likes coffee"), record_id="profile")
+    update(t, up, 8100, 8200, records=rec("likes tea; vegan"), record_id="profile")
+    if gap == "orphan":
+        # The sampler kept the steps and dropped both invocations; children still name them.
+        t.spans = [s for s in t.spans if not s["name"].startswith("invoke_agent")]
+    return [t]
+
+
+def mistyped_agent() -> list:
+    """phantom_tool.json, the second invocation's gen_ai.agent.name an integer."""
+    t1, t2 = phantom(False)
+    for s in t2.spans:
+        for a in s["attributes"]:
+            if a["key"] == "gen_ai.agent.name":
+                a["value"] = {"intValue": "7"}
+    return [t1, t2]
+
+
 def write(name: str, traces: list) -> None:
     with open(os.path.join(HERE, name), "w") as f:
         for t in traces:
@@ -214,6 +256,10 @@ def main() -> None:
     write("tool_sequenced.json", tools(True))
     write("phantom_tool.json", phantom(False))
     write("phantom_signature.json", phantom(True))
+    os.makedirs(os.path.join(HERE, "gaps"), exist_ok=True)
+    for gap in ("one_trace", "orphan", "unknown_parent", "overlap"):
+        write(f"gaps/{gap}.json", one_trace(gap))
+    write("gaps/mistyped_agent.json", mistyped_agent())
     with open(os.path.join(HERE, "malformed.json"), "w") as f:
         f.write('{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"01","spanId":"02",'
                 '"startTimeUnixNano":"20","endTimeUnixNano":"10"}]}]}]}\n')

@@ -143,6 +143,59 @@ fn an_unknown_completion_order_is_undecidable_not_malformed() {
     );
 }
 
+/// (gap fixture, its anomaly, the verdict status it lowers that anomaly to, the note's start).
+const GAPS: &[(&str, &str, &str, &str)] = &[
+    ("orphan", "A1", "undecidable", "gap: 6 orphan spans"),
+    (
+        "unknown_parent",
+        "A1",
+        "undecidable",
+        "gap: 3 step spans have a parent of a kind",
+    ),
+    (
+        "mistyped_agent",
+        "A2",
+        "undecidable",
+        "gap: 1 spans have gen_ai.agent.name of the wrong",
+    ),
+    (
+        "overlap",
+        "A1",
+        "upper_bound",
+        "gap: 1 invocations overlap an earlier invocation",
+    ),
+];
+
+#[test]
+fn detect_from_otel_names_each_trace_gap_and_lowers_its_verdict() {
+    let control = json(&run(&[
+        "detect",
+        "scenarios/traces/otel/gaps/one_trace.json",
+        "--from",
+        "otel",
+        "--json",
+    ]));
+    assert_eq!(point(&control), vec!["A1"]);
+    assert_eq!(control["ingest"]["decidable"]["A1"]["status"], "decided");
+    assert_eq!(control["ingest"]["notes"], serde_json::json!([]));
+    for &(gap, anomaly, status, note) in GAPS {
+        let file = format!("scenarios/traces/otel/gaps/{gap}.json");
+        let v = json(&run(&["detect", &file, "--from", "otel", "--json"]));
+        let verdict = &v["ingest"]["decidable"][anomaly];
+        assert_eq!(verdict["status"], status, "{gap}: {verdict}");
+        let notes = v["ingest"]["notes"].as_array().unwrap();
+        assert!(
+            notes.iter().any(|n| n.as_str().unwrap().starts_with(note)),
+            "{gap}: {notes:?}"
+        );
+        let o = run(&["detect", &file, "--from", "otel"]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        let line = format!("  {anomaly}: {}: ", status.replace('_', " "));
+        assert!(text.contains(&line), "{gap}: {text}");
+        assert!(text.contains(&format!("  note: {note}")), "{gap}: {text}");
+    }
+}
+
 #[test]
 fn the_text_report_says_what_is_undecidable() {
     let o = run(&[

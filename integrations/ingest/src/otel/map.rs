@@ -1,5 +1,6 @@
 //! GenAI spans → steps: the mapping table of [`super`].
 
+use super::gaps::{mistyped, Gaps};
 use super::otlp::Span;
 use crate::build::{build, Seen, Step, Written};
 use crate::error::IngestError;
@@ -44,6 +45,12 @@ struct Invocation {
     /// The `invoke_agent` span, if any (its tool definitions back a generation's).
     span: Option<usize>,
     members: Vec<usize>,
+    /// Some member reached its agent through an orphan or a parent of unknown kind.
+    agent_unknown: bool,
+    /// The `invoke_agent` span's name (or id) has the wrong type.
+    name_unknown: bool,
+    /// It overlaps an earlier invocation of the same agent.
+    overlaps: bool,
 }
 
 #[derive(Default)]
@@ -56,6 +63,7 @@ struct Cx {
     content: BTreeMap<String, bool>,
     tool_calls_without_registry: u64,
     effects: u64,
+    gaps: Gaps,
 }
 
 pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError> {
@@ -73,6 +81,15 @@ pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError>
     let traces: BTreeSet<&str> = spans.iter().map(|s| s.trace.as_str()).collect();
     cx.count("traces", traces.len() as u64);
     cx.count("spans", spans.len() as u64);
+    for s in &spans {
+        cx.gaps.check_types(s);
+        if s.parent
+            .as_deref()
+            .is_some_and(|p| !index.contains_key(&(&s.trace, p)))
+        {
+            cx.gaps.orphans.add(s);
+        }
+    }
     let invocations = invocations(&spans, &index, &mut cx);
     let registry = Registries::observe(&spans, &invocations);
     let mut steps = Vec::new();
@@ -83,11 +100,13 @@ pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError>
     }
     cx.derive_uncaptured(&mut steps);
     let history = build(steps, false);
+    let verdicts = cx.gaps.lower(cx.verdicts(), !cx.content.is_empty());
+    cx.notes.extend(cx.gaps.notes());
     let report = Report {
         source: "otel",
         file: file.to_owned(),
         records: history.len(),
-        verdicts: cx.verdicts(),
+        verdicts,
         counts: std::mem::take(&mut cx.counts),
         errors: Vec::new(),
         notes: std::mem::take(&mut cx.notes),
@@ -105,7 +124,7 @@ fn invocations(
     index: &BTreeMap<(&str, &str), usize>,
     cx: &mut Cx,
 ) -> Vec<Invocation> {
-    let mut by_owner: BTreeMap<(String, Option<usize>), Vec<usize>> = BTreeMap::new();
+    let mut by_owner: BTreeMap<(String, Option<usize>), (Vec<usize>, bool)> = BTreeMap::new();
     for (i, s) in spans.iter().enumerate() {
         let Some(op) = op(s) else {
             cx.count("ignored_spans", 1);
@@ -118,18 +137,22 @@ fn invocations(
             }
             Role::Other => cx.count("genai_spans_not_steps", 1),
             _ => {
-                let owner = agent_ancestor(spans, index, i);
-                by_owner
-                    .entry((s.trace.clone(), owner))
-                    .or_default()
-                    .push(i);
+                let (owner, link) = agent_ancestor(spans, index, i);
+                match link {
+                    Link::Orphaned => cx.gaps.orphaned_steps.add(s),
+                    Link::UnknownParent => cx.gaps.unknown_parent.add(s),
+                    Link::Known => {}
+                }
+                let group = by_owner.entry((s.trace.clone(), owner)).or_default();
+                group.0.push(i);
+                group.1 |= link != Link::Known;
             }
         }
     }
     let mut out: Vec<Invocation> = by_owner
         .into_iter()
-        .filter(|(_, m)| !m.is_empty())
-        .map(|((trace, owner), members)| {
+        .filter(|(_, (m, _))| !m.is_empty())
+        .map(|((trace, owner), (members, agent_unknown))| {
             let base = match owner {
                 Some(a) => {
                     let s = &spans[a];
@@ -154,6 +177,13 @@ fn invocations(
                 end,
                 span: owner,
                 members,
+                agent_unknown,
+                name_unknown: owner.is_some_and(|a| {
+                    let s = &spans[a];
+                    mistyped(s, "gen_ai.agent.name")
+                        || (s.str("gen_ai.agent.name").is_none() && mistyped(s, "gen_ai.agent.id"))
+                }),
+                overlaps: false,
             }
         })
         .collect();
@@ -170,31 +200,71 @@ fn invocations(
                 ends.len() - 1
             }
         };
+        // Any invocation open at this one's start overlaps it (not only those in lower slots).
+        inv.overlaps = inv.span.is_some()
+            && ends
+                .iter()
+                .enumerate()
+                .any(|(j, &e)| j != k && e > inv.start);
         ends[k] = inv.end;
         if k > 0 {
             inv.agent = format!("{}#{}", inv.base, k + 1);
+        }
+        if inv.overlaps {
+            if let Some(a) = inv.span {
+                cx.gaps.overlapping.add(&spans[a]);
+            }
         }
     }
     cx.count("invocations", out.len() as u64);
     out
 }
 
-/// The nearest `invoke_agent` span above span `i` (through spans of any kind).
+/// How a step span reached its agent: the trace gaps of `super::gaps` on the way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Link {
+    Known,
+    /// The search met a parent id that is not in the export.
+    Orphaned,
+    /// The span's parent is of a kind the reader does not know (it may be an agent).
+    UnknownParent,
+}
+
+/// A parent the mapping knows a step can have: its agent, a workflow, a generation or a tool
+/// call (whose nested calls are part of the same step).
+fn known_parent(s: &Span) -> bool {
+    matches!(
+        op(s).map(|o| (o, role(o))),
+        Some((_, Role::Agent | Role::Generation | Role::Tool) | ("invoke_workflow", _))
+    )
+}
+
+/// The nearest `invoke_agent` span above span `i` (through spans of any kind), and the gap on
+/// the way, if any.
 fn agent_ancestor(
     spans: &[Span],
     index: &BTreeMap<(&str, &str), usize>,
     i: usize,
-) -> Option<usize> {
+) -> (Option<usize>, Link) {
     let mut at = i;
+    let mut link = Link::Known;
     // Each step goes one parent up; more steps than spans means a cycle.
     for _ in 0..spans.len() {
-        let parent = spans[at].parent.as_deref()?;
-        at = *index.get(&(spans[at].trace.as_str(), parent))?;
+        let Some(parent) = spans[at].parent.as_deref() else {
+            return (None, link);
+        };
+        let Some(&p) = index.get(&(spans[at].trace.as_str(), parent)) else {
+            return (None, Link::Orphaned);
+        };
+        if at == i && !known_parent(&spans[p]) {
+            link = Link::UnknownParent;
+        }
+        at = p;
         if op(&spans[at]).map(role) == Some(Role::Agent) {
-            return Some(at);
+            return (Some(at), link);
         }
     }
-    None
+    (None, link)
 }
 
 /// Splits an invocation's spans into steps: reads, then a generation, then writes and tools.
@@ -401,6 +471,13 @@ impl Cx {
         step.co = co.into_iter().map(|e| e.4).collect();
         self.registry(spans, inv, generation, &tools, &mut step, reg);
         dedup_writes(&mut step);
+        let memory = !reads.is_empty() || !writes.is_empty();
+        let calls = !tools.is_empty();
+        let g = &mut self.gaps;
+        g.unknown_agent_memory += u64::from(inv.agent_unknown && memory);
+        g.unknown_agent_tools += u64::from(inv.agent_unknown && calls);
+        g.unnamed_tools += u64::from(inv.name_unknown && (calls || !step.read_registry.is_empty()));
+        g.overlapping_memory += u64::from(inv.overlaps && memory);
         step
     }
 

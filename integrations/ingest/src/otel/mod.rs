@@ -34,6 +34,7 @@
 //! not captured) or reported undecidable (which records a search returned, when it says
 //! nothing about them).
 
+mod gaps;
 mod map;
 pub mod otlp;
 
