@@ -8,7 +8,7 @@
 
 use crate::artifacts::output::{preflight, write_atomic};
 use agentsim_models::runtime::Stack;
-use agentsim_models::Anomaly;
+use agentsim_models::{escape_text, Anomaly};
 use agentsim_sim::engine::TraceEvent;
 use agentsim_sim::replay_line::ReplayLine;
 use agentsim_sim::runner::{run_one, OneTrial};
@@ -146,7 +146,8 @@ pub fn describe(sc: &Scenario, t: &OneTrial) -> String {
     s
 }
 
-/// The step list: one line per event.
+/// The step list: one line per event. Agent names and the step's text (cells, values) come
+/// from the scenario, so they are escaped ([`escape_text`]) and keep to their line.
 pub fn steps(sc: &Scenario, trace: &[TraceEvent]) -> String {
     let mut s = String::new();
     for e in trace {
@@ -163,8 +164,8 @@ pub fn steps(sc: &Scenario, trace: &[TraceEvent]) -> String {
             "{:>5}  {:>8} ms  {:<12} {}{pick}",
             e.event,
             e.time_ms,
-            sc.names.agent_name(e.agent),
-            e.text
+            escape_text(&sc.names.agent_name(e.agent)),
+            escape_text(&e.text)
         );
     }
     s

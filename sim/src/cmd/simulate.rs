@@ -284,7 +284,7 @@ fn text(cfg: &RunConfig<'_>, agg: &Aggregate, replay: Option<&ReplayLine>) -> St
     let _ = writeln!(
         s,
         "scenario {} ({}), runtime {}, scheduler {}, seed {}, {} trials",
-        cfg.scenario.name,
+        agentsim_models::escape_text(&cfg.scenario.name),
         cfg.scenario.file.display(),
         cfg.runtime.name(),
         cfg.scheduler.name(),
