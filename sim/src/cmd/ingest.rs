@@ -11,6 +11,7 @@
 
 use agentsim_ingest::langgraph::read_langgraph;
 use agentsim_ingest::otel::{parse_otel, read_otel};
+use crate::artifacts::paths::Paths;
 use agentsim_ingest::{Ingested, Report};
 use agentsim_jsonl as jsonl;
 use agentsim_models::History;
@@ -92,6 +93,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Source::Otel(common) => (Ingest::Otel, common),
         Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, common),
     };
+    let what = match source {
+        Ingest::Otel => "the trace",
+        Ingest::Langgraph { .. } => "the database",
+    };
+    Paths::new()
+        .input(what, &common.file)
+        .output("-o", common.out.as_deref())
+        .output("--report", common.report.as_deref())
+        .check()?;
     for p in common.out.iter().chain(&common.report) {
         crate::artifacts::output::preflight(p)?;
     }

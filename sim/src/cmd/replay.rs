@@ -7,6 +7,7 @@
 //! divergence and exits 2.
 
 use crate::artifacts::output::{preflight, write_atomic};
+use crate::artifacts::paths::Paths;
 use agentsim_models::runtime::Stack;
 use agentsim_models::{escape_text, Anomaly};
 use agentsim_sim::engine::TraceEvent;
@@ -58,6 +59,15 @@ pub fn load(line: &ReplayLine) -> Result<(Scenario, Stack)> {
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
     let line = read_line_arg(&args.line)?;
+    let arg = std::path::Path::new(&args.line);
+    let file = (!args.line.contains('=') && arg.is_file()).then_some(arg);
+    let mut paths = Paths::new().scenario(&line.scenario);
+    if let Some(file) = file {
+        paths = paths.input("the replay line", file);
+    }
+    paths
+        .output("--history-out", args.history_out.as_deref())
+        .check()?;
     if let Some(p) = &args.history_out {
         preflight(p)?;
     }
