@@ -51,7 +51,10 @@ mod tests {
     #[test]
     fn plain_names_are_borrowed_unchanged() {
         for s in ["", "agent-1", "v\\n", "ünïcødé ✓", "a b\u{a0}c"] {
-            assert!(matches!(escape_text(s), Cow::Borrowed(x) if x == s), "{s:?}");
+            assert!(
+                matches!(escape_text(s), Cow::Borrowed(x) if x == s),
+                "{s:?}"
+            );
         }
     }
 
@@ -59,7 +62,10 @@ mod tests {
     fn controls_and_bidi_are_escaped() {
         assert_eq!(escape_text("x\nexhibits: {}"), "x\\nexhibits: {}");
         assert_eq!(escape_text("a\r\tb\0"), "a\\r\\tb\\0");
-        assert_eq!(escape_text("\u{1b}[2J\u{7f}\u{85}"), "\\u{1b}[2J\\u{7f}\\u{85}");
+        assert_eq!(
+            escape_text("\u{1b}[2J\u{7f}\u{85}"),
+            "\\u{1b}[2J\\u{7f}\\u{85}"
+        );
         assert_eq!(
             escape_text("ab\u{202e}dc\u{2066}\u{2069}\u{200e}\u{200f}\u{061c}"),
             "ab\\u{202e}dc\\u{2066}\\u{2069}\\u{200e}\\u{200f}\\u{61c}"

@@ -239,7 +239,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("agentsim-paths-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("agentsim-paths-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         fs::canonicalize(dir).unwrap()
@@ -258,11 +259,20 @@ mod tests {
         std::os::unix::fs::symlink(&t, d.join("soft.json")).unwrap();
         let dotted = d.join("sub/../t.json");
         fs::create_dir(d.join("sub")).unwrap();
-        for out in [t.clone(), d.join("hard.json"), d.join("soft.json"), dotted, d.join("./t.json")] {
+        for out in [
+            t.clone(),
+            d.join("hard.json"),
+            d.join("soft.json"),
+            dotted,
+            d.join("./t.json"),
+        ] {
             let e = err(Paths::new().input("the trace", &t).output("-o", Some(&out)));
             assert_eq!(
                 e,
-                format!("{} is both an input (the trace) and the output of -o", out.display())
+                format!(
+                    "{} is both an input (the trace) and the output of -o",
+                    out.display()
+                )
             );
         }
         fs::remove_dir_all(&d).unwrap();
@@ -274,7 +284,9 @@ mod tests {
         let a = d.join("h.jsonl");
         let b = d.join("x/../h.jsonl");
         fs::create_dir(d.join("x")).unwrap();
-        let e = err(Paths::new().output("-o", Some(&a)).output("--report", Some(&b)));
+        let e = err(Paths::new()
+            .output("-o", Some(&a))
+            .output("--report", Some(&b)));
         assert!(e.contains("is the output of both -o and --report"), "{e}");
         assert!(Paths::new()
             .output("-o", Some(&a))
@@ -303,12 +315,20 @@ mod tests {
         let d = scratch("folder");
         let sc = d.join("s.toml");
         fs::write(&sc, "").unwrap();
-        let e = err(Paths::new().input("the scenario", &sc).folder("--trace-out", Some(&d)));
-        assert!(e.contains("is an input (the scenario) inside the output folder"), "{e}");
+        let e = err(Paths::new()
+            .input("the scenario", &sc)
+            .folder("--trace-out", Some(&d)));
+        assert!(
+            e.contains("is an input (the scenario) inside the output folder"),
+            "{e}"
+        );
         let e = err(Paths::new()
             .folder("--trace-out", Some(&d.join("new")))
             .output("--record-out", Some(&d.join("new/replay.txt"))));
-        assert!(e.contains("is the output of --record-out inside the output folder"), "{e}");
+        assert!(
+            e.contains("is the output of --record-out inside the output folder"),
+            "{e}"
+        );
         assert!(Paths::new()
             .input("the scenario", &sc)
             .folder("--trace-out", Some(&d.join("traces")))

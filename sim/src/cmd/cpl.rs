@@ -152,12 +152,7 @@ fn kind_name(k: Kind) -> &'static str {
 fn text_table(msc: &Msc, names: &[&str], rows: &[Row]) -> String {
     // Lifeline names come from the MSC: escaped, so one cannot start a row of its own.
     let lifelines: Vec<_> = msc.lifelines.iter().map(|l| escape_text(l)).collect();
-    let width = lifelines
-        .iter()
-        .map(|l| l.len())
-        .max()
-        .unwrap_or(8)
-        .max(8);
+    let width = lifelines.iter().map(|l| l.len()).max().unwrap_or(8).max(8);
     let mut s = format!("{:>5}  ", "event");
     pad(&mut s, "lifeline", width);
     s.push_str("  kind  ");

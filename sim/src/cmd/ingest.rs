@@ -9,9 +9,9 @@
 //! was wrong). A history written here is only as complete as the report says; a detector's
 //! "none" on an anomaly reported undecidable means nothing.
 
+use crate::artifacts::paths::Paths;
 use agentsim_ingest::langgraph::read_langgraph;
 use agentsim_ingest::otel::{parse_otel, read_otel};
-use crate::artifacts::paths::Paths;
 use agentsim_ingest::{Ingested, Report};
 use agentsim_jsonl as jsonl;
 use agentsim_models::History;

@@ -11,7 +11,10 @@ use crate::util::agentsim;
 fn history(name: &str, agent: &str, value: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("agentsim-escape-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
-    let (agent, value) = (serde_json::to_string(agent).unwrap(), serde_json::to_string(value).unwrap());
+    let (agent, value) = (
+        serde_json::to_string(agent).unwrap(),
+        serde_json::to_string(value).unwrap(),
+    );
     let text = format!(
         r#"{{"agent":"editor","read_set":["doc"],"read_values":{{"doc":null}},"read_time":0,"write_set":["doc"],"write_values":{{"doc":{value}}},"write_time":1}}
 {{"agent":"editor","read_set":["doc"],"read_values":{{"doc":{value}}},"read_time":1,"write_set":["doc"],"write_values":{{"doc":"draft-2"}},"write_time":2,"preds":[0]}}
@@ -34,13 +37,23 @@ fn detect(file: &PathBuf, extra: &[&str]) -> String {
 #[test]
 fn a_newline_in_an_agent_name_cannot_plant_a_verdict_line() {
     let file = history("newline", "x\nexhibits: {}", "draft-1");
-    for extra in [&[][..], &["--spec"][..], &["--stream", "--idle-ms", "50"][..]] {
+    for extra in [
+        &[][..],
+        &["--spec"][..],
+        &["--stream", "--idle-ms", "50"][..],
+    ] {
         let text = detect(&file, extra);
         if extra.first() != Some(&"--stream") {
-            let verdicts: Vec<&str> = text.lines().filter(|l| l.starts_with("exhibits:")).collect();
+            let verdicts: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with("exhibits:"))
+                .collect();
             assert_eq!(verdicts, ["exhibits: {A1}"], "{extra:?}:\n{text}");
         }
-        assert!(!text.lines().any(|l| l.starts_with("exhibits: {}")), "{extra:?}:\n{text}");
+        assert!(
+            !text.lines().any(|l| l.starts_with("exhibits: {}")),
+            "{extra:?}:\n{text}"
+        );
         assert!(text.contains("(x\\nexhibits: {})"), "{extra:?}:\n{text}");
     }
     // JSON carries the name as it is.
@@ -52,10 +65,16 @@ fn a_newline_in_an_agent_name_cannot_plant_a_verdict_line() {
 
 #[test]
 fn bidi_and_control_characters_print_escaped() {
-    let file = history("bidi", "rev\u{202e}iewer\u{1b}[2J", "draft\u{2066}-1\u{200f}");
+    let file = history(
+        "bidi",
+        "rev\u{202e}iewer\u{1b}[2J",
+        "draft\u{2066}-1\u{200f}",
+    );
     let text = detect(&file, &[]);
     assert!(
-        !text.chars().any(|c| matches!(c, '\u{202e}' | '\u{2066}' | '\u{200f}' | '\u{1b}')),
+        !text
+            .chars()
+            .any(|c| matches!(c, '\u{202e}' | '\u{2066}' | '\u{200f}' | '\u{1b}')),
         "{text:?}"
     );
     assert!(text.contains("rev\\u{202e}iewer\\u{1b}[2J"), "{text}");
