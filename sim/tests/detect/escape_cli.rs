@@ -3,7 +3,7 @@
 //! `exhibits: {}` above the real one). JSON keeps the names as they are (its encoder escapes).
 
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::util::agentsim;
 
@@ -26,7 +26,7 @@ fn history(name: &str, agent: &str, value: &str) -> PathBuf {
     file
 }
 
-fn detect(file: &PathBuf, extra: &[&str]) -> String {
+fn detect(file: &Path, extra: &[&str]) -> String {
     let mut args = vec!["detect", file.to_str().unwrap()];
     args.extend_from_slice(extra);
     let out = agentsim(&args);
