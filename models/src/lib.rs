@@ -20,6 +20,7 @@ pub mod names;
 pub mod record;
 pub mod replica;
 pub mod runtime;
+pub mod text;
 pub mod value_key;
 
 pub use anomaly::Anomaly;
@@ -27,4 +28,5 @@ pub use detect::Report;
 pub use history::{History, HistoryError};
 pub use names::{Agent, Cell, Names, Replica, Tool, Value};
 pub use record::{OpRecord, ReadMeta, Registry, ToolEntry, ValueMap};
+pub use text::escape_text;
 pub use value_key::ValueKey;

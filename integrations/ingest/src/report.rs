@@ -10,6 +10,7 @@
 //! `agentsim ingest` prints it to stderr; `agentsim detect --from` prints it with the detectors'
 //! report; the Python recorder writes the same JSON beside its history.
 
+use agentsim_models::escape_text as esc;
 use agentsim_models::Anomaly;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
@@ -105,7 +106,9 @@ impl Report {
         })
     }
 
-    /// The report for people: one line per count, verdict, error and note.
+    /// The report for people: one line per count, verdict, error and note. What came from
+    /// the input (the file name, run errors, notes) is escaped ([`esc`]), so a newline or a
+    /// bidi control in a trace stays on its line instead of planting one.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         let counts: Vec<String> = self
@@ -116,14 +119,14 @@ impl Report {
         let _ = writeln!(
             s,
             "{}: {} records from {} ({})",
-            self.file,
+            esc(&self.file),
             self.records,
             self.source,
             counts.join(", ")
         );
         for (a, v) in &self.verdicts {
             let status = v.status().replace('_', " ");
-            let _ = writeln!(s, "  {a}: {status}: {}", v.why());
+            let _ = writeln!(s, "  {a}: {status}: {}", esc(v.why()));
         }
         for e in &self.errors {
             let code = e
@@ -131,10 +134,11 @@ impl Report {
                 .as_deref()
                 .map(|c| format!(" [{c}]"))
                 .unwrap_or_default();
-            let _ = writeln!(s, "  run error {}{code}: {}", e.kind, e.message);
+            let (kind, message) = (esc(&e.kind), esc(&e.message));
+            let _ = writeln!(s, "  run error {kind}{}: {message}", esc(&code));
         }
         for n in &self.notes {
-            let _ = writeln!(s, "  note: {n}");
+            let _ = writeln!(s, "  note: {}", esc(n));
         }
         s
     }

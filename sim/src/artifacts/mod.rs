@@ -7,7 +7,9 @@
 //! here knows which experiments exist: this layer sits below them.
 
 pub mod figures;
+pub mod folder;
 pub mod output;
+pub mod paths;
 pub mod reproduce;
 pub mod tables;
 

@@ -428,6 +428,10 @@ pub(crate) fn stopped(
 
 /// Runs the command on the model its flags select.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    crate::artifacts::paths::Paths::new()
+        .output("--trace-out", args.trace_out.as_deref())
+        .output("--history-out", args.history_out.as_deref())
+        .check()?;
     let (cfg, model) = resolve(&args)?;
     let rep = match model {
         CheckModel::Abstract { bounded } => return check_abstract::run(&args, &cfg, bounded),

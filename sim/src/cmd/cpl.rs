@@ -14,6 +14,7 @@
 use agentsim_cpl::{
     compile, jsonl, parse_guards, run, Causal, Formula, Kind, Msc, Program, Reference, Symbols,
 };
+use agentsim_models::escape_text;
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use std::fmt::Write as _;
@@ -86,7 +87,7 @@ fn eval(args: EvalArgs) -> Result<ExitCode> {
     for (e, row) in rows.iter().enumerate() {
         for (g, &(m, r)) in row.values.iter().enumerate() {
             if m != r {
-                let line = &msc.lifelines[msc.events[e].lifeline];
+                let line = escape_text(&msc.lifelines[msc.events[e].lifeline]);
                 writeln!(
                     bad,
                     "event {e} ({line}) guard {}: monitor {m}, reference {r}",
@@ -149,13 +150,9 @@ fn kind_name(k: Kind) -> &'static str {
 }
 
 fn text_table(msc: &Msc, names: &[&str], rows: &[Row]) -> String {
-    let width = msc
-        .lifelines
-        .iter()
-        .map(String::len)
-        .max()
-        .unwrap_or(8)
-        .max(8);
+    // Lifeline names come from the MSC: escaped, so one cannot start a row of its own.
+    let lifelines: Vec<_> = msc.lifelines.iter().map(|l| escape_text(l)).collect();
+    let width = lifelines.iter().map(|l| l.len()).max().unwrap_or(8).max(8);
     let mut s = format!("{:>5}  ", "event");
     pad(&mut s, "lifeline", width);
     s.push_str("  kind  ");
@@ -166,7 +163,7 @@ fn text_table(msc: &Msc, names: &[&str], rows: &[Row]) -> String {
     for (e, row) in rows.iter().enumerate() {
         let ev = &msc.events[e];
         write!(s, "{e:>5}  ").expect("string");
-        pad(&mut s, &msc.lifelines[ev.lifeline], width);
+        pad(&mut s, &lifelines[ev.lifeline], width);
         write!(s, "  {:<6}", kind_name(ev.kind)).expect("string");
         for (n, &(v, _)) in names.iter().zip(&row.values) {
             s.push_str("  ");

@@ -70,6 +70,12 @@ impl Seeded for Job {
     const COMMAND: &'static str = "cpl twin";
     type Output = Twin;
 
+    fn inputs(&self) -> Vec<(&'static str, std::path::PathBuf)> {
+        let mut files = vec![("the scenario", self.scenario.clone())];
+        files.extend(crate::artifacts::paths::scenario_inputs(&self.scenario));
+        files
+    }
+
     fn seed(&self) -> u64 {
         self.seed
     }

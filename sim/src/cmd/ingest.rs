@@ -9,6 +9,7 @@
 //! was wrong). A history written here is only as complete as the report says; a detector's
 //! "none" on an anomaly reported undecidable means nothing.
 
+use crate::artifacts::paths::Paths;
 use agentsim_ingest::langgraph::read_langgraph;
 use agentsim_ingest::otel::{parse_otel, read_otel};
 use agentsim_ingest::{Ingested, Report};
@@ -92,6 +93,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Source::Otel(common) => (Ingest::Otel, common),
         Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, common),
     };
+    let what = match source {
+        Ingest::Otel => "the trace",
+        Ingest::Langgraph { .. } => "the database",
+    };
+    Paths::new()
+        .input(what, &common.file)
+        .output("-o", common.out.as_deref())
+        .output("--report", common.report.as_deref())
+        .check()?;
     for p in common.out.iter().chain(&common.report) {
         crate::artifacts::output::preflight(p)?;
     }

@@ -11,6 +11,7 @@
 //! of mechanisms realizing each point (see `experiments::realize`): the 16-row table, or the
 //! issue's JSON array; `--max-ops` raises every scenario's MaxOps for the whole search.
 
+use crate::artifacts::folder::Folder;
 use crate::artifacts::output::write_atomic;
 use crate::experiments::lattice_witnesses::{self, DEFAULT_MAX_STATES};
 use crate::experiments::realize;
@@ -39,6 +40,10 @@ pub struct Args {
     /// With --witnesses: write one JSON Lines history per anomaly set into DIR.
     #[arg(long, value_name = "DIR", requires = "witnesses")]
     pub out: Option<PathBuf>,
+    /// With --out: reuse a folder an earlier run wrote, removing the files its manifest
+    /// (`.agentsim-manifest`) lists; a folder holding any other file is still refused.
+    #[arg(long, requires = "out")]
+    pub force: bool,
     /// With --witnesses: search breadth-first (the BFS-first witness; slow at the largest
     /// bounds) instead of depth-first under the same bound; the lengths are the same.
     #[arg(long, requires = "witnesses")]
@@ -78,16 +83,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn run_witnesses(args: &Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
+    let folder = match &args.out {
+        Some(dir) => {
+            crate::artifacts::output::preflight_dir(dir)?;
+            Some(Folder::claim(dir, "--out", args.force)?)
+        }
+        None => None,
+    };
     let order = if args.bfs {
         Order::Breadth
     } else {
         Order::Depth
     };
     let ws = lattice_witnesses::find_all(order, args.max_states)?;
-    if let Some(dir) = &args.out {
+    if let Some(dir) = &folder {
+        let names: Vec<String> = ws.iter().map(|w| w.file_name()).collect();
+        dir.start("lattice --witnesses --out", &names)?;
         for w in &ws {
             let bytes = lattice_witnesses::history_bytes(w);
-            write_atomic(&dir.join(w.file_name()), bytes.as_bytes())?;
+            write_atomic(&dir.path(&w.file_name()), bytes.as_bytes())?;
         }
     }
     let text = if args.json {

@@ -28,6 +28,11 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
+    let mut paths = crate::artifacts::paths::Paths::new();
+    for file in &args.partials {
+        paths = paths.input("a partial", file);
+    }
+    args.run.outputs(paths).check()?;
     let mut parts = Vec::with_capacity(args.partials.len());
     for file in &args.partials {
         let text = std::fs::read_to_string(file)

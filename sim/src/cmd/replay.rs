@@ -7,8 +7,9 @@
 //! divergence and exits 2.
 
 use crate::artifacts::output::{preflight, write_atomic};
+use crate::artifacts::paths::Paths;
 use agentsim_models::runtime::Stack;
-use agentsim_models::Anomaly;
+use agentsim_models::{escape_text, Anomaly};
 use agentsim_sim::engine::TraceEvent;
 use agentsim_sim::replay_line::ReplayLine;
 use agentsim_sim::runner::{run_one, OneTrial};
@@ -58,6 +59,15 @@ pub fn load(line: &ReplayLine) -> Result<(Scenario, Stack)> {
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
     let line = read_line_arg(&args.line)?;
+    let arg = std::path::Path::new(&args.line);
+    let file = (!args.line.contains('=') && arg.is_file()).then_some(arg);
+    let mut paths = Paths::new().scenario(&line.scenario);
+    if let Some(file) = file {
+        paths = paths.input("the replay line", file);
+    }
+    paths
+        .output("--history-out", args.history_out.as_deref())
+        .check()?;
     if let Some(p) = &args.history_out {
         preflight(p)?;
     }
@@ -146,7 +156,8 @@ pub fn describe(sc: &Scenario, t: &OneTrial) -> String {
     s
 }
 
-/// The step list: one line per event.
+/// The step list: one line per event. Agent names and the step's text (cells, values) come
+/// from the scenario, so they are escaped ([`escape_text`]) and keep to their line.
 pub fn steps(sc: &Scenario, trace: &[TraceEvent]) -> String {
     let mut s = String::new();
     for e in trace {
@@ -163,8 +174,8 @@ pub fn steps(sc: &Scenario, trace: &[TraceEvent]) -> String {
             "{:>5}  {:>8} ms  {:<12} {}{pick}",
             e.event,
             e.time_ms,
-            sc.names.agent_name(e.agent),
-            e.text
+            escape_text(&sc.names.agent_name(e.agent)),
+            escape_text(&e.text)
         );
     }
     s

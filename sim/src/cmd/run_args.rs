@@ -1,5 +1,6 @@
 //! The flags every experiment command (`twins`, `workloads`, `sweep`) shares.
 
+use crate::artifacts::paths::Paths;
 use crate::cmd::limits::{self, default_threads};
 
 /// The flags every experiment command shares: output format, threads and where tables go.
@@ -45,6 +46,12 @@ impl RunArgs {
             }
             None => Ok(None),
         }
+    }
+
+    /// `paths` with the folder `--out` writes into (`DIR/tables`), for [`Paths::check`].
+    pub fn outputs(&self, paths: Paths) -> Paths {
+        let tables = self.out.as_ref().map(|d| d.join("tables"));
+        paths.folder("--out", tables.as_deref())
     }
 
     /// The thread count to use (at least 1).

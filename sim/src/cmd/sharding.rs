@@ -9,6 +9,7 @@
 //! does not check: that every shard ran the same binary beyond the build digest.
 
 use crate::artifacts::output::write_atomic;
+use crate::artifacts::paths::Paths;
 use crate::cmd::progress::Watched;
 use crate::cmd::run_args::RunArgs;
 use agentsim_sim::digest::Fnv1a;
@@ -81,6 +82,11 @@ pub trait Seeded: Serialize + DeserializeOwned {
     fn trials_total(&self) -> Option<u64> {
         None
     }
+    /// The files the job reads, described for messages (none by default), so that no output
+    /// overwrites one ([`crate::artifacts::paths`]).
+    fn inputs(&self) -> Vec<(&'static str, PathBuf)> {
+        Vec::new()
+    }
     /// Every figure of the command, from the trials `src` gives.
     fn compute(&self, src: &mut dyn TrialSource, threads: usize) -> Result<Self::Output>;
     /// Prints (stdout) and writes table files as `run` says; the exit code.
@@ -89,6 +95,13 @@ pub trait Seeded: Serialize + DeserializeOwned {
 
 /// Runs `job` whole and prints it, or, with shard flags, runs its share and writes a partial.
 pub fn run<J: Seeded>(job: &J, shard: &ShardArgs, run: &RunArgs) -> Result<ExitCode> {
+    let mut paths = Paths::new();
+    for (what, file) in job.inputs() {
+        paths = paths.input(what, &file);
+    }
+    run.outputs(paths)
+        .output("--partial-out", shard.partial_out.as_deref())
+        .check()?;
     match shard.slice()? {
         None => {
             // The table folder is checked before the trials run, not after.

@@ -5,6 +5,7 @@
 //! Same seed → byte-identical output, whatever `--threads`. A summary estimates rates under
 //! the modelled timing; it does not prove an anomaly impossible (0/N is not "never").
 
+use crate::artifacts::folder::Folder;
 use crate::artifacts::output::{preflight, preflight_dir, write_atomic};
 use crate::cmd::limits;
 use crate::cmd::progress::{ProgressArgs, Watched};
@@ -50,6 +51,10 @@ pub struct Args {
     /// anomalous trials to DIR/replay.txt.
     #[arg(long, value_name = "DIR")]
     pub trace_out: Option<PathBuf>,
+    /// With --trace-out: reuse a folder an earlier run wrote, removing the files its manifest
+    /// (`.agentsim-manifest`) lists; a folder holding any other file is still refused.
+    #[arg(long, requires = "trace_out")]
+    pub force: bool,
     /// Write every generation as a recording (JSONL) that a `recorded` generator replays.
     #[arg(long, value_name = "FILE")]
     pub record_out: Option<PathBuf>,
@@ -67,9 +72,19 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
-    if let Some(dir) = &args.trace_out {
-        preflight_dir(dir)?;
-    }
+    crate::artifacts::paths::Paths::new()
+        .scenario(&args.scenario)
+        .folder("--trace-out", args.trace_out.as_deref())
+        .output("--record-out", args.record_out.as_deref())
+        .output("--partial-out", args.shard.partial_out.as_deref())
+        .check()?;
+    let traces = match &args.trace_out {
+        Some(dir) => {
+            preflight_dir(dir)?;
+            Some(Folder::claim(dir, "--trace-out", args.force)?)
+        }
+        None => None,
+    };
     if let Some(file) = &args.record_out {
         preflight(file)?;
     }
@@ -87,7 +102,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut src = Watched::new("simulate", Some(cfg.trials), args.progress);
     let res = src.run(&cfg).map_err(|e| anyhow!("{e}"))?;
     src.finish();
-    if let Some(dir) = &args.trace_out {
+    if let Some(dir) = &traces {
         write_traces(dir, &cfg, &res)?;
     }
     if let Some(file) = &args.record_out {
@@ -232,15 +247,19 @@ fn first_replay(cfg: &RunConfig<'_>, res: &RunResult) -> Option<ReplayLine> {
     replay_line(cfg, t.metrics.trial, &t.metrics.schedule).ok()
 }
 
-fn write_traces(dir: &std::path::Path, cfg: &RunConfig<'_>, res: &RunResult) -> Result<()> {
+fn write_traces(dir: &Folder, cfg: &RunConfig<'_>, res: &RunResult) -> Result<()> {
     let width = (res.trials.len().max(2) - 1).to_string().len().max(5);
+    let name = |trial: u64| format!("trial-{trial:0width$}.jsonl");
+    let mut names: Vec<String> = res.trials.iter().map(|t| name(t.metrics.trial)).collect();
+    names.push("replay.txt".to_owned());
+    dir.start("simulate --trace-out", &names)?;
     let mut lines = String::new();
     for t in &res.trials {
         let h = t
             .history
             .as_ref()
             .context("histories are kept with --trace-out")?;
-        let path = dir.join(format!("trial-{:0width$}.jsonl", t.metrics.trial));
+        let path = dir.path(&name(t.metrics.trial));
         write_atomic(&path, agentsim_jsonl::write_history(h).as_bytes())?;
         if !t.metrics.anomalies.is_empty() {
             let l = replay_line(cfg, t.metrics.trial, &t.metrics.schedule)?;
@@ -252,7 +271,7 @@ fn write_traces(dir: &std::path::Path, cfg: &RunConfig<'_>, res: &RunResult) -> 
             );
         }
     }
-    write_atomic(&dir.join("replay.txt"), lines.as_bytes())
+    write_atomic(&dir.path("replay.txt"), lines.as_bytes())
 }
 
 fn write_recording(file: &std::path::Path, res: &RunResult) -> Result<()> {
@@ -284,7 +303,7 @@ fn text(cfg: &RunConfig<'_>, agg: &Aggregate, replay: Option<&ReplayLine>) -> St
     let _ = writeln!(
         s,
         "scenario {} ({}), runtime {}, scheduler {}, seed {}, {} trials",
-        cfg.scenario.name,
+        agentsim_models::escape_text(&cfg.scenario.name),
         cfg.scenario.file.display(),
         cfg.runtime.name(),
         cfg.scheduler.name(),

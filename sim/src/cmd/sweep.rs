@@ -136,6 +136,10 @@ impl Seeded for Job {
     const COMMAND: &'static str = "sweep";
     type Output = (sweep::SweepFile, Vec<sweep::SweepResult>);
 
+    fn inputs(&self) -> Vec<(&'static str, std::path::PathBuf)> {
+        vec![("the sweep file", self.sweep.clone())]
+    }
+
     fn seed(&self) -> u64 {
         self.file().map_or(0, |f| f.seed)
     }

@@ -11,3 +11,4 @@ mod figures_reproduce;
 mod limits;
 mod outputs;
 mod progress;
+mod same_file;

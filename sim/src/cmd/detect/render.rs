@@ -11,7 +11,7 @@ use agentsim_models::detect::stream::{Found, Write};
 use agentsim_models::detect::{
     A1Witness, A2Reason, A2Witness, A3ResidueWitness, A3Witness, A6Witness, L1StructViolation,
 };
-use agentsim_models::{Agent, Cell, History, Names, OpRecord, Value, ValueKey};
+use agentsim_models::{escape_text, Agent, Cell, History, Names, OpRecord, Value, ValueKey};
 use serde_json::{json, Value as Json};
 
 /// The printed witnesses of a whole history (the `--spec` path).
@@ -111,8 +111,19 @@ impl Render<'_> {
         format!("[{}]", items.join(", "))
     }
 
-    /// The witness as one line of text.
+    /// The witness as one line of text. Names and values are the history's, so the line is
+    /// escaped ([`escape_text`]): a newline or a bidi control in a name prints as `\n` or
+    /// `\u{202e}` and cannot start a line of its own. The template has neither, so a line
+    /// without them is printed as it is.
     pub fn text(&self, k: &Found) -> String {
+        let line = self.line(k);
+        match escape_text(&line) {
+            std::borrow::Cow::Owned(escaped) => escaped,
+            std::borrow::Cow::Borrowed(_) => line,
+        }
+    }
+
+    fn line(&self, k: &Found) -> String {
         match k {
             Found::A1 {
                 w,
