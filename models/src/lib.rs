@@ -21,6 +21,7 @@ pub mod record;
 pub mod replica;
 pub mod runtime;
 pub mod value_key;
+pub mod verdict;
 
 pub use anomaly::Anomaly;
 pub use detect::Report;
@@ -28,3 +29,4 @@ pub use history::{History, HistoryError};
 pub use names::{Agent, Cell, Names, Replica, Tool, Value};
 pub use record::{OpRecord, ReadMeta, Registry, ToolEntry, ValueMap};
 pub use value_key::ValueKey;
+pub use verdict::{Reason, Verdict};
