@@ -121,7 +121,7 @@ fn threads(args: &Args) -> usize {
 }
 
 /// A `--fail-on` name: any anomaly of the catalogue the text and JSON report.
-fn parse_fail_on(s: &str) -> Result<Anomaly, String> {
+pub(crate) fn parse_fail_on(s: &str) -> Result<Anomaly, String> {
     match Anomaly::parse(s) {
         Some(a) if reported(a) => Ok(a),
         _ => Err(format!(
