@@ -10,4 +10,5 @@ mod detect_a4;
 mod detect_cli;
 mod detect_stream;
 mod detect_threads;
+mod detect_verdicts;
 mod ingest_cli;
