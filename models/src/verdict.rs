@@ -190,7 +190,10 @@ mod tests {
         let empty = Verdict::CannotTell(Reason::EmptyInput);
         assert_eq!(empty.to_string(), "cannot tell (empty input)");
         let ub = Verdict::upper_bound(true, "whole state read");
-        assert_eq!(ub.to_string(), "cannot tell (upper bound: whole state read)");
+        assert_eq!(
+            ub.to_string(),
+            "cannot tell (upper bound: whole state read)"
+        );
     }
 
     #[test]
@@ -217,7 +220,10 @@ mod tests {
             assert_eq!(serde_json::from_str::<Verdict>(&text(&v)).unwrap(), v);
         }
         let budget = Verdict::CannotTell(Reason::Budget("states_max".into()));
-        assert_eq!(serde_json::from_str::<Verdict>(&text(&budget)).unwrap(), budget);
+        assert_eq!(
+            serde_json::from_str::<Verdict>(&text(&budget)).unwrap(),
+            budget
+        );
     }
 
     #[test]

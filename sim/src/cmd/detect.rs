@@ -41,12 +41,12 @@ use agentsim_models::lattice::{self, Point};
 use agentsim_models::{Anomaly, History, Verdict};
 use clap::Args as ClapArgs;
 use render::{FromHistory, Render};
-use verdicts::Verdicts;
 use serde_json::{json, Value as Json};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use verdicts::Verdicts;
 
 /// Detect anomalies in a JSON Lines history.
 #[derive(Debug, ClapArgs)]

@@ -103,7 +103,10 @@ mod tests {
         let all = |g: GateArgs, vs: &[Verdict]| g.outcome(vs);
         assert_eq!(all(strict, &[Verdict::Holds]), Outcome::Pass);
         assert_eq!(all(strict, &[]), Outcome::Pass);
-        assert_eq!(all(strict, &[Verdict::Holds, untold()]), Outcome::CannotTell);
+        assert_eq!(
+            all(strict, &[Verdict::Holds, untold()]),
+            Outcome::CannotTell
+        );
         assert_eq!(all(lax, &[Verdict::Holds, untold()]), Outcome::Pass);
         assert_eq!(all(strict, &[untold(), Verdict::Violated]), Outcome::Fail);
         assert_eq!(all(lax, &[untold(), Verdict::Violated]), Outcome::Fail);
@@ -111,12 +114,17 @@ mod tests {
 
     #[test]
     fn every_cannot_tell_is_said_with_its_reason() {
-        let vs = vec![("A1".to_owned(), Verdict::Holds), ("A3".to_owned(), untold())];
+        let vs = vec![
+            ("A1".to_owned(), Verdict::Holds),
+            ("A3".to_owned(), untold()),
+        ];
         let strict = GateArgs::default().messages("--fail-on", &vs);
         assert_eq!(
             strict,
-            ["error: --fail-on A3: cannot tell (undecidable: no provenance); a gate does not \
-              pass on that (pass --allow-cannot-tell to let it)"]
+            [
+                "error: --fail-on A3: cannot tell (undecidable: no provenance); a gate does not \
+              pass on that (pass --allow-cannot-tell to let it)"
+            ]
         );
         let lax = GateArgs {
             allow_cannot_tell: true,

@@ -35,13 +35,25 @@ fn detect_stdin(input: &[u8], args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run agentsim");
-    child.stdin.take().expect("stdin").write_all(input).expect("write stdin");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
     child.wait_with_output().expect("wait")
 }
 
 #[test]
 fn an_undecidable_gate_exits_2_with_the_reason() {
-    let (c, err) = code(&["detect", OTEL_SEQUENCED, "--from", "otel", "--fail-on", "A3"]);
+    let (c, err) = code(&[
+        "detect",
+        OTEL_SEQUENCED,
+        "--from",
+        "otel",
+        "--fail-on",
+        "A3",
+    ]);
     assert_eq!(c, Some(2), "{err}");
     assert!(
         err.contains("--fail-on A3: cannot tell (undecidable: spans carry no provenance"),
@@ -52,13 +64,27 @@ fn an_undecidable_gate_exits_2_with_the_reason() {
     assert_eq!(c, Some(2), "{err}");
     assert!(err.contains("checkpoints carry no tool registry"), "{err}");
     // A decided anomaly of the same trace still gates normally.
-    let (c, err) = code(&["detect", OTEL_SEQUENCED, "--from", "otel", "--fail-on", "A1,A6"]);
+    let (c, err) = code(&[
+        "detect",
+        OTEL_SEQUENCED,
+        "--from",
+        "otel",
+        "--fail-on",
+        "A1,A6",
+    ]);
     assert_eq!(c, Some(0), "{err}");
 }
 
 #[test]
 fn allow_cannot_tell_lets_it_pass_and_says_so() {
-    let args = ["detect", OTEL_SEQUENCED, "--from", "otel", "--fail-on", "A3"];
+    let args = [
+        "detect",
+        OTEL_SEQUENCED,
+        "--from",
+        "otel",
+        "--fail-on",
+        "A3",
+    ];
     let mut lax = args.to_vec();
     lax.push("--allow-cannot-tell");
     let (c, err) = code(&lax);
@@ -78,7 +104,10 @@ fn an_upper_bound_holds_when_empty_and_cannot_tell_what_it_found() {
     let found = "scenarios/traces/langgraph/stale_read.sqlite";
     let (c, err) = code(&["detect", found, "--from", "langgraph", "--fail-on", "A1"]);
     assert_eq!(c, Some(2), "{err}");
-    assert!(err.contains("cannot tell (upper bound: reads are every state key"), "{err}");
+    assert!(
+        err.contains("cannot tell (upper bound: reads are every state key"),
+        "{err}"
+    );
     let clean = "scenarios/traces/langgraph/stale_read_fixed.sqlite";
     let (c, err) = code(&["detect", clean, "--from", "langgraph", "--fail-on", "A1"]);
     assert_eq!(c, Some(0), "{err}");
@@ -90,11 +119,23 @@ fn an_empty_history_cannot_tell_anything() {
     assert_eq!(out.status.code(), Some(2));
     let text = stdout(&out);
     assert!(text.contains("-: 0 records"), "{text}");
-    assert!(text.contains("A1 stale-generation: cannot tell (empty input), none found"), "{text}");
-    assert!(text.contains("L1_struct: cannot tell (empty input)"), "{text}");
-    assert!(text.contains("level: L0..L4 (cannot tell A1, A2, A3, A6)"), "{text}");
+    assert!(
+        text.contains("A1 stale-generation: cannot tell (empty input), none found"),
+        "{text}"
+    );
+    assert!(
+        text.contains("L1_struct: cannot tell (empty input)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("level: L0..L4 (cannot tell A1, A2, A3, A6)"),
+        "{text}"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--fail-on A1: cannot tell (empty input)"), "{err}");
+    assert!(
+        err.contains("--fail-on A1: cannot tell (empty input)"),
+        "{err}"
+    );
     // Without a gate the report is all there is: exit 0.
     let out = detect_stdin(b"", &["--json"]);
     assert_eq!(out.status.code(), Some(0));
@@ -125,8 +166,14 @@ fn the_text_report_gives_each_verdict_and_a_level_range() {
     }
     let out = agentsim(&["detect", "scenarios/histories/a6_tool_reordering.jsonl"]);
     let text = stdout(&out);
-    assert!(text.contains("A6 tool-effect reordering: violated, 1 witness\n"), "{text}");
-    assert!(text.contains("level: L2 (no A1, A3; exhibits A6)\n"), "{text}");
+    assert!(
+        text.contains("A6 tool-effect reordering: violated, 1 witness\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("level: L2 (no A1, A3; exhibits A6)\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -144,7 +191,11 @@ fn json_carries_the_three_values_as_data() {
     // The keys that were there stay, with their meaning: what the detector found.
     assert_eq!(v["level"], json!(4));
     assert_eq!(v["exhibits"], json!([]));
-    let out = agentsim(&["detect", "scenarios/histories/a6_tool_reordering.jsonl", "--json"]);
+    let out = agentsim(&[
+        "detect",
+        "scenarios/histories/a6_tool_reordering.jsonl",
+        "--json",
+    ]);
     let v: Json = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["verdicts"]["A6"], json!({ "verdict": "violated" }));
     assert_eq!(v["verdicts"]["A4"]["reason"]["kind"], "undecidable");

@@ -32,8 +32,18 @@ fn fail_on_exits_1_on_the_anomalous_run_and_0_on_its_fixed_twin() {
         .unwrap_or_else(|| panic!("{err}"));
     let replay = line.split_once("the first: ").expect("replay").1;
     assert!(replay.starts_with("agentsim replay 'scenario="), "{replay}");
-    assert!(out.contains(&format!("replay: {replay}")), "the summary's own line\n{out}");
-    let fixed = ["simulate", EDIT_REVIEW, "--trials", "40", "--runtime", "ssi"];
+    assert!(
+        out.contains(&format!("replay: {replay}")),
+        "the summary's own line\n{out}"
+    );
+    let fixed = [
+        "simulate",
+        EDIT_REVIEW,
+        "--trials",
+        "40",
+        "--runtime",
+        "ssi",
+    ];
     let (c, _, err) = run(&[&fixed[..], &["--fail-on", "A1,A3"]].concat());
     assert_eq!(c, Some(0), "{err}");
     // An anomaly not listed does not fail the gate.
@@ -47,14 +57,20 @@ fn a_run_that_cannot_tell_exits_2_unless_allowed() {
     let a4 = ["simulate", EDIT_REVIEW, "--trials", "5", "--fail-on", "A4"];
     let (c, _, err) = run(&a4);
     assert_eq!(c, Some(2), "{err}");
-    assert!(err.contains("--fail-on A4: cannot tell (undecidable:"), "{err}");
+    assert!(
+        err.contains("--fail-on A4: cannot tell (undecidable:"),
+        "{err}"
+    );
     let (c, _, err) = run(&[&a4[..], &["--allow-cannot-tell"]].concat());
     assert_eq!(c, Some(0), "{err}");
     // Trials cut at events_max before showing A6: their "none" is no answer (budget).
     let cut = edit_review_with("cut.toml", "[schedule]\nevents_max = 4");
     let (c, _, err) = run(&["simulate", &cut, "--trials", "5", "--fail-on", "A6"]);
     assert_eq!(c, Some(2), "{err}");
-    assert!(err.contains("cannot tell (budget: 5 of 5 trials hit events_max"), "{err}");
+    assert!(
+        err.contains("cannot tell (budget: 5 of 5 trials hit events_max"),
+        "{err}"
+    );
 }
 
 #[test]

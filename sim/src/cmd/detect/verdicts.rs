@@ -69,7 +69,10 @@ impl Verdicts {
 
     /// The `--fail-on` gate's named verdicts.
     pub fn gated(&self, fail_on: &[Anomaly]) -> Vec<(String, Verdict)> {
-        fail_on.iter().map(|&a| (a.name().to_owned(), self.get(a))).collect()
+        fail_on
+            .iter()
+            .map(|&a| (a.name().to_owned(), self.get(a)))
+            .collect()
     }
 }
 
