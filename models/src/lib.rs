@@ -22,6 +22,7 @@ pub mod replica;
 pub mod runtime;
 pub mod text;
 pub mod value_key;
+pub mod verdict;
 
 pub use anomaly::Anomaly;
 pub use detect::Report;
@@ -30,3 +31,4 @@ pub use names::{Agent, Cell, Names, Replica, Tool, Value};
 pub use record::{OpRecord, ReadMeta, Registry, ToolEntry, ValueMap};
 pub use text::escape_text;
 pub use value_key::ValueKey;
+pub use verdict::{Reason, Verdict};

@@ -59,6 +59,9 @@ pub struct TrialResult {
     /// The history with the scenario's names, if kept.
     pub history: Option<History>,
     pub recorded: Vec<String>,
+    /// Events with two or more enabled (the scheduler's real decisions); `None` when the
+    /// trial came from a partial result, which does not carry it.
+    pub choice_points: Option<u64>,
 }
 
 /// A run's results, in trial order, and their aggregate.
@@ -159,6 +162,7 @@ fn run_range(cfg: &RunConfig<'_>, lo: u64, hi: u64) -> Result<Vec<TrialResult>, 
             metrics,
             history,
             recorded: run.recorded,
+            choice_points: Some(run.counters.choice_points),
         });
     }
     Ok(out)

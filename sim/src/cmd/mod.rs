@@ -13,6 +13,7 @@ pub mod cpl;
 pub mod cpl_twin;
 pub mod deployed;
 pub mod detect;
+pub mod gate;
 pub mod ingest;
 pub mod lattice;
 pub mod limits;

@@ -4,6 +4,15 @@
 //!
 //! Same seed → byte-identical output, whatever `--threads`. A summary estimates rates under
 //! the modelled timing; it does not prove an anomaly impossible (0/N is not "never").
+//!
+//! `--fail-on A1,A2,…` makes the run a gate: exit 1 when some trial exhibits a listed anomaly
+//! (stderr names it with the replay line of the first trial that does), else 0; exit 2 when
+//! the run cannot tell (no trial completed, a trial hit `events_max` before an anomaly was
+//! seen, or A4, which the single-store engine never records), unless `--allow-cannot-tell`.
+//!
+//! A scheduler explores interleavings only where two events are enabled together. When an
+//! explicit `--scheduler` had no such choice in any trial, stderr says so (a `hint:`): every
+//! schedule was then the latency order, and another scheduler would print the same numbers.
 
 use crate::artifacts::folder::Folder;
 use crate::artifacts::output::{preflight, preflight_dir, write_atomic};
@@ -12,7 +21,7 @@ use crate::cmd::progress::{ProgressArgs, Watched};
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use agentsim_models::runtime::Stack;
-use agentsim_models::Anomaly;
+use agentsim_models::{Anomaly, Reason, Verdict};
 use agentsim_sim::generator::recorded;
 use agentsim_sim::metrics::{reported, Aggregate};
 use agentsim_sim::replay_line::ReplayLine;
@@ -41,9 +50,15 @@ pub struct Args {
     /// Number of trials (1..=1000000), overriding the scenario's.
     #[arg(long, value_parser = limits::trials)]
     pub trials: Option<u64>,
-    /// `random` or `pct:D` (PCT with bug depth D).
-    #[arg(long, default_value = "random")]
-    pub scheduler: SchedulerSpec,
+    /// `random` (the default) or `pct:D` (PCT with bug depth D).
+    #[arg(long)]
+    pub scheduler: Option<SchedulerSpec>,
+    /// Exit 1 if any trial exhibits one of these anomalies (comma-separated: A1,A2,A3,A6;
+    /// A4 cannot be told here); exit 2 if the run cannot tell (see `--allow-cannot-tell`).
+    #[arg(long, value_delimiter = ',', value_parser = super::detect::parse_fail_on)]
+    pub fail_on: Vec<Anomaly>,
+    #[command(flatten)]
+    pub gate: super::gate::GateArgs,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -91,6 +106,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let sc = Scenario::load(&args.scenario)?;
     let cfg = config(&args, &sc)?;
     if let Some((slice, file)) = args.shard.slice()? {
+        if !args.fail_on.is_empty() {
+            return Err(anyhow!(
+                "--fail-on gates the whole run: it does not combine with --partial-out (run \
+                 it on the unsharded command)"
+            ));
+        }
         if args.trace_out.is_some() || args.record_out.is_some() {
             return Err(anyhow!(
                 "--trace-out and --record-out need every trial: they do not combine with \
@@ -108,7 +129,99 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(file) = &args.record_out {
         write_recording(file, &res)?;
     }
-    print_run(&cfg, &res, args.json)
+    let code = print_run(&cfg, &res, args.json)?;
+    if args.scheduler.is_some() {
+        if let Some(hint) = no_choice_hint(&cfg, &res) {
+            eprintln!("{hint}");
+        }
+    }
+    if args.fail_on.is_empty() {
+        return Ok(code);
+    }
+    gate(&cfg, &res, &args.fail_on, args.gate)
+}
+
+/// The `--fail-on` gate over a finished run: each violated anomaly named on stderr with the
+/// replay line of the first trial that exhibits it, then the exit code.
+fn gate(
+    cfg: &RunConfig<'_>,
+    res: &RunResult,
+    fail_on: &[Anomaly],
+    gate: super::gate::GateArgs,
+) -> Result<ExitCode> {
+    let agg = &res.aggregate;
+    let verdicts: Vec<(String, Verdict)> = fail_on
+        .iter()
+        .map(|&a| (a.name().to_owned(), verdict(agg, a)))
+        .collect();
+    for (&a, (_, v)) in fail_on.iter().zip(&verdicts) {
+        if *v != Verdict::Violated {
+            continue;
+        }
+        let first = res.trials.iter().find(|t| t.metrics.has(a));
+        let first = first.context("a violated anomaly has a trial that exhibits it")?;
+        let line = replay_line(cfg, first.metrics.trial, &first.metrics.schedule)?;
+        let k = agg.rate(a).map_or(0, |p| p.k);
+        eprintln!(
+            "--fail-on {a}: {k}/{} trials exhibit {a}; the first: {}",
+            agg.trials,
+            line.command()
+        );
+    }
+    Ok(gate.finish("--fail-on", &verdicts))
+}
+
+/// Whether a run exhibits `a`: violated when some trial does; cannot tell when no trial
+/// completed, when a trial was cut at `events_max` and none showed `a` (the rest of that
+/// trial might have), or for A4 (the engine's single store records no replica metadata);
+/// else holds (on these trials: 0/N is not "never").
+pub fn verdict(agg: &Aggregate, a: Anomaly) -> Verdict {
+    if agg.trials == 0 {
+        return Verdict::CannotTell(Reason::EmptyInput);
+    }
+    let k = match agg.rate(a) {
+        Some(p) => p.k,
+        None => {
+            return Verdict::CannotTell(Reason::Undecidable(format!(
+                "{a} needs a replicated store; the simulator's single store records no \
+                 replica metadata (run `agentsim split-view` for {a})"
+            )))
+        }
+    };
+    match (k, agg.truncated) {
+        (0, 0) => Verdict::Holds,
+        (0, cut) => Verdict::CannotTell(Reason::Budget(format!(
+            "{cut} of {} trials hit events_max with agents still running and none showed {a}; \
+             raise [schedule] events_max",
+            agg.trials
+        ))),
+        _ => Verdict::Violated,
+    }
+}
+
+/// The hint when the scheduler never had a choice: in every trial no two events were ever
+/// enabled together, so every schedule was the latency order (`None` if some trial had a
+/// choice, or its count is unknown because the trials came from partial results).
+pub fn no_choice_hint(cfg: &RunConfig<'_>, res: &RunResult) -> Option<String> {
+    let mut events = 0;
+    for t in &res.trials {
+        if t.choice_points? > 0 {
+            return None;
+        }
+        events += t.metrics.events;
+    }
+    let w = cfg.scenario.window_ms;
+    let why = match w {
+        0 => "window_ms = 0, so only events due in the same millisecond are".to_owned(),
+        w => format!("window_ms = {w}, and no two events were ever due within {w} ms"),
+    };
+    Some(format!(
+        "hint: {} had no choice to make: no two events were ever enabled together in {} \
+         trials ({events} events; {why}); every schedule is the latency order, so every \
+         scheduler gives these numbers (raise [schedule] window_ms to let it reorder)",
+        cfg.scheduler.name(),
+        res.trials.len()
+    ))
 }
 
 /// The summary on stdout (text or `--json`) and the truncation warning on stderr.
@@ -139,7 +252,7 @@ fn config<'a>(args: &Args, sc: &'a Scenario) -> Result<RunConfig<'a>> {
     cfg.seed = args.seed.unwrap_or(sc.seed);
     // Both are within 1..=TRIALS_MAX: the flag by its parser, the file's by the loader.
     cfg.trials = args.trials.unwrap_or(sc.trials);
-    cfg.scheduler = args.scheduler.clone();
+    cfg.scheduler = args.scheduler.clone().unwrap_or(SchedulerSpec::Random);
     cfg.threads = args.threads.unwrap_or_else(limits::default_threads);
     cfg.on_missing = args.on_missing;
     cfg.keep_histories = args.trace_out.is_some();

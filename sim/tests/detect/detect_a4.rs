@@ -69,8 +69,8 @@ fn text_output_has_an_a4_section() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
-            "A4 split-view (replicated store, outside the lattice): 1 witness\n  c1 at committed \
-             version 1: record 1 (a2) got NULL from s1, but record 2 (a1) got v1 from primary\n"
+            "A4 split-view (replicated store, outside the lattice): violated, 1 witness\n  c1 at \
+             committed version 1: record 1 (a2) got NULL from s1, but record 2 (a1) got v1 from primary\n"
         ),
         "{text}"
     );

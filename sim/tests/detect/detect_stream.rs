@@ -241,7 +241,7 @@ fn a_quadratic_witness_list_is_counted_and_cut() {
     let text = agentsim(&["detect", p, "--max-witnesses", "1"]);
     let text = String::from_utf8_lossy(&text.stdout);
     let want = format!(
-        "A1 stale-generation: {total} witnesses (1 listed, {} left out",
+        "A1 stale-generation: violated, {total} witnesses (1 listed, {} left out",
         total - 1
     );
     assert!(text.contains(&want), "{text}");

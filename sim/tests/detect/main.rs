@@ -10,5 +10,6 @@ mod detect_a4;
 mod detect_cli;
 mod detect_stream;
 mod detect_threads;
+mod detect_verdicts;
 mod escape_cli;
 mod ingest_cli;

@@ -8,6 +8,7 @@ mod exp_twins;
 mod exp_workloads;
 mod shard_merge;
 mod sim_determinism;
+mod sim_gates;
 mod sim_guards;
 mod sim_replay;
 mod sim_scenarios;

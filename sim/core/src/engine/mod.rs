@@ -61,6 +61,9 @@ pub struct Counters {
     pub tokens_wasted: u64,
     pub makespan_ms: u64,
     pub events: u64,
+    /// Events at which two or more events were enabled: the scheduler's only real
+    /// decisions (at every other event it can take just the one).
+    pub choice_points: u64,
     /// The trial hit `events_max` with agents still running.
     pub truncated: bool,
 }
@@ -276,6 +279,7 @@ impl<R: Runtime> Engine<'_, R> {
             }));
             if enabled.len() > 1 {
                 enabled.sort_by_key(|&i| (self.agents[i].due_ms, i));
+                self.c.choice_points += 1;
             }
             let pos = sched.choose(self.event, &enabled);
             assert!(

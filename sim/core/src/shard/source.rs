@@ -206,6 +206,7 @@ impl TrialSource for Replay {
                 metrics,
                 history: None,
                 recorded: Vec::new(),
+                choice_points: None,
             })
             .collect();
         Ok(RunResult { trials, aggregate })

@@ -31,14 +31,14 @@
 mod batch;
 mod render;
 mod stream;
+mod verdicts;
 
 use agentsim_jsonl as jsonl;
-use agentsim_models::anomaly::Scope;
 use agentsim_models::detect::stream::{Found, Limits};
 use agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT;
 use agentsim_models::detect::{spec, Summary, Witnesses};
 use agentsim_models::lattice::{self, Point};
-use agentsim_models::{Anomaly, History};
+use agentsim_models::{Anomaly, History, Verdict};
 use clap::Args as ClapArgs;
 use render::{FromHistory, Render};
 use serde_json::{json, Value as Json};
@@ -46,6 +46,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use verdicts::Verdicts;
 
 /// Detect anomalies in a JSON Lines history.
 #[derive(Debug, ClapArgs)]
@@ -66,9 +67,12 @@ pub struct Args {
     /// Also report the A3 residue form (reads of values nobody had written).
     #[arg(long)]
     pub residue: bool,
-    /// Exit 1 if any of these anomalies is present (comma-separated: A1,A2,A3,A4,A6).
+    /// Exit 1 if any of these anomalies is present (comma-separated: A1,A2,A3,A4,A6); exit 2
+    /// if one of them cannot be told on this history (see `--allow-cannot-tell`).
     #[arg(long, value_delimiter = ',', value_parser = parse_fail_on)]
     pub fail_on: Vec<Anomaly>,
+    #[command(flatten)]
+    pub gate: super::gate::GateArgs,
     /// Use the spec-form detectors (quadratic; for cross-checking small histories).
     #[arg(long)]
     pub spec: bool,
@@ -117,7 +121,7 @@ fn threads(args: &Args) -> usize {
 }
 
 /// A `--fail-on` name: any anomaly of the catalogue the text and JSON report.
-fn parse_fail_on(s: &str) -> Result<Anomaly, String> {
+pub(crate) fn parse_fail_on(s: &str) -> Result<Anomaly, String> {
     match Anomaly::parse(s) {
         Some(a) if reported(a) => Ok(a),
         _ => Err(format!(
@@ -169,7 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             idle: std::time::Duration::from_millis(args.idle_ms),
             threads: threads(&args),
         };
-        return stream::run(&args.file, cfg, &args.fail_on);
+        return stream::run(&args.file, cfg, &args.fail_on, args.gate);
     }
     let source = super::ingest::Ingest::of(args.from, args.thread.clone())?;
     // Errors already name the file, the line, the column and the key.
@@ -186,10 +190,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let expect = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
         batch::run(f, &file, expect, batch_config(&args))?
     };
-    let s = &outcome.summary;
+    let verdicts = Verdicts::of(&outcome.summary, &file, ingest.as_ref());
     let printed = match args.json {
         true => {
-            let mut v = to_json(&outcome, args.residue);
+            let mut v = to_json(&outcome, &verdicts, args.residue);
             if let Some(ingest) = &ingest {
                 v["ingest"] = ingest.to_json();
             }
@@ -197,7 +201,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         false => {
             let head = ingest.as_ref().map(|i| i.to_text()).unwrap_or_default();
-            head + &text(&file, &outcome, args.residue)
+            head + &text(&file, &outcome, &verdicts, args.residue)
         }
     };
     let mut out = std::io::stdout().lock();
@@ -206,31 +210,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         r => r?,
     }
     drop(out);
-    undecidable(&file, &args.fail_on, s)?;
-    Ok(exit_code(s, &args.fail_on))
+    Ok(gate(&verdicts, &args.fail_on, args.gate))
 }
 
-/// 1 if `--fail-on` names an anomaly that is present, else 0.
-fn exit_code(s: &Summary, fail_on: &[Anomaly]) -> ExitCode {
-    let failed = fail_on.iter().any(|&a| s.has(a));
-    ExitCode::from(u8::from(failed))
-}
-
-/// Fails (exit 2) when `--fail-on` names an anomaly the history cannot decide (by the
-/// catalogue's scope: A4 needs replica metadata), so that its absence is not read as a pass.
-fn undecidable(file: &str, fail_on: &[Anomaly], s: &Summary) -> anyhow::Result<()> {
-    let decidable = |a: &Anomaly| match a.scope() {
-        Scope::Any => true,
-        Scope::Replicated => s.replica_meta,
-    };
-    match fail_on.iter().find(|a| !decidable(a)) {
-        None => Ok(()),
-        Some(a) => anyhow::bail!(
-            "--fail-on {a}: {a} needs a replicated-store history, and {file} has no replica \
-             metadata (`read_replica`, `read_version`) on any record, so {a} cannot be decided \
-             on it: drop {a} from --fail-on, or record which replica served each read"
-        ),
-    }
+/// The `--fail-on` gate: 1 if a named anomaly is violated, else 2 if one cannot be told on
+/// this history (unless `--allow-cannot-tell`), else 0; each *cannot tell* is said on stderr
+/// with its reason, so that the absence of a witness is never read as a pass.
+fn gate(v: &Verdicts, fail_on: &[Anomaly], gate: super::gate::GateArgs) -> ExitCode {
+    gate.finish("--fail-on", &v.gated(fail_on))
 }
 
 /// Whether an error is a write to a closed pipe (the reader of stdout went away).
@@ -295,8 +282,8 @@ fn list<'a>(o: &'a batch::Outcome, name: &str) -> Vec<&'a Found> {
     ws
 }
 
-/// The `--json` object.
-fn to_json(o: &batch::Outcome, residue: bool) -> Json {
+/// The `--json` object: the lists, then what they mean (`verdicts`, `level_range`).
+fn to_json(o: &batch::Outcome, v: &Verdicts, residue: bool) -> Json {
     let r = Render(&o.names);
     let s = &o.summary;
     let rendered = |name: &str| -> Json { list(o, name).into_iter().map(|k| r.json(k)).collect() };
@@ -318,12 +305,21 @@ fn to_json(o: &batch::Outcome, residue: bool) -> Json {
     let point = Point::of(&s.anomalies());
     let names: Vec<&str> = point.members().iter().map(|a| a.name()).collect();
     let l1 = json!({ "holds": s.l1_struct_holds(), "violations": rendered("L1_struct") });
+    let (lo, hi) = v.level_range();
     json!({ "anomalies": anomalies, "exhibits": names, "level": lattice::level(point),
-            "L1_struct": l1, "left_out": left_out })
+            "L1_struct": l1, "left_out": left_out, "verdicts": verdicts_json(v),
+            "level_range": { "low": lo, "high": hi } })
+}
+
+/// `{"A1": {"verdict": "holds"}, "A3": {"verdict": "cannot_tell", "reason": …}, …}`: every
+/// anomaly `--fail-on` takes, A4 included (on a single-store history it cannot be told).
+fn verdicts_json(v: &Verdicts) -> Json {
+    let each = v.0.iter().map(|(a, v)| (a.name().to_owned(), json!(v)));
+    Json::Object(each.collect())
 }
 
 /// The human-readable report.
-fn text(file: &str, o: &batch::Outcome, residue: bool) -> String {
+fn text(file: &str, o: &batch::Outcome, v: &Verdicts, residue: bool) -> String {
     let (s, n) = (&o.summary, Render(&o.names));
     let mut out = String::new();
     let count = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
@@ -334,8 +330,9 @@ fn text(file: &str, o: &batch::Outcome, residue: bool) -> String {
         count(o.names.agents.len() as u64, "agent"),
         count(o.names.cells.len() as u64, "cell")
     );
-    let mut sec = |title: &str, name: &str, w: (u64, u64)| {
-        section(&mut out, title, w, &list(o, name), &n);
+    let mut sec = |title: &str, a: Anomaly, w: (u64, u64)| {
+        let verdict = v.0.iter().find(|(x, _)| *x == a).map(|(_, v)| v);
+        section(&mut out, title, verdict, w, &list(o, a.name()), &n);
     };
     let sections = |after_verdict: bool| {
         let mut these: Vec<Anomaly> = Anomaly::ALL
@@ -346,9 +343,11 @@ fn text(file: &str, o: &batch::Outcome, residue: bool) -> String {
         these
     };
     for a in sections(false) {
-        sec(&text_title(a), a.name(), (s.count(a), s.left_out(a)));
+        sec(&text_title(a), a, (s.count(a), s.left_out(a)));
     }
-    if s.l1_struct_holds() {
+    if s.records == 0 {
+        let _ = writeln!(out, "L1_struct: cannot tell (empty input)");
+    } else if s.l1_struct_holds() {
         let _ = writeln!(
             out,
             "L1_struct: holds (every read saw the latest committed write)"
@@ -357,20 +356,33 @@ fn text(file: &str, o: &batch::Outcome, residue: bool) -> String {
         section(
             &mut out,
             "L1_struct violated",
+            None,
             totals(&s.l1_struct),
             &list(o, "L1_struct"),
             &n,
         );
     }
     let point = Point::of(&s.anomalies());
-    let level = lattice::level(point);
     let _ = writeln!(out, "exhibits: {}", point.label());
-    let _ = writeln!(out, "level: L{level}{}", level_note(level));
+    let _ = writeln!(out, "level: {}", level_text(v));
     for a in sections(true) {
         let w = (s.count(a), s.left_out(a));
-        section(&mut out, &text_title(a), w, &list(o, a.name()), &n);
+        let verdict = v.0.iter().find(|(x, _)| *x == a).map(|(_, v)| v);
+        section(&mut out, &text_title(a), verdict, w, &list(o, a.name()), &n);
     }
     out
+}
+
+/// `L2 (no A1, A3; exhibits A6)` when every lattice anomaly is told, else the range and what
+/// could not be told: `L1..L4 (cannot tell A3)`.
+fn level_text(v: &Verdicts) -> String {
+    match v.level_range() {
+        (lo, hi) if lo == hi => format!("L{lo}{}", level_note(lo)),
+        (lo, hi) => {
+            let untold: Vec<&str> = v.untold().into_iter().map(Anomaly::name).collect();
+            format!("L{lo}..L{hi} (cannot tell {})", untold.join(", "))
+        }
+    }
 }
 
 /// Whether the report has a list for `a`: the lattice's four always, the residue form with
@@ -422,13 +434,26 @@ fn level_note(level: u8) -> &'static str {
     }
 }
 
-fn section(s: &mut String, title: &str, (total, left): (u64, u64), ws: &[&Found], n: &Render) {
-    if total == 0 {
-        let _ = writeln!(s, "{title}: none");
-        return;
-    }
+/// One anomaly's lines: its verdict (when it has one: the residue form and `L1_struct` are
+/// diagnostics), the witness count, and the listed witnesses.
+fn section(
+    s: &mut String,
+    title: &str,
+    verdict: Option<&Verdict>,
+    (total, left): (u64, u64),
+    ws: &[&Found],
+    n: &Render,
+) {
     let plural = if total == 1 { "" } else { "es" };
-    let _ = write!(s, "{title}: {total} witness{plural}");
+    let found = format!("{total} witness{plural}");
+    let _ = match (verdict, total) {
+        (None, 0) => write!(s, "{title}: none"),
+        (None, _) => write!(s, "{title}: {found}"),
+        (Some(v @ Verdict::Holds), _) => write!(s, "{title}: {v}"),
+        (Some(v @ Verdict::Violated), _) => write!(s, "{title}: {v}, {found}"),
+        (Some(v), 0) => write!(s, "{title}: {v}, none found"),
+        (Some(v), _) => write!(s, "{title}: {v}, {found} found"),
+    };
     if left > 0 {
         let _ = write!(
             s,

@@ -13,6 +13,7 @@
 //! the stream goes, so fresh values do not accumulate either way.
 
 use super::render::Render;
+use super::verdicts::Verdicts;
 use agentsim_jsonl as jsonl;
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
 use agentsim_models::detect::Summary;
@@ -61,7 +62,12 @@ impl Read for Follow {
 }
 
 /// Runs the stream over `path` (`-` for stdin), printing to stdout.
-pub fn run(path: &Path, cfg: Config, fail_on: &[Anomaly]) -> anyhow::Result<ExitCode> {
+pub fn run(
+    path: &Path,
+    cfg: Config,
+    fail_on: &[Anomaly],
+    gate: crate::cmd::gate::GateArgs,
+) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let outcome = if path.as_os_str() == "-" {
@@ -77,10 +83,11 @@ pub fn run(path: &Path, cfg: Config, fail_on: &[Anomaly]) -> anyhow::Result<Exit
     };
     match outcome {
         Ok(summary) => {
-            // The witnesses are out; a `--fail-on` the stream cannot decide is then exit 2.
+            // The witnesses and the summary are out; a `--fail-on` the stream cannot decide
+            // is then exit 2.
             drop(out);
-            super::undecidable(&path.display().to_string(), fail_on, &summary)?;
-            Ok(super::exit_code(&summary, fail_on))
+            let verdicts = Verdicts::of(&summary, &path.display().to_string(), None);
+            Ok(super::gate(&verdicts, fail_on, gate))
         }
         // A reader that went away (`| head`) is a normal end, not an error.
         Err(e) if super::is_broken_pipe(&e) => Ok(ExitCode::SUCCESS),
@@ -162,7 +169,7 @@ fn detect(
     let mut p = printer(&names, out, cfg.json);
     let summary = stream.finish(&mut p);
     settle(p)?;
-    let end = end(&summary, cfg.json, cfg.residue);
+    let end = end(&summary, file, cfg.json, cfg.residue);
     writeln!(out, "{end}")?;
     out.flush()?;
     Ok(summary)
@@ -244,10 +251,13 @@ impl Compactor {
     }
 }
 
-/// The closing summary: counts, left out, `L1_struct`, the set exhibited, level.
-fn end(s: &Summary, json: bool, residue: bool) -> String {
+/// The closing summary: counts, left out and verdicts, `L1_struct`, the set exhibited, the
+/// level (a range when some anomaly cannot be told).
+fn end(s: &Summary, file: &str, json: bool, residue: bool) -> String {
     let point = Point::of(&s.anomalies());
     let level = lattice::level(point);
+    let verdicts = Verdicts::of(s, file, None);
+    let (lo, hi) = verdicts.level_range();
     let mut lists: Vec<(&str, u64, u64)> = Anomaly::ALL
         .into_iter()
         .filter(|&a| super::shown(a, residue, s))
@@ -266,14 +276,23 @@ fn end(s: &Summary, json: bool, residue: bool) -> String {
         let names: Vec<&str> = point.members().iter().map(|a| a.name()).collect();
         return json!({ "end": { "records": s.records, "witnesses": counts, "left_out": left,
                                 "L1_struct_holds": s.l1_struct_holds(),
-                                "exhibits": names, "level": level } })
+                                "exhibits": names, "level": level,
+                                "verdicts": super::verdicts_json(&verdicts),
+                                "level_range": { "low": lo, "high": hi } } })
         .to_string();
     }
     let mut text = format!("end of stream: {} records", s.records);
     for (k, n, left) in lists {
         text.push_str(&format!("\n{k}: {n} witnesses ({left} not listed)"));
+        if let Some((_, v)) = verdicts.0.iter().find(|(a, _)| a.name() == k) {
+            text.push_str(&format!(", {v}"));
+        }
     }
-    text.push_str(&format!("\nexhibits: {}\nlevel: L{level}", point.label()));
+    let level = match (lo, hi) {
+        (lo, hi) if lo == hi => format!("L{level}"),
+        (lo, hi) => format!("L{lo}..L{hi}"),
+    };
+    text.push_str(&format!("\nexhibits: {}\nlevel: {level}", point.label()));
     text
 }
 

@@ -1,0 +1,99 @@
+//! Each anomaly's verdict on one history: *holds*, *violated*, or *cannot tell* and why.
+//!
+//! The detectors answer "found" or "none"; whether that answer is the verdict depends on what
+//! the history could show:
+//! * no record at all: *cannot tell (empty input)* for every anomaly;
+//! * A4 on a history without replica metadata: *cannot tell (undecidable)*, since only reads
+//!   served by different replicas can disagree;
+//! * an anomaly the ingestion reported *undecidable* (the source lacks what the definition
+//!   needs): *cannot tell (undecidable)*, found or not;
+//! * an anomaly the ingestion reported an *upper bound* (the history over-approximates what
+//!   was read): a witness may be a false alarm, so *found* is *cannot tell (upper bound)*; but
+//!   *none* holds, because nothing real can hide below an over-approximation that is empty;
+//! * otherwise the detector's answer: *violated* if found, else *holds*.
+//!
+//! The level is then a range: the lowest if every untold anomaly were present, the highest if
+//! none were.
+
+use agentsim_ingest::Report;
+use agentsim_models::detect::Summary;
+use agentsim_models::lattice::{self, Point};
+use agentsim_models::{Anomaly, Reason, Verdict};
+
+/// The verdicts of the anomalies `detect` reports, in catalogue order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdicts(pub Vec<(Anomaly, Verdict)>);
+
+impl Verdicts {
+    /// The verdicts on the history of `file` that `s` summarises, with the ingestion's
+    /// report when the history was ingested.
+    pub fn of(s: &Summary, file: &str, ingest: Option<&Report>) -> Verdicts {
+        let all = Anomaly::ALL.into_iter().filter(|&a| super::reported(a));
+        Verdicts(all.map(|a| (a, verdict(s, file, ingest, a))).collect())
+    }
+
+    /// The verdict on `a` (an anomaly outside the report cannot be told).
+    pub fn get(&self, a: Anomaly) -> Verdict {
+        let found = self.0.iter().find(|(x, _)| *x == a);
+        found.map_or_else(
+            || Verdict::CannotTell(Reason::Undecidable(format!("{a} is not reported"))),
+            |(_, v)| v.clone(),
+        )
+    }
+
+    /// The lattice anomalies that cannot be told, in lattice order.
+    pub fn untold(&self) -> Vec<Anomaly> {
+        let lattice = |a: &&(Anomaly, Verdict)| a.0.lattice_bit().is_some();
+        let mut v: Vec<Anomaly> = (self.0.iter().filter(lattice))
+            .filter(|(_, v)| !v.is_told())
+            .map(|&(a, _)| a)
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The level range (low, high): the level if every untold lattice anomaly were present,
+    /// and if none were. Equal when every lattice anomaly is told.
+    pub fn level_range(&self) -> (u8, u8) {
+        let violated: Vec<Anomaly> = (self.0.iter())
+            .filter(|(_, v)| *v == Verdict::Violated)
+            .map(|&(a, _)| a)
+            .collect();
+        let mut worst = violated.clone();
+        worst.extend(self.untold());
+        let lo = lattice::level(Point::of(&worst));
+        let hi = lattice::level(Point::of(&violated));
+        assert!(lo <= hi, "more anomalies never raise the level");
+        (lo, hi)
+    }
+
+    /// The `--fail-on` gate's named verdicts.
+    pub fn gated(&self, fail_on: &[Anomaly]) -> Vec<(String, Verdict)> {
+        fail_on
+            .iter()
+            .map(|&a| (a.name().to_owned(), self.get(a)))
+            .collect()
+    }
+}
+
+/// The verdict on `a` alone (see the module's list).
+fn verdict(s: &Summary, file: &str, ingest: Option<&Report>, a: Anomaly) -> Verdict {
+    use agentsim_ingest::Verdict as Ingested;
+    if s.records == 0 {
+        return Verdict::CannotTell(Reason::EmptyInput);
+    }
+    if a.scope() == agentsim_models::anomaly::Scope::Replicated && !s.replica_meta {
+        return Verdict::CannotTell(Reason::Undecidable(format!(
+            "{a} needs a replicated-store history, and {file} has no replica metadata \
+             (`read_replica`, `read_version`) on any record, so {a} cannot be decided on it: \
+             record which replica served each read"
+        )));
+    }
+    match ingest.and_then(|r| r.verdict(a)) {
+        Some(Ingested::Undecidable { reason }) => {
+            Verdict::CannotTell(Reason::Undecidable(reason.clone()))
+        }
+        Some(Ingested::UpperBound { basis }) => Verdict::upper_bound(s.has(a), basis),
+        Some(Ingested::Decided { .. }) | None => Verdict::of_found(s.has(a)),
+    }
+}
