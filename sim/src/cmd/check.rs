@@ -573,6 +573,35 @@ pub fn to_json(r: &CheckReport) -> serde_json::Value {
     })
 }
 
+/// The header's model: `paper` is the packed transition system the checker uses for vanilla
+/// without provenance, retraction or tool versions, with or without `--paper`; saying so keeps
+/// a run without `--paper` from reading as if the flag were given.
+fn model_name(model: &str) -> String {
+    match model {
+        "paper" => "paper (SPEC §1 transition system, vanilla)".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// The extensions the checked model runs with: the flags, and provenance where the runtime
+/// forces it (`validate-preds`, `cascade`, `causal` and above); `none` for the paper's model.
+fn extensions_in_force(cfg: &CheckConfig) -> String {
+    let e = &cfg.ext;
+    let on = [
+        ("canonical-writes", e.canonical_writes),
+        ("provenance", e.provenance || cfg.runtime.provenance()),
+        ("retraction", e.retraction),
+        ("tool-versions", e.tool_versions),
+        ("all-writers", e.all_writers),
+    ];
+    let names: Vec<&str> = on.iter().filter(|(_, b)| *b).map(|(n, _)| *n).collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(",")
+    }
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / f64::from(1u32 << 20)
 }
@@ -589,8 +618,8 @@ pub(crate) fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>)
     }
     s += &format!(
         "model {} runtime {}: agents {} cells {} values {} tools {} max-ops {} external {} \
-         skew {} symmetry {}\n",
-        r.model,
+         skew {} symmetry {} extensions {}\n",
+        model_name(&r.model),
         cfg.runtime,
         b.agents,
         b.cells,
@@ -599,7 +628,8 @@ pub(crate) fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>)
         b.max_ops,
         b.external,
         b.skew.name(),
-        cfg.symmetry
+        cfg.symmetry,
+        extensions_in_force(cfg)
     );
     s += &format!("distinct states   {}\n", o.distinct);
     s += &format!("generated states  {}\n", o.generated);
