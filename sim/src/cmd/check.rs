@@ -135,8 +135,9 @@ pub struct Args {
     /// Write the first violated property's counterexample as ITF JSON.
     #[arg(long, value_name = "FILE.itf.json")]
     pub trace_out: Option<PathBuf>,
-    /// Replay an action-index path (`0/4/17`) instead of exploring, and print its steps.
-    #[arg(long, value_name = "PATH")]
+    /// Replay an action-index path (`0/4/17`), or an ITF file written by --trace-out, instead
+    /// of exploring, and print its steps.
+    #[arg(long, value_name = "PATH|FILE.itf.json")]
     pub replay: Option<String>,
     /// Check the history-free abstract model (SPEC §5.2); see `check_abstract`.
     #[arg(long = "abstract")]
@@ -437,12 +438,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.trace_out {
         preflight(path).context("--trace-out")?;
     }
-    if let Some(path) = &args.replay {
+    if let Some(arg) = &args.replay {
+        let (path, itf) = replay_source(arg)?;
         let r = match rep {
-            Some(rep) => replicated_run::replay(&cfg, rep, path),
-            None => run::replay(&cfg, path),
+            Some(rep) => replicated_run::replay(&cfg, rep, &path),
+            None => run::replay(&cfg, &path),
+        };
+        let r = match (r, &itf) {
+            (Ok(r), _) => r,
+            (Err(e), Some(_)) => bail!(
+                "{arg}: its path {path} does not replay under these flags ({e}): the ITF was \
+                 written for another model or bounds; give the flags that wrote it"
+            ),
+            (Err(e), None) => return Err(anyhow::Error::msg(e)),
+        };
+        if let Some(states) = &itf {
+            same_states(arg, states, &r.trace.itf["states"])?;
         }
-        .map_err(anyhow::Error::msg)?;
         return replayed(&r, &cfg, &args);
     }
     let storage = storage(&args)?;
@@ -476,6 +488,65 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What `--replay` names: an action-index path (`0/4/17`), or an ITF file as `--trace-out`
+/// writes it, whose `#meta.path` is the path and whose states the replay must reproduce
+/// (returned to compare).
+fn replay_source(arg: &str) -> anyhow::Result<(String, Option<serde_json::Value>)> {
+    let file = std::path::Path::new(arg);
+    let is_path = arg.chars().all(|c| c.is_ascii_digit() || c == '/');
+    if is_path || !file.is_file() {
+        return Ok((arg.to_owned(), None));
+    }
+    let text = std::fs::read_to_string(file).with_context(|| format!("--replay {arg}"))?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("--replay {arg}: not an ITF trace: invalid JSON: {e}"))?;
+    if doc["#meta"]["format"] != "ITF" {
+        bail!("--replay {arg}: not an ITF trace (no `#meta.format = \"ITF\"`)");
+    }
+    let Some(path) = doc["#meta"]["path"].as_str() else {
+        bail!(
+            "--replay {arg}: the ITF has no `#meta.path` (not written by `agentsim check \
+             --trace-out`); give the action-index path instead"
+        );
+    };
+    Ok((path.to_owned(), Some(doc["states"].clone())))
+}
+
+/// The replay reproduced the ITF's states, or the error names the first state and variable
+/// that differ: the file was written under other flags (runtime, bounds, extensions).
+fn same_states(
+    arg: &str,
+    file: &serde_json::Value,
+    replayed: &serde_json::Value,
+) -> anyhow::Result<()> {
+    let (Some(file), Some(replayed)) = (file.as_array(), replayed.as_array()) else {
+        bail!("--replay {arg}: the ITF has no `states` list");
+    };
+    if file.len() != replayed.len() {
+        bail!(
+            "--replay {arg}: the ITF has {} states, the replay under these flags {}: it was \
+             written for another model or bounds; give the flags that wrote it",
+            file.len(),
+            replayed.len()
+        );
+    }
+    for (k, (f, r)) in file.iter().zip(replayed).enumerate() {
+        if f == r {
+            continue;
+        }
+        let keys = r.as_object().into_iter().flat_map(|o| o.keys());
+        let var = keys
+            .into_iter()
+            .find(|v| f.get(v.as_str()) != r.get(v.as_str()))
+            .map_or("(the state)".to_owned(), |v| format!("`{v}`"));
+        bail!(
+            "--replay {arg}: state {k} differs from the replay in {var}: the ITF was written \
+             for another model or bounds; give the flags that wrote it"
+        );
+    }
+    Ok(())
 }
 
 /// A replayed path: its steps and verdict (text or `--json`), its ITF under `--trace-out`
