@@ -33,7 +33,7 @@ pub use pipeline::{
     for_each_block, for_each_block_apart, for_each_block_in, for_each_literal_block,
     for_each_literal_block_apart, Blocks, BLOCK, IN_FLIGHT, THREADS_MAX,
 };
-pub use read::{parse_history, parse_history_spec, read_history, RecordReader};
+pub use read::{parse_history, parse_history_spec, read_history, skip_bom, RecordReader, BOM};
 pub use write::{write_history, write_record};
 
 /// Every key of a record line, in the writer's order.

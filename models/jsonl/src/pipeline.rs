@@ -17,6 +17,7 @@
 //! the blocks read before it.
 
 use super::chunk::{parse_block, Merger, Parsed};
+use super::read::BOM;
 use super::JsonlError;
 use agentsim_models::names::Names;
 use agentsim_models::record::OpRecord;
@@ -360,6 +361,12 @@ fn read_blocks(
         job.len = carry.len();
         carry.clear();
         let (end, error) = fill(&mut src, size, &mut job.bytes, &mut job.len);
+        // The first block holds the whole first line (or the whole source): a leading
+        // byte-order mark is dropped here, as the sequential readers drop it.
+        if seq == 0 && job.bytes[..job.len].starts_with(BOM) {
+            job.bytes.copy_within(BOM.len()..job.len, 0);
+            job.len -= BOM.len();
+        }
         let block = &job.bytes[..job.len];
         if error.is_some() {
             // The line the failed read cut short is not a line.

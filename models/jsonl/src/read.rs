@@ -34,7 +34,11 @@ pub fn read_history(path: impl AsRef<Path>) -> Result<History> {
         source,
     };
     let f = std::fs::File::open(path).map_err(io)?;
-    let mut reader = RecordReader::new(std::io::BufReader::with_capacity(1 << 20, f), &file);
+    let mut src = std::io::BufReader::with_capacity(1 << 20, f);
+    if src.fill_buf().map_err(io)?.starts_with(BOM) {
+        src.consume(BOM.len());
+    }
+    let mut reader = RecordReader::new(src, &file);
     let mut h = History::new(Names::new());
     let mut rec = OpRecord::default();
     while reader.next_into(&mut h.names, &mut rec)?.is_some() {
@@ -46,7 +50,7 @@ pub fn read_history(path: impl AsRef<Path>) -> Result<History> {
 
 /// Parses a history from JSON Lines text; `source` names it in errors (a path or `<stdin>`).
 pub fn parse_history(text: &str, source: &str) -> Result<History> {
-    let mut reader = RecordReader::new(text.as_bytes(), source);
+    let mut reader = RecordReader::new(skip_bom(text.as_bytes()), source);
     let mut h = History::new(Names::new());
     let mut rec = OpRecord::default();
     while reader.next_into(&mut h.names, &mut rec)?.is_some() {
@@ -59,13 +63,24 @@ pub fn parse_history(text: &str, source: &str) -> Result<History> {
 /// [`parse_history`] by the spec form alone ([`RecordReader::spec`]): the reference the fast
 /// path is tested against.
 pub fn parse_history_spec(text: &str, source: &str) -> Result<History> {
-    let mut reader = RecordReader::spec(text.as_bytes(), source);
+    let mut reader = RecordReader::spec(skip_bom(text.as_bytes()), source);
     let mut h = History::new(Names::new());
     let mut rec = OpRecord::default();
     while reader.next_into(&mut h.names, &mut rec)?.is_some() {
         h.records.push(rec.clone());
     }
     Ok(h)
+}
+
+/// The UTF-8 byte-order mark some editors (Windows Notepad, Excel exports) put at the start
+/// of a text file. A history that starts with one is read as if it did not: the mark is not
+/// part of the first record. Only the first three bytes of a source are checked, once, so the
+/// per-line path is unchanged.
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `bytes` without a leading [`BOM`].
+pub fn skip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(BOM).unwrap_or(bytes)
 }
 
 /// Reads records one line at a time from any `BufRead`, checking log order across lines.

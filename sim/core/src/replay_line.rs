@@ -52,6 +52,7 @@ impl ReplayLine {
         let (mut scenario, mut runtime, mut seed, mut trial, mut schedule) =
             (None, None, None, None, None);
         let mut on_missing = None;
+        let mut seen: Vec<&str> = Vec::new();
         let tokens = line
             .split_whitespace()
             .map(|t| t.trim_matches(|c| c == '\'' || c == '"'));
@@ -59,6 +60,12 @@ impl ReplayLine {
             let Some((k, v)) = tok.split_once('=') else {
                 continue;
             };
+            // A key given twice is a hand-edited or pasted-together line: refuse it here
+            // rather than keep the last value and replay a different trial.
+            if seen.contains(&k) {
+                return Err(ReplayLineError::Duplicate(k.to_owned()));
+            }
+            seen.push(k);
             let num = |v: &str| {
                 v.parse::<u64>().map_err(|_| ReplayLineError::NotANumber {
                     key: k.to_owned(),
@@ -97,6 +104,8 @@ pub enum ReplayLineError {
     NotANumber { key: String, value: String },
     #[error("unknown key `{0}` in replay line")]
     UnknownKey(String),
+    #[error("key `{0}=` appears twice in the replay line; keep one")]
+    Duplicate(String),
     #[error("replay line lacks `{key}=`: {line}")]
     Missing { key: &'static str, line: String },
     #[error(transparent)]
@@ -134,5 +143,18 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("number"));
+    }
+
+    #[test]
+    fn a_duplicated_key_is_named() {
+        let line = "scenario=x runtime=vanilla seed=1 trial=2 schedule=S1:3:- seed=4";
+        assert_eq!(
+            ReplayLine::parse(line),
+            Err(ReplayLineError::Duplicate("seed".into()))
+        );
+        let e = ReplayLine::parse("scenario=a scenario=b")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`scenario=` appears twice"), "{e}");
     }
 }

@@ -95,12 +95,24 @@ impl Source<'_> {
         self.error(start..start, key, message)
     }
 
-    /// Converts a `toml` parse or type error; the key is the source text at its span.
+    /// Converts a `toml` parse or type error. A type error's span is the value, so the key is
+    /// the one written before it (`trials = "ten"` names `trials`, not `"ten"`), and the
+    /// message says the expected type, then the found one; otherwise the key is the source
+    /// text at the span.
     pub fn from_toml(&self, err: &toml::de::Error) -> ScenarioError {
         let span = err.span().unwrap_or(0..0);
-        let key = self.snippet(span.clone());
         let message = err.message().trim().replace('\n', " ");
-        self.error(span, &key, message)
+        let typed = ["invalid type: ", "invalid value: "]
+            .iter()
+            .find_map(|p| message.strip_prefix(p))
+            .and_then(|rest| rest.rsplit_once(", expected "));
+        match (typed, key_before(self.text, span.start)) {
+            (Some((found, expected)), Some(key)) => {
+                let message = format!("expected {expected}, found {found}");
+                self.error(span, &key, message)
+            }
+            _ => self.error(span.clone(), &self.snippet(span), message),
+        }
     }
 
     /// The source text in `span`, cut at the first line break and at 40 characters.
@@ -142,6 +154,51 @@ pub fn read_source(path: &Path) -> Result<String, ScenarioError> {
 /// Deserializes TOML text into `T`; syntax and type errors carry their line and column.
 pub fn parse_toml<T: serde::de::DeserializeOwned>(src: Source<'_>) -> Result<T, ScenarioError> {
     toml::from_str(src.text).map_err(|e| src.from_toml(&e))
+}
+
+/// The key a value at byte `at` is written under: the nearest `key =` before it outside any
+/// closed array or inline table (`cells = [2, "x"]` gives `cells` for `"x"`), prefixed with
+/// the current `[table]` when the key starts its line. `None` when no key precedes the value
+/// (the error is about a whole table, or the text is not `key = value`).
+fn key_before(text: &str, at: usize) -> Option<String> {
+    let before = text.get(..at)?;
+    let (mut depth, mut quoted) = (0usize, false);
+    let mut eq = None;
+    for (i, c) in before.char_indices().rev() {
+        match c {
+            '"' | '\'' => quoted = !quoted,
+            _ if quoted => {}
+            ']' | '}' => depth += 1,
+            '[' | '{' => depth = depth.saturating_sub(1),
+            '=' if depth == 0 => {
+                eq = Some(i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let head = before.get(..eq?)?;
+    let name = head.trim_end();
+    let start = name
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+        .map_or(0, |i| i + 1);
+    let key = name.get(start..)?;
+    if key.is_empty() {
+        return None;
+    }
+    let line_start = head.rfind('\n').map_or(0, |i| i + 1);
+    let starts_line = head.get(line_start..start)?.trim().is_empty();
+    let table = before
+        .get(..line_start)?
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|h| h.trim_matches(|c| c == '[' || c == ']').trim());
+    Some(match table {
+        Some(t) if starts_line && !t.is_empty() => format!("{t}.{key}"),
+        _ => key.to_owned(),
+    })
 }
 
 /// 1-based line and column (in characters) of byte offset `at`.
@@ -195,6 +252,55 @@ mod tests {
             src.key_error("grid.overlap", "bad").to_string(),
             "s.toml:3:3: key `grid.overlap`: bad"
         );
+    }
+
+    /// A wrongly typed value names its key (with its table), the expected type and the
+    /// found one, at the value's line and column: scalar, array element, inline-table field.
+    #[test]
+    fn type_errors_name_the_key_and_both_types() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Grid {
+            cells: Vec<u64>,
+            inner: Option<Inner>,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Inner {
+            fixed: u64,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Doc {
+            trials: Option<u64>,
+            grid: Option<Grid>,
+        }
+        let cases = [
+            (
+                "trials = \"ten\"\n",
+                "s.toml:1:10: key `trials`: expected u64, found string \"ten\"",
+            ),
+            (
+                "[grid]\ncells = [2, \"x\"]\n",
+                "s.toml:2:13: key `grid.cells`: expected u64, found string \"x\"",
+            ),
+            (
+                "[grid]\ncells = []\ninner = { fixed = true }\n",
+                "s.toml:3:19: key `fixed`: expected u64, found boolean `true`",
+            ),
+            (
+                "trials = -1\n",
+                "s.toml:1:10: key `trials`: expected u64, found integer `-1`",
+            ),
+        ];
+        for (text, want) in cases {
+            let src = Source {
+                file: Path::new("s.toml"),
+                text,
+            };
+            let e = parse_toml::<Doc>(src).unwrap_err();
+            assert_eq!(e.to_string(), want, "{text}");
+        }
     }
 
     #[test]

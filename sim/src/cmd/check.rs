@@ -135,8 +135,9 @@ pub struct Args {
     /// Write the first violated property's counterexample as ITF JSON.
     #[arg(long, value_name = "FILE.itf.json")]
     pub trace_out: Option<PathBuf>,
-    /// Replay an action-index path (`0/4/17`) instead of exploring, and print its steps.
-    #[arg(long, value_name = "PATH")]
+    /// Replay an action-index path (`0/4/17`), or an ITF file written by --trace-out, instead
+    /// of exploring, and print its steps.
+    #[arg(long, value_name = "PATH|FILE.itf.json")]
     pub replay: Option<String>,
     /// Check the history-free abstract model (SPEC §5.2); see `check_abstract`.
     #[arg(long = "abstract")]
@@ -441,12 +442,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.trace_out {
         preflight(path).context("--trace-out")?;
     }
-    if let Some(path) = &args.replay {
+    if let Some(arg) = &args.replay {
+        let (path, itf) = replay_source(arg)?;
         let r = match rep {
-            Some(rep) => replicated_run::replay(&cfg, rep, path),
-            None => run::replay(&cfg, path),
+            Some(rep) => replicated_run::replay(&cfg, rep, &path),
+            None => run::replay(&cfg, &path),
+        };
+        let r = match (r, &itf) {
+            (Ok(r), _) => r,
+            (Err(e), Some(_)) => bail!(
+                "{arg}: its path {path} does not replay under these flags ({e}): the ITF was \
+                 written for another model or bounds; give the flags that wrote it"
+            ),
+            (Err(e), None) => return Err(anyhow::Error::msg(e)),
+        };
+        if let Some(states) = &itf {
+            same_states(arg, states, &r.trace.itf["states"])?;
         }
-        .map_err(anyhow::Error::msg)?;
         return replayed(&r, &cfg, &args);
     }
     let storage = storage(&args)?;
@@ -480,6 +492,65 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What `--replay` names: an action-index path (`0/4/17`), or an ITF file as `--trace-out`
+/// writes it, whose `#meta.path` is the path and whose states the replay must reproduce
+/// (returned to compare).
+fn replay_source(arg: &str) -> anyhow::Result<(String, Option<serde_json::Value>)> {
+    let file = std::path::Path::new(arg);
+    let is_path = arg.chars().all(|c| c.is_ascii_digit() || c == '/');
+    if is_path || !file.is_file() {
+        return Ok((arg.to_owned(), None));
+    }
+    let text = std::fs::read_to_string(file).with_context(|| format!("--replay {arg}"))?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("--replay {arg}: not an ITF trace: invalid JSON: {e}"))?;
+    if doc["#meta"]["format"] != "ITF" {
+        bail!("--replay {arg}: not an ITF trace (no `#meta.format = \"ITF\"`)");
+    }
+    let Some(path) = doc["#meta"]["path"].as_str() else {
+        bail!(
+            "--replay {arg}: the ITF has no `#meta.path` (not written by `agentsim check \
+             --trace-out`); give the action-index path instead"
+        );
+    };
+    Ok((path.to_owned(), Some(doc["states"].clone())))
+}
+
+/// The replay reproduced the ITF's states, or the error names the first state and variable
+/// that differ: the file was written under other flags (runtime, bounds, extensions).
+fn same_states(
+    arg: &str,
+    file: &serde_json::Value,
+    replayed: &serde_json::Value,
+) -> anyhow::Result<()> {
+    let (Some(file), Some(replayed)) = (file.as_array(), replayed.as_array()) else {
+        bail!("--replay {arg}: the ITF has no `states` list");
+    };
+    if file.len() != replayed.len() {
+        bail!(
+            "--replay {arg}: the ITF has {} states, the replay under these flags {}: it was \
+             written for another model or bounds; give the flags that wrote it",
+            file.len(),
+            replayed.len()
+        );
+    }
+    for (k, (f, r)) in file.iter().zip(replayed).enumerate() {
+        if f == r {
+            continue;
+        }
+        let keys = r.as_object().into_iter().flat_map(|o| o.keys());
+        let var = keys
+            .into_iter()
+            .find(|v| f.get(v.as_str()) != r.get(v.as_str()))
+            .map_or("(the state)".to_owned(), |v| format!("`{v}`"));
+        bail!(
+            "--replay {arg}: state {k} differs from the replay in {var}: the ITF was written \
+             for another model or bounds; give the flags that wrote it"
+        );
+    }
+    Ok(())
 }
 
 /// A replayed path: its steps and verdict (text or `--json`), its ITF under `--trace-out`
@@ -577,6 +648,35 @@ pub fn to_json(r: &CheckReport) -> serde_json::Value {
     })
 }
 
+/// The header's model: `paper` is the packed transition system the checker uses for vanilla
+/// without provenance, retraction or tool versions, with or without `--paper`; saying so keeps
+/// a run without `--paper` from reading as if the flag were given.
+fn model_name(model: &str) -> String {
+    match model {
+        "paper" => "paper (SPEC §1 transition system, vanilla)".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// The extensions the checked model runs with: the flags, and provenance where the runtime
+/// forces it (`validate-preds`, `cascade`, `causal` and above); `none` for the paper's model.
+fn extensions_in_force(cfg: &CheckConfig) -> String {
+    let e = &cfg.ext;
+    let on = [
+        ("canonical-writes", e.canonical_writes),
+        ("provenance", e.provenance || cfg.runtime.provenance()),
+        ("retraction", e.retraction),
+        ("tool-versions", e.tool_versions),
+        ("all-writers", e.all_writers),
+    ];
+    let names: Vec<&str> = on.iter().filter(|(_, b)| *b).map(|(n, _)| *n).collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(",")
+    }
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / f64::from(1u32 << 20)
 }
@@ -593,8 +693,8 @@ pub(crate) fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>)
     }
     s += &format!(
         "model {} runtime {}: agents {} cells {} values {} tools {} max-ops {} external {} \
-         skew {} symmetry {}\n",
-        r.model,
+         skew {} symmetry {} extensions {}\n",
+        model_name(&r.model),
         cfg.runtime,
         b.agents,
         b.cells,
@@ -603,7 +703,8 @@ pub(crate) fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>)
         b.max_ops,
         b.external,
         b.skew.name(),
-        cfg.symmetry
+        cfg.symmetry,
+        extensions_in_force(cfg)
     );
     s += &format!("distinct states   {}\n", o.distinct);
     s += &format!("generated states  {}\n", o.generated);

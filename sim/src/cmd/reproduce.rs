@@ -66,8 +66,8 @@ fn config(args: Args) -> Result<Config> {
     let all = crate::experiments::steps();
     let mut steps = Vec::new();
     for name in &args.only {
-        match all.iter().find(|s| s.name == name) {
-            Some(s) if !steps.iter().any(|t: &Step| t.name == s.name) => steps.push(*s),
+        match crate::experiments::step_named(name) {
+            Some(s) if !steps.iter().any(|t: &Step| t.name == s.name) => steps.push(s),
             Some(_) => {}
             None => {
                 let names: Vec<_> = all.iter().map(|s| s.name).collect();
@@ -198,22 +198,28 @@ impl Job {
         if args.check {
             bail!("--check compares whole runs: merge the shards, then run --check on the result");
         }
-        if !crate::experiments::SAMPLING.contains(&step.as_str()) {
+        let Some(named) = crate::experiments::step_named(step) else {
+            let names: Vec<_> = crate::experiments::steps().iter().map(|s| s.name).collect();
+            bail!(
+                "--only {step}: no such step; the steps are {}",
+                names.join(", ")
+            );
+        };
+        if !crate::experiments::SAMPLING.contains(&named.name) {
             bail!(
                 "--only {step}: this step does not shard (the sampling steps are {})",
                 crate::experiments::SAMPLING.join(", ")
             );
         }
         Ok(Job {
-            step: step.clone(),
+            step: named.name.to_owned(),
             quick: args.quick,
         })
     }
 
     fn step(&self) -> Result<Step> {
-        match crate::experiments::steps()
-            .into_iter()
-            .find(|s| s.name == self.step && crate::experiments::SAMPLING.contains(&s.name))
+        match crate::experiments::step_named(&self.step)
+            .filter(|s| crate::experiments::SAMPLING.contains(&s.name))
         {
             Some(s) => Ok(s),
             None => bail!("field `step`: `{}` is not a sampling step", self.step),

@@ -10,14 +10,12 @@
 //! every output names each by its canonical name; `vanilla` stays the token baseline).
 
 use crate::artifacts::write_tables;
-use crate::cmd::limits::TRIALS_MAX;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
 use crate::experiments::sweep;
 use agentsim_models::runtime::Stack;
 use agentsim_sim::digest::fnv1a64;
 use agentsim_sim::shard::TrialSource;
-use agentsim_sim::source::Source;
 use clap::Args as ClapArgs;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -46,14 +44,9 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let text = agentsim_sim::source::read_source(&args.sweep)?;
+    // Every limit (trials, grid size, each axis value, the profile) is checked by the parser,
+    // so a merge of shards or a reproduce step reading the same file is bounded too.
     let f = sweep::parse(&args.sweep, &text)?;
-    check_size(
-        Source {
-            file: &args.sweep,
-            text: &text,
-        },
-        &f,
-    )?;
     let runtimes =
         sweep::canonical_runtimes(&args.runtime).map_err(|e| anyhow::anyhow!("--runtime: {e}"))?;
     let trials = args.trials.unwrap_or(f.trials);
@@ -65,37 +58,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         runtimes,
     };
     sharding::run(&job, &args.shard, &args.run)
-}
-
-/// The most grid points a sweep file may have (the grid is materialized, and every point
-/// runs every runtime).
-pub const POINTS_MAX: u64 = 10_000;
-
-/// Refuses a file whose `trials` is past [`TRIALS_MAX`] or whose grid has more than
-/// [`POINTS_MAX`] points, at the line of the key.
-fn check_size(src: Source<'_>, f: &sweep::SweepFile) -> anyhow::Result<()> {
-    for (key, n) in [("trials", f.trials), ("quick_trials", f.quick_trials)] {
-        if n > TRIALS_MAX {
-            let msg = format!("{n} is out of range: expected 1..={TRIALS_MAX}");
-            return Err(src.key_error(key, msg).into());
-        }
-    }
-    let g = &f.grid;
-    let axes = [
-        g.agents.len(),
-        g.cells.len(),
-        g.overlap.len(),
-        g.generation_ms.len(),
-    ];
-    let points = axes
-        .iter()
-        .try_fold(1u64, |acc, &n| acc.checked_mul(n as u64));
-    if points.is_none_or(|p| p > POINTS_MAX) {
-        let [a, c, o, m] = axes;
-        let msg = format!("{a} × {c} × {o} × {m} points, more than the {POINTS_MAX} allowed");
-        return Err(src.key_error("grid", msg).into());
-    }
-    Ok(())
 }
 
 /// A sweep's work: the file (its name and text, so a merge needs no copy of it), the trials

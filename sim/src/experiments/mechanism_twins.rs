@@ -27,7 +27,7 @@ use serde::Serialize;
 
 /// The `mechanism_twins` step.
 pub const STEP: Step = Step {
-    name: "mechanism_twins",
+    name: "mechanism-twins",
     about: "twins for each mechanism alone over vanilla, on every lattice anomaly",
     run: step_files,
 };

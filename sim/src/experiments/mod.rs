@@ -48,17 +48,28 @@ pub fn steps() -> Vec<Step> {
     ]
 }
 
+/// The step `name` names: its own name, or the same with `_` for `-` (the step list once mixed
+/// both, and the docs and old commands used both), or `witnesses` for `lattice-witnesses`
+/// (its name in the sharding chapter). `None` for no step.
+pub fn step_named(name: &str) -> Option<Step> {
+    let canonical = match name.replace('_', "-") {
+        n if n == "witnesses" => "lattice-witnesses".to_owned(),
+        n => n,
+    };
+    steps().into_iter().find(|s| s.name == canonical)
+}
+
 /// The steps that sample, and so shard (`agentsim reproduce --only STEP --shard I/N
 /// --partial-out FILE`, then `agentsim merge`): each takes every trial through its context's
-/// source. The others do not shard: `lattice`, `witnesses`, `matrix`, `realize`,
-/// `abstract_matrix` and `states` are exhaustive (no trials to split); `costs` first runs the
+/// source. The others do not shard: `lattice`, `lattice-witnesses`, `matrix`, `realize`,
+/// `abstract-matrix` and `states` are exhaustive (no trials to split); `costs` first runs the
 /// exhaustive realize search that picks its stacks, which every shard would repeat, and samples
 /// its workloads and its sweep at different trial counts, which one partial's single trial
 /// range cannot hold; `deployed` drives its four reproductions through their own loops, not a
 /// trial source, and takes under a tenth of a second whole.
 pub const SAMPLING: [&str; 6] = [
     "twins",
-    "mechanism_twins",
+    "mechanism-twins",
     "workloads",
     "sweep",
     "split-view",

@@ -18,6 +18,7 @@ use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
 use agentsim_models::runtime::Stack;
 use agentsim_sim::scenario::Scenario;
 use agentsim_sim::shard::{Local, TrialSource};
+use agentsim_sim::source::Source;
 use agentsim_sim::stats::Proportion;
 use agentsim_sim::RunResult;
 use serde::{Deserialize, Serialize};
@@ -173,7 +174,78 @@ pub fn parse(path: &Path, text: &str) -> anyhow::Result<SweepFile> {
             "ops >= 1 and backoff_ms = [lo, hi] with lo <= hi",
         ));
     }
+    check_limits(src, &f)?;
     Ok(f)
+}
+
+/// Every number of a sweep file that sizes memory or work, against its documented limit
+/// (`agentsim_sim::scenario::limits`), before any grid point is built: a value past it is
+/// refused at the line of its key, naming the range, instead of allocating for it.
+fn check_limits(src: Source<'_>, f: &SweepFile) -> anyhow::Result<()> {
+    use agentsim_sim::scenario::limits::{
+        AGENTS_MAX, CELLS_MAX, DIST_VALUE_MAX, POINTS_MAX, REPEAT_MAX, SIGMA_MAX, TOKENS_MAX,
+        TRIALS_MAX,
+    };
+    let over = |key: &str, n: String, hi: String| {
+        let msg = format!("{n} is out of range: expected at most {hi}");
+        Err(anyhow::anyhow!(src.key_error(key, msg)))
+    };
+    for (key, n) in [("trials", f.trials), ("quick_trials", f.quick_trials)] {
+        if n > TRIALS_MAX {
+            let msg = format!("{n} is out of range: expected 1..={TRIALS_MAX}");
+            return Err(src.key_error(key, msg).into());
+        }
+    }
+    let g = &f.grid;
+    let axes = [
+        g.agents.len(),
+        g.cells.len(),
+        g.overlap.len(),
+        g.generation_ms.len(),
+    ];
+    let points = axes
+        .iter()
+        .try_fold(1u64, |acc, &n| acc.checked_mul(n as u64));
+    if points.is_none_or(|p| p > POINTS_MAX) {
+        let [a, c, o, m] = axes;
+        let msg = format!("{a} × {c} × {o} × {m} points, more than the {POINTS_MAX} allowed");
+        return Err(src.key_error("grid", msg).into());
+    }
+    let whole = |ms: u64| ms as f64 > DIST_VALUE_MAX;
+    let pr = &f.profile;
+    let counts = [
+        ("grid.agents", g.agents.iter().max().copied(), AGENTS_MAX),
+        ("grid.cells", g.cells.iter().max().copied(), CELLS_MAX),
+        ("profile.ops", Some(pr.ops), REPEAT_MAX),
+    ];
+    for (key, n, hi) in counts {
+        if let Some(n) = n.filter(|&n| n > hi) {
+            return over(key, n.to_string(), hi.to_string());
+        }
+    }
+    let tokens = [
+        ("profile.prompt_base", pr.prompt_base),
+        ("profile.prompt_per_cell", pr.prompt_per_cell),
+        ("profile.completion_median", pr.completion_median),
+    ];
+    if let Some((key, n)) = tokens.into_iter().find(|&(_, n)| n > TOKENS_MAX) {
+        return over(key, n.to_string(), TOKENS_MAX.to_string());
+    }
+    let times = [
+        ("grid.generation_ms", g.generation_ms.iter().max().copied()),
+        ("profile.start_spread_ms", Some(pr.start_spread_ms)),
+        ("profile.backoff_ms", Some(pr.backoff_ms[1])),
+    ];
+    for (key, n) in times {
+        if let Some(n) = n.filter(|&n| whole(n)) {
+            return over(key, n.to_string(), DIST_VALUE_MAX.to_string());
+        }
+    }
+    if !(0.0..=SIGMA_MAX).contains(&pr.sigma) {
+        let msg = format!("{} is out of range: expected 0..={SIGMA_MAX}", pr.sigma);
+        return Err(src.key_error("profile.sigma", msg).into());
+    }
+    Ok(())
 }
 
 /// Every grid point, in file order (agents outermost).

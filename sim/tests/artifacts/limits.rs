@@ -294,6 +294,71 @@ fn sweep_files_past_their_limits_name_the_field() {
     std::fs::remove_dir_all(&d).ok();
 }
 
+/// Every number of a sweep file that sizes memory (each grid axis value, the grid's size, the
+/// profile's counts, tokens and times) is refused at its key before a grid point is built:
+/// `cells = [2, 2147483648]` once aborted allocating 48 GiB for the hot-cell names.
+#[test]
+fn sweep_grid_values_past_their_limits_name_the_key() {
+    let d = temp_dir("sweep-grid");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/sweeps/contention.toml"
+    ))
+    .unwrap();
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "cells = [2, 8]",
+            "cells = [2, 2147483648]",
+            "`grid.cells`",
+            "at most 4096",
+        ),
+        (
+            "agents = [2, 4, 8, 16]",
+            "agents = [2, 4294967295]",
+            "`grid.agents`",
+            "at most 1024",
+        ),
+        (
+            "ops = 3",
+            "ops = 4000000000",
+            "`profile.ops`",
+            "at most 1000000",
+        ),
+        (
+            "prompt_base = 300",
+            &format!("prompt_base = {HUGE}"),
+            "`profile.prompt_base`",
+            "",
+        ),
+        (
+            "generation_ms = [2000]",
+            &format!("generation_ms = [{HUGE}]"),
+            "`grid.generation_ms`",
+            "",
+        ),
+        (
+            "sigma = 0.4",
+            "sigma = 1e300",
+            "`profile.sigma`",
+            "expected 0..=10",
+        ),
+        (
+            "overlap = [0.5, 1.0]",
+            &format!("overlap = [{}]", vec!["0.5"; 5000].join(", ")),
+            "`grid`",
+            "more than the 10000 allowed",
+        ),
+    ];
+    for (i, (from, to, key, range)) in cases.iter().enumerate() {
+        assert!(text.contains(from), "{from}");
+        let file = d.join(format!("s{i}.toml"));
+        std::fs::write(&file, text.replacen(from, to, 1)).unwrap();
+        let name = format!("s{i}.toml:");
+        refused(&["sweep", file.to_str().unwrap()], &[&name, key, range]);
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
 /// `text` with its top-level `trials = N` line replaced by `line`.
 fn regex_replace_trials(text: &str, line: &str) -> String {
     text.lines()

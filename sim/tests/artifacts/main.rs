@@ -5,6 +5,7 @@
 mod util;
 
 mod bench_cli;
+mod docs_cli;
 mod figures_hasse;
 mod figures_render;
 mod figures_reproduce;

@@ -154,3 +154,60 @@ fn matrix_matches_table_two() {
     assert_eq!(v["vanilla+pinned-reads"]["A4"]["states"], 39_469);
     assert!(v["vanilla+pinned-reads"].get("A1").is_none());
 }
+
+/// `--replay` takes the ITF file `--trace-out` wrote as well as its path: the same steps and
+/// verdict; an ITF written under other flags (bounds, runtime) names the mismatch (exit 2),
+/// and a file that is not an ITF trace says so.
+#[test]
+fn replay_takes_an_itf_file_and_names_a_mismatch() {
+    let dir = std::env::temp_dir().join(format!("agentsim-itf-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let itf = dir.join("a1.itf.json");
+    let f = itf.to_str().unwrap();
+    let flags = [
+        "check",
+        "--agents",
+        "2",
+        "--cells",
+        "1",
+        "--max-ops",
+        "4",
+        "--property",
+        "A1",
+    ];
+    let mut args = flags.to_vec();
+    args.extend(["--trace-out", f]);
+    assert_eq!(agentsim(&args).status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&itf).unwrap()).unwrap();
+    let path = doc["#meta"]["path"].as_str().unwrap().to_owned();
+    let by_path = agentsim(&[&flags[..], &["--replay", &path]].concat());
+    let by_file = agentsim(&[&flags[..], &["--replay", f]].concat());
+    assert_eq!(by_file.status.code(), Some(1));
+    assert_eq!(by_file.stdout, by_path.stdout);
+    let other = [
+        "check",
+        "--agents",
+        "2",
+        "--cells",
+        "1",
+        "--max-ops",
+        "4",
+        "--values",
+        "1",
+    ];
+    let out = agentsim(&[&other[..], &["--replay", f]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("another model or bounds"), "{err}");
+    let out = agentsim(&[&["check", "--runtime", "ssi"][..], &["--replay", f]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("another model or bounds"), "{err}");
+    let not_itf = dir.join("x.json");
+    std::fs::write(&not_itf, "{\"states\": []}").unwrap();
+    let out = agentsim(&["check", "--replay", not_itf.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not an ITF trace"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -270,7 +270,20 @@ fn bad_inputs_exit_2_naming_file_and_reason() {
                 "--from",
                 "langgraph",
             ],
-            "2 threads (a, b)",
+            "2 threads (a, b); choose one with --thread",
+        ),
+        (
+            &["ingest", "langgraph", "scenarios/traces/langgraph"],
+            "it is a directory; a LangGraph SQLite checkpoint file",
+        ),
+        (
+            &[
+                "detect",
+                "scenarios/traces/langgraph",
+                "--from",
+                "langgraph",
+            ],
+            "it is a directory; a LangGraph SQLite checkpoint file",
         ),
         (
             &[
@@ -329,4 +342,58 @@ fn detect_reads_stdin() {
     assert_eq!(out.status.code(), Some(2));
     // FILE:LINE:COL, as every reader error (models/jsonl/tests/jsonl_roundtrip.rs pins the format).
     assert!(String::from_utf8_lossy(&out.stderr).contains("<stdin>:1:2: invalid JSON"));
+}
+
+/// A UTF-8 byte-order mark at the start of a history or an OTLP file (Windows editors and
+/// some exporters write one) is skipped: every reader gives the same verdict as without it
+/// (the batch pipeline, `--stream`, stdin, `--from otel`), instead of "invalid JSON".
+#[test]
+fn a_leading_byte_order_mark_is_skipped_by_every_reader() {
+    let dir = std::env::temp_dir().join(format!("agentsim-bom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let with_bom = |rel: &str| {
+        let mut bytes = b"\xEF\xBB\xBF".to_vec();
+        bytes.extend(std::fs::read(root().join(rel)).unwrap());
+        let p = dir.join(rel.rsplit('/').next().unwrap());
+        std::fs::write(&p, &bytes).unwrap();
+        (p, bytes)
+    };
+    let (hist, bytes) = with_bom("scenarios/traces/recorder/stale_read.jsonl");
+    let h = hist.to_str().unwrap();
+    for extra in [&[][..], &["--threads", "2"][..]] {
+        let mut args = vec!["detect", h, "--json"];
+        args.extend_from_slice(extra);
+        assert_eq!(point(&json(&run(&args))), vec!["A1"], "{extra:?}");
+    }
+    // `--stream --json` prints one line per witness as it is found.
+    let o = run(&["detect", h, "--stream", "--json"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains(r#"{"anomaly":"A1","line":3,"#), "{text}");
+    let mut child = bin()
+        .args(["detect", "-", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&bytes).unwrap();
+    assert_eq!(point(&json(&child.wait_with_output().unwrap())), vec!["A1"]);
+    let (otel, _) = with_bom("scenarios/traces/otel/tool_reordering.json");
+    let o = run(&["detect", otel.to_str().unwrap(), "--from", "otel", "--json"]);
+    assert_eq!(point(&json(&o)), vec!["A6"]);
+    // A mark anywhere but the start is still an error, at its line.
+    let mut late =
+        std::fs::read(root().join("scenarios/traces/recorder/stale_read.jsonl")).unwrap();
+    late.extend(b"\xEF\xBB\xBF{}\n");
+    let p = dir.join("late.jsonl");
+    std::fs::write(&p, late).unwrap();
+    let o = run(&["detect", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
 }

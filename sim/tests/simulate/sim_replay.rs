@@ -198,3 +198,21 @@ fn the_printed_replay_line_replays_the_written_history() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A replay line with a key given twice names the key and exits 2, rather than replaying
+/// the last value and reporting a divergence that blames the scenario file or the build.
+#[test]
+fn a_duplicated_replay_key_is_named_not_blamed_on_the_build() {
+    for dup in ["seed=3", "trial=0", "runtime=vanilla", "schedule=S1:0:-"] {
+        let line = format!(
+            "scenario=scenarios/examples/edit-review.toml runtime=vanilla seed=1 trial=0 \
+             schedule=S1:0:- {dup}"
+        );
+        let out = agentsim(&["replay", &line]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let key = dup.split('=').next().unwrap();
+        assert!(err.contains(&format!("`{key}=` appears twice")), "{err}");
+        assert!(!err.contains("diverged"), "{err}");
+    }
+}

@@ -50,10 +50,19 @@ pub struct Rows {
 /// or the only one there is.
 pub fn read(path: &Path, thread: Option<&str>) -> Result<Rows, IngestError> {
     let file = path.display().to_string();
-    std::fs::metadata(path).map_err(|source| IngestError::Io {
+    let meta = std::fs::metadata(path).map_err(|source| IngestError::Io {
         file: file.clone(),
         source,
     })?;
+    // SQLite opens a directory and then fails as if the file were damaged: say what it is.
+    if meta.is_dir() {
+        return Err(IngestError::NotCheckpointer {
+            file,
+            what: "it is a directory; a LangGraph SQLite checkpoint file (.sqlite/.db) is \
+                   expected"
+                .to_owned(),
+        });
+    }
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| sqlite_error(&file, e))?;
     check(&conn, &file)?;
@@ -183,7 +192,7 @@ fn choose_thread(
         (None, []) => Err(ambiguous("the database holds no checkpoints".to_owned())),
         (None, [one]) => Ok(one.clone()),
         (None, many) => Err(ambiguous(format!(
-            "the database holds {} threads ({}); choose one",
+            "the database holds {} threads ({}); choose one with --thread",
             many.len(),
             list(many)
         ))),

@@ -53,8 +53,10 @@ pub fn read_otel(path: impl AsRef<Path>) -> Result<Ingested, IngestError> {
     parse_otel(&text, &file)
 }
 
-/// Ingests OTLP/JSON text; `file` names it in errors and in the report.
+/// Ingests OTLP/JSON text; `file` names it in errors and in the report. A leading UTF-8
+/// byte-order mark (some exporters and editors write one) is skipped, not a JSON error.
 pub fn parse_otel(text: &str, file: &str) -> Result<Ingested, IngestError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let spans = otlp::parse(text, file)?;
     map::ingest(file, spans)
 }

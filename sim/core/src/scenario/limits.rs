@@ -14,6 +14,11 @@
 //! - [`EVENTS_MAX_MAX`]: the per-trial event bound itself; every event may append a record.
 //! - [`TOKENS_MAX`]: prompt tokens per generation (`prompt_base`, `prompt_per_cell`); token
 //!   tallies also saturate in the engine, so a recording's numbers cannot wrap either.
+//! - [`CELLS_MAX`]: hot cells of a generated workload (a sweep grid's `cells`): each agent's
+//!   script lists every hot cell, so the scenario text grows as agents × cells; at the limits
+//!   ([`AGENTS_MAX`] × [`CELLS_MAX`]) it stays some tens of megabytes.
+//! - [`POINTS_MAX`]: grid points of a sweep; the grid is materialized and every point runs
+//!   every runtime.
 //! - [`DIST_VALUE_MAX`], [`SIGMA_MAX`]: the parameters of a latency or token distribution
 //!   (`fixed`, `uniform` bounds, `lognormal` median; the log-space sigma): a parameter is a
 //!   number the user meant, so one the engine could not represent is refused, not clamped.
@@ -28,6 +33,10 @@ pub const TRIALS_MAX: u64 = 1_000_000;
 pub const AGENTS_MAX: u32 = 1_024;
 /// Repetitions of an agent's script (`repeat`).
 pub const REPEAT_MAX: u32 = 1_000_000;
+/// Hot cells of one sweep grid point (`[grid] cells`).
+pub const CELLS_MAX: u32 = 4_096;
+/// Grid points of one sweep file (the product of its `[grid]` axes' lengths).
+pub const POINTS_MAX: u64 = 10_000;
 /// The largest `[schedule] events_max`.
 pub const EVENTS_MAX_MAX: u64 = 100_000_000;
 /// The largest `[tokens] prompt_base` and `prompt_per_cell`.
