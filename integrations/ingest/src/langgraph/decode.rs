@@ -20,6 +20,11 @@ use serde_json::{Map, Number, Value as Json};
 const EXT_PYTHON_OBJECT_MAX: i8 = 5;
 const EXT_NUMPY_ARRAY: i8 = 6;
 const EXT_DELTA_SNAPSHOT: i8 = 7;
+/// How deep a decoded value may nest: arrays, maps and extensions, counted together across
+/// extension payloads. Each payload is a msgpack document of its own, for which rmpv's depth
+/// limit starts afresh; without this count, extensions nested in one another recursed once per
+/// level, and a blob of 100 000 of them (about 500 KB) overflowed the stack.
+const MAX_NESTING: usize = rmpv::decode::MAX_DEPTH;
 
 /// A decoded blob, or why it could not be decoded.
 #[derive(Debug, PartialEq)]
@@ -52,6 +57,11 @@ pub fn decode(encoding: Option<&str>, bytes: &[u8]) -> Decoded {
 
 /// A whole msgpack document; trailing bytes are an error.
 pub fn msgpack(bytes: &[u8]) -> Result<Json, String> {
+    msgpack_at(bytes, 0)
+}
+
+/// [`msgpack`] of an extension's payload `level` arrays, maps and extensions deep.
+fn msgpack_at(bytes: &[u8], level: usize) -> Result<Json, String> {
     let mut rest = bytes;
     let v = rmpv::decode::read_value(&mut rest).map_err(|e| format!("invalid msgpack: {e}"))?;
     if !rest.is_empty() {
@@ -60,10 +70,20 @@ pub fn msgpack(bytes: &[u8]) -> Result<Json, String> {
             rest.len()
         ));
     }
-    to_json(v)
+    to_json(v, level)
 }
 
-fn to_json(v: rmpv::Value) -> Result<Json, String> {
+/// The level inside one more array, map or extension, unless that passes [`MAX_NESTING`].
+fn deeper(level: usize) -> Result<usize, String> {
+    if level >= MAX_NESTING {
+        return Err(format!(
+            "arrays, maps and extensions nested more than {MAX_NESTING} deep"
+        ));
+    }
+    Ok(level + 1)
+}
+
+fn to_json(v: rmpv::Value, level: usize) -> Result<Json, String> {
     use rmpv::Value as M;
     Ok(match v {
         M::Nil => Json::Null,
@@ -80,26 +100,35 @@ fn to_json(v: rmpv::Value) -> Result<Json, String> {
             None => return Err("a string that is not UTF-8".to_owned()),
         },
         M::Binary(b) => Json::String(hex_bytes(&b)),
-        M::Array(items) => Json::Array(items.into_iter().map(to_json).collect::<Result<_, _>>()?),
+        M::Array(items) => {
+            let inner = deeper(level)?;
+            Json::Array(
+                items
+                    .into_iter()
+                    .map(|x| to_json(x, inner))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
         M::Map(pairs) => {
+            let inner = deeper(level)?;
             let mut m = Map::new();
             for (k, v) in pairs {
-                let key = match to_json(k)? {
+                let key = match to_json(k, inner)? {
                     Json::String(s) => s,
                     other => canonical(&other),
                 };
-                m.insert(key, to_json(v)?);
+                m.insert(key, to_json(v, inner)?);
             }
             Json::Object(m)
         }
-        M::Ext(code, data) => ext(code, &data)?,
+        M::Ext(code, data) => ext(code, &data, deeper(level)?)?,
     })
 }
 
-fn ext(code: i8, data: &[u8]) -> Result<Json, String> {
+fn ext(code: i8, data: &[u8], level: usize) -> Result<Json, String> {
     match code {
         0..=EXT_PYTHON_OBJECT_MAX => {
-            let payload = msgpack(data)?;
+            let payload = msgpack_at(data, level)?;
             let Json::Array(parts) = payload else {
                 return Err(format!("extension type {code}: expected an array"));
             };
@@ -115,8 +144,8 @@ fn ext(code: i8, data: &[u8]) -> Result<Json, String> {
             m.insert("data".into(), parts.get(2).cloned().unwrap_or(Json::Null));
             Ok(Json::Object(m))
         }
-        EXT_NUMPY_ARRAY => msgpack(data),
-        EXT_DELTA_SNAPSHOT => msgpack(data),
+        EXT_NUMPY_ARRAY => msgpack_at(data, level),
+        EXT_DELTA_SNAPSHOT => msgpack_at(data, level),
         other => Err(format!("unknown msgpack extension type {other}")),
     }
 }
