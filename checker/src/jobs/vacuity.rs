@@ -296,7 +296,7 @@ fn advice(fixes: &[String]) -> String {
 
 /// Why `p` cannot be violated by a model with features `f`, or `None` if it can. The text
 /// names each alternative's missing needs and the flags that would supply them, e.g.
-/// `A3 needs provenance and retraction: add --provenance --retraction`.
+/// `A3 needs provenance and retraction (add --provenance --retraction)`.
 pub fn vacuous(p: Property, f: &Features) -> Option<String> {
     let mut gaps: Vec<Vec<Need>> = Vec::new();
     for alt in needs(p) {
@@ -316,14 +316,14 @@ pub fn vacuous(p: Property, f: &Features) -> Option<String> {
         let words: Vec<String> = missing.iter().map(|&n| describe(n)).collect();
         let fixes: Option<Vec<String>> = missing.iter().map(|&n| f.fix(n)).collect();
         let part = match fixes {
-            Some(fixes) => format!("{}: {}", and(&words), advice(&fixes)),
+            Some(fixes) => format!("{} ({})", and(&words), advice(&fixes)),
             None => format!("{}, which this model cannot produce", and(&words)),
         };
         if !parts.contains(&part) {
             parts.push(part);
         }
     }
-    Some(format!("{} needs {}", p.name(), parts.join("; or ")))
+    Some(format!("{} needs {}", p.name(), parts.join(", or ")))
 }
 
 #[cfg(test)]
@@ -364,16 +364,19 @@ mod tests {
         let f = single(Bounds::paper(2, 1, 2), Extensions::default());
         assert_eq!(
             vacuous(Property::A3, &f).unwrap(),
-            "A3 needs provenance and retraction: add --provenance --retraction"
+            "A3 needs provenance and retraction (add --provenance --retraction)"
         );
         assert_eq!(vacuous(Property::A1, &f), None);
         assert_eq!(
             vacuous(Property::A6, &f).unwrap(),
-            "A6 needs a write of two cells completing out of issue order: add --cells 2"
+            "A6 needs a write of two cells completing out of issue order (add --cells 2)"
         );
         let one = single(Bounds::paper(1, 1, 1), Extensions::default());
         let r = vacuous(Property::L1Struct, &one).unwrap();
-        assert!(r.starts_with("L1_struct needs a skewed read: add --skew; or retraction and 2 records: add --retraction --max-ops 2; or"), "{r}");
+        let want = "L1_struct needs a skewed read (add --skew), or retraction and 2 records \
+                    (add --retraction --max-ops 2), or a read from a lagging replica and 2 \
+                    records (add --replicas 1 --max-ops 2)";
+        assert_eq!(r, want);
         let rep = Replication {
             secondaries: 1,
             max_lag: 0,
@@ -385,6 +388,6 @@ mod tests {
         let r = vacuous(Property::A6, &f).unwrap();
         assert!(r.ends_with("which this model cannot produce"), "{r}");
         let r = vacuous(Property::A4, &f).unwrap();
-        assert!(r.starts_with("A4 needs a read from a lagging replica: add --max-lag 1"), "{r}");
+        assert_eq!(r, "A4 needs a read from a lagging replica (add --max-lag 1)");
     }
 }
