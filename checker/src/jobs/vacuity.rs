@@ -284,7 +284,8 @@ fn and(words: &[String]) -> String {
 
 /// Flags to add (`--x`) first, then the phrases that say otherwise (`drop --all-writers`).
 fn advice(fixes: &[String]) -> String {
-    let (add, other): (Vec<&String>, Vec<&String>) = fixes.iter().partition(|f| f.starts_with("--"));
+    let (add, other): (Vec<&String>, Vec<&String>) =
+        fixes.iter().partition(|f| f.starts_with("--"));
     let mut out: Vec<String> = Vec::new();
     if !add.is_empty() {
         let flags: Vec<&str> = add.iter().map(|f| f.as_str()).collect();
@@ -309,7 +310,11 @@ pub fn vacuous(p: Property, f: &Features) -> Option<String> {
     // Name only the smallest gaps: an alternative missing more than another adds nothing.
     let smallest: Vec<&Vec<Need>> = gaps
         .iter()
-        .filter(|g| !gaps.iter().any(|h| h.len() < g.len() && h.iter().all(|n| g.contains(n))))
+        .filter(|g| {
+            !gaps
+                .iter()
+                .any(|h| h.len() < g.len() && h.iter().all(|n| g.contains(n)))
+        })
         .collect();
     let mut parts: Vec<String> = Vec::new();
     for missing in smallest {
@@ -388,6 +393,9 @@ mod tests {
         let r = vacuous(Property::A6, &f).unwrap();
         assert!(r.ends_with("which this model cannot produce"), "{r}");
         let r = vacuous(Property::A4, &f).unwrap();
-        assert_eq!(r, "A4 needs a read from a lagging replica (add --max-lag 1)");
+        assert_eq!(
+            r,
+            "A4 needs a read from a lagging replica (add --max-lag 1)"
+        );
     }
 }
