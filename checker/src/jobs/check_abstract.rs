@@ -13,6 +13,7 @@ use crate::engine::explore::{explore_with, ExploreOptions};
 use crate::engine::frontier::Storage;
 use crate::engine::trace;
 use crate::jobs::run::{CheckConfig, CheckReport, Counterexample, Verdict};
+use crate::jobs::vacuity::Features;
 use crate::models::abstract_model::concretize::concretize;
 use crate::models::abstract_model::model::{AbstractConfig, AbstractError, AbstractModel};
 use crate::models::composed::RuntimeModel;
@@ -58,6 +59,9 @@ pub fn check_abstract(
         return Err(AbstractError::Unsupported("at least one thread".into()));
     }
     let abs = model(cfg, bounded)?;
+    // The abstract model is shown equivalent to the concrete one: the same features, with no
+    // bound on records when it keeps no op counter.
+    let features = Features::single_store(cfg.bounds, cfg.ext, cfg.runtime, bounded);
     let opts = ExploreOptions {
         threads: cfg.threads,
         check: PropSet::of(&cfg.properties),
@@ -121,15 +125,18 @@ pub fn check_abstract(
         verdicts.push(Verdict {
             property: p,
             counterexample,
+            vacuous: None,
         });
     }
+    let mut report = CheckReport {
+        model: format!("abstract:{}", cfg.runtime),
+        outcome,
+        verdicts,
+    };
+    report.mark_vacuous(&features);
     Ok(AbstractReport {
-        all_lengths: !bounded && outcome.complete,
-        report: CheckReport {
-            model: format!("abstract:{}", cfg.runtime),
-            outcome,
-            verdicts,
-        },
+        all_lengths: !bounded && report.outcome.complete,
+        report,
         bounded,
         replay_max_ops,
         histories,

@@ -15,6 +15,7 @@ use crate::engine::trace::{self, Trace};
 use crate::jobs::run::{
     check_space, CheckConfig, CheckError, CheckReport, Counterexample, Replayed,
 };
+use crate::jobs::vacuity::Features;
 use crate::models::render;
 use crate::models::replicated::{replica_name, value_name, RepAction, RepState, ReplicatedModel};
 use agentsim_models::names::{Agent, Cell};
@@ -62,7 +63,10 @@ pub fn check_with(
     storage: &Storage,
 ) -> Result<CheckReport, CheckError> {
     let m = model(cfg, rep)?;
-    Ok(check_space(&m, cfg, storage, model_name(cfg, rep), render))
+    let features = Features::replicated(cfg.bounds, cfg.ext, rep, cfg.runtime);
+    let mut report = check_space(&m, cfg, storage, model_name(cfg, rep), render);
+    report.mark_vacuous(&features);
+    Ok(report)
 }
 
 /// Replays a path (`0/4/17`) on the replicated model, renders it, and checks

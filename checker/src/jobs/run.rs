@@ -13,6 +13,7 @@ use crate::engine::explore::{explore_with, ExploreOptions, Outcome};
 use crate::engine::frontier::Storage;
 use crate::engine::space::Space;
 use crate::engine::trace::{self, PathError, Trace};
+use crate::jobs::vacuity::{self, Features};
 use crate::models::composed::RuntimeModel;
 use crate::models::paper::PaperModel;
 use crate::models::render;
@@ -51,6 +52,17 @@ pub struct Verdict {
     pub property: Property,
     /// `None`: holds on every explored state; `Some`: violated, with a shortest trace.
     pub counterexample: Option<Counterexample>,
+    /// `Some(why)`: no history of this model can violate the property at these bounds and
+    /// extensions (`jobs::vacuity`), so "holds" would say nothing: the verdict is *cannot
+    /// tell*. Set only where no counterexample was found.
+    pub vacuous: Option<String>,
+}
+
+impl Verdict {
+    /// Whether the property held on every explored state and is not vacuous.
+    pub fn holds(&self) -> bool {
+        self.counterexample.is_none() && self.vacuous.is_none()
+    }
 }
 
 /// The result of a check.
@@ -66,6 +78,21 @@ impl CheckReport {
     /// Whether some checked property is violated.
     pub fn violated(&self) -> bool {
         self.verdicts.iter().any(|v| v.counterexample.is_some())
+    }
+
+    /// Whether some checked property is vacuous (its verdict is *cannot tell*).
+    pub fn cannot_tell(&self) -> bool {
+        self.verdicts.iter().any(|v| v.vacuous.is_some())
+    }
+
+    /// Marks the verdicts `features` makes vacuous (those without a counterexample: a found
+    /// violation is evidence the analysis would be wrong to contradict).
+    pub fn mark_vacuous(&mut self, features: &Features) {
+        for v in &mut self.verdicts {
+            if v.counterexample.is_none() {
+                v.vacuous = vacuity::vacuous(v.property, features);
+            }
+        }
     }
 }
 
@@ -104,16 +131,21 @@ pub fn check_with(cfg: &CheckConfig, storage: &Storage) -> Result<CheckReport, C
     if cfg.threads == 0 {
         return Err(CheckError::NoThreads);
     }
-    if uses_paper_model(cfg) {
+    // Decided before exploring, from the model's definition; attached to the verdicts after.
+    let features = Features::single_store(cfg.bounds, cfg.ext, cfg.runtime, true);
+    let mut report = if uses_paper_model(cfg) {
         let m = PaperModel::new(cfg.bounds, cfg.ext, cfg.symmetry)?;
-        return Ok(check_space(&m, cfg, storage, "paper".into(), render_space));
-    }
-    if cfg.symmetry {
-        return Err(CheckError::Symmetry);
-    }
-    let m = RuntimeModel::of_stack(cfg.bounds, cfg.ext, cfg.runtime)?;
-    let name = format!("runtime:{}", cfg.runtime);
-    Ok(check_space(&m, cfg, storage, name, render_space))
+        check_space(&m, cfg, storage, "paper".into(), render_space)
+    } else {
+        if cfg.symmetry {
+            return Err(CheckError::Symmetry);
+        }
+        let m = RuntimeModel::of_stack(cfg.bounds, cfg.ext, cfg.runtime)?;
+        let name = format!("runtime:{}", cfg.runtime);
+        check_space(&m, cfg, storage, name, render_space)
+    };
+    report.mark_vacuous(&features);
+    Ok(report)
 }
 
 /// Renders a trace with the SPEC §1 step list and ITF document.
@@ -159,6 +191,7 @@ pub(crate) fn check_space<S: Space>(
             counterexample: traces
                 .get(&p)
                 .map(|t| render(space, t, &format!("counterexample to {}", p.name()))),
+            vacuous: None,
         })
         .collect();
     CheckReport {

@@ -8,7 +8,9 @@
 //! and the checked properties it violates (text or `--json`; `--trace-out` writes its ITF
 //! after the verdict); exit 1 when it violates one, as for a search. Exit 2: bad
 //! flags or bounds, or the `--max-states` bound or the `--max-memory-mb` ceiling stopped the
-//! search (the partial counts are printed first). Exit 130: SIGINT or SIGTERM stopped it
+//! search (the partial counts are printed first), or no property is violated but one is
+//! *cannot tell* because it is vacuous (`agentsim_checker::jobs::vacuity`: no history at these
+//! bounds and extensions can violate it), unless `--allow-cannot-tell`. Exit 130: SIGINT or SIGTERM stopped it
 //! (partial counts printed, spill files removed); see `check_watch` for progress lines.
 //!
 //! `--replicas K` checks the replicated store of SPEC §6 instead (`--max-lag`,
@@ -142,6 +144,10 @@ pub struct Args {
     /// Check the history-free abstract model (SPEC §5.2); see `check_abstract`.
     #[arg(long = "abstract")]
     pub abstract_model: bool,
+    /// Exit 0 rather than 2 when a property's verdict is "cannot tell" (vacuous: no history
+    /// at these bounds and extensions can violate it); the report still says so.
+    #[arg(long)]
+    pub allow_cannot_tell: bool,
     /// With --abstract: write the first violated property's concretized history (JSON Lines).
     #[arg(long, value_name = "FILE.jsonl", requires = "abstract_model")]
     pub history_out: Option<PathBuf>,
@@ -487,11 +493,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.trace_out {
         write_trace(&report, path)?;
     }
-    Ok(if report.violated() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(exit_code(&report, args.allow_cannot_tell))
+}
+
+/// Exit 1 when a property is violated; else 2 when one is *cannot tell* (vacuous), unless
+/// `--allow-cannot-tell`, saying on stderr which and why; else 0. A gate never passes on
+/// *cannot tell*: "holds" of a property no history can violate says nothing.
+pub(crate) fn exit_code(report: &CheckReport, allow_cannot_tell: bool) -> ExitCode {
+    if report.violated() {
+        return ExitCode::from(1);
+    }
+    let vacuous: Vec<&str> = report
+        .verdicts
+        .iter()
+        .filter(|v| v.vacuous.is_some())
+        .map(|v| v.property.name())
+        .collect();
+    if vacuous.is_empty() || allow_cannot_tell {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "cannot tell: {} vacuous at these bounds and extensions (see the report); change          them as it says, or pass --allow-cannot-tell to accept",
+        vacuous.join(", ")
+    );
+    ExitCode::from(2)
 }
 
 /// What `--replay` names: an action-index path (`0/4/17`), or an ITF file as `--trace-out`
@@ -617,9 +642,14 @@ pub fn to_json(r: &CheckReport) -> serde_json::Value {
         .verdicts
         .iter()
         .map(|v| {
-            let body = match &v.counterexample {
-                None => json!({ "holds": true, "trace": [], "states": o.distinct }),
-                Some(cx) => json!({
+            let body = match (&v.counterexample, &v.vacuous) {
+                (None, Some(why)) => json!({
+                    "verdict": "cannot_tell",
+                    "reason": format!("vacuous: {why}"),
+                    "states": o.distinct,
+                }),
+                (None, None) => json!({ "holds": true, "trace": [], "states": o.distinct }),
+                (Some(cx), _) => json!({
                     "holds": false,
                     "trace": cx.steps,
                     "steps": cx.steps.len(),
@@ -727,6 +757,10 @@ pub(crate) fn text(r: &CheckReport, cfg: &CheckConfig, rep: Option<Replication>)
               explored; use --property none for the whole space)\n";
     }
     for v in &r.verdicts {
+        if let (None, Some(why)) = (&v.counterexample, &v.vacuous) {
+            s += &format!("{}: cannot tell, vacuous: {why}\n", v.property.name());
+            continue;
+        }
         match &v.counterexample {
             None => {
                 s += &format!(

@@ -11,7 +11,7 @@
 //! `--abstract`; `--history-out FILE` writes the first one's history for `agentsim detect`.
 //! Exit codes as `agentsim check`.
 
-use super::check::{stopped, storage, text, to_json, write_trace, Args};
+use super::check::{exit_code, stopped, storage, text, to_json, write_trace, Args};
 use agentsim_checker::jobs::check_abstract::check_abstract;
 use agentsim_checker::jobs::run::CheckConfig;
 use agentsim_jsonl::write_history;
@@ -67,11 +67,7 @@ pub fn run(args: &Args, cfg: &CheckConfig, bounded: bool) -> anyhow::Result<Exit
             );
         }
     }
-    Ok(if r.report.violated() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(exit_code(&r.report, args.allow_cannot_tell))
 }
 
 /// The keys `--json` adds to an abstract report: `abstract` and `bounded` always, and for a run

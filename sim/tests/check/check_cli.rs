@@ -21,7 +21,12 @@ fn paper_mode_reports_tlc_figures() {
         "--max-ops",
         "2",
     ];
-    let out = agentsim(&[&args[..], &["--property", "A1,A3,A6", "--json"]].concat());
+    // One agent, one cell, no provenance or retraction: A1, A3 and A6 cannot occur, so each
+    // is cannot tell (vacuous), which the gate accepts only with --allow-cannot-tell.
+    let props = ["--property", "A1,A3,A6", "--json"];
+    let out = agentsim(&[&args[..], &props[..]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    let out = agentsim(&[&args[..], &props[..], &["--allow-cannot-tell"]].concat());
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -33,7 +38,7 @@ fn paper_mode_reports_tlc_figures() {
     assert_eq!(v["generated_states"], 33_497);
     assert_eq!(v["depth"], 7);
     assert!(v["seconds"].is_number());
-    assert_eq!(v["properties"]["A1"]["holds"], true);
+    assert_eq!(v["properties"]["A1"]["verdict"], "cannot_tell");
     let out = agentsim(&[
         "check",
         "--paper",

@@ -11,5 +11,6 @@ mod check_limits;
 mod check_replicas;
 mod check_skew;
 mod check_stack_cli;
+mod check_vacuity;
 mod realize_cli;
 mod typed_choices;
