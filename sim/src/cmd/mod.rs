@@ -7,7 +7,6 @@ pub mod bench;
 
 pub mod abstract_matrix;
 pub mod check;
-pub mod check_abstract;
 pub mod check_watch;
 pub mod cpl;
 pub mod cpl_twin;

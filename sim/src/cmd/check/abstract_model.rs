@@ -11,7 +11,8 @@
 //! `--abstract`; `--history-out FILE` writes the first one's history for `agentsim detect`.
 //! Exit codes as `agentsim check`.
 
-use super::check::{exit_code, stopped, storage, text, to_json, write_trace, Args};
+use super::args::{storage, Args};
+use super::report::{exit_code, stopped, text, to_json, write_trace};
 use agentsim_checker::jobs::check_abstract::check_abstract;
 use agentsim_checker::jobs::run::CheckConfig;
 use agentsim_jsonl::write_history;
@@ -67,7 +68,7 @@ pub fn run(args: &Args, cfg: &CheckConfig, bounded: bool) -> anyhow::Result<Exit
             );
         }
     }
-    Ok(exit_code(&r.report, args.allow_cannot_tell))
+    Ok(exit_code(&r.report, args.gate))
 }
 
 /// The keys `--json` adds to an abstract report: `abstract` and `bounded` always, and for a run
