@@ -147,6 +147,17 @@ pub fn entry(
 
 /// Every runtime, then `si+all-writers`.
 pub fn abstract_matrix(o: &MatrixOptions) -> Result<Vec<AbstractRow>, AbstractError> {
+    abstract_matrix_with(o, &mut |_, _| {})
+}
+
+/// [`abstract_matrix`], calling `progress(done, total)` after each cell is checked, so a
+/// command can report progress; the rows are the same.
+pub fn abstract_matrix_with(
+    o: &MatrixOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<AbstractRow>, AbstractError> {
+    let total = (RuntimeKind::ALL.len() + 1) * COLUMNS.len();
+    let mut done = 0;
     let rows = RuntimeKind::ALL
         .iter()
         .map(|&k| (k, false))
@@ -155,7 +166,12 @@ pub fn abstract_matrix(o: &MatrixOptions) -> Result<Vec<AbstractRow>, AbstractEr
     for (kind, all_writers) in rows {
         let entries = COLUMNS
             .iter()
-            .map(|&a| entry(kind, all_writers, a, o))
+            .map(|&a| {
+                let e = entry(kind, all_writers, a, o);
+                done += 1;
+                progress(done, total);
+                e
+            })
             .collect::<Result<_, _>>()?;
         let label = if all_writers {
             format!("{}+all-writers", kind.name())

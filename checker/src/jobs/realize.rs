@@ -168,6 +168,15 @@ pub fn candidates(mechanisms: Stack) -> Vec<Stack> {
 
 /// Runs the search (see the module docs).
 pub fn realize(cfg: &RealizeConfig) -> Result<Realizability, MatrixError> {
+    realize_with(cfg, &mut |_, _| {})
+}
+
+/// [`realize`], calling `progress(points_realized, stacks_checked)` after each candidate
+/// stack is checked, so a command can report progress; the answer is the same.
+pub fn realize_with(
+    cfg: &RealizeConfig,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Realizability, MatrixError> {
     let mut checked: Vec<Candidate> = Vec::new();
     let mut found: Vec<Option<usize>> = vec![None; 16];
     let mut size_done = 0;
@@ -180,6 +189,7 @@ pub fn realize(cfg: &RealizeConfig) -> Result<Realizability, MatrixError> {
         let point = verdicts.excluded();
         found[point.0 as usize].get_or_insert(checked.len());
         checked.push(Candidate { stack, verdicts });
+        progress(found.iter().flatten().count(), checked.len());
         if !all_found {
             size_done = stack.len();
         }

@@ -293,10 +293,25 @@ pub fn row(
     max_ops: Option<u32>,
     threads: usize,
 ) -> Result<Row, MatrixError> {
+    row_with(stack, all_writers, max_ops, threads, &mut || {})
+}
+
+/// [`row`], calling `cell_done` after each entry is checked (for progress reports).
+fn row_with(
+    stack: Stack,
+    all_writers: bool,
+    max_ops: Option<u32>,
+    threads: usize,
+    cell_done: &mut dyn FnMut(),
+) -> Result<Row, MatrixError> {
     let reads = ReadDiscipline::AnyReplica;
     let entries = ANOMALIES
         .iter()
-        .map(|&p| entry(stack, all_writers, reads, p, max_ops, threads).map(Some))
+        .map(|&p| {
+            let e = entry(stack, all_writers, reads, p, max_ops, threads).map(Some);
+            cell_done();
+            e
+        })
         .collect::<Result<_, _>>()?;
     let label = if all_writers {
         format!("{stack}+all-writers")
@@ -338,13 +353,36 @@ pub fn reads_row(
 /// Every runtime, then `si+all-writers`, then `vanilla+session-reads` and
 /// `vanilla+pinned-reads` (A4 only).
 pub fn matrix(max_ops: Option<u32>, threads: usize) -> Result<Vec<Row>, MatrixError> {
+    matrix_with(max_ops, threads, &mut |_, _| {})
+}
+
+/// [`matrix`], calling `progress(done, total)` after each check (cell) finishes, so a
+/// command can report progress; the rows are the same.
+pub fn matrix_with(
+    max_ops: Option<u32>,
+    threads: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Row>, MatrixError> {
+    let total = (RuntimeKind::ALL.len() + 1) * ANOMALIES.len() + 2;
+    let mut done = 0;
+    let mut tick = || {
+        done += 1;
+        progress(done, total);
+    };
     let mut rows = Vec::new();
     for kind in RuntimeKind::ALL {
-        rows.push(row(kind.stack(), false, max_ops, threads)?);
+        rows.push(row_with(kind.stack(), false, max_ops, threads, &mut tick)?);
     }
-    rows.push(row(RuntimeKind::Si.stack(), true, max_ops, threads)?);
+    rows.push(row_with(
+        RuntimeKind::Si.stack(),
+        true,
+        max_ops,
+        threads,
+        &mut tick,
+    )?);
     for reads in [ReadDiscipline::Session, ReadDiscipline::PrimaryPinned] {
         rows.push(reads_row(reads, max_ops, threads)?);
+        tick();
     }
     Ok(rows)
 }
@@ -355,9 +393,25 @@ pub fn stack_rows(
     max_ops: Option<u32>,
     threads: usize,
 ) -> Result<Vec<Row>, MatrixError> {
+    stack_rows_with(stacks, max_ops, threads, &mut |_, _| {})
+}
+
+/// [`stack_rows`], calling `progress(done, total)` after each check (cell) finishes.
+pub fn stack_rows_with(
+    stacks: &[Stack],
+    max_ops: Option<u32>,
+    threads: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Row>, MatrixError> {
+    let total = stacks.len() * ANOMALIES.len();
+    let mut done = 0;
+    let mut tick = || {
+        done += 1;
+        progress(done, total);
+    };
     stacks
         .iter()
-        .map(|&s| row(s, false, max_ops, threads))
+        .map(|&s| row_with(s, false, max_ops, threads, &mut tick))
         .collect()
 }
 

@@ -14,9 +14,34 @@ use std::time::Duration;
 
 /// Runs `steps` in order and returns their files; fails if two files share a path.
 pub fn run_steps(steps: &[Step], quick: bool) -> anyhow::Result<Vec<(Step, Vec<Artifact>)>> {
+    run_steps_with(steps, quick, &mut |_| {})
+}
+
+/// Where a step is, for progress reports: its index (from 0) of `of`, and how long it took
+/// once it is done (`None`: it is starting).
+pub struct StepEvent<'a> {
+    pub index: usize,
+    pub of: usize,
+    pub name: &'a str,
+    pub took: Option<Duration>,
+}
+
+/// [`run_steps`], calling `event` as each step starts and ends.
+pub fn run_steps_with(
+    steps: &[Step],
+    quick: bool,
+    event: &mut dyn FnMut(StepEvent<'_>),
+) -> anyhow::Result<Vec<(Step, Vec<Artifact>)>> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    for (i, step) in steps.iter().enumerate() {
+    let of = steps.len();
+    for (index, step) in steps.iter().enumerate() {
+        event(StepEvent {
+            index,
+            of,
+            name: step.name,
+            took: None,
+        });
         let ctx = Ctx::new(step.name, quick);
         let files =
             (step.run)(&ctx).map_err(|e| e.context(format!("reproduce step {}", step.name)))?;
@@ -28,19 +53,24 @@ pub fn run_steps(steps: &[Step], quick: bool) -> anyhow::Result<Vec<(Step, Vec<A
                 step.name
             );
         }
-        let took = ctx.elapsed();
-        if took > Duration::from_secs(1) {
-            let n = steps.len();
-            eprintln!(
-                "reproduce: [{}/{n}] {} done in {:.1} s",
-                i + 1,
-                step.name,
-                secs(took)
-            );
-        }
+        event(StepEvent {
+            index,
+            of,
+            name: step.name,
+            took: Some(ctx.elapsed()),
+        });
         out.push((*step, files));
     }
     Ok(out)
+}
+
+/// The progress line of a step event.
+pub fn step_line(e: &StepEvent<'_>) -> String {
+    let at = format!("reproduce: step {} ({}/{})", e.name, e.index + 1, e.of);
+    match e.took {
+        None => format!("{at} started"),
+        Some(d) => format!("{at} done in {:.1} s", secs(d)),
+    }
 }
 
 fn secs(d: Duration) -> f64 {

@@ -8,6 +8,7 @@
 
 use super::runtime_matrix::Args;
 use crate::artifacts::tables::{Cell, Table};
+use crate::cmd::progress::Items;
 use crate::experiments::abstract_matrix::{run as run_matrix, step_options, table};
 use std::process::ExitCode;
 
@@ -18,7 +19,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     o.cells = args.cells.unwrap_or(o.cells);
     o.max_ops = args.max_ops.unwrap_or(o.max_ops);
     o.threads = super::runtime_matrix::threads(args);
-    let rows = run_matrix(&o)?;
+    let mut progress = Items::new("matrix --abstract", "checks", args.progress);
+    let mut checked = 0;
+    let rows = run_matrix(&o, &mut |done, total| {
+        checked = done;
+        progress.done(done, Some(total));
+    })?;
+    progress.finish(checked);
     let t = table(&rows, &o, true);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&t))?);

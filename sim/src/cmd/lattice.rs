@@ -10,9 +10,12 @@
 //! `agentsim lattice --realize [--json] [--max-ops N]` asks the checker for a smallest stack
 //! of mechanisms realizing each point (see `experiments::realize`): the 16-row table, or the
 //! issue's JSON array; `--max-ops` raises every scenario's MaxOps for the whole search.
+//! With `--progress` (or on a terminal after 2 s; never with `--quiet`) it prints on stderr,
+//! after each stack checked, the lattice points realized so far of 16.
 
 use crate::artifacts::folder::Folder;
 use crate::artifacts::output::write_atomic;
+use crate::cmd::progress::{ProgressArgs, Ticker};
 use crate::experiments::lattice_witnesses::{self, DEFAULT_MAX_STATES};
 use crate::experiments::realize;
 use agentsim_checker::jobs::lattice_witnesses::Order;
@@ -60,6 +63,9 @@ pub struct Args {
     /// With --witnesses: give up (exit 2) if one search passes this many distinct states.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STATES)]
     pub max_states: u64,
+    /// With --realize: progress on stderr (`--progress`, `--quiet`).
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 /// Runs the command.
@@ -130,7 +136,14 @@ fn run_realize(args: &Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--max-ops must be at least 1");
     }
     let started = Instant::now();
-    let r = realize::search(args.max_ops, args.threads)?;
+    let mut ticker = Ticker::new(args.progress);
+    let r = realize::search_with(args.max_ops, args.threads, &mut |points, stacks| {
+        if let Some(s) = ticker.due() {
+            eprintln!(
+                "lattice --realize: {points}/16 points realized, {stacks} stacks checked, {s:.1} s"
+            );
+        }
+    })?;
     let text = if args.json {
         format!("{}\n", serde_json::to_string_pretty(&realize::to_json(&r))?)
     } else {

@@ -91,6 +91,54 @@ impl Ticker {
     }
 }
 
+/// Progress over a known number of items (checks, stacks): a line `WHAT: DONE/TOTAL UNIT,
+/// S s` when one is due, and a closing line if any was printed. For commands whose work is
+/// a list of checks rather than seeded trials (`matrix`, `lattice --realize`).
+pub struct Items {
+    what: &'static str,
+    unit: &'static str,
+    ticker: Ticker,
+}
+
+impl Items {
+    /// Progress of command `what` counting `unit`s, printed as `flags` say.
+    pub fn new(what: &'static str, unit: &'static str, flags: ProgressArgs) -> Items {
+        Items {
+            what,
+            unit,
+            ticker: Ticker::new(flags),
+        }
+    }
+
+    /// `done` of `total` items are finished (`total` unknown: `None`).
+    pub fn done(&mut self, done: usize, total: Option<usize>) {
+        if let Some(now) = self.ticker.due() {
+            eprintln!("{}", items_line(self.what, self.unit, done, total, now));
+        }
+    }
+
+    /// The closing line, if any line was printed (a short run stays silent).
+    pub fn finish(&self, done: usize) {
+        if let Some(now) = self.ticker.closing() {
+            eprintln!("{}: done, {done} {} in {now:.1} s", self.what, self.unit);
+        }
+    }
+}
+
+/// One progress line over items.
+pub fn items_line(
+    what: &str,
+    unit: &str,
+    done: usize,
+    total: Option<usize>,
+    seconds: f64,
+) -> String {
+    match total {
+        Some(total) => format!("{what}: {done}/{total} {unit}, {seconds:.1} s"),
+        None => format!("{what}: {done} {unit}, {seconds:.1} s"),
+    }
+}
+
 /// A trial source that reports progress on stderr as it runs every trial.
 pub struct Watched {
     what: &'static str,
@@ -193,6 +241,18 @@ mod tests {
         assert_eq!(
             line("simulate", 10, None, 2.0),
             "simulate: 10 trials, 5 trials/s; 2.0 s"
+        );
+    }
+
+    #[test]
+    fn item_lines_say_done_of_total() {
+        assert_eq!(
+            items_line("matrix", "checks", 12, Some(45), 3.25),
+            "matrix: 12/45 checks, 3.2 s"
+        );
+        assert_eq!(
+            items_line("lattice --realize", "stacks checked", 3, None, 1.0),
+            "lattice --realize: 3 stacks checked, 1.0 s"
         );
     }
 

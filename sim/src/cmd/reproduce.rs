@@ -12,9 +12,14 @@
 //! (the steps of [`crate::experiments::SAMPLING`]) and writes a partial; `agentsim merge
 //! PARTIAL... --out DIR` then writes the step's files into DIR and prints the summary that
 //! `reproduce --only STEP --out DIR` prints, the files byte for byte the same.
+//!
+//! On stderr, each step over a second says when it is done; `--progress` adds a line as
+//! every step starts and ends (`reproduce: step NAME (3/14) done in 4.1 s`), `--quiet` drops
+//! them. Stdout and the files are the same either way.
 
 use crate::artifacts::reproduce::{self, Mismatches};
 use crate::artifacts::{Artifact, Ctx, Step};
+use crate::cmd::progress::ProgressArgs;
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, ShardArgs};
 use agentsim_sim::digest::Fnv1a;
@@ -49,6 +54,8 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub shard: ShardArgs,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 /// The validated run.
@@ -60,6 +67,7 @@ struct Config {
     steps: Vec<Step>,
     /// Whether the whole set runs (so the index is written and stray files are reported).
     complete: bool,
+    progress: ProgressArgs,
 }
 
 fn config(args: Args) -> Result<Config> {
@@ -86,6 +94,7 @@ fn config(args: Args) -> Result<Config> {
         json: args.json,
         steps: if complete { all } else { steps },
         complete,
+        progress: args.progress,
     })
 }
 
@@ -97,7 +106,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let cfg = config(args)?;
     let started = Instant::now();
-    let done = reproduce::run_steps(&cfg.steps, cfg.quick)?;
+    let done = reproduce::run_steps_with(&cfg.steps, cfg.quick, &mut |e| {
+        if step_shown(cfg.progress, &e) {
+            eprintln!("{}", reproduce::step_line(&e));
+        }
+    })?;
     let mut files: Vec<Artifact> = done.iter().flat_map(|(_, f)| f.iter().cloned()).collect();
     if cfg.complete {
         files.push(reproduce::readme(&done, cfg.quick));
@@ -115,6 +128,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         started.elapsed().as_secs_f64()
     );
     Ok(code)
+}
+
+/// Whether a step event gets a line: every start and end with `--progress`, none with
+/// `--quiet`, else (as before `--progress` existed) the end of each step over a second.
+fn step_shown(flags: ProgressArgs, e: &reproduce::StepEvent<'_>) -> bool {
+    if flags.quiet {
+        return false;
+    }
+    flags.progress
+        || e.took
+            .is_some_and(|d| d > std::time::Duration::from_secs(1))
 }
 
 fn check(cfg: &Config, files: &[Artifact]) -> Result<ExitCode> {
@@ -267,6 +291,7 @@ impl sharding::Seeded for Job {
             json: run.json,
             steps: vec![*step],
             complete: false,
+            progress: ProgressArgs::default(),
         };
         reproduce::write(&cfg.out, files)?;
         report(&cfg, files, &Mismatches::default())?;

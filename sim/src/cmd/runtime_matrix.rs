@@ -13,7 +13,11 @@
 //! stack of mechanisms, each printed by its canonical name), each against what its
 //! mechanisms compose to (`agentsim_checker::jobs::runtime_matrix::expected`); a stack on the named chain
 //! shows its level there, any other `-`.
+//!
+//! Progress (`--progress`, `--quiet`, see `cmd::progress`): a line on stderr with the checks
+//! (cells) done of the total; stdout is the same bytes either way.
 
+use crate::cmd::progress::{Items, ProgressArgs};
 use agentsim_checker::jobs::runtime_matrix::{self, Row, ANOMALIES};
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::runtime::Stack;
@@ -53,6 +57,8 @@ pub struct Args {
         conflicts_with = "abstract_model"
     )]
     pub runtime: Vec<Stack>,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
 }
 
 /// The worker threads: `--threads` (1..=256 by its parser) or the one default.
@@ -63,8 +69,14 @@ pub fn threads(args: &Args) -> usize {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut progress = Items::new("matrix", "checks", args.progress);
+    let mut checked = 0;
+    let mut on_cell = |done, total| {
+        checked = done;
+        progress.done(done, Some(total));
+    };
     let rows = if args.runtime.is_empty() {
-        runtime_matrix::matrix(args.max_ops, threads(&args))?
+        runtime_matrix::matrix_with(args.max_ops, threads(&args), &mut on_cell)?
     } else {
         let mut stacks: Vec<_> = args.runtime.to_vec();
         // One row per stack, first mention first (`lock,pessimistic` is one stack).
@@ -75,8 +87,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 true
             }
         });
-        runtime_matrix::stack_rows(&stacks, args.max_ops, threads(&args))?
+        runtime_matrix::stack_rows_with(&stacks, args.max_ops, threads(&args), &mut on_cell)?
     };
+    progress.finish(checked);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&rows))?);
     } else {

@@ -13,7 +13,7 @@
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{table_files, Artifact, Ctx, Step};
 use agentsim_checker::jobs::abstract_matrix::{
-    abstract_matrix, AbstractRow, MatrixOptions, Reach, COLUMNS,
+    abstract_matrix_with, AbstractRow, MatrixOptions, Reach, COLUMNS,
 };
 
 /// The `abstract-matrix` step.
@@ -38,8 +38,12 @@ pub fn step_options() -> MatrixOptions {
 }
 
 /// Runs the matrix.
-pub fn run(o: &MatrixOptions) -> anyhow::Result<Vec<AbstractRow>> {
-    Ok(abstract_matrix(o)?)
+/// `progress(done, total)` is called after each cell is checked.
+pub fn run(
+    o: &MatrixOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> anyhow::Result<Vec<AbstractRow>> {
+    Ok(abstract_matrix_with(o, progress)?)
 }
 
 /// One row per cell: runtime, anomaly, verdict, reach, all lengths, states, witness steps,
@@ -95,7 +99,7 @@ pub fn table(rows: &[AbstractRow], o: &MatrixOptions, seconds: bool) -> Table {
 fn step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     ctx.progress("abstract-matrix: every runtime × anomaly on the abstract model");
     let o = step_options();
-    let rows = run(&o)?;
+    let rows = run(&o, &mut |_, _| {})?;
     for r in &rows {
         for (a, e) in COLUMNS.iter().zip(&r.entries) {
             assert_eq!(

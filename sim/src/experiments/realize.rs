@@ -37,11 +37,23 @@ pub const LARGER_MAX_OPS: u32 = 3;
 
 /// Runs the search at the matrix's bounds, or with every MaxOps set to `max_ops`.
 pub fn search(max_ops: Option<u32>, threads: usize) -> Result<Realizability, MatrixError> {
-    realize::realize(&RealizeConfig {
-        max_ops,
-        threads,
-        ..RealizeConfig::default()
-    })
+    search_with(max_ops, threads, &mut |_, _| {})
+}
+
+/// [`search`], calling `progress(points_realized, stacks_checked)` after each stack.
+pub fn search_with(
+    max_ops: Option<u32>,
+    threads: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Realizability, MatrixError> {
+    realize::realize_with(
+        &RealizeConfig {
+            max_ops,
+            threads,
+            ..RealizeConfig::default()
+        },
+        progress,
+    )
 }
 
 /// The realizing stack of each point, in lattice order (`None`: not realized).

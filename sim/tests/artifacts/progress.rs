@@ -133,3 +133,74 @@ fn detect_reports_bytes_and_records_read() {
     assert!(stream.stdout.is_empty());
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
+
+/// The checking commands report per check: `matrix` (each cell, of the total), `matrix
+/// --abstract` likewise, `lattice --realize` (each stack checked, with the points realized),
+/// and `reproduce` (each step's start and end); stdout is the same bytes with and without.
+#[test]
+fn matrix_reports_checks_done_of_the_total() {
+    let err = progress_of(&["matrix", "--runtime", "vanilla,lock", "--json"]);
+    // Two stacks × five columns.
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("matrix: ") && first.contains("/10 checks, "),
+        "{err}"
+    );
+    assert!(err.contains("matrix: done, 10 checks in "), "{err}");
+    // `--abstract` prints each cell's wall seconds, so only its stderr is compared.
+    let out = agentsim(&["matrix", "--abstract", "--agents", "2", "--progress"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("matrix --abstract: 1/40 checks, "), "{err}");
+    assert!(err.contains("matrix --abstract: done, "), "{err}");
+}
+
+#[test]
+fn lattice_realize_reports_points_realized() {
+    let base = ["lattice", "--realize", "--json"];
+    let plain = agentsim(&base);
+    assert_eq!(plain.status.code(), Some(0));
+    // Its one summary line is printed either way; progress lines only when asked.
+    let plain_err = String::from_utf8_lossy(&plain.stderr).into_owned();
+    assert!(!plain_err.contains("points realized"), "{plain_err}");
+    let watched = agentsim(&[&base[..], &["--progress"]].concat());
+    assert_eq!(watched.status.code(), Some(0));
+    assert_eq!(
+        watched.stdout, plain.stdout,
+        "progress changes no byte of stdout"
+    );
+    let err = String::from_utf8_lossy(&watched.stderr);
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("lattice --realize: ") && first.contains("/16 points realized, "),
+        "{err}"
+    );
+}
+
+#[test]
+fn reproduce_reports_each_step_start_and_end() {
+    let base = ["reproduce", "--only", "lattice", "--check"];
+    let plain = agentsim(&base);
+    assert_eq!(plain.status.code(), Some(0));
+    // A fast step gets no line unless asked (the closing file count is printed either way).
+    let plain_err = String::from_utf8_lossy(&plain.stderr).into_owned();
+    assert!(!plain_err.contains("reproduce: step "), "{plain_err}");
+    let watched = agentsim(&[&base[..], &["--progress"]].concat());
+    assert_eq!(watched.status.code(), Some(0));
+    assert_eq!(
+        watched.stdout, plain.stdout,
+        "progress changes no byte of stdout"
+    );
+    let err = String::from_utf8_lossy(&watched.stderr);
+    assert!(
+        err.starts_with("reproduce: step lattice (1/1) started\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("reproduce: step lattice (1/1) done in "),
+        "{err}"
+    );
+    let quiet = agentsim(&[&base[..], &["--quiet"]].concat());
+    assert_eq!(quiet.stdout, plain.stdout);
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("reproduce: step "));
+}
