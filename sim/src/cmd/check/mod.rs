@@ -10,8 +10,9 @@
 //! flags or bounds, or the `--max-states` bound or the `--max-memory-mb` ceiling stopped the
 //! search (the partial counts are printed first), or no property is violated but one is
 //! *cannot tell* because it is vacuous (`agentsim_checker::jobs::vacuity`: no history at these
-//! bounds and extensions can violate it), unless `--allow-cannot-tell`. Exit 130: SIGINT or SIGTERM stopped it
-//! (partial counts printed, spill files removed); see `check_watch` for progress lines.
+//! bounds and extensions can violate it), unless `--allow-cannot-tell`. Exit 130: SIGINT or
+//! SIGTERM stopped it (partial counts printed, spill files removed); see `check_watch` for
+//! progress lines.
 //!
 //! `--replicas K` checks the replicated store of SPEC §6 instead (`--max-lag`,
 //! `--read-discipline`; property `A4`, split view), composed with `--runtime` for writes; see
