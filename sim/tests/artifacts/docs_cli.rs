@@ -47,10 +47,13 @@ const KNOWN_LONG: &[(&str, &str)] = &[
     ),
 ];
 const LONG_SECONDS: u64 = 3;
-/// Commands that cannot run alone as written, each with the reason.
-const SKIP: &[(&str, &str)] = &[(
-    "ingest.md:172",
-    "reads the h.jsonl that the synopsis line above it (TRACE.json) writes",
+/// Commands that cannot run alone as written, by chapter and exact command line (not by line
+/// number, which every edit of the chapter moves), each with the reason.
+const SKIP: &[(&str, &str, &str)] = &[(
+    "ingest.md",
+    "agentsim detect h.jsonl",
+    "reads the h.jsonl that a synopsis line above it writes (the worked LangGraph example \
+     that also runs it is held by the ingest tests)",
 )];
 
 /// A command not known to be long gets this long before the test fails it.
@@ -174,7 +177,11 @@ fn every_documented_command_runs_as_documented() {
     let docs = documented_commands();
     assert!(docs.len() > 30, "found only {} commands", docs.len());
     let mut failures = Vec::new();
-    let skipped = |d: &&Doc| SKIP.iter().any(|(at, _)| *at == d.at);
+    let skipped = |d: &&Doc| {
+        let chapter = d.at.split(':').next().unwrap_or_default();
+        SKIP.iter()
+            .any(|(file, line, _)| *file == chapter && d.line == *line)
+    };
     for d in docs.iter().filter(|d| !is_synopsis(&d.line) && !skipped(d)) {
         let mut line = d.line.clone();
         for (from, to) in SMALLER {
