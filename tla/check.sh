@@ -104,7 +104,11 @@ run_rust() {
     local flags="$1" status=0 t0 t1
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086  # FLAGS is a word list by design
-    "$agentsim" check --json $flags > "$work/rust.json" 2> "$work/rust.err" || status=$?
+    # A property no history at these bounds can violate is *cannot tell (vacuous)* for
+    # agentsim, which a gate refuses; here it is compared with TLC, whose invariant holds just
+    # as vacuously, so the run is let through and the verdict shown as `vacuous`.
+    "$agentsim" check --json --allow-cannot-tell $flags > "$work/rust.json" 2> "$work/rust.err" \
+        || status=$?
     t1=$(date +%s.%N)
     if [ "$status" -gt 1 ]; then
         printf 'error=agentsim check exited %s: %s\n' "$status" \
@@ -120,7 +124,9 @@ except ValueError as e:
 print(f"distinct={j['distinct_states']}\ngenerated={j['generated_states']}\ndepth={j['depth']}")
 for name, p in sorted(j.get("properties", {}).items()):
     trace = p.get("trace") or []
-    print(f"prop_{name}={'holds' if p['holds'] else 'violated'}:{len(trace)}")
+    verdict = "vacuous" if p.get("verdict") == "cannot_tell" else (
+        "holds" if p["holds"] else "violated")
+    print(f"prop_{name}={verdict}:{len(trace)}")
 print(f"seconds={float(sys.argv[3]) - float(sys.argv[2]):.1f}")
 PY
 }
@@ -202,7 +208,8 @@ compare_verdicts() {
             mismatch "$prop trace: TLC $(get tlc trace) states, Rust ${rust#*:} steps"
     else
         while IFS='=' read -r key val; do
-            [ "${val%%:*}" = holds ] || mismatch "${key#prop_}: TLC holds, Rust $val"
+            # Vacuous: no state of the model can violate it, so TLC's "holds" agrees.
+            case "${val%%:*}" in holds|vacuous) ;; *) mismatch "${key#prop_}: TLC holds, Rust $val" ;; esac
         done < <(grep '^prop_' "$work/rust")
     fi
 }
