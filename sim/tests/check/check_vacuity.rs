@@ -42,7 +42,17 @@ fn a_missing_extension_is_cannot_tell_and_exits_two() {
     );
     let ok = check(&[&args[..], &["--allow-cannot-tell"]].concat());
     assert_eq!(ok.status.code(), Some(0));
-    assert_eq!(stdout(&ok), text, "the opt-in changes the exit only");
+    let verdicts = |t: &str| {
+        t.lines()
+            .filter(|l| l.starts_with("A3:"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        verdicts(&stdout(&ok)),
+        verdicts(&text),
+        "the opt-in changes the exit only"
+    );
     let json = check(&[&args[..], &["--json"]].concat());
     assert_eq!(json.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
@@ -122,7 +132,17 @@ fn the_replicated_store_says_what_it_cannot_produce() {
         "--values",
         "1",
     ];
-    let out = check(&[&base[..], &["--property", "A6", "--cells", "2"]].concat());
+    let small = [
+        "--replicas",
+        "1",
+        "--agents",
+        "1",
+        "--max-ops",
+        "1",
+        "--values",
+        "1",
+    ];
+    let out = check(&[&small[..], &["--property", "A6", "--cells", "2"]].concat());
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stdout(&out).contains(
