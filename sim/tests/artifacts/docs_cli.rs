@@ -276,7 +276,16 @@ fn every_documented_name_is_accepted() {
         "all",
         "none",
     ] {
-        ok(&["check", "--agents", "1", "--max-ops", "1", "--property", p]);
+        ok(&[
+            "check",
+            "--agents",
+            "1",
+            "--max-ops",
+            "1",
+            "--allow-cannot-tell",
+            "--property",
+            p,
+        ]);
     }
     ok(&[
         "check",
