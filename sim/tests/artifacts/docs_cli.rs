@@ -295,6 +295,7 @@ fn every_documented_name_is_accepted() {
         "1",
         "--values",
         "1",
+        "--allow-cannot-tell",
         "--property",
         "A4",
     ]);
