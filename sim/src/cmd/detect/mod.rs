@@ -235,9 +235,10 @@ fn is_stdin(file: &std::path::Path) -> bool {
 /// The outcome for a history already in memory (stdin, `--from`, or `--spec`): the spec form
 /// with `--spec` (it is quadratic: small histories only), else the one-pass stream detector over
 /// its records in log order, as a file's are. An ingested history is first held to the
-/// structure every detector assumes ([`History::validate`]), as the reader holds a file's.
+/// structure the reader holds a file to ([`History::validate`], [`History::validate_effects`]).
 fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch::Outcome> {
     h.validate()
+        .and_then(|()| h.validate_effects())
         .map_err(|e| anyhow::anyhow!("{file}: the history it gives is malformed: {e}"))?;
     if !args.spec {
         return batch::in_memory(h, file, batch_config(args));
