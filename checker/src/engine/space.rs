@@ -43,8 +43,8 @@ pub trait StepText {
 }
 
 /// A stateright model the parallel explorer and the trace search can run. Its actions are
-/// small `Copy` values ([`crate::Action`] for SPEC §1, others for the replicated model). Its
-/// states derive serde's traits, which gives every model a packed encoding for frontiers
+/// small `Copy` values (the paper model's `Action` for SPEC §1, others for the replicated
+/// model). Its states derive serde's traits, which gives every model a packed encoding for frontiers
 /// ([`crate::engine::codec`]) unless it brings a tighter one.
 pub trait Space:
     stateright::Model<

@@ -73,10 +73,10 @@ pub fn check_abstract(
     } else {
         trace::shortest(&abs, outcome.violated, cfg.max_states)
     };
-    let commits = |t: &trace::Trace<_, crate::Action>| {
+    let commits = |t: &trace::Trace<_, crate::models::action::Action>| {
         t.actions
             .iter()
-            .filter(|a| matches!(a, crate::Action::CompleteWrite { .. }))
+            .filter(|a| matches!(a, crate::models::action::Action::CompleteWrite { .. }))
             .count()
     };
     let replay_max_ops = if bounded {
@@ -90,7 +90,7 @@ pub fn check_abstract(
              {MAX_OPS_MAX}"
         )));
     }
-    let conc_bounds = crate::Bounds {
+    let conc_bounds = crate::config::Bounds {
         max_ops: replay_max_ops,
         ..cfg.bounds
     };

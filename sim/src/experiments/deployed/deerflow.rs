@@ -1,4 +1,5 @@
-//! deer-flow issue 3123: a state key with no reducer erased by a downstream partial update.
+//! deer-flow's erased state key (SPEC §7): a state key with no reducer erased by a downstream
+//! partial update.
 //!
 //! The graph (modelled on the LangGraph model in `agentsim_ingest::langgraph::model`): `planner`
 //! writes the todo list, a chain of 1–4 `worker_i` nodes each rewrites it (reading it), then

@@ -1,5 +1,5 @@
-//! The deployed reproductions of SPEC §7: deer-flow issue 3123, the deer-flow memory updater,
-//! LangGraph superstep semantics and LangGraph's `ToolNode`, each before and after its fix.
+//! The deployed reproductions of SPEC §7: deer-flow's erased state key, the deer-flow memory
+//! updater, LangGraph superstep semantics and LangGraph's `ToolNode`, each before and after its fix.
 //!
 //! Every row is a count k/N over N seeded trials, computed by running the model
 //! ([`agentsim_ingest::langgraph::model`] or a small virtual-time driver) and then the detectors of

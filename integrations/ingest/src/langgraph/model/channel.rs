@@ -66,7 +66,8 @@ impl Channel {
     }
 }
 
-/// A reducer keeping the last non-None write: the fix of deer-flow issue 3123.
+/// A reducer keeping the last non-None write: deer-flow's fix for a state key erased by a
+/// partial update (SPEC §7).
 pub fn keep_last_non_null(old: Value, new: Value) -> Value {
     if new.is_null() {
         old
