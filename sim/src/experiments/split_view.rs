@@ -74,6 +74,9 @@ struct Raw {
     readers: Spanned<u32>,
     rounds: Spanned<u32>,
     apply_probability: Spanned<f64>,
+    /// `[[expect]]`: claims `agentsim test` checks (`agentsim_sim::scenario::expect`).
+    #[serde(default)]
+    expect: Option<toml::Value>,
 }
 
 /// Caps that keep a typo from running for hours; raise them here if a study needs more.

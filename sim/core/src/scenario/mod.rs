@@ -7,6 +7,7 @@
 //! models the system it claims to.
 
 pub mod cpl;
+pub mod expect;
 
 pub mod limits;
 pub mod raw;

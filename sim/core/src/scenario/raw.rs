@@ -40,6 +40,9 @@ pub struct RawScenario {
     /// `[cpl]`: Causal Past Logic guards for `send`, `recv`, `set` and `act` steps.
     #[serde(default)]
     pub cpl: Option<Spanned<RawCpl>>,
+    /// `[[expect]]`: claims `agentsim test` checks; other commands only validate them.
+    #[serde(default)]
+    pub expect: Vec<Spanned<super::expect::RawExpect>>,
 }
 
 /// `[cpl]`: the guard file (or inline text), the twin's weaker guard and the stale detector.

@@ -74,6 +74,7 @@ impl Resolver<'_> {
         let generator = self.generator(&raw, path)?;
         let tokens = self.tokens(&raw)?;
         let retry = self.retry(&raw)?;
+        super::expect::resolve(self.src, &raw.expect, super::expect::Engine::Simulate)?;
         Ok(Scenario {
             name: raw.name.into_inner(),
             file: path.to_path_buf(),
