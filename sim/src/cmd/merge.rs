@@ -22,6 +22,9 @@ pub struct Args {
     /// The partial files (`--partial-out` of each shard), in any order.
     #[arg(required = true, value_name = "PARTIAL")]
     pub partials: Vec<PathBuf>,
+    /// With `agentsim test` partials: also write the merged suite as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -32,7 +35,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for file in &args.partials {
         paths = paths.input("a partial", file);
     }
-    args.run.outputs(paths).check()?;
+    args.run
+        .outputs(paths)
+        .output("--junit", args.junit.as_deref())
+        .check()?;
+    let junit = args.junit.as_deref();
+    if let Some(code) = crate::cmd::test::merge_partials(&args.partials, args.run.json, junit)? {
+        return Ok(code);
+    }
+    if args.junit.is_some() {
+        bail!("--junit merges `agentsim test` partials; these are a seeded command's");
+    }
     let mut parts = Vec::with_capacity(args.partials.len());
     for file in &args.partials {
         let text = std::fs::read_to_string(file)

@@ -27,6 +27,7 @@ pub mod shrink;
 pub mod simulate;
 pub mod split_view;
 pub mod sweep;
+pub mod test;
 pub mod twins;
 pub mod workloads;
 
@@ -68,6 +69,8 @@ pub enum Command {
     SplitView(split_view::Args),
     /// Causal Past Logic guards: evaluate on an MSC, or benchmark the monitor.
     Cpl(cpl::Args),
+    /// Run the `[[expect]]` claims of scenario files as a test suite (JUnit for CI).
+    Test(test::Args),
     /// Run a benchmark (`agentsim bench detect`, `agentsim bench sim`, `agentsim bench cpl`).
     Bench(bench::Args),
 }
@@ -94,6 +97,7 @@ impl Command {
             Command::SplitView(args) => split_view::run(args),
             Command::Cpl(args) => cpl::run(args),
             Command::Bench(args) => bench::run(args),
+            Command::Test(args) => test::run(args),
         }
     }
 }

@@ -76,7 +76,8 @@ struct Raw {
     apply_probability: Spanned<f64>,
     /// `[[expect]]`: claims `agentsim test` checks (`agentsim_sim::scenario::expect`).
     #[serde(default)]
-    expect: Option<toml::Value>,
+    #[serde(rename = "expect")]
+    _expect: Option<toml::Value>,
 }
 
 /// Caps that keep a typo from running for hours; raise them here if a study needs more.
