@@ -67,14 +67,14 @@ fn case(s: &mut String, file: &str, c: &CaseResult) {
     }
     match c.outcome {
         Outcome::Pass => {
-            let _ = writeln!(s, "      <system-out>{}</system-out>", esc(&body));
+            let _ = writeln!(s, "      <system-out>{}</system-out>", esc_text(&body));
         }
         Outcome::Fail => {
             let _ = writeln!(
                 s,
                 "      <failure type=\"expectation\" message=\"{}\">{}</failure>",
                 esc(&c.evidence),
-                esc(&body)
+                esc_text(&body)
             );
         }
         Outcome::CannotTell => {
@@ -82,14 +82,19 @@ fn case(s: &mut String, file: &str, c: &CaseResult) {
                 s,
                 "      <error type=\"cannot tell\" message=\"{}\">{}</error>",
                 esc(&c.evidence),
-                esc(&body)
+                esc_text(&body)
             );
         }
     }
     s.push_str("    </testcase>\n");
 }
 
-/// XML text and attribute escaping; control characters XML 1.0 cannot hold become `?`.
+/// Escaping for element text: line breaks stay line breaks.
+pub fn esc_text(t: &str) -> String {
+    t.split('\n').map(esc).collect::<Vec<_>>().join("\n")
+}
+
+/// XML attribute escaping (line breaks as `&#10;`, which attribute normalisation keeps); control characters XML 1.0 cannot hold become `?`.
 pub fn esc(t: &str) -> String {
     let mut o = String::with_capacity(t.len());
     for ch in t.chars() {
