@@ -171,12 +171,12 @@ pub fn decide(
         }
         Loaded::SplitView(s) => {
             let key = (file_id, seed, trials);
-            if !runs.split.contains_key(&key) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = runs.split.entry(key) {
                 let s = s
                     .clone()
                     .with(Some(trials), Some(seed))
                     .map_err(|e| anyhow!("{}:{}: {e}", case.file.display(), case.exp.line))?;
-                runs.split.insert(key, split_view::twin(&s));
+                slot.insert(split_view::twin(&s));
             }
             split_view_case(case, &runs.split[&key], &mut r);
         }
