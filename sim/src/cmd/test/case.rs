@@ -163,8 +163,15 @@ pub fn decide(
             }
             let key = (file_id, runtime.name(), seed, trials);
             if !runs.sim.contains_key(&key) {
-                let run = simulate(sc, runtime, seed, trials, threads)?;
-                runs.sim.insert(key.clone(), run);
+                match simulate(sc, runtime, seed, trials, threads) {
+                    Ok(run) => runs.sim.insert(key.clone(), run),
+                    // A trial the engine cannot run (a recording without the generation
+                    // this runtime asks for, …) leaves the claim untold, not the suite.
+                    Err(e) => {
+                        r.evidence = format!("cannot tell: the run failed: {e:#}");
+                        return Ok(r);
+                    }
+                };
             }
             let run = &runs.sim[&key];
             by_simulation(sc, runtime, a, case.exp.claim, run, &mut r)?;
