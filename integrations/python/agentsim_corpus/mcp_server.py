@@ -21,6 +21,7 @@ from typing import Any
 
 import uvicorn
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.session import ServerSession
 
 
@@ -37,6 +38,12 @@ class RegistryServer:
         self.sessions: list[ServerSession] = []
         self.retired: list[str] = []
         self._install()
+        # A server that sends list_changed must declare `tools.listChanged`; FastMCP declares
+        # false unless told, through the low-level server's initialization options.
+        lowlevel = self.mcp._mcp_server
+        options = lowlevel.create_initialization_options
+        lowlevel.create_initialization_options = lambda *a, **k: options(  # type: ignore
+            NotificationOptions(tools_changed=True))
         self._uvicorn: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.url = ""

@@ -28,8 +28,8 @@ LATTICE = ("A1", "A2", "A3", "A6")
 OPENAI_AGENTS = {
     "a6": (C, C, C, V),
     "a6_fixed": (C, C, C, H),
-    "a1": (C, H, C, H),
-    "a1_fixed": (C, H, C, H),
+    "a1": (C, C, C, H),
+    "a1_fixed": (C, C, C, H),
 }
 MCP = {
     "ignore": (C, V, C, H),
