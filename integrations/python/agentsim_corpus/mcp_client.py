@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession, types
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 
@@ -51,22 +51,46 @@ def _wire(message: Any) -> dict[str, Any]:
     return message.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
+class WireLog:
+    """Logs the messages of one connection (one client of one server) into a ``JsonlLog``;
+    ``changed`` is set when a ``notifications/tools/list_changed`` arrives."""
+
+    def __init__(self, client: str, url: str, log: JsonlLog) -> None:
+        self.client = client
+        self.url = url
+        self._log = log
+        self.session_id: Any = None
+        self.changed = threading.Event()
+
+    def write(self, direction: str, message: Any) -> None:
+        wire = _wire(message)
+        if direction == "recv" and wire.get("method") == "notifications/tools/list_changed":
+            self.changed.set()
+        sid = self.session_id() if self.session_id else None
+        self._log.write({"t": time.time_ns(), "client": self.client, "server": self.url,
+                         "session": sid, "dir": direction, "message": wire})
+
+    def wrap(self, read: Any, write: Any) -> tuple["_Logged", "_Logged"]:
+        """The transport's two streams, logged."""
+        return _Logged(read, self, "recv"), _Logged(write, self, "send")
+
+
 class _Logged:
     """A stream between the session and the transport that logs what passes."""
 
-    def __init__(self, inner: Any, client: "LoggedClient", direction: str) -> None:
+    def __init__(self, inner: Any, wire: WireLog, direction: str) -> None:
         self._inner = inner
-        self._client = client
+        self._wire = wire
         self._dir = direction
 
     async def send(self, item: SessionMessage) -> None:
-        self._client._log(self._dir, item.message)
+        self._wire.write(self._dir, item.message)
         await self._inner.send(item)
 
     async def receive(self) -> Any:
         item = await self._inner.receive()
         if isinstance(item, SessionMessage):
-            self._client._log(self._dir, item.message)
+            self._wire.write(self._dir, item.message)
         return item
 
     def __aiter__(self) -> "_Logged":
@@ -101,18 +125,12 @@ class LoggedClient:
         self.name = name
         self.url = url
         self.refresh = refresh
-        self._logfile = log
+        self._wire = WireLog(name, url, log)
         self._stack = AsyncExitStack()
-        self._session_id: Any = None
         self.session: ClientSession | None = None
         self.tools: dict[str, types.Tool] = {}
         self.stale = False
         self.list_changed = asyncio.Event()
-
-    def _log(self, direction: str, message: Any) -> None:
-        sid = self._session_id() if self._session_id else None
-        self._logfile.write({"t": time.time_ns(), "client": self.name, "server": self.url,
-                             "session": sid, "dir": direction, "message": _wire(message)})
 
     async def _on_message(self, message: Any) -> None:
         root = getattr(message, "root", None)
@@ -121,10 +139,10 @@ class LoggedClient:
             self.list_changed.set()
 
     async def __aenter__(self) -> "LoggedClient":
-        read, write, sid = await self._stack.enter_async_context(streamablehttp_client(self.url))
-        self._session_id = sid
-        session = ClientSession(_Logged(read, self, "recv"), _Logged(write, self, "send"),
-                                message_handler=self._on_message)
+        read, write, sid = await self._stack.enter_async_context(streamable_http_client(self.url))
+        self._wire.session_id = sid
+        logged_read, logged_write = self._wire.wrap(read, write)
+        session = ClientSession(logged_read, logged_write, message_handler=self._on_message)
         self.session = await self._stack.enter_async_context(session)
         await self.session.initialize()
         return self

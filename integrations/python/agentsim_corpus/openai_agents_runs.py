@@ -14,11 +14,18 @@ test's script and a gate holds a generation open while another agent acts. Runs 
   ``a1_fixed``: the writer finishes before the editor reads: clean. OpenInference has no
   memory span kind and these are ordinary TOOL spans, so agentsim must say A1 *cannot tell*
   on both: the truth is kept here to show what it could not see.
+* ``a2_mcp``: ``planner`` and ``admin`` each reach the same MCP server (``mcp_server``) through
+  the SDK's own ``MCPServerStreamableHttp``, whose streams are logged (``mcp_client``'s format,
+  ``folder/mcp.jsonl``). The planner's generation plans ``lookup``; while it is in flight the
+  admin's tool call withdraws ``lookup``; the SDK ignores ``list_changed`` and calls it: A2,
+  which the MCP log shows and the spans cannot (no ``llm.tools``). ``a2_mcp_fixed``: the admin
+  withdraws ``search`` instead: the planner's call is a stale-list call, not an A2.
 """
 
 from __future__ import annotations
 
 import asyncio
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +38,32 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from .llm_server import Reply, ScriptedLLM
+from agents.mcp import MCPServerStreamableHttp
 
-RUNS = ("a6", "a6_fixed", "a1", "a1_fixed")
+from .llm_server import Reply, ScriptedLLM
+from .mcp_client import JsonlLog, WireLog
+from .mcp_server import RegistryServer
+
+RUNS = ("a6", "a6_fixed", "a1", "a1_fixed", "a2_mcp", "a2_mcp_fixed")
+
+
+class LoggedMCPServer(MCPServerStreamableHttp):
+    """The SDK's streamable-HTTP MCP client, with the JSON-RPC messages it sends and receives
+    logged between its session and its transport."""
+
+    def __init__(self, wire: WireLog) -> None:
+        super().__init__({"url": wire.url}, name=wire.client, cache_tools_list=False)
+        self.wire = wire
+
+    @asynccontextmanager
+    async def _logged(self) -> Any:
+        async with super().create_streams() as (read, write, sid):
+            self.wire.session_id = sid
+            logged_read, logged_write = self.wire.wrap(read, write)
+            yield logged_read, logged_write, sid
+
+    def create_streams(self) -> Any:
+        return self._logged()
 
 
 def _traced(path: Path) -> tuple[TracerProvider, OpenAIAgentsInstrumentor]:
@@ -110,6 +140,24 @@ async def _a1(variant: str, llm: ScriptedLLM, truth: dict[str, Any]) -> None:
     truth["a1"] = variant == "a1"
 
 
+async def _a2_mcp(variant: str, llm: ScriptedLLM, url: str, log: JsonlLog,
+                  truth: dict[str, Any]) -> None:
+    planner_wire, admin_wire = WireLog("planner", url, log), WireLog("admin", url, log)
+    async with LoggedMCPServer(planner_wire) as p_mcp, LoggedMCPServer(admin_wire) as a_mcp:
+        planner = Agent(name="planner", instructions="planner", model="planner",
+                        mcp_servers=[p_mcp])
+        admin = Agent(name="admin", instructions="admin", model="admin", mcp_servers=[a_mcp])
+        with trace("a2 workflow"):
+            planning = asyncio.create_task(Runner.run(planner, "look k up"))
+            await asyncio.to_thread(llm.wait_requested, "planner")
+            await Runner.run(admin, "retire a tool")
+            if not await asyncio.to_thread(planner_wire.changed.wait, 20):
+                raise TimeoutError("the planner's connection never got list_changed")
+            llm.open("retired")
+            await planning
+    truth["a2"] = variant == "a2_mcp"
+
+
 def run(variant: str, folder: Path) -> dict[str, Any]:
     """Runs ``variant``, writing ``folder/spans.jsonl``; returns what the run did."""
     assert variant in RUNS, variant
@@ -124,6 +172,10 @@ def run(variant: str, folder: Path) -> dict[str, Any]:
                    Reply.tools(("write_profile", {"key": "profile", "value": "e1"}),
                                gate="writer-done"),
                    Reply.text("edited")],
+        "planner": [Reply.tools(("lookup", {"key": "k"}), gate="retired"), Reply.text("done")],
+        "admin": [Reply.tools(("retire_tool",
+                               {"name": "search" if variant == "a2_mcp_fixed" else "lookup"})),
+                  Reply.text("retired")],
     }
     llm = ScriptedLLM(script)
     base = llm.start()
@@ -135,8 +187,12 @@ def run(variant: str, folder: Path) -> dict[str, Any]:
         set_default_openai_api("chat_completions")
         if variant.startswith("a6"):
             asyncio.run(_a6(variant, truth))
-        else:
+        elif variant.startswith("a1"):
             asyncio.run(_a1(variant, llm, truth))
+        else:
+            with RegistryServer() as server:
+                log = JsonlLog(folder / "mcp.jsonl")
+                asyncio.run(_a2_mcp(variant, llm, server.url, log, truth))
     finally:
         instrumentor.uninstrument()
         provider.shutdown()

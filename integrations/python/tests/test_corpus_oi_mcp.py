@@ -30,6 +30,14 @@ OPENAI_AGENTS = {
     "a6_fixed": (C, C, C, H),
     "a1": (C, C, C, H),
     "a1_fixed": (C, C, C, H),
+    "a2_mcp": (C, C, C, H),
+    "a2_mcp_fixed": (C, C, C, H),
+}
+# The same SDK runs' MCP JSON-RPC logs (the SDK's own MCP client, logged): the registry timeline
+# of the shared server decides the A2 that the spans cannot show.
+OPENAI_AGENTS_MCP_LOG = {
+    "a2_mcp": (C, V, C, H),
+    "a2_mcp_fixed": (C, H, C, H),
 }
 MCP = {
     "ignore": (C, V, C, H),
@@ -67,6 +75,12 @@ def test_openai_agents_openinference(run, tmp_path, agentsim_binary):
     assert "tool" in ingest["A1"]["why"], ingest["A1"]
     if expected[1] == C:
         assert "llm.tools" in ingest["A2"]["why"], ingest["A2"]
+    if run in OPENAI_AGENTS_MCP_LOG:
+        log = detect(agentsim_binary, "mcp", tmp_path / "mcp.jsonl")
+        assert verdicts(log) == OPENAI_AGENTS_MCP_LOG[run], json.dumps(log["verdicts"], indent=1)
+        assert (OPENAI_AGENTS_MCP_LOG[run][1] == V) == truth["a2"], truth
+        # The SDK calls from the list it had, whatever list_changed said.
+        assert log["ingest"]["counts"]["stale_list_calls"] == 1, log["ingest"]
 
 
 @pytest.mark.parametrize("run", sorted(MCP))
