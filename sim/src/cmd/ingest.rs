@@ -3,9 +3,9 @@
 //!
 //! `otel` reads OTLP/JSON traces that follow the OpenTelemetry GenAI semantic conventions;
 //! `langgraph` reads a LangGraph SQLite checkpointer database (one thread); `openinference`
-//! reads OTLP/JSON traces of OpenInference spans; `mcp` an MCP client's JSON-RPC log. Both write the
-//! JSON Lines history (stdout, or `-o FILE`) and say on stderr what the input let them decide
-//! (`--report FILE` writes that report as JSON): the mapping and its limits are in
+//! reads OTLP/JSON traces of OpenInference spans; `mcp` an MCP client's JSON-RPC log. Each
+//! writes the JSON Lines history (stdout, or `-o FILE`) and says on stderr what the input let
+//! it decide (`--report FILE` writes that report as JSON): the mapping and its limits are in
 //! `agentsim_ingest`. `agentsim detect --from otel|langgraph` does both steps at once, through
 //! [`load`]. Exit 0, or 2 when the input is unreadable (the message names the file and what
 //! was wrong). A history written here is only as complete as the report says; a detector's

@@ -59,8 +59,8 @@ fn line(raw: &str, n: usize, file: &str) -> Result<Line, IngestError> {
         path: path.to_owned(),
         message,
     };
-    let v: Json = serde_json::from_str(raw)
-        .map_err(|e| err("(line)", format!("invalid JSON: {e}")))?;
+    let v: Json =
+        serde_json::from_str(raw).map_err(|e| err("(line)", format!("invalid JSON: {e}")))?;
     let Json::Object(mut o) = v else {
         return Err(err("(line)", "expected an object".to_owned()));
     };
@@ -76,7 +76,12 @@ fn line(raw: &str, n: usize, file: &str) -> Result<Line, IngestError> {
         Some(Json::String(s)) => s.parse().ok(),
         _ => None,
     }
-    .ok_or_else(|| err("t", "expected an unsigned 64-bit integer (nanoseconds)".to_owned()))?;
+    .ok_or_else(|| {
+        err(
+            "t",
+            "expected an unsigned 64-bit integer (nanoseconds)".to_owned(),
+        )
+    })?;
     let client = text(&o, "client")?;
     let server = text(&o, "server")?;
     let session = match o.get("session") {
@@ -87,11 +92,21 @@ fn line(raw: &str, n: usize, file: &str) -> Result<Line, IngestError> {
     let dir = match text(&o, "dir")?.as_str() {
         "send" => Dir::Send,
         "recv" => Dir::Recv,
-        other => return Err(err("dir", format!("expected \"send\" or \"recv\", found {other:?}"))),
+        other => {
+            return Err(err(
+                "dir",
+                format!("expected \"send\" or \"recv\", found {other:?}"),
+            ))
+        }
     };
     let message = match o.remove("message") {
         Some(Json::Object(m)) => m,
-        Some(_) => return Err(err("message", "expected a JSON-RPC message object".to_owned())),
+        Some(_) => {
+            return Err(err(
+                "message",
+                "expected a JSON-RPC message object".to_owned(),
+            ))
+        }
         None => return Err(err("message", "missing".to_owned())),
     };
     if message.get("jsonrpc").and_then(Json::as_str) != Some("2.0") {
@@ -124,9 +139,15 @@ mod tests {
 
     #[test]
     fn errors_name_file_line_and_field() {
-        let good = r#"{"t":1,"client":"c","server":"s","dir":"send","message":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}"#;
+        let good = concat!(
+            r#"{"t":1,"client":"c","server":"s","dir":"send","#,
+            r#""message":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}"#
+        );
         let l = parse_log(&format!("{good}\n\n{good}\n"), "m.jsonl").unwrap();
-        assert_eq!((l.len(), l[1].line, l[0].id().as_deref()), (2, 3, Some("1")));
+        assert_eq!(
+            (l.len(), l[1].line, l[0].id().as_deref()),
+            (2, 3, Some("1"))
+        );
         let bad = good.replace("\"send\"", "\"sent\"");
         let e = parse_log(&format!("{good}\n{bad}"), "m.jsonl").unwrap_err();
         assert_eq!(

@@ -109,7 +109,10 @@ impl Cx {
                 .and_then(Json::as_str)
                 .unwrap_or("?")
                 .to_owned();
-            let view = self.views.get(&(l.client.clone(), l.server.clone())).cloned();
+            let view = self
+                .views
+                .get(&(l.client.clone(), l.server.clone()))
+                .cloned();
             let stale_since = view.as_ref().and_then(|v| v.1);
             if let Some(changed) = stale_since {
                 self.note(
@@ -171,7 +174,9 @@ impl Cx {
             "tools/call" => {
                 let Some(i) = p.call else { return };
                 let failed = result.is_none()
-                    || result.and_then(|r| r.get("isError")).and_then(Json::as_bool)
+                    || result
+                        .and_then(|r| r.get("isError"))
+                        .and_then(Json::as_bool)
                         == Some(true);
                 let value = result
                     .and_then(|r| r.get("structuredContent").or_else(|| r.get("content")))
@@ -369,28 +374,58 @@ mod tests {
     /// and then (`refresh`) lists again or (not) calls `lookup` from its old list.
     fn log(refresh: bool, announce: bool) -> String {
         let init = format!(
-            r#"{{"jsonrpc":"2.0","id":0,"result":{{"capabilities":{{"tools":{{"listChanged":{announce}}}}}}}}}"#
+            concat!(
+                r#"{{"jsonrpc":"2.0","id":0,"result":{{"capabilities":{{"tools":"#,
+                r#"{{"listChanged":{announce}}}}}}}}}"#
+            ),
+            announce = announce
         );
-        let both = r#"{"jsonrpc":"2.0","id":ID,"result":{"tools":[{"name":"lookup"},{"name":"search"}]}}"#;
+        let both =
+            r#"{"jsonrpc":"2.0","id":ID,"result":{"tools":[{"name":"lookup"},{"name":"search"}]}}"#;
         let one = r#"{"jsonrpc":"2.0","id":ID,"result":{"tools":[{"name":"search"}]}}"#;
         let mut lines = vec![
-            ("p", "send", r#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#.to_owned()),
+            (
+                "p",
+                "send",
+                r#"{"jsonrpc":"2.0","id":0,"method":"initialize"}"#.to_owned(),
+            ),
             ("p", "recv", init),
-            ("p", "send", r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned()),
+            (
+                "p",
+                "send",
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned(),
+            ),
             ("p", "recv", both.replace("ID", "1")),
-            ("a", "send", r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned()),
+            (
+                "a",
+                "send",
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned(),
+            ),
             ("a", "recv", both.replace("ID", "1")),
-            ("p", "recv", r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_owned()),
+            (
+                "p",
+                "recv",
+                r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_owned(),
+            ),
         ];
         if refresh {
-            lines.push(("p", "send", r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_owned()));
+            lines.push((
+                "p",
+                "send",
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_owned(),
+            ));
             lines.push(("p", "recv", one.replace("ID", "2")));
         } else {
-            let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"lookup"}}"#;
+            let call =
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"lookup"}}"#;
             lines.push(("p", "send", call.to_owned()));
             let err = r#"{"jsonrpc":"2.0","id":3,"result":{"content":[],"isError":true}}"#;
             lines.push(("p", "recv", err.to_owned()));
-            lines.push(("a", "send", r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_owned()));
+            lines.push((
+                "a",
+                "send",
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_owned(),
+            ));
             lines.push(("a", "recv", one.replace("ID", "2")));
         }
         lines
@@ -411,7 +446,11 @@ mod tests {
         assert_eq!(a2.status(), "decided", "{a2:?}");
         assert_eq!(ing.report.counts["stale_list_calls"], 1);
         assert_eq!(ing.report.counts["failed_tool_calls"], 1);
-        assert!(ing.report.notes[0].contains("line 8: p called `lookup`"), "{:?}", ing.report.notes);
+        assert!(
+            ing.report.notes[0].contains("line 8: p called `lookup`"),
+            "{:?}",
+            ing.report.notes
+        );
     }
 
     #[test]
@@ -425,7 +464,10 @@ mod tests {
         let ing = parse_mcp_log(&log(false, false), "m.jsonl").unwrap();
         let a2 = ing.report.verdict(Anomaly::A2).unwrap();
         assert_eq!(a2.status(), "undecidable");
-        assert!(a2.why().contains("capabilities.tools.listChanged"), "{a2:?}");
+        assert!(
+            a2.why().contains("capabilities.tools.listChanged"),
+            "{a2:?}"
+        );
         let a1 = ing.report.verdict(Anomaly::A1).unwrap();
         assert_eq!(a1.status(), "undecidable");
     }

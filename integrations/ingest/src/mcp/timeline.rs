@@ -97,9 +97,17 @@ mod tests {
         tl.changed((20, 2));
         tl.list((30, 3), new.clone());
         tl.changed((40, 4));
-        assert_eq!(tl.at((5, 0)), Some(&old), "before any change: the first list");
+        assert_eq!(
+            tl.at((5, 0)),
+            Some(&old),
+            "before any change: the first list"
+        );
         assert_eq!(tl.at((15, 0)), Some(&old));
-        assert_eq!(tl.at((25, 0)), Some(&new), "after a change: the list that follows");
+        assert_eq!(
+            tl.at((25, 0)),
+            Some(&new),
+            "after a change: the list that follows"
+        );
         assert_eq!(tl.at((35, 0)), Some(&new));
         assert_eq!(tl.at((45, 0)), None, "a change no list resolves");
         assert_eq!(tl.changes(), 2);
