@@ -15,8 +15,10 @@
 //! * `TOOL` with `tool.name` → an effect `tool:<tool.name>:<span id>` (value: `output.value`);
 //!   a `TOOL` span without `tool.name` (a handoff) is counted, not an effect; one with ERROR
 //!   status did not land and is left out of the effects;
-//! * an MCP span (`mcp.method.name` = `tools/call`, OpenTelemetry MCP conventions) that is not
-//!   below a `TOOL` span or another `tools/call` → an effect of `gen_ai.tool.name`;
+//! * an MCP span (`mcp.method.name` = `tools/call`; the OpenTelemetry MCP conventions,
+//!   `open-telemetry/semantic-conventions-genai`, `docs/gen-ai/mcp.md`, name such a span
+//!   `tools/call {gen_ai.tool.name}`) that is not below a `TOOL` span or another `tools/call`
+//!   (the server's side of the same call) → an effect of `gen_ai.tool.name`;
 //!   `notifications/tools/list_changed` spans are counted and noted (the conventions put no tool
 //!   list on spans, so what changed is not in the trace);
 //! * planned tool = the first `llm.output_messages.<i>.message.tool_calls.<j>.tool_call.
