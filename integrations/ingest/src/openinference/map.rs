@@ -77,6 +77,9 @@ fn schema_name(schema: &Json) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// A registry: (tool, signature version) pairs.
+type Entries = Vec<(String, u32)>;
+
 struct Invocation {
     base: String,
     agent: String,
@@ -94,7 +97,7 @@ struct Cx {
     planned: u64,
     planned_without_tools: u64,
     /// base → (start, registry) in time order; versions per (base, tool).
-    seen: BTreeMap<String, Vec<(u64, Vec<(String, u32)>)>>,
+    seen: BTreeMap<String, Vec<(u64, Entries)>>,
     versions: BTreeMap<(String, String), Vec<String>>,
 }
 
@@ -331,7 +334,7 @@ impl Cx {
         }
     }
 
-    fn registry_at(&self, base: &str, t: u64) -> Option<&Vec<(String, u32)>> {
+    fn registry_at(&self, base: &str, t: u64) -> Option<&Entries> {
         let seen = self.seen.get(base)?;
         let i = seen.partition_point(|(s, _)| *s <= t);
         i.checked_sub(1).map(|i| &seen[i].1)
