@@ -18,6 +18,15 @@ pub enum IngestError {
         path: String,
         message: String,
     },
+    /// A malformed line of a JSON Lines log (the MCP JSON-RPC log): `line` is 1-based, `path`
+    /// the JSON path in that line's object.
+    #[error("{file}:{line}: {path}: {message}")]
+    Log {
+        file: String,
+        line: usize,
+        path: String,
+        message: String,
+    },
     #[error("{file}: not a LangGraph SQLite checkpointer database: {what}")]
     NotCheckpointer { file: String, what: String },
     #[error("{file}: the database is damaged or truncated: {message}")]

@@ -1,9 +1,11 @@
-//! `agentsim ingest otel|langgraph FILE`: an agentsim history from what an agent system wrote.
+//! `agentsim ingest otel|langgraph|openinference|mcp FILE`: an agentsim history from what an
+//! agent system wrote.
 //!
 //! `otel` reads OTLP/JSON traces that follow the OpenTelemetry GenAI semantic conventions;
-//! `langgraph` reads a LangGraph SQLite checkpointer database (one thread). Both write the
-//! JSON Lines history (stdout, or `-o FILE`) and say on stderr what the input let them decide
-//! (`--report FILE` writes that report as JSON): the mapping and its limits are in
+//! `langgraph` reads a LangGraph SQLite checkpointer database (one thread); `openinference`
+//! reads OTLP/JSON traces of OpenInference spans; `mcp` an MCP client's JSON-RPC log. Each
+//! writes the JSON Lines history (stdout, or `-o FILE`) and says on stderr what the input let
+//! it decide (`--report FILE` writes that report as JSON): the mapping and its limits are in
 //! `agentsim_ingest`. `agentsim detect --from otel|langgraph` does both steps at once, through
 //! [`load`]. Exit 0, or 2 when the input is unreadable (the message names the file and what
 //! was wrong). A history written here is only as complete as the report says; a detector's
@@ -11,6 +13,8 @@
 
 use crate::artifacts::paths::Paths;
 use agentsim_ingest::langgraph::read_langgraph;
+use agentsim_ingest::mcp::{parse_mcp_log, read_mcp_log};
+use agentsim_ingest::openinference::{parse_openinference, read_openinference};
 use agentsim_ingest::otel::{parse_otel, read_otel};
 use agentsim_ingest::{Ingested, Report};
 use agentsim_jsonl as jsonl;
@@ -41,6 +45,10 @@ pub enum Source {
         #[arg(long)]
         thread: Option<String>,
     },
+    /// OTLP/JSON traces with OpenInference spans (`openinference.span.kind`; `-` reads stdin).
+    Openinference(Common),
+    /// An MCP JSON-RPC log: the messages each client sent and received, one a line.
+    Mcp(Common),
 }
 
 /// Flags both sources take.
@@ -61,6 +69,8 @@ pub struct Common {
 pub enum From {
     Otel,
     Langgraph,
+    Openinference,
+    Mcp,
 }
 
 /// What to ingest, validated once from `--from` and `--thread` ([`Ingest::of`]): the
@@ -72,6 +82,10 @@ pub enum Ingest {
     Otel,
     /// A LangGraph checkpointer database: `thread`, or the only one it holds.
     Langgraph { thread: Option<String> },
+    /// OTLP/JSON traces of OpenInference spans.
+    Openinference,
+    /// An MCP JSON-RPC log.
+    Mcp,
 }
 
 impl Ingest {
@@ -82,6 +96,8 @@ impl Ingest {
             (Some(From::Langgraph), thread) => Some(Ingest::Langgraph { thread }),
             (_, Some(_)) => bail!("--thread applies to --from langgraph only"),
             (Some(From::Otel), None) => Some(Ingest::Otel),
+            (Some(From::Openinference), None) => Some(Ingest::Openinference),
+            (Some(From::Mcp), None) => Some(Ingest::Mcp),
             (None, None) => None,
         })
     }
@@ -92,9 +108,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (source, common) = match args.source {
         Source::Otel(common) => (Ingest::Otel, common),
         Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, common),
+        Source::Openinference(common) => (Ingest::Openinference, common),
+        Source::Mcp(common) => (Ingest::Mcp, common),
     };
     let what = match source {
-        Ingest::Otel => "the trace",
+        Ingest::Otel | Ingest::Openinference => "the trace",
+        Ingest::Mcp => "the log",
         Ingest::Langgraph { .. } => "the database",
     };
     Paths::new()
@@ -126,6 +145,10 @@ pub fn load(source: &Ingest, file: &Path) -> anyhow::Result<Ingested> {
     Ok(match source {
         Ingest::Otel if is_stdin(file) => parse_otel(&stdin()?, "<stdin>")?,
         Ingest::Otel => read_otel(file)?,
+        Ingest::Openinference if is_stdin(file) => parse_openinference(&stdin()?, "<stdin>")?,
+        Ingest::Openinference => read_openinference(file)?,
+        Ingest::Mcp if is_stdin(file) => parse_mcp_log(&stdin()?, "<stdin>")?,
+        Ingest::Mcp => read_mcp_log(file)?,
         Ingest::Langgraph { .. } if is_stdin(file) => {
             bail!("a LangGraph database is read from a file, not from stdin")
         }

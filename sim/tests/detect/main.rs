@@ -13,3 +13,4 @@ mod detect_threads;
 mod detect_verdicts;
 mod escape_cli;
 mod ingest_cli;
+mod ingest_mcp_cli;

@@ -1,0 +1,638 @@
+//! OpenInference spans → steps: the mapping table of [`super`].
+
+use crate::build::{build, Seen, Step, Written};
+use crate::error::IngestError;
+use crate::otel::otlp::Span;
+use crate::report::{Report, Verdict};
+use crate::value::{canonical, value_name};
+use crate::Ingested;
+use agentsim_models::Anomaly;
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a span is to the mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Agent,
+    Generation,
+    Read,
+    Tool,
+    /// An MCP `tools/call` span (client or server side).
+    McpCall,
+    Other,
+}
+
+fn role(s: &Span) -> Role {
+    if let Some(m) = s.str("mcp.method.name") {
+        return if m == "tools/call" {
+            Role::McpCall
+        } else {
+            Role::Other
+        };
+    }
+    match s
+        .str("openinference.span.kind")
+        .map(str::to_ascii_uppercase)
+        .as_deref()
+    {
+        Some("AGENT") => Role::Agent,
+        Some("LLM") => Role::Generation,
+        Some("RETRIEVER") => Role::Read,
+        Some("TOOL") => Role::Tool,
+        _ => Role::Other,
+    }
+}
+
+/// The values of a flattened list attribute: `prefix.<i>.suffix` for each `i`, in index order.
+fn indexed<'a>(s: &'a Span, prefix: &str, suffix: &str) -> Vec<(Vec<u32>, &'a Json)> {
+    let mut out: Vec<(Vec<u32>, &Json)> = Vec::new();
+    for (k, v) in &s.attrs {
+        let Some(rest) = k.strip_prefix(prefix).and_then(|r| r.strip_suffix(suffix)) else {
+            continue;
+        };
+        // `rest` is `.<i>.` or `.<i>.…<j>.` (nested lists): the numbers are the index.
+        let index: Option<Vec<u32>> = rest
+            .split('.')
+            .filter(|p| !p.is_empty())
+            .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+            .map(|p| p.parse().ok())
+            .collect();
+        if let Some(index) = index.filter(|i| !i.is_empty()) {
+            out.push((index, v));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// A tool's name in an `llm.tools.<i>.tool.json_schema`: `function.name` or `name`.
+fn schema_name(schema: &Json) -> Option<String> {
+    let v = match schema {
+        Json::String(t) => serde_json::from_str(t).ok()?,
+        v => v.clone(),
+    };
+    v.pointer("/function/name")
+        .or_else(|| v.get("name"))
+        .and_then(Json::as_str)
+        .map(str::to_owned)
+}
+
+/// A registry: (tool, signature version) pairs.
+type Entries = Vec<(String, u32)>;
+
+struct Invocation {
+    base: String,
+    agent: String,
+    start: u64,
+    end: u64,
+    members: Vec<usize>,
+}
+
+#[derive(Default)]
+struct Cx {
+    counts: BTreeMap<String, u64>,
+    notes: Vec<String>,
+    reads: u64,
+    effects: u64,
+    planned: u64,
+    planned_without_tools: u64,
+    /// base → (start, registry) in time order; versions per (base, tool).
+    seen: BTreeMap<String, Vec<(u64, Entries)>>,
+    versions: BTreeMap<(String, String), Vec<String>>,
+}
+
+pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError> {
+    spans.sort_by(|a, b| (a.start, &a.trace, &a.id).cmp(&(b.start, &b.trace, &b.id)));
+    let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (i, s) in spans.iter().enumerate() {
+        if index.insert((&s.trace, &s.id), i).is_some() {
+            return Err(IngestError::Ambiguous {
+                file: file.to_owned(),
+                message: format!("span {} of trace {} appears twice", s.id, s.trace),
+            });
+        }
+    }
+    let mut cx = Cx::default();
+    cx.count("spans", spans.len() as u64);
+    let invocations = invocations(&spans, &index, &mut cx);
+    cx.observe_registries(&spans, &invocations);
+    let mut steps = Vec::new();
+    for inv in &invocations {
+        for members in segments(&spans, &inv.members) {
+            steps.push(cx.step(&spans, inv, &members));
+        }
+    }
+    let history = build(steps, false);
+    let verdicts = cx.verdicts();
+    let report = Report {
+        source: "openinference",
+        file: file.to_owned(),
+        records: history.len(),
+        verdicts,
+        counts: std::mem::take(&mut cx.counts),
+        errors: Vec::new(),
+        notes: std::mem::take(&mut cx.notes),
+    };
+    Ok(Ingested { history, report })
+}
+
+/// The span's ancestors, nearest first (bounded by the span count: a cycle stops there).
+fn ancestors<'a>(
+    spans: &'a [Span],
+    index: &'a BTreeMap<(&str, &str), usize>,
+    i: usize,
+) -> impl Iterator<Item = usize> + 'a {
+    let mut at = i;
+    (0..spans.len()).map_while(move |_| {
+        let p = spans[at].parent.as_deref()?;
+        let &j = index.get(&(spans[at].trace.as_str(), p))?;
+        at = j;
+        Some(j)
+    })
+}
+
+fn invocations(
+    spans: &[Span],
+    index: &BTreeMap<(&str, &str), usize>,
+    cx: &mut Cx,
+) -> Vec<Invocation> {
+    let mut groups: BTreeMap<(String, Option<usize>), Vec<usize>> = BTreeMap::new();
+    for (i, s) in spans.iter().enumerate() {
+        let r = role(s);
+        let oi = s.attrs.contains_key("openinference.span.kind");
+        if s.attrs.contains_key("mcp.method.name") {
+            cx.count("mcp_spans", 1);
+            if s.str("mcp.method.name") == Some("notifications/tools/list_changed") {
+                cx.count("mcp_list_changed_spans", 1);
+            }
+        } else if oi {
+            cx.count("openinference_spans", 1);
+        } else {
+            cx.count("ignored_spans", 1);
+        }
+        match r {
+            Role::Agent | Role::Other => continue,
+            Role::Tool if s.str("tool.name").is_none() => {
+                cx.count("handoffs", 1);
+                continue;
+            }
+            Role::McpCall => {
+                // The same call seen from the other side, or inside a TOOL span that is it.
+                let covered = ancestors(spans, index, i)
+                    .any(|a| matches!(role(&spans[a]), Role::Tool | Role::McpCall));
+                if covered {
+                    cx.count("mcp_calls_inside_tool_spans", 1);
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        let mut named = None;
+        let mut any = None;
+        for a in ancestors(spans, index, i) {
+            if role(&spans[a]) == Role::Agent {
+                any.get_or_insert(a);
+                if spans[a].attrs.contains_key("agent.name") {
+                    named = Some(a);
+                    break;
+                }
+            }
+        }
+        groups
+            .entry((s.trace.clone(), named.or(any)))
+            .or_default()
+            .push(i);
+    }
+    let mut out: Vec<Invocation> = groups
+        .into_iter()
+        .map(|((trace, owner), members)| {
+            let base = match owner {
+                Some(a) => spans[a]
+                    .str("agent.name")
+                    .unwrap_or(&spans[a].name)
+                    .to_owned(),
+                None => format!("trace:{}", &trace[..trace.len().min(8)]),
+            };
+            let (start, end) = match owner {
+                Some(a) => (spans[a].start, spans[a].end),
+                None => (
+                    members.iter().map(|&m| spans[m].start).min().unwrap_or(0),
+                    members.iter().map(|&m| spans[m].end).max().unwrap_or(0),
+                ),
+            };
+            Invocation {
+                agent: base.clone(),
+                base,
+                start,
+                end,
+                members,
+            }
+        })
+        .collect();
+    out.sort_by_key(|inv| (inv.start, inv.end));
+    // One actor has one pending operation (SPEC §1): overlapping invocations of one agent are
+    // different actors, each in the lowest slot free at its start.
+    let mut slots: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for inv in &mut out {
+        let ends = slots.entry(inv.base.clone()).or_default();
+        let k = match ends.iter().position(|&e| e <= inv.start) {
+            Some(k) => k,
+            None => {
+                ends.push(0);
+                ends.len() - 1
+            }
+        };
+        ends[k] = inv.end;
+        if k > 0 {
+            inv.agent = format!("{}#{}", inv.base, k + 1);
+        }
+    }
+    cx.count("invocations", out.len() as u64);
+    out
+}
+
+/// Splits an invocation's spans into steps: reads, then a generation, then tool calls.
+fn segments(spans: &[Span], members: &[usize]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let (mut has_gen, mut has_after) = (false, false);
+    for &m in members {
+        let r = role(&spans[m]);
+        let new = match r {
+            Role::Read => has_gen || has_after,
+            Role::Generation => has_gen,
+            _ => false,
+        };
+        if new || out.is_empty() {
+            out.push(Vec::new());
+            has_gen = false;
+            has_after = false;
+        }
+        match r {
+            Role::Generation => has_gen = true,
+            Role::Tool | Role::McpCall => has_after = has_gen,
+            _ => {}
+        }
+        if let Some(last) = out.last_mut() {
+            last.push(m);
+        }
+    }
+    out
+}
+
+fn tool_name(s: &Span) -> String {
+    s.str("tool.name")
+        .or(s.str("gen_ai.tool.name"))
+        .or_else(|| s.name.rsplit_once("tools/call ").map(|(_, t)| t))
+        .unwrap_or("?")
+        .to_owned()
+}
+
+impl Cx {
+    fn count(&mut self, what: &str, n: u64) {
+        *self.counts.entry(what.to_owned()).or_default() += n;
+    }
+
+    /// `llm.tools` of every generation, with versions per agent and tool.
+    fn observe_registries(&mut self, spans: &[Span], invocations: &[Invocation]) {
+        let mut obs: Vec<(u64, &str, usize)> = Vec::new();
+        for inv in invocations {
+            for &m in &inv.members {
+                if role(&spans[m]) == Role::Generation {
+                    obs.push((spans[m].start, &inv.base, m));
+                }
+            }
+        }
+        obs.sort();
+        for (start, base, m) in obs {
+            let schemas = indexed(&spans[m], "llm.tools", "tool.json_schema");
+            if schemas.is_empty() {
+                continue;
+            }
+            let mut entries = Vec::new();
+            for (_, schema) in schemas {
+                let Some(name) = schema_name(schema) else {
+                    continue;
+                };
+                let known = self
+                    .versions
+                    .entry((base.to_owned(), name.clone()))
+                    .or_default();
+                let text = canonical(schema);
+                let v = match known.iter().position(|k| *k == text) {
+                    Some(v) => v,
+                    None => {
+                        known.push(text);
+                        known.len() - 1
+                    }
+                };
+                entries.push((name, v as u32));
+            }
+            self.seen
+                .entry(base.to_owned())
+                .or_default()
+                .push((start, entries));
+        }
+    }
+
+    fn registry_at(&self, base: &str, t: u64) -> Option<&Entries> {
+        let seen = self.seen.get(base)?;
+        let i = seen.partition_point(|(s, _)| *s <= t);
+        i.checked_sub(1).map(|i| &seen[i].1)
+    }
+
+    fn step(&mut self, spans: &[Span], inv: &Invocation, members: &[usize]) -> Step {
+        let of = |f: &dyn Fn(Role) -> bool| -> Vec<usize> {
+            members
+                .iter()
+                .copied()
+                .filter(|&m| f(role(&spans[m])))
+                .collect()
+        };
+        let reads = of(&|r| r == Role::Read);
+        let generation = of(&|r| r == Role::Generation).first().copied();
+        let tools = of(&|r| matches!(r, Role::Tool | Role::McpCall));
+        let first_start = members.iter().map(|&m| spans[m].start).min();
+        let read_at = reads
+            .first()
+            .or(generation.as_ref())
+            .map(|&m| spans[m].start)
+            .or(first_start)
+            .unwrap_or(inv.start);
+        let commit_at = tools
+            .iter()
+            .map(|&m| spans[m].end)
+            .max()
+            .or(generation.map(|g| spans[g].end))
+            .or_else(|| members.iter().map(|&m| spans[m].end).max())
+            .unwrap_or(inv.end);
+        let mut step = Step {
+            agent: inv.agent.clone(),
+            read_at: u128::from(read_at),
+            commit_at: u128::from(commit_at),
+            ..Step::default()
+        };
+        for &r in &reads {
+            self.read(&spans[r], &mut step);
+        }
+        let mut effects: Vec<(u64, u64, &str, String)> = Vec::new();
+        for &t in &tools {
+            let s = &spans[t];
+            if s.error {
+                self.count("failed_tool_calls", 1);
+                continue;
+            }
+            let cell = format!("tool:{}:{}", tool_name(s), s.id);
+            let value = match s.attrs.get("output.value") {
+                Some(v) => Written::Value(value_name(v)),
+                None => Written::NewVersion,
+            };
+            step.writes.push((cell.clone(), value));
+            effects.push((s.start, s.end, &s.id, cell));
+        }
+        self.effects += effects.len() as u64;
+        let mut io = effects.clone();
+        io.sort_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
+        let mut co = effects;
+        co.sort_by(|a, b| (a.1, a.2).cmp(&(b.1, b.2)));
+        step.io = io.into_iter().map(|e| e.3).collect();
+        step.co = co.into_iter().map(|e| e.3).collect();
+        let planned_by_llm = generation.and_then(|g| {
+            let calls = indexed(&spans[g], "llm.output_messages", "tool_call.function.name");
+            calls
+                .first()
+                .and_then(|(_, v)| v.as_str())
+                .map(str::to_owned)
+        });
+        let first_tool = tools
+            .iter()
+            .min_by_key(|&&t| (spans[t].start, &spans[t].id));
+        step.planned_tool = planned_by_llm.or_else(|| first_tool.map(|&t| tool_name(&spans[t])));
+        if step.planned_tool.is_some() {
+            self.planned += 1;
+            let offered = generation.and_then(|g| {
+                self.seen
+                    .get(&inv.base)?
+                    .iter()
+                    .find(|(s, _)| *s == spans[g].start)
+                    .map(|(_, e)| e.clone())
+            });
+            match offered {
+                Some(e) => step.read_registry = e,
+                None => self.planned_without_tools += 1,
+            }
+            let dispatch = first_tool.map_or(commit_at, |&t| spans[t].start);
+            step.write_registry = self
+                .registry_at(&inv.base, dispatch)
+                .cloned()
+                .unwrap_or_default();
+        }
+        let mut seen = BTreeSet::new();
+        step.reads.retain(|(c, _)| seen.insert(c.clone()));
+        step
+    }
+
+    fn read(&mut self, s: &Span, step: &mut Step) {
+        let ids = indexed(s, "retrieval.documents", "document.id");
+        let contents: BTreeMap<Vec<u32>, &Json> =
+            indexed(s, "retrieval.documents", "document.content")
+                .into_iter()
+                .collect();
+        if ids.is_empty() {
+            self.count("retrievals_without_document_ids", 1);
+        }
+        for (i, id) in ids {
+            let id = match id {
+                Json::String(t) => t.clone(),
+                v => canonical(v),
+            };
+            let seen = match contents.get(&i) {
+                Some(c) => Seen::Value(value_name(c)),
+                None => Seen::Derive,
+            };
+            self.reads += 1;
+            step.reads.push((format!("retrieval/{id}"), seen));
+        }
+    }
+
+    fn verdicts(&mut self) -> Vec<(Anomaly, Verdict)> {
+        let tool_spans = self.effects;
+        let a1 = Verdict::Undecidable {
+            reason: if self.reads > 0 {
+                format!(
+                    "{} document reads (retrieval.documents.*.document.id) but no memory \
+                     writes: OpenInference has no span kind for them, and memory written \
+                     through tools is ordinary TOOL spans (tool.name, input.value)",
+                    self.reads
+                )
+            } else {
+                format!(
+                    "no memory operation in the trace: OpenInference has no memory span kind, \
+                     and memory reached through tools is {tool_spans} ordinary TOOL spans \
+                     (tool.name, input.value) that do not say which records they touch"
+                )
+            },
+        };
+        let changed = self
+            .counts
+            .get("mcp_list_changed_spans")
+            .copied()
+            .unwrap_or(0);
+        if changed > 0 {
+            self.notes.push(format!(
+                "{changed} MCP notifications/tools/list_changed spans: the tool lists before \
+                 and after are not on spans; read the clients' JSON-RPC log with --from mcp"
+            ));
+        }
+        let a2 = if self.planned == 0 {
+            Verdict::Decided {
+                basis: "no tool was planned (no tool_call in llm.output_messages, no TOOL span)"
+                    .to_owned(),
+            }
+        } else if self.planned_without_tools > 0 {
+            Verdict::Undecidable {
+                reason: format!(
+                    "{} of {} steps planned tools but their LLM span carries no llm.tools \
+                     (the OpenAI Agents instrumentor records none on the chat-completions \
+                     path): what the plan was made from is unknown",
+                    self.planned_without_tools, self.planned
+                ),
+            }
+        } else {
+            Verdict::Undecidable {
+                reason: format!(
+                    "{} steps planned tools from their llm.tools, but the registry when a tool \
+                     runs is on no span: a change by another agent or a tool server between \
+                     the generation and the call is unseen",
+                    self.planned
+                ),
+            }
+        };
+        let a3 = Verdict::Undecidable {
+            reason: "spans carry no provenance and no retraction".to_owned(),
+        };
+        let a6 = Verdict::Decided {
+            basis: format!(
+                "{} tool calls: issue order = TOOL span start, completion order = TOOL span end \
+                 (a tool span's end is taken as when its effect landed; ERROR spans did not land)",
+                self.effects
+            ),
+        };
+        vec![
+            (Anomaly::A1, a1),
+            (Anomaly::A2, a2),
+            (Anomaly::A3, a3),
+            (Anomaly::A6, a6),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_openinference;
+    use agentsim_models::detect::fast;
+    use agentsim_models::Anomaly;
+
+    fn span(id: &str, parent: &str, start: u64, end: u64, attrs: &[(&str, &str)]) -> String {
+        let attrs: Vec<String> = attrs
+            .iter()
+            .map(|(k, v)| format!(r#"{{"key":"{k}","value":{{"stringValue":{v:?}}}}}"#))
+            .collect();
+        let parent = if parent.is_empty() {
+            String::new()
+        } else {
+            format!(r#""parentSpanId":"{parent}","#)
+        };
+        format!(
+            concat!(
+                r#"{{"traceId":"t","spanId":"{id}",{parent}"name":"{id}","#,
+                r#""startTimeUnixNano":{start},"endTimeUnixNano":{end},"attributes":[{attrs}]}}"#
+            ),
+            id = id,
+            parent = parent,
+            start = start,
+            end = end,
+            attrs = attrs.join(",")
+        )
+    }
+
+    fn trace(tools: Option<&str>, second_ends: u64) -> String {
+        let kind = "openinference.span.kind";
+        let mut llm = vec![
+            (kind, "LLM"),
+            (
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+                "slow",
+            ),
+            (
+                "llm.output_messages.0.message.tool_calls.1.tool_call.function.name",
+                "fast",
+            ),
+        ];
+        if let Some(t) = tools {
+            llm.push(("llm.tools.0.tool.json_schema", t));
+        }
+        let spans = [
+            span("r", "", 0, 100, &[(kind, "AGENT")]),
+            span(
+                "a",
+                "r",
+                1,
+                99,
+                &[(kind, "AGENT"), ("agent.name", "worker")],
+            ),
+            span("g", "a", 2, 10, &llm),
+            span("s1", "a", 11, 30, &[(kind, "TOOL"), ("tool.name", "slow")]),
+            span(
+                "s2",
+                "a",
+                12,
+                second_ends,
+                &[(kind, "TOOL"), ("tool.name", "fast")],
+            ),
+            span("h", "a", 40, 41, &[(kind, "TOOL")]),
+        ];
+        format!(
+            r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+            spans.join(",")
+        )
+    }
+
+    #[test]
+    fn tool_spans_finishing_out_of_order_are_a6_and_the_gaps_are_named() {
+        let ing = parse_openinference(&trace(None, 20), "t.json").unwrap();
+        assert_eq!(ing.history.len(), 1);
+        assert_eq!(fast::detect(&ing.history).a6.len(), 1);
+        let r = &ing.report;
+        assert_eq!(r.counts["handoffs"], 1);
+        assert_eq!(r.verdict(Anomaly::A6).unwrap().status(), "decided");
+        let a1 = r.verdict(Anomaly::A1).unwrap();
+        assert_eq!(a1.status(), "undecidable");
+        assert!(a1.why().contains("tool.name"), "{a1:?}");
+        let a2 = r.verdict(Anomaly::A2).unwrap();
+        assert!(a2.why().contains("no llm.tools"), "{a2:?}");
+        let h = &ing.history;
+        assert_eq!(
+            h.names.tool_name(h.records[0].planned_tool.unwrap()),
+            "slow"
+        );
+        let clean = parse_openinference(&trace(None, 40), "t.json").unwrap();
+        assert!(fast::detect(&clean.history).a6.is_empty());
+    }
+
+    #[test]
+    fn llm_tools_are_the_read_registry() {
+        let schema = r#"{"type":"function","function":{"name":"slow"}}"#;
+        let ing = parse_openinference(&trace(Some(schema), 20), "t.json").unwrap();
+        let rec = &ing.history.records[0];
+        let slow = ing
+            .history
+            .names
+            .tools
+            .get("slow")
+            .map(agentsim_models::Tool);
+        assert!(rec.read_registry.get(slow.unwrap()).is_some());
+        let a2 = ing.report.verdict(Anomaly::A2).unwrap();
+        assert_eq!(a2.status(), "undecidable");
+        assert!(a2.why().contains("registry when a tool runs"), "{a2:?}");
+    }
+}
