@@ -59,13 +59,39 @@ pub struct Step {
     pub write_registry: Vec<(String, u32)>,
     pub planned_tool: Option<String>,
     pub aborted: bool,
+    /// Committed, then retracted (SPEC §1 extension 3): its writes were seen by later reads,
+    /// and the record ends aborted, so a survivor that read them is an A3.
+    pub retracted: bool,
 }
 
 /// Cells with the values resolved for them.
 type Pairs = Vec<(String, Option<String>)>;
 
+/// How `preds` are filled (SPEC §1 extension 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provenance {
+    /// `preds` stay empty.
+    Off,
+    /// The latest committed write of each cell read (a LangGraph task reads the reduced state,
+    /// whose value need not be any one write's).
+    LatestWrite,
+    /// The latest committed write of each cell read, when the value read is the value it
+    /// wrote: a read that saw something else (a rollback the source does not show) did not
+    /// read from it.
+    MatchingWrite,
+}
+
 /// Builds the history of `steps`; `provenance` fills `preds` from what each step read.
-pub fn build(mut steps: Vec<Step>, provenance: bool) -> History {
+pub fn build(steps: Vec<Step>, provenance: bool) -> History {
+    let p = match provenance {
+        true => Provenance::LatestWrite,
+        false => Provenance::Off,
+    };
+    build_with(steps, p)
+}
+
+/// [`build`] with a choice of [`Provenance`].
+pub fn build_with(mut steps: Vec<Step>, provenance: Provenance) -> History {
     // Stable: equal commit instants keep the source's order.
     steps.sort_by_key(|s| s.commit_at);
     let commits: Vec<u128> = steps.iter().map(|s| s.commit_at).collect();
@@ -82,7 +108,7 @@ pub fn build(mut steps: Vec<Step>, provenance: bool) -> History {
         // The log as it stood at read_time: apply the writes of records 0..read_time.
         while applied < read_time {
             for (cell, v) in &resolved[applied].1 {
-                if !steps[applied].aborted {
+                if !steps[applied].aborted || steps[applied].retracted {
                     latest.insert(cell.clone(), (applied, v.clone()));
                 }
             }
@@ -117,10 +143,10 @@ pub fn build(mut steps: Vec<Step>, provenance: bool) -> History {
                 (cell.clone(), v)
             })
             .collect();
-        let preds = if provenance {
-            producers(&h.records, &step.reads, &latest)
-        } else {
-            Vec::new()
+        let preds = match provenance {
+            Provenance::Off => Vec::new(),
+            Provenance::LatestWrite => producers(&h.records, &reads, &latest, false),
+            Provenance::MatchingWrite => producers(&h.records, &reads, &latest, true),
         };
         let record = record(&mut h.names, step, &reads, &writes, read_time, index, preds);
         h.records.push(record);
@@ -130,15 +156,18 @@ pub fn build(mut steps: Vec<Step>, provenance: bool) -> History {
     h
 }
 
-/// The producers of the cells `reads` names, and transitively their preds.
+/// The producers of what `reads` read (the latest write of each cell; with `matching`, only
+/// when the value read is the value it wrote), and transitively their preds.
 fn producers(
     log: &[OpRecord],
-    reads: &[(String, Seen)],
+    reads: &[(String, Option<String>)],
     latest: &BTreeMap<String, (usize, Option<String>)>,
+    matching: bool,
 ) -> Vec<u32> {
     let mut preds: Vec<u32> = Vec::new();
-    for (cell, _) in reads {
-        if let Some(&(k, _)) = latest.get(cell) {
+    for (cell, read) in reads {
+        let found = latest.get(cell).filter(|(_, w)| !matching || w == read);
+        if let Some(&(k, _)) = found {
             preds.push(k as u32);
             preds.extend_from_slice(&log[k].preds);
         }
@@ -210,7 +239,7 @@ fn record(
         write_time: index as u64 + 1,
         io,
         co,
-        aborted: step.aborted,
+        aborted: step.aborted || step.retracted,
         preds,
         read_meta: Vec::new(),
     }
@@ -263,6 +292,21 @@ mod tests {
         assert_eq!(r.preds, vec![0]);
         // w2 rewrote m inside r's window: a version-based A1.
         assert_eq!(fast::detect(&h).a1.len(), 1);
+    }
+
+    #[test]
+    fn retracted_writes_were_seen_and_their_readers_are_a3() {
+        let mut w = step("w", 0, 10);
+        w.writes = vec![("k".into(), Written::Value(Some("x".into())))];
+        w.retracted = true;
+        let mut r = step("r", 20, 30);
+        r.reads = vec![("k".into(), Seen::Derive)];
+        let h = build(vec![w, r], true);
+        let k = agentsim_models::Cell(h.names.cells.get("k").unwrap());
+        assert_eq!(h.names.value_display(h.records[1].read_values.get(k)), "x");
+        assert!(h.records[0].aborted);
+        assert_eq!(h.records[1].preds, vec![0]);
+        assert_eq!(fast::detect(&h).a3.len(), 1);
     }
 
     #[test]

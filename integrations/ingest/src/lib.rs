@@ -19,8 +19,10 @@
 
 pub mod build;
 pub mod error;
+pub mod evidence;
 pub mod langgraph;
 pub mod otel;
+pub mod registry;
 pub mod report;
 pub mod value;
 

@@ -36,27 +36,46 @@
 
 mod gaps;
 mod map;
+pub mod mapping;
 pub mod otlp;
 
 use crate::error::IngestError;
 use crate::Ingested;
+use mapping::Mapping;
 use std::path::Path;
 
 /// Ingests an OTLP/JSON trace file (one document, or one per line).
 pub fn read_otel(path: impl AsRef<Path>) -> Result<Ingested, IngestError> {
+    read_otel_with(path, None)
+}
+
+/// [`read_otel`] with a mapping file ([`mapping`]): memory behind tools, shared registries.
+pub fn read_otel_with(
+    path: impl AsRef<Path>,
+    mapping: Option<&Mapping>,
+) -> Result<Ingested, IngestError> {
     let path = path.as_ref();
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
         file: file.clone(),
         source,
     })?;
-    parse_otel(&text, &file)
+    parse_otel_with(&text, &file, mapping)
 }
 
 /// Ingests OTLP/JSON text; `file` names it in errors and in the report. A leading UTF-8
 /// byte-order mark (some exporters and editors write one) is skipped, not a JSON error.
 pub fn parse_otel(text: &str, file: &str) -> Result<Ingested, IngestError> {
+    parse_otel_with(text, file, None)
+}
+
+/// [`parse_otel`] with a mapping file.
+pub fn parse_otel_with(
+    text: &str,
+    file: &str,
+    mapping: Option<&Mapping>,
+) -> Result<Ingested, IngestError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let spans = otlp::parse(text, file)?;
-    map::ingest(file, spans)
+    map::ingest(file, spans, mapping)
 }
