@@ -60,10 +60,11 @@ def test_every_run_gives_its_anomaly_set(corpus, agentsim_binary):
         got = _verdicts(report)
         found = {a: len(report["anomalies"].get(a, [])) for a in LATTICE}
         decidable = {a: report["ingest"]["decidable"][a]["status"] for a in LATTICE}
+        kinds = {a: report["verdicts"][a].get("reason", {}).get("kind") for a in LATTICE}
         rows.append({
             "framework": f"{run.framework} {_version(run.framework)}",
             "run": run.name, "expected": run.expect, "verdicts": got, "found": found,
-            "decidable": decidable,
+            "decidable": decidable, "cannot_tell_kind": kinds,
         })
         if got != run.expect:
             wrong.append(f"{run.framework} {run.name}: expected {run.expect}, got {got}; "

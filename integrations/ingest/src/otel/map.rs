@@ -127,7 +127,7 @@ pub fn ingest(
     let mut steps = Vec::new();
     for inv in &invocations {
         let first = steps.len();
-        for members in segments(&spans, &cx.roles, &inv.members) {
+        for members in segments(&cx.roles, &inv.members) {
             steps.push(cx.step(&spans, inv, &members, &registry));
         }
         cx.retract(&spans, inv, &mut steps[first..]);
@@ -322,8 +322,7 @@ fn agent_ancestor(
 }
 
 /// Splits an invocation's spans into steps: reads, then a generation, then writes and tools.
-fn segments(spans: &[Span], roles: &[Role], members: &[usize]) -> Vec<Vec<usize>> {
-    let _ = spans;
+fn segments(roles: &[Role], members: &[usize]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
     let mut has_gen = false;
     let mut has_after = false;
@@ -560,13 +559,22 @@ impl Cx<'_> {
         self.count("failed_memory_writes", failed as u64);
         step.aborted = !writes.is_empty() && failed == writes.len();
         self.retractions.aborted += u64::from(step.aborted);
+        // A write made inside a tool call of the step (Strands' `memory.add` under
+        // `execute_tool add_memory`) is part of that call's effect, not one of its own.
+        let tool_ids: BTreeSet<&str> = tools.iter().map(|&t| spans[t].id.as_str()).collect();
         for &w in &writes {
             let written = self.write(&spans[w]);
             if spans[w].error && !step.aborted {
                 continue;
             }
+            let nested = spans[w]
+                .parent
+                .as_deref()
+                .is_some_and(|p| tool_ids.contains(p));
             for (k, (cell, value)) in written.into_iter().enumerate() {
-                effects.push((spans[w].start, spans[w].end, &spans[w].id, k, cell.clone()));
+                if !nested {
+                    effects.push((spans[w].start, spans[w].end, &spans[w].id, k, cell.clone()));
+                }
                 step.writes.push((cell, value));
             }
         }
