@@ -64,9 +64,6 @@ pub struct Step {
     pub retracted: bool,
 }
 
-/// Cells with the values resolved for them.
-type Pairs = Vec<(String, Option<String>)>;
-
 /// How `preds` are filled (SPEC §1 extension 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Provenance {
@@ -96,24 +93,26 @@ pub fn build_with(mut steps: Vec<Step>, provenance: Provenance) -> History {
     steps.sort_by_key(|s| s.commit_at);
     let commits: Vec<u128> = steps.iter().map(|s| s.commit_at).collect();
     let mut h = History::new(Names::new());
-    let mut latest: BTreeMap<String, (usize, Option<String>)> = BTreeMap::new();
+    // Each cell's visible writes, in log order: (index, value).
+    let mut writes_of: BTreeMap<String, Vec<(usize, Option<String>)>> = BTreeMap::new();
     let mut versions: BTreeMap<String, u32> = BTreeMap::new();
-    // Pending latest-writer updates, applied once the log passes their write_time.
-    let mut applied = 0usize;
-    let mut resolved: Vec<(Pairs, Pairs)> = Vec::with_capacity(steps.len());
     for (index, step) in steps.iter().enumerate() {
         let read_at = step.read_at.min(step.commit_at);
         let read_time = commits.partition_point(|&c| c < read_at);
         assert!(read_time <= index, "a step reads before it commits");
-        // The log as it stood at read_time: apply the writes of records 0..read_time.
-        while applied < read_time {
-            for (cell, v) in &resolved[applied].1 {
-                if !steps[applied].aborted || steps[applied].retracted {
-                    latest.insert(cell.clone(), (applied, v.clone()));
-                }
-            }
-            applied += 1;
-        }
+        // The log as it stood at read_time, for the cells this step read: the last visible
+        // write of each with a log index below read_time. Read times are not monotone in
+        // commit order (a long generation reads early and commits late), so each step looks
+        // its own instant up.
+        let latest: BTreeMap<String, (usize, Option<String>)> = step
+            .reads
+            .iter()
+            .filter_map(|(cell, _)| {
+                let ws = writes_of.get(cell)?;
+                let i = ws.partition_point(|(k, _)| *k < read_time).checked_sub(1)?;
+                Some((cell.clone(), ws[i].clone()))
+            })
+            .collect();
         let reads: Vec<(String, Option<String>)> = step
             .reads
             .iter()
@@ -150,7 +149,11 @@ pub fn build_with(mut steps: Vec<Step>, provenance: Provenance) -> History {
         };
         let record = record(&mut h.names, step, &reads, &writes, read_time, index, preds);
         h.records.push(record);
-        resolved.push((reads, writes));
+        if !step.aborted || step.retracted {
+            for (cell, v) in writes {
+                writes_of.entry(cell).or_default().push((index, v));
+            }
+        }
     }
     assert_eq!(h.validate(), Ok(()), "the builder made a malformed history");
     h
@@ -307,6 +310,24 @@ mod tests {
         assert!(h.records[0].aborted);
         assert_eq!(h.records[1].preds, vec![0]);
         assert_eq!(fast::detect(&h).a3.len(), 1);
+    }
+
+    #[test]
+    fn a_late_commit_that_read_early_sees_the_log_as_it_was() {
+        // a reads at 0 and commits last; b writes m first; d reads after b's commit.
+        let mut a = step("a", 0, 50);
+        a.reads = vec![("m".into(), Seen::Derive)];
+        a.writes = vec![("m".into(), Written::NewVersion)];
+        let mut b = step("b", 20, 30);
+        b.writes = vec![("m".into(), Written::NewVersion)];
+        let mut d = step("d", 35, 40);
+        d.reads = vec![("m".into(), Seen::Derive)];
+        let h = build(vec![a, b, d], false);
+        let m = agentsim_models::Cell(h.names.cells.get("m").unwrap());
+        // d (read_time 1) saw b's write; a (read_time 0, processed after d) did not.
+        assert_eq!(h.names.value_display(h.records[1].read_values.get(m)), "v1");
+        assert_eq!(h.names.value_display(h.records[2].read_values.get(m)), "v0");
+        assert_eq!(fast::detect(&h).a1.len(), 1);
     }
 
     #[test]

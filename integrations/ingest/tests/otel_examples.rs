@@ -183,5 +183,10 @@ fn memory_behind_tools_needs_the_mapping_and_then_is_decided() {
     assert_eq!(h.names.agent_name(h.records[w.reader].agent), "alice");
     // Definitions on invoke_agent only are still the plan's registry.
     assert_eq!(status(&mapped, Anomaly::A2), "lower_bound");
-    assert!(mapped.report.verdict(Anomaly::A2).unwrap().why().contains("on invoke_agent"));
+    assert!(mapped
+        .report
+        .verdict(Anomaly::A2)
+        .unwrap()
+        .why()
+        .contains("on invoke_agent"));
 }
