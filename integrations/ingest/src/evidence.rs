@@ -81,7 +81,8 @@ pub fn a1(e: &MemoryEvidence) -> Verdict {
     if !e.unidentified.is_empty() {
         return Verdict::Undecidable {
             reason: format!(
-                "memory operations did not say which records they read or wrote: {} (read: {})",
+                "memory operations on {} did not say which records they read or wrote \
+                 (spans read: {})",
                 list(&e.unidentified),
                 list(&e.sources)
             ),

@@ -100,6 +100,9 @@ class World:
     async def wait(self, tool_name: str) -> None:
         if tool_name in self.waits:
             await asyncio.wait_for(self.event(self.waits[tool_name]).wait(), 20)
+            # The call that waited lands well after the one it waited for, so the spans end
+            # in the order the effects landed even on a loaded machine.
+            await asyncio.sleep(0.3)
 
     def agent(self, base_url: str, name: str, tools: list[str], key: str | None = None) -> Agent:
         """An agent built from the registry as it is now; ``key`` picks its script."""

@@ -13,6 +13,7 @@ tools, read with the mapping file. Strands records tool names only (``gen_ai.age
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from strands import Agent, tool
@@ -64,6 +65,7 @@ class World:
             """Charge the customer for an order."""
             w.wait("charge")
             w.event("charged").set()
+            w.settle("charge")
             return "charged"
 
         @tool
@@ -71,6 +73,7 @@ class World:
             """Tell the customer the order is confirmed."""
             w.wait("notify")
             w.event("notified").set()
+            w.settle("notify")
             return "notified"
 
         self.registry = {
@@ -88,6 +91,13 @@ class World:
     def wait(self, tool_name: str) -> None:
         if tool_name in self.waits:
             assert self.event(self.waits[tool_name]).wait(20), f"{tool_name} waited too long"
+
+    def settle(self, tool_name: str) -> None:
+        """The call that waited returns well after the one it waited for, so the spans end
+        in the order the effects landed even on a loaded machine (the framework's own work
+        after a tool returns takes milliseconds)."""
+        if tool_name in self.waits:
+            time.sleep(0.3)
 
     def agent(self, base_url: str, name: str, tools: list[str], memory: bool = False) -> Agent:
         """An agent built from the registry as it is now."""
