@@ -59,35 +59,60 @@ pub struct Step {
     pub write_registry: Vec<(String, u32)>,
     pub planned_tool: Option<String>,
     pub aborted: bool,
+    /// Committed, then retracted (SPEC §1 extension 3): its writes were seen by later reads,
+    /// and the record ends aborted, so a survivor that read them is an A3.
+    pub retracted: bool,
 }
 
-/// Cells with the values resolved for them.
-type Pairs = Vec<(String, Option<String>)>;
+/// How `preds` are filled (SPEC §1 extension 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provenance {
+    /// `preds` stay empty.
+    Off,
+    /// The latest committed write of each cell read (a LangGraph task reads the reduced state,
+    /// whose value need not be any one write's).
+    LatestWrite,
+    /// The latest committed write of each cell read, when the value read is the value it
+    /// wrote: a read that saw something else (a rollback the source does not show) did not
+    /// read from it.
+    MatchingWrite,
+}
 
 /// Builds the history of `steps`; `provenance` fills `preds` from what each step read.
-pub fn build(mut steps: Vec<Step>, provenance: bool) -> History {
+pub fn build(steps: Vec<Step>, provenance: bool) -> History {
+    let p = match provenance {
+        true => Provenance::LatestWrite,
+        false => Provenance::Off,
+    };
+    build_with(steps, p)
+}
+
+/// [`build`] with a choice of [`Provenance`].
+pub fn build_with(mut steps: Vec<Step>, provenance: Provenance) -> History {
     // Stable: equal commit instants keep the source's order.
     steps.sort_by_key(|s| s.commit_at);
     let commits: Vec<u128> = steps.iter().map(|s| s.commit_at).collect();
     let mut h = History::new(Names::new());
-    let mut latest: BTreeMap<String, (usize, Option<String>)> = BTreeMap::new();
+    // Each cell's visible writes, in log order: (index, value).
+    let mut writes_of: BTreeMap<String, Vec<(usize, Option<String>)>> = BTreeMap::new();
     let mut versions: BTreeMap<String, u32> = BTreeMap::new();
-    // Pending latest-writer updates, applied once the log passes their write_time.
-    let mut applied = 0usize;
-    let mut resolved: Vec<(Pairs, Pairs)> = Vec::with_capacity(steps.len());
     for (index, step) in steps.iter().enumerate() {
         let read_at = step.read_at.min(step.commit_at);
         let read_time = commits.partition_point(|&c| c < read_at);
         assert!(read_time <= index, "a step reads before it commits");
-        // The log as it stood at read_time: apply the writes of records 0..read_time.
-        while applied < read_time {
-            for (cell, v) in &resolved[applied].1 {
-                if !steps[applied].aborted {
-                    latest.insert(cell.clone(), (applied, v.clone()));
-                }
-            }
-            applied += 1;
-        }
+        // The log as it stood at read_time, for the cells this step read: the last visible
+        // write of each with a log index below read_time. Read times are not monotone in
+        // commit order (a long generation reads early and commits late), so each step looks
+        // its own instant up.
+        let latest: BTreeMap<String, (usize, Option<String>)> = step
+            .reads
+            .iter()
+            .filter_map(|(cell, _)| {
+                let ws = writes_of.get(cell)?;
+                let i = ws.partition_point(|(k, _)| *k < read_time).checked_sub(1)?;
+                Some((cell.clone(), ws[i].clone()))
+            })
+            .collect();
         let reads: Vec<(String, Option<String>)> = step
             .reads
             .iter()
@@ -117,28 +142,35 @@ pub fn build(mut steps: Vec<Step>, provenance: bool) -> History {
                 (cell.clone(), v)
             })
             .collect();
-        let preds = if provenance {
-            producers(&h.records, &step.reads, &latest)
-        } else {
-            Vec::new()
+        let preds = match provenance {
+            Provenance::Off => Vec::new(),
+            Provenance::LatestWrite => producers(&h.records, &reads, &latest, false),
+            Provenance::MatchingWrite => producers(&h.records, &reads, &latest, true),
         };
         let record = record(&mut h.names, step, &reads, &writes, read_time, index, preds);
         h.records.push(record);
-        resolved.push((reads, writes));
+        if !step.aborted || step.retracted {
+            for (cell, v) in writes {
+                writes_of.entry(cell).or_default().push((index, v));
+            }
+        }
     }
     assert_eq!(h.validate(), Ok(()), "the builder made a malformed history");
     h
 }
 
-/// The producers of the cells `reads` names, and transitively their preds.
+/// The producers of what `reads` read (the latest write of each cell; with `matching`, only
+/// when the value read is the value it wrote), and transitively their preds.
 fn producers(
     log: &[OpRecord],
-    reads: &[(String, Seen)],
+    reads: &[(String, Option<String>)],
     latest: &BTreeMap<String, (usize, Option<String>)>,
+    matching: bool,
 ) -> Vec<u32> {
     let mut preds: Vec<u32> = Vec::new();
-    for (cell, _) in reads {
-        if let Some(&(k, _)) = latest.get(cell) {
+    for (cell, read) in reads {
+        let found = latest.get(cell).filter(|(_, w)| !matching || w == read);
+        if let Some(&(k, _)) = found {
             preds.push(k as u32);
             preds.extend_from_slice(&log[k].preds);
         }
@@ -210,7 +242,7 @@ fn record(
         write_time: index as u64 + 1,
         io,
         co,
-        aborted: step.aborted,
+        aborted: step.aborted || step.retracted,
         preds,
         read_meta: Vec::new(),
     }
@@ -262,6 +294,39 @@ mod tests {
         assert_eq!(n.value_display(h.records[1].write_values.get(m)), "v2");
         assert_eq!(r.preds, vec![0]);
         // w2 rewrote m inside r's window: a version-based A1.
+        assert_eq!(fast::detect(&h).a1.len(), 1);
+    }
+
+    #[test]
+    fn retracted_writes_were_seen_and_their_readers_are_a3() {
+        let mut w = step("w", 0, 10);
+        w.writes = vec![("k".into(), Written::Value(Some("x".into())))];
+        w.retracted = true;
+        let mut r = step("r", 20, 30);
+        r.reads = vec![("k".into(), Seen::Derive)];
+        let h = build(vec![w, r], true);
+        let k = agentsim_models::Cell(h.names.cells.get("k").unwrap());
+        assert_eq!(h.names.value_display(h.records[1].read_values.get(k)), "x");
+        assert!(h.records[0].aborted);
+        assert_eq!(h.records[1].preds, vec![0]);
+        assert_eq!(fast::detect(&h).a3.len(), 1);
+    }
+
+    #[test]
+    fn a_late_commit_that_read_early_sees_the_log_as_it_was() {
+        // a reads at 0 and commits last; b writes m first; d reads after b's commit.
+        let mut a = step("a", 0, 50);
+        a.reads = vec![("m".into(), Seen::Derive)];
+        a.writes = vec![("m".into(), Written::NewVersion)];
+        let mut b = step("b", 20, 30);
+        b.writes = vec![("m".into(), Written::NewVersion)];
+        let mut d = step("d", 35, 40);
+        d.reads = vec![("m".into(), Seen::Derive)];
+        let h = build(vec![a, b, d], false);
+        let m = agentsim_models::Cell(h.names.cells.get("m").unwrap());
+        // d (read_time 1) saw b's write; a (read_time 0, processed after d) did not.
+        assert_eq!(h.names.value_display(h.records[1].read_values.get(m)), "v1");
+        assert_eq!(h.names.value_display(h.records[2].read_values.get(m)), "v0");
         assert_eq!(fast::detect(&h).a1.len(), 1);
     }
 

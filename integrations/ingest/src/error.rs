@@ -27,6 +27,13 @@ pub enum IngestError {
         path: String,
         message: String,
     },
+    /// A mapping file (`--tool-memory`) that does not validate: `line` is 1-based.
+    #[error("{file}:{line}: {message}")]
+    Mapping {
+        file: String,
+        line: usize,
+        message: String,
+    },
     #[error("{file}: not a LangGraph SQLite checkpointer database: {what}")]
     NotCheckpointer { file: String, what: String },
     #[error("{file}: the database is damaged or truncated: {message}")]

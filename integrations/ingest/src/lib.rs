@@ -23,10 +23,12 @@
 
 pub mod build;
 pub mod error;
+pub mod evidence;
 pub mod langgraph;
 pub mod mcp;
 pub mod openinference;
 pub mod otel;
+pub mod registry;
 pub mod report;
 pub mod value;
 

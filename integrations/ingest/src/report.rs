@@ -23,6 +23,10 @@ pub enum Verdict {
     Decided { basis: String },
     /// Witnesses may be false alarms (the history over-approximates); "none" holds.
     UpperBound { basis: String },
+    /// Witnesses are real, but "none" is not an answer: the source shows some of what the
+    /// definition needs and may hide the rest (a registry observed only at some instants;
+    /// retractions only where a span ended in ERROR). `basis` says what was seen and what not.
+    LowerBound { basis: String },
     /// The source lacks what the definition needs; the detector's "none" is not an answer.
     Undecidable { reason: String },
 }
@@ -33,6 +37,7 @@ impl Verdict {
         match self {
             Verdict::Decided { .. } => "decided",
             Verdict::UpperBound { .. } => "upper_bound",
+            Verdict::LowerBound { .. } => "lower_bound",
             Verdict::Undecidable { .. } => "undecidable",
         }
     }
@@ -40,7 +45,9 @@ impl Verdict {
     /// The basis or the reason.
     pub fn why(&self) -> &str {
         match self {
-            Verdict::Decided { basis } | Verdict::UpperBound { basis } => basis,
+            Verdict::Decided { basis }
+            | Verdict::UpperBound { basis }
+            | Verdict::LowerBound { basis } => basis,
             Verdict::Undecidable { reason } => reason,
         }
     }

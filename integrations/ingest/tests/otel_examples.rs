@@ -89,7 +89,15 @@ fn tool_calls_completing_out_of_issue_order_are_a6() {
     assert_eq!(cells, vec!["tool:email:call_2", "tool:refund:call_1"]);
     let after = ingest("tool_sequenced.json");
     assert!(point(&after).is_empty(), "{}", show(&after));
-    assert_eq!(status(&after, Anomaly::A2), "decided");
+    // The registry is observed at the generations only: a change between an observation and
+    // the dispatch would not show, so "none" is not an answer (a witness would be real).
+    assert_eq!(status(&after, Anomaly::A2), "lower_bound");
+    assert!(after
+        .report
+        .verdict(Anomaly::A2)
+        .unwrap()
+        .why()
+        .contains("gen_ai.tool.definitions on chat"));
 }
 
 #[test]
@@ -150,4 +158,35 @@ fn malformed_otlp_is_refused_with_line_and_path() {
         e.contains("startTimeUnixNano: expected an unsigned 64-bit integer"),
         "{e}"
     );
+}
+
+/// Agent Framework's shape: memory behind tools. Without the mapping file no memory operation
+/// is seen, and A1 is not "none" but cannot be told; with it, the lost update is found by
+/// content.
+#[test]
+fn memory_behind_tools_needs_the_mapping_and_then_is_decided() {
+    use agentsim_ingest::otel::{mapping::Mapping, read_otel_with};
+    let plain = ingest("profile_tools.json");
+    assert!(point(&plain).is_empty(), "{}", show(&plain));
+    assert_eq!(status(&plain, Anomaly::A1), "undecidable");
+    let why = plain.report.verdict(Anomaly::A1).unwrap().why().to_owned();
+    assert!(why.starts_with("no memory operation seen"), "{why}");
+    let map = Mapping::read(&path("profile_map.toml")).unwrap();
+    let mapped = read_otel_with(path("profile_tools.json"), Some(&map)).unwrap();
+    assert_eq!(point(&mapped), vec!["A1"], "{}", show(&mapped));
+    assert_eq!(status(&mapped, Anomaly::A1), "decided");
+    let basis = mapped.report.verdict(Anomaly::A1).unwrap().why().to_owned();
+    assert!(basis.contains("execute_tool write_profile ("), "{basis}");
+    let h = &mapped.history;
+    let w = fast::detect(h).a1[0];
+    assert_eq!(h.names.cell_name(w.cell), "profile/tone");
+    assert_eq!(h.names.agent_name(h.records[w.reader].agent), "alice");
+    // Definitions on invoke_agent only are still the plan's registry.
+    assert_eq!(status(&mapped, Anomaly::A2), "lower_bound");
+    assert!(mapped
+        .report
+        .verdict(Anomaly::A2)
+        .unwrap()
+        .why()
+        .contains("on invoke_agent"));
 }

@@ -18,6 +18,7 @@ are written out of time order and mixed with non-GenAI spans (HTTP), as real exp
 | tool_sequenced.json | the same calls one after the other | none |
 | phantom_tool.json | a tool removed from the agent's definitions before the planned call | A2 |
 | phantom_signature.json | a tool's parameters changed before the planned call | A2 (signature version) |
+| profile_tools.json | Agent Framework's shape: memory is two tools (read_profile, write_profile), definitions on invoke_agent only; a lost update through them | with profile_map.toml: A1 (decided); without: A1 cannot tell |
 
 `gaps/` holds the same runs with a trace gap each (docs/ingest.md, "What each source can decide"):
 
@@ -209,6 +210,40 @@ def phantom(signature: bool) -> list:
     return [t1, t2]
 
 
+PROFILE_DEFS = [{"type": "function", "name": "read_profile",
+                 "parameters": {"properties": {"key": {"type": "string"}}}},
+                {"type": "function", "name": "write_profile",
+                 "parameters": {"properties": {"key": {"type": "string"},
+                                               "value": {"type": "string"}}}}]
+
+
+def profile_call(t, parent, name, call_id, start, end, args, result):
+    return t.span(f"execute_tool {name}", start, end, parent, {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+        "gen_ai.tool.call.id": call_id, "gen_ai.tool.call.arguments": args,
+        "gen_ai.tool.call.result": result})
+
+
+def profile_tools() -> list:
+    """Agent Framework's shape: no memory spans, memory behind tools, definitions on
+    invoke_agent only, tool spans as children of invoke_agent."""
+    t1, t2 = Trace(7), Trace(8)
+    traces = []
+    for t, name, start, read, wrote, gen_end in ((t1, "alice", 0, "v0", "formal", 5000),
+                                                (t2, "bob", 1000, "v0", "casual", 2500)):
+        a = agent(t, name, start, gen_end + 1000)
+        t.spans[-1]["attributes"].append(kv("gen_ai.tool.definitions", PROFILE_DEFS))
+        chat(t, a, start, start + 100)
+        profile_call(t, a, "read_profile", f"{name}_1", start + 110, start + 120,
+                     {"key": "tone"}, read)
+        chat(t, a, start + 130, gen_end)
+        profile_call(t, a, "write_profile", f"{name}_2", gen_end + 10, gen_end + 20,
+                     {"key": "tone", "value": wrote}, "ok")
+        chat(t, a, gen_end + 30, gen_end + 900)
+        traces.append(t)
+    return traces
+
+
 def one_trace(gap: str) -> list:
     """The lost update of memory("lost") with both agents in one trace, and one gap."""
     t = Trace(6)
@@ -256,6 +291,7 @@ def main() -> None:
     write("tool_sequenced.json", tools(True))
     write("phantom_tool.json", phantom(False))
     write("phantom_signature.json", phantom(True))
+    write("profile_tools.json", profile_tools())
     os.makedirs(os.path.join(HERE, "gaps"), exist_ok=True)
     for gap in ("one_trace", "orphan", "unknown_parent", "overlap"):
         write(f"gaps/{gap}.json", one_trace(gap))

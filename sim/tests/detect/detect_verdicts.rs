@@ -56,7 +56,7 @@ fn an_undecidable_gate_exits_2_with_the_reason() {
     ]);
     assert_eq!(c, Some(2), "{err}");
     assert!(
-        err.contains("--fail-on A3: cannot tell (undecidable: spans carry no provenance"),
+        err.contains("--fail-on A3: cannot tell (undecidable: nothing retracted that the spans"),
         "{err}"
     );
     let lg = "scenarios/traces/langgraph/deerflow_3123.sqlite";
@@ -70,8 +70,23 @@ fn an_undecidable_gate_exits_2_with_the_reason() {
         "--from",
         "otel",
         "--fail-on",
-        "A1,A6",
+        "A6",
     ]);
+    assert_eq!(c, Some(0), "{err}");
+    // Its A1 is not "none": the trace shows no memory operation at all.
+    let (c, err) = code(&[
+        "detect",
+        OTEL_SEQUENCED,
+        "--from",
+        "otel",
+        "--fail-on",
+        "A1",
+    ]);
+    assert_eq!(c, Some(2), "{err}");
+    assert!(err.contains("no memory operation seen"), "{err}");
+    // A trace whose memory contents were captured decides A1.
+    let occ = "scenarios/traces/otel/memory_occ.json";
+    let (c, err) = code(&["detect", occ, "--from", "otel", "--fail-on", "A1,A6"]);
     assert_eq!(c, Some(0), "{err}");
 }
 
@@ -157,10 +172,12 @@ fn the_text_report_gives_each_verdict_and_a_level_range() {
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
     for line in [
-        "A1 stale-generation: holds\n",
-        "A3 causal-cascade: cannot tell (undecidable: spans carry no provenance and no \
-         retraction), none found\n",
-        "exhibits: {}\nlevel: L1..L4 (cannot tell A3)\n",
+        "A1 stale-generation: cannot tell (undecidable: no memory operation seen",
+        "A6 tool-effect reordering: holds\n",
+        "A3 causal-cascade: cannot tell (undecidable: nothing retracted that the spans show: \
+         a run whose results a workflow discards without an ERROR span leaves no trace), none \
+         found\n",
+        "exhibits: {}\nlevel: L0..L4 (cannot tell A1, A2, A3)\n",
     ] {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }
@@ -180,14 +197,15 @@ fn the_text_report_gives_each_verdict_and_a_level_range() {
 fn json_carries_the_three_values_as_data() {
     let out = agentsim(&["detect", OTEL_SEQUENCED, "--from", "otel", "--json"]);
     let v: Json = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(v["verdicts"]["A1"], json!({ "verdict": "holds" }));
+    assert_eq!(v["verdicts"]["A6"], json!({ "verdict": "holds" }));
     assert_eq!(v["verdicts"]["A3"]["verdict"], "cannot_tell");
     assert_eq!(v["verdicts"]["A3"]["reason"]["kind"], "undecidable");
     assert_eq!(
         v["verdicts"]["A3"]["reason"]["detail"],
-        "spans carry no provenance and no retraction"
+        "nothing retracted that the spans show: a run whose results a workflow discards \
+         without an ERROR span leaves no trace"
     );
-    assert_eq!(v["level_range"], json!({ "low": 1, "high": 4 }));
+    assert_eq!(v["level_range"], json!({ "low": 0, "high": 4 }));
     // The keys that were there stay, with their meaning: what the detector found.
     assert_eq!(v["level"], json!(4));
     assert_eq!(v["exhibits"], json!([]));

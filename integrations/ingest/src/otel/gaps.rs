@@ -288,8 +288,11 @@ impl Gaps {
                     v.why(),
                     v.status().replace('_', " ")
                 );
+                // A lower bound that may also over-approximate tells nothing either way.
                 let lowered = match v {
-                    Verdict::Undecidable { .. } => Verdict::Undecidable { reason: why },
+                    Verdict::Undecidable { .. } | Verdict::LowerBound { .. } => {
+                        Verdict::Undecidable { reason: why }
+                    }
                     _ if undecidable => Verdict::Undecidable { reason: why },
                     Verdict::Decided { .. } | Verdict::UpperBound { .. } => {
                         Verdict::UpperBound { basis: why }

@@ -1,9 +1,12 @@
 //! GenAI spans → steps: the mapping table of [`super`].
 
 use super::gaps::{mistyped, Gaps};
+use super::mapping::Mapping;
 use super::otlp::Span;
-use crate::build::{build, Seen, Step, Written};
+use crate::build::{build_with, Provenance, Seen, Step, Written};
 use crate::error::IngestError;
+use crate::evidence::{self, MemoryEvidence, RegistryEvidence, RetractionEvidence};
+use crate::registry::{Observation, SharedRegistry};
 use crate::report::{Report, Verdict};
 use crate::value::{canonical, value_name};
 use crate::Ingested;
@@ -27,10 +30,27 @@ fn role(op: &str) -> Role {
     match op {
         "invoke_agent" => Role::Agent,
         "chat" | "generate_content" | "text_completion" => Role::Generation,
-        "search_memory" | "retrieval" => Role::Read,
-        "create_memory" | "update_memory" | "upsert_memory" | "delete_memory" => Role::Write,
+        "search_memory" | "retrieval" | "memory.search" => Role::Read,
+        "create_memory" | "update_memory" | "upsert_memory" | "delete_memory" | "memory.add" => {
+            Role::Write
+        }
         "execute_tool" => Role::Tool,
         _ => Role::Other,
+    }
+}
+
+/// The role of span `s`: its operation's, except that a tool the mapping file says reads or
+/// writes memory is that read or write.
+fn role_of(s: &Span, mapping: Option<&Mapping>) -> Role {
+    let Some(o) = op(s) else {
+        return Role::Other;
+    };
+    let r = role(o);
+    let mapped = mapping.and_then(|m| m.tools.get(s.str("gen_ai.tool.name")?));
+    match (r, mapped) {
+        (Role::Tool, Some(t)) if t.writes.is_some() => Role::Write,
+        (Role::Tool, Some(_)) => Role::Read,
+        _ => r,
     }
 }
 
@@ -54,21 +74,33 @@ struct Invocation {
 }
 
 #[derive(Default)]
-struct Cx {
+struct Cx<'m> {
+    mapping: Option<&'m Mapping>,
+    roles: Vec<Role>,
+    memory: MemoryEvidence,
+    registries: RegistryEvidence,
+    retractions: RetractionEvidence,
+    /// Tool calls with status ERROR: effects that did not land.
+    failed_tools: u64,
     counts: BTreeMap<String, u64>,
     notes: Vec<String>,
-    /// Stores with reads or writes that did not say which records: A1 undecidable there.
-    unidentified: BTreeMap<String, u64>,
     /// For each cell, whether every access carried the record's content.
     content: BTreeMap<String, bool>,
-    tool_calls_without_registry: u64,
     effects: u64,
     gaps: Gaps,
 }
 
-pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError> {
+pub fn ingest(
+    file: &str,
+    mut spans: Vec<Span>,
+    mapping: Option<&Mapping>,
+) -> Result<Ingested, IngestError> {
     spans.sort_by(|a, b| (a.start, &a.trace, &a.id).cmp(&(b.start, &b.trace, &b.id)));
-    let mut cx = Cx::default();
+    let mut cx = Cx {
+        mapping,
+        roles: spans.iter().map(|s| role_of(s, mapping)).collect(),
+        ..Cx::default()
+    };
     let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for (i, s) in spans.iter().enumerate() {
         if index.insert((&s.trace, &s.id), i).is_some() {
@@ -91,16 +123,25 @@ pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError>
         }
     }
     let invocations = invocations(&spans, &index, &mut cx);
-    let registry = Registries::observe(&spans, &invocations);
+    let registry = cx.observe(&spans, &invocations);
     let mut steps = Vec::new();
     for inv in &invocations {
-        for members in segments(&spans, &inv.members) {
+        let first = steps.len();
+        for members in segments(&cx.roles, &inv.members) {
             steps.push(cx.step(&spans, inv, &members, &registry));
         }
+        cx.retract(&spans, inv, &mut steps[first..]);
     }
     cx.derive_uncaptured(&mut steps);
-    let history = build(steps, false);
-    let verdicts = cx.gaps.lower(cx.verdicts(), !cx.content.is_empty());
+    // Provenance only where a retraction makes it matter (A3), so other histories keep their
+    // bytes.
+    let provenance = match cx.retractions.retracted.is_empty() {
+        true => Provenance::Off,
+        false => Provenance::MatchingWrite,
+    };
+    let history = build_with(steps, provenance);
+    let verdicts = cx.verdicts();
+    let verdicts = cx.gaps.lower(verdicts, !cx.content.is_empty());
     cx.notes.extend(cx.gaps.notes());
     let report = Report {
         source: "otel",
@@ -122,7 +163,7 @@ fn op(s: &Span) -> Option<&str> {
 fn invocations(
     spans: &[Span],
     index: &BTreeMap<(&str, &str), usize>,
-    cx: &mut Cx,
+    cx: &mut Cx<'_>,
 ) -> Vec<Invocation> {
     let mut by_owner: BTreeMap<(String, Option<usize>), (Vec<usize>, bool)> = BTreeMap::new();
     for (i, s) in spans.iter().enumerate() {
@@ -131,7 +172,10 @@ fn invocations(
             continue;
         };
         cx.count("genai_spans", 1);
-        match role(op) {
+        if op.starts_with("memory.") && cx.roles[i] == Role::Other {
+            cx.count("memory_spans_not_accesses", 1);
+        }
+        match cx.roles[i] {
             Role::Agent => {
                 by_owner.entry((s.trace.clone(), Some(i))).or_default();
             }
@@ -230,12 +274,22 @@ enum Link {
     UnknownParent,
 }
 
-/// A parent the mapping knows a step can have: its agent, a workflow, a generation or a tool
-/// call (whose nested calls are part of the same step).
+/// A parent the mapping knows a step can have: its agent, a workflow, a generation, a tool
+/// call (whose nested calls are part of the same step), Strands' event-loop cycle and its
+/// memory injection (a search before the generation).
 fn known_parent(s: &Span) -> bool {
     matches!(
-        op(s).map(|o| (o, role(o))),
-        Some((_, Role::Agent | Role::Generation | Role::Tool) | ("invoke_workflow", _))
+        op(s),
+        Some(
+            "invoke_agent"
+                | "chat"
+                | "generate_content"
+                | "text_completion"
+                | "execute_tool"
+                | "invoke_workflow"
+                | "execute_event_loop_cycle"
+                | "memory.inject"
+        )
     )
 }
 
@@ -268,12 +322,12 @@ fn agent_ancestor(
 }
 
 /// Splits an invocation's spans into steps: reads, then a generation, then writes and tools.
-fn segments(spans: &[Span], members: &[usize]) -> Vec<Vec<usize>> {
+fn segments(roles: &[Role], members: &[usize]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
     let mut has_gen = false;
     let mut has_after = false;
     for &m in members {
-        let r = op(&spans[m]).map(role).unwrap_or(Role::Other);
+        let r = roles[m];
         let new = match r {
             Role::Read => has_gen || has_after,
             Role::Generation => has_gen,
@@ -305,77 +359,143 @@ fn structured(s: &Span, key: &str) -> Option<Json> {
     }
 }
 
-/// A registry snapshot: (tool, signature version) pairs.
-type Entries = Vec<(String, u32)>;
+/// The attribute `key` of the first event of `s` named `event` (Strands puts a tool's
+/// arguments, its result and memory contents there).
+fn event_attr<'a>(s: &'a Span, event: &str, key: &str) -> Option<&'a Json> {
+    s.events
+        .iter()
+        .find(|e| e.name == event)
+        .and_then(|e| e.attrs.get(key))
+}
 
-/// Registries observed per agent (base name): `gen_ai.tool.definitions`, with versions.
+/// A tool call's arguments: `gen_ai.tool.call.arguments`, else the `content` of Strands'
+/// `gen_ai.tool.message` event.
+fn tool_args(s: &Span) -> Option<serde_json::Map<String, Json>> {
+    let v = structured(s, "gen_ai.tool.call.arguments").or_else(|| {
+        let c = event_attr(s, "gen_ai.tool.message", "content")?;
+        c.as_str().and_then(|t| serde_json::from_str(t).ok())
+    })?;
+    v.as_object().cloned()
+}
+
+/// A tool call's result: `gen_ai.tool.call.result`, else the `message` of Strands'
+/// `gen_ai.choice` event (`[{"text": …}]`, read as the text when it is one part).
+fn tool_result(s: &Span) -> Option<Json> {
+    if let Some(v) = s.attrs.get("gen_ai.tool.call.result") {
+        return Some(structured(s, "gen_ai.tool.call.result").unwrap_or_else(|| v.clone()));
+    }
+    let m = event_attr(s, "gen_ai.choice", "message")?;
+    let parsed = m
+        .as_str()
+        .and_then(|t| serde_json::from_str::<Json>(t).ok());
+    match parsed {
+        Some(Json::Array(parts)) if parts.len() == 1 => match parts[0].get("text") {
+            Some(t) => Some(t.clone()),
+            None => Some(Json::Array(parts)),
+        },
+        Some(v) => Some(v),
+        None => Some(m.clone()),
+    }
+}
+
+/// The store names of a Strands `memory.*` span (`memory.store.names`, a JSON list).
+fn store_names(s: &Span) -> Option<Vec<String>> {
+    let v = structured(s, "memory.store.names")?;
+    let names: Vec<String> = v
+        .as_array()?
+        .iter()
+        .filter_map(|n| n.as_str().map(str::to_owned))
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
+/// A registry view from a span: full definitions, or names only.
+fn view(s: &Span) -> Option<(BTreeMap<String, Option<String>>, &'static str)> {
+    if s.attrs.contains_key("gen_ai.tool.definitions") {
+        let defs = structured(s, "gen_ai.tool.definitions");
+        let items = defs.as_ref().and_then(Json::as_array).cloned();
+        let tools = items
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|item| {
+                let name = item.get("name").and_then(Json::as_str)?;
+                Some((name.to_owned(), Some(canonical(item))))
+            })
+            .collect();
+        return Some((tools, "gen_ai.tool.definitions"));
+    }
+    let names = structured(s, "gen_ai.agent.tools")?;
+    let tools = names
+        .as_array()?
+        .iter()
+        .filter_map(|n| n.as_str().map(|n| (n.to_owned(), None)))
+        .collect();
+    Some((tools, "gen_ai.agent.tools"))
+}
+
+/// The observed registries and which span gave each view.
 struct Registries {
-    /// base → (start, entries) in time order.
-    seen: BTreeMap<String, Vec<(u64, Entries)>>,
-    /// span index → its entries.
-    at_span: BTreeMap<usize, Entries>,
+    shared: SharedRegistry,
+    /// span index → its view's entries.
+    at_span: BTreeMap<usize, Vec<(String, u32)>>,
 }
 
-impl Registries {
-    fn observe(spans: &[Span], invocations: &[Invocation]) -> Registries {
-        let mut obs: Vec<(u64, &str, usize)> = Vec::new();
-        for inv in invocations {
-            for &m in inv.members.iter().chain(inv.span.iter()) {
-                if spans[m].attrs.contains_key("gen_ai.tool.definitions") {
-                    obs.push((spans[m].start, inv.base.as_str(), m));
-                }
-            }
-        }
-        obs.sort();
-        obs.dedup();
-        let mut versions: BTreeMap<(&str, String), Vec<String>> = BTreeMap::new();
-        let mut r = Registries {
-            seen: BTreeMap::new(),
-            at_span: BTreeMap::new(),
-        };
-        for (start, base, m) in obs {
-            let defs = structured(&spans[m], "gen_ai.tool.definitions");
-            let items = defs
-                .as_ref()
-                .and_then(Json::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let mut entries = Vec::new();
-            for item in items {
-                let Some(name) = item.get("name").and_then(Json::as_str) else {
-                    continue;
-                };
-                let known = versions.entry((base, name.to_owned())).or_default();
-                let text = canonical(&item);
-                let v = match known.iter().position(|k| *k == text) {
-                    Some(v) => v,
-                    None => {
-                        known.push(text);
-                        known.len() - 1
-                    }
-                };
-                entries.push((name.to_owned(), v as u32));
-            }
-            r.seen
-                .entry(base.to_owned())
-                .or_default()
-                .push((start, entries.clone()));
-            r.at_span.insert(m, entries);
-        }
-        r
-    }
-
-    /// The agent's latest registry observed at or before `t`.
-    fn at(&self, base: &str, t: u64) -> Option<&Vec<(String, u32)>> {
-        let seen = self.seen.get(base)?;
-        let i = seen.partition_point(|(s, _)| *s <= t);
-        i.checked_sub(1).map(|i| &seen[i].1)
-    }
-}
-
-impl Cx {
+impl Cx<'_> {
     fn count(&mut self, what: &str, n: u64) {
         *self.counts.entry(what.to_owned()).or_default() += n;
+    }
+
+    /// Every registry view of the invocations' spans, timed by span start; agents share a
+    /// registry only where the mapping file declares it.
+    fn observe(&mut self, spans: &[Span], invocations: &[Invocation]) -> Registries {
+        let mut obs: Vec<(usize, Observation)> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for inv in invocations {
+            for &m in inv.span.iter().chain(&inv.members) {
+                let Some((tools, attr)) = view(&spans[m]).filter(|_| seen.insert(m)) else {
+                    continue;
+                };
+                let kind = op(&spans[m]).unwrap_or("?");
+                let e = &mut self.registries;
+                *e.observed.entry(format!("{attr} on {kind}")).or_default() += 1;
+                e.names_only += u64::from(attr == "gen_ai.agent.tools");
+                let o = Observation {
+                    at: spans[m].start,
+                    observer: inv.base.clone(),
+                    tools,
+                };
+                obs.push((m, o));
+            }
+        }
+        let groups = self.mapping.map(|m| m.registry_groups.clone());
+        let group_of = |agent: &str| match groups.as_ref().and_then(|g| g.get(agent)) {
+            Some(g) => g.clone(),
+            None => format!("agent:{agent}"),
+        };
+        let shared = SharedRegistry::new(obs.iter().map(|(_, o)| o.clone()).collect(), group_of);
+        let mut at_span = BTreeMap::new();
+        for (m, o) in &obs {
+            if let Some(entries) = shared.own(&o.observer, o.at) {
+                // Several views at one instant: the span's own is what the plan saw.
+                let mut mine: Vec<(String, u32)> = entries
+                    .iter()
+                    .filter(|(t, _)| o.tools.contains_key(t))
+                    .cloned()
+                    .collect();
+                mine.sort();
+                at_span.insert(*m, mine);
+            }
+        }
+        self.registries.changes = shared.changes();
+        self.registries.sharing = match self.mapping.filter(|m| !m.registry_groups.is_empty()) {
+            Some(m) => format!(
+                "shared by the groups {} declares ({} groups with several agents seen)",
+                m.file,
+                shared.shared_groups()
+            ),
+            None => "per agent (no [[registry]] groups declared)".to_owned(),
+        };
+        Registries { shared, at_span }
     }
 
     fn step(
@@ -389,7 +509,7 @@ impl Cx {
             members
                 .iter()
                 .copied()
-                .filter(|&m| op(&spans[m]).map(role) == Some(r))
+                .filter(|&m| self.roles[m] == r)
                 .collect()
         };
         let (reads, gens, writes, tools) = (
@@ -438,24 +558,37 @@ impl Cx {
         let failed = writes.iter().filter(|&&w| spans[w].error).count();
         self.count("failed_memory_writes", failed as u64);
         step.aborted = !writes.is_empty() && failed == writes.len();
+        self.retractions.aborted += u64::from(step.aborted);
+        // A write made inside a tool call of the step (Strands' `memory.add` under
+        // `execute_tool add_memory`) is part of that call's effect, not one of its own.
+        let tool_ids: BTreeSet<&str> = tools.iter().map(|&t| spans[t].id.as_str()).collect();
         for &w in &writes {
             let written = self.write(&spans[w]);
             if spans[w].error && !step.aborted {
                 continue;
             }
+            let nested = spans[w]
+                .parent
+                .as_deref()
+                .is_some_and(|p| tool_ids.contains(p));
             for (k, (cell, value)) in written.into_iter().enumerate() {
-                effects.push((spans[w].start, spans[w].end, &spans[w].id, k, cell.clone()));
+                if !nested {
+                    effects.push((spans[w].start, spans[w].end, &spans[w].id, k, cell.clone()));
+                }
                 step.writes.push((cell, value));
             }
         }
         for &t in &tools {
             let s = &spans[t];
+            // A call that ended in ERROR is an effect that did not land.
+            if s.error {
+                self.failed_tools += 1;
+                continue;
+            }
             let name = s.str("gen_ai.tool.name").unwrap_or("?");
             let call = s.str("gen_ai.tool.call.id").unwrap_or(&s.id);
             let cell = format!("tool:{name}:{call}");
-            let value = match structured(s, "gen_ai.tool.call.result")
-                .or_else(|| s.attrs.get("gen_ai.tool.call.result").cloned())
-            {
+            let value = match tool_result(s) {
                 Some(v) => Written::Value(value_name(&v)),
                 None => Written::NewVersion,
             };
@@ -469,7 +602,13 @@ impl Cx {
         co.sort_by(|a, b| (a.1, a.2, a.3).cmp(&(b.1, b.2, b.3)));
         step.io = io.into_iter().map(|e| e.4).collect();
         step.co = co.into_iter().map(|e| e.4).collect();
-        self.registry(spans, inv, generation, &tools, &mut step, reg);
+        // Every tool call is a planned tool, the mapped memory tools too.
+        let calls: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&m| op(&spans[m]) == Some("execute_tool"))
+            .collect();
+        self.registry(spans, inv, generation, &calls, &mut step, reg);
         dedup_writes(&mut step);
         let memory = !reads.is_empty() || !writes.is_empty();
         let calls = !tools.is_empty();
@@ -481,8 +620,101 @@ impl Cx {
         step
     }
 
+    /// An invocation whose `invoke_agent` span ended in ERROR was retracted (its workflow
+    /// discards what it wrote): its steps are recorded committed, then aborted.
+    fn retract(&mut self, spans: &[Span], inv: &Invocation, steps: &mut [Step]) {
+        let Some(a) = inv.span.filter(|&a| spans[a].error) else {
+            return;
+        };
+        let wrote = steps.iter().any(|s| !s.writes.is_empty() && !s.aborted);
+        for s in steps.iter_mut() {
+            s.retracted = true;
+        }
+        if wrote {
+            let e = &mut self.retractions.retracted;
+            *e.entry("invoke_agent spans with status ERROR".to_owned())
+                .or_default() += 1;
+            let why = spans[a]
+                .status_message
+                .as_deref()
+                .unwrap_or("no status message");
+            self.notes.push(format!(
+                "invocation {} (span {}) ended in ERROR ({why}): its writes are read as \
+                 retracted",
+                inv.agent, spans[a].id
+            ));
+        }
+    }
+
+    fn source(&mut self, what: String) {
+        *self.memory.sources.entry(what).or_default() += 1;
+    }
+
+    /// A mapped tool's cell from its arguments, or `None` (counted unidentified).
+    fn tool_cell(&mut self, s: &Span, write: bool) -> Option<(String, Option<Json>)> {
+        let name = s.str("gen_ai.tool.name").unwrap_or("?").to_owned();
+        let m = self.mapping?;
+        let tool = m.tools.get(&name)?;
+        self.source(format!("execute_tool {name} ({})", m.file));
+        let template = if write { &tool.writes } else { &tool.reads };
+        let template = template.as_ref()?;
+        let args = tool_args(s);
+        let filled = match &args {
+            Some(a) => template
+                .fill(a)
+                .map_err(|arg| format!("argument `{arg}` missing")),
+            None => Err("no arguments captured (gen_ai.tool.call.arguments)".to_owned()),
+        };
+        match filled {
+            Ok(cell) => {
+                let value = match (&tool.value, &args) {
+                    (Some(v), Some(a)) => v.fill(a).ok().map(Json::String),
+                    (None, Some(a)) => Some(Json::Object(a.clone())),
+                    _ => None,
+                };
+                Some((cell, value))
+            }
+            Err(why) => {
+                let key = format!("execute_tool {name}: {why}");
+                *self.memory.unidentified.entry(key).or_default() += 1;
+                None
+            }
+        }
+    }
+
     fn read(&mut self, s: &Span, step: &mut Step) {
+        if op(s) == Some("execute_tool") {
+            if let Some((cell, _)) = self.tool_cell(s, false) {
+                let seen = match tool_result(s) {
+                    Some(v) => Seen::Value(value_name(&v)),
+                    None => Seen::Derive,
+                };
+                self.access(&cell, matches!(seen, Seen::Value(_)));
+                step.reads.push((cell, seen));
+            }
+            return;
+        }
+        if op(s) == Some("memory.search") {
+            self.source("memory.search spans (memory.store.names)".to_owned());
+            let results = event_attr(s, "memory.results", "content");
+            match store_names(s) {
+                Some(stores) => {
+                    self.memory.coarse = Some(STORE_CELLS.to_owned());
+                    for store in stores {
+                        let seen = match results {
+                            Some(v) => Seen::Value(value_name(v)),
+                            None => Seen::Derive,
+                        };
+                        self.access(&store, matches!(seen, Seen::Value(_)));
+                        step.reads.push((store, seen));
+                    }
+                }
+                None => self.unnamed("memory.search", "no memory.store.names"),
+            }
+            return;
+        }
         let search = op(s) == Some("search_memory");
+        self.source(format!("{} spans", op(s).unwrap_or("?")));
         let store = if search {
             s.str("gen_ai.memory.store.id").unwrap_or("memory")
         } else {
@@ -509,7 +741,7 @@ impl Cx {
                             self.access(&cell, matches!(seen, Seen::Value(_)));
                             step.reads.push((cell, seen));
                         }
-                        None => *self.unidentified.entry(store.clone()).or_default() += 1,
+                        None => self.unnamed(&store, UNNAMED),
                     }
                 }
             }
@@ -518,12 +750,48 @@ impl Cx {
                 self.access(&cell, false);
                 step.reads.push((cell, Seen::Derive));
             }
-            (None, None) => *self.unidentified.entry(store).or_default() += 1,
+            (None, None) => self.unnamed(&store, UNNAMED),
         }
+    }
+
+    fn unnamed(&mut self, store: &str, why: &str) {
+        let key = format!("{store} ({why})");
+        *self.memory.unidentified.entry(key).or_default() += 1;
     }
 
     /// The cells a memory write span wrote, with their values.
     fn write(&mut self, s: &Span) -> Vec<(String, Written)> {
+        let mut out: Vec<(String, Written)> = Vec::new();
+        if op(s) == Some("execute_tool") {
+            if let Some((cell, value)) = self.tool_cell(s, true) {
+                let w = match value {
+                    Some(v) => Written::Value(value_name(&v)),
+                    None => Written::NewVersion,
+                };
+                out.push((cell, w));
+            }
+        } else if op(s) == Some("memory.add") {
+            // An add appends an entry: the store's new content is not in the span.
+            self.source("memory.add spans (memory.store.names)".to_owned());
+            match store_names(s) {
+                Some(stores) => {
+                    self.memory.coarse = Some(STORE_CELLS.to_owned());
+                    out.extend(stores.into_iter().map(|c| (c, Written::NewVersion)));
+                }
+                None => self.unnamed("memory.add", "no memory.store.names"),
+            }
+        } else {
+            self.source(format!("{} spans", op(s).unwrap_or("?")));
+            self.write_record(s, &mut out);
+        }
+        for (cell, w) in &out {
+            self.access(cell, matches!(w, Written::Value(_)));
+        }
+        out
+    }
+
+    /// The records of a GenAI memory write span (`create_memory`, …).
+    fn write_record(&mut self, s: &Span, out: &mut Vec<(String, Written)>) {
         let store = s
             .str("gen_ai.memory.store.id")
             .unwrap_or("memory")
@@ -531,7 +799,6 @@ impl Cx {
         let delete = op(s) == Some("delete_memory");
         let single = s.str("gen_ai.memory.record.id");
         let items = structured(s, "gen_ai.memory.records").and_then(|v| v.as_array().cloned());
-        let mut out: Vec<(String, Written)> = Vec::new();
         match (items, single) {
             (Some(items), single) if !delete => {
                 let lone = items.len() == 1;
@@ -548,7 +815,7 @@ impl Cx {
                                 Written::Value(value_name(&content)),
                             ));
                         }
-                        None => *self.unidentified.entry(store.clone()).or_default() += 1,
+                        None => self.unnamed(&store, UNNAMED),
                     }
                 }
             }
@@ -560,12 +827,8 @@ impl Cx {
                 };
                 out.push((format!("{store}/{id}"), w));
             }
-            _ => *self.unidentified.entry(store).or_default() += 1,
+            _ => self.unnamed(&store, UNNAMED),
         }
-        for (cell, w) in &out {
-            self.access(cell, matches!(w, Written::Value(_)));
-        }
-        out
     }
 
     fn access(&mut self, cell: &str, with_content: bool) {
@@ -582,6 +845,7 @@ impl Cx {
         step: &mut Step,
         reg: &Registries,
     ) {
+        // What the plan saw: the generation's own definitions, else the invocation's.
         let read = generation
             .and_then(|g| reg.at_span.get(&g))
             .or_else(|| inv.span.and_then(|a| reg.at_span.get(&a)));
@@ -592,10 +856,19 @@ impl Cx {
         step.planned_tool = first_tool
             .and_then(|&t| spans[t].str("gen_ai.tool.name"))
             .map(str::to_owned);
+        if step.planned_tool.is_none() {
+            return;
+        }
+        self.registries.tool_calls += 1;
+        if read.is_none() {
+            self.registries.without_registry += 1;
+        }
+        // What the call resolved against: the agent's registry with every change its group
+        // saw before dispatch.
         let dispatch = first_tool.map_or(step.commit_at as u64, |&t| spans[t].start);
-        step.write_registry = reg.at(&inv.base, dispatch).cloned().unwrap_or_default();
-        if step.planned_tool.is_some() && read.is_none() {
-            self.tool_calls_without_registry += 1;
+        if let Some((entries, foreign)) = reg.shared.at(&inv.base, dispatch) {
+            step.write_registry = entries;
+            self.registries.foreign_applied += u64::from(foreign > 0);
         }
     }
 
@@ -620,72 +893,37 @@ impl Cx {
             }
         }
         let n = derived.len() as u64;
+        self.memory.cells = self.content.len();
+        self.memory.by_version = derived.len();
         self.count("memory_cells", self.content.len() as u64);
         self.count("memory_cells_by_version", n);
+        self.count("failed_tool_calls", self.failed_tools);
     }
 
-    fn verdicts(&self) -> Vec<(Anomaly, Verdict)> {
-        let by_version = self
-            .counts
-            .get("memory_cells_by_version")
-            .copied()
-            .unwrap_or(0);
-        let cells = self.content.len();
-        let a1 = if !self.unidentified.is_empty() {
-            let stores: Vec<String> = self
-                .unidentified
-                .iter()
-                .map(|(s, n)| format!("{s} ({n})"))
-                .collect();
-            Verdict::Undecidable {
-                reason: format!(
-                    "memory operations on {} did not say which records they read or wrote \
-                     (gen_ai.memory.records, gen_ai.memory.record.id, gen_ai.retrieval.documents \
-                     are opt-in or absent)",
-                    stores.join(", ")
-                ),
-            }
-        } else if cells == 0 {
-            Verdict::Decided {
-                basis: "no memory reads or writes in the trace".to_owned(),
-            }
-        } else if by_version > 0 {
-            Verdict::UpperBound {
-                basis: format!(
-                    "{by_version} of {cells} memory records compared by derived version (their \
-                     content was not captured): a rewrite with equal content counts as a change"
-                ),
-            }
-        } else {
-            Verdict::Decided {
-                basis: format!(
-                    "{cells} memory records compared by content (gen_ai.memory.records)"
-                ),
-            }
+    fn verdicts(&mut self) -> Vec<(Anomaly, Verdict)> {
+        self.memory.looked_for = match self.mapping {
+            Some(m) => format!(
+                "no search_memory, retrieval, *_memory or memory.* spans, and no call of a \
+                 tool {} maps",
+                m.file
+            ),
+            None => "no search_memory, retrieval, *_memory or memory.* spans, and no \
+                     --tool-memory mapping for memory behind tools"
+                .to_owned(),
         };
-        let a2 = if self.tool_calls_without_registry > 0 {
-            Verdict::Undecidable {
-                reason: format!(
-                    "{} steps called tools but their generation carries no \
-                     gen_ai.tool.definitions (opt-in)",
-                    self.tool_calls_without_registry
-                ),
+        let a1 = evidence::a1(&self.memory);
+        let a2 = evidence::a2(&self.registries);
+        let a3 = evidence::a3(&self.retractions);
+        let failed = match self.failed_tools {
+            0 => String::new(),
+            n => {
+                format!("; {n} execute_tool spans with status ERROR did not land and are left out")
             }
-        } else {
-            Verdict::Decided {
-                basis: "registry = the generation's gen_ai.tool.definitions; at dispatch = the \
-                        agent's latest observed definitions; the first tool call of each step \
-                        is its planned tool"
-                    .to_owned(),
-            }
-        };
-        let a3 = Verdict::Undecidable {
-            reason: "spans carry no provenance and no retraction".to_owned(),
         };
         let a6 = Verdict::Decided {
             basis: format!(
                 "{} effects: issue order = span start, completion order = span end (a tool \
-                 span's end, when the call returned, is taken as when its effect landed)",
+                 span's end, when the call returned, is taken as when its effect landed){failed}",
                 self.effects
             ),
         };
@@ -697,6 +935,13 @@ impl Cx {
         ]
     }
 }
+
+const UNNAMED: &str = "no gen_ai.memory.records ids, gen_ai.memory.record.id or \
+                       gen_ai.retrieval.documents ids";
+
+const STORE_CELLS: &str = "Strands' memory.* spans name stores (memory.store.names), not \
+                           records, and their contents are in span events: a store is one \
+                           cell, compared by version, so an add of any entry counts as a change";
 
 /// A step writing a cell twice keeps the last write (the builder takes one per cell).
 fn dedup_writes(step: &mut Step) {

@@ -26,37 +26,69 @@
 //!   changed is a new signature version;
 //! * the first read's start and the last write's end → log order and `read_time` (the
 //!   builder);
-//! * a step whose every memory write failed (`status` ERROR) → `aborted`.
+//! * a step whose every memory write failed (`status` ERROR) → `aborted`;
+//! * `gen_ai.tool.definitions` on `invoke_agent` (Agent Framework puts them only there), else
+//!   `gen_ai.agent.tools` (Strands: names only) → the registry of its steps' plans; registry
+//!   changes apply across the agents a mapping file groups ([`crate::registry`]);
+//! * `execute_tool` with ERROR status → an effect that did not land (left out of `io`/`co`);
+//! * `invoke_agent` with ERROR status → its steps retracted (committed, then aborted; `preds`
+//!   derived, so a survivor that read their writes is an A3);
+//! * Strands' `memory.search` / `memory.add` → reads / writes of one cell per store
+//!   (`memory.store.names`), the contents from the span events `memory.results`; tool
+//!   arguments and results from the events `gen_ai.tool.message` / `gen_ai.choice` when the
+//!   attributes do not carry them;
+//! * an `execute_tool` of a tool the [`mapping`] file names → a memory read or write of the
+//!   cell it names from the call's arguments.
 //!
-//! `create_memory_store`, `delete_memory_store`, `embeddings`, `create_agent`, `plan` and
-//! `invoke_workflow` spans are GenAI spans that are not steps; they are counted. What the
-//! spans did not carry is derived by the builder (versions of records whose contents were
-//! not captured) or reported undecidable (which records a search returned, when it says
-//! nothing about them).
+//! `create_memory_store`, `delete_memory_store`, `embeddings`, `create_agent`, `plan`,
+//! `invoke_workflow`, Strands' `execute_event_loop_cycle` and `memory.inject` spans are GenAI
+//! spans that are not steps; they are counted. What the spans did not carry is derived by the
+//! builder (versions of records whose contents were not captured) or reported as such
+//! ([`crate::evidence`]: each verdict from what the trace showed, e.g. no memory operation
+//! seen → A1 cannot be told).
 
 mod gaps;
 mod map;
+pub mod mapping;
 pub mod otlp;
 
 use crate::error::IngestError;
 use crate::Ingested;
+use mapping::Mapping;
 use std::path::Path;
 
 /// Ingests an OTLP/JSON trace file (one document, or one per line).
 pub fn read_otel(path: impl AsRef<Path>) -> Result<Ingested, IngestError> {
+    read_otel_with(path, None)
+}
+
+/// [`read_otel`] with a mapping file ([`mapping`]): memory behind tools, shared registries.
+pub fn read_otel_with(
+    path: impl AsRef<Path>,
+    mapping: Option<&Mapping>,
+) -> Result<Ingested, IngestError> {
     let path = path.as_ref();
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
         file: file.clone(),
         source,
     })?;
-    parse_otel(&text, &file)
+    parse_otel_with(&text, &file, mapping)
 }
 
 /// Ingests OTLP/JSON text; `file` names it in errors and in the report. A leading UTF-8
 /// byte-order mark (some exporters and editors write one) is skipped, not a JSON error.
 pub fn parse_otel(text: &str, file: &str) -> Result<Ingested, IngestError> {
+    parse_otel_with(text, file, None)
+}
+
+/// [`parse_otel`] with a mapping file.
+pub fn parse_otel_with(
+    text: &str,
+    file: &str,
+    mapping: Option<&Mapping>,
+) -> Result<Ingested, IngestError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let spans = otlp::parse(text, file)?;
-    map::ingest(file, spans)
+    map::ingest(file, spans, mapping)
 }

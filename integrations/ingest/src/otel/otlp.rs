@@ -22,6 +22,15 @@ use std::collections::BTreeMap;
 /// (`kvlistValue`), bytes as their base64 text.
 pub type Attr = Json;
 
+/// One span event (`events[]`): Strands, for one, puts tool results and messages there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpanEvent {
+    pub name: String,
+    /// `timeUnixNano`.
+    pub time: u64,
+    pub attrs: BTreeMap<String, Attr>,
+}
+
 /// One span, with what the mapping needs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Span {
@@ -34,6 +43,12 @@ pub struct Span {
     pub attrs: BTreeMap<String, Attr>,
     /// `status.code` is ERROR.
     pub error: bool,
+    /// `status.message`, when the span gives one.
+    pub status_message: Option<String>,
+    /// The span's events, in the order given.
+    pub events: Vec<SpanEvent>,
+    /// The resource's `service.name`, when given.
+    pub service: Option<String>,
 }
 
 impl Span {
@@ -215,9 +230,17 @@ fn document(root: &At<'_>, out: &mut Vec<Span>) -> R<()> {
         return Err(root.err("missing `resourceSpans` (is this an OTLP/JSON trace file?)"));
     }
     for rs in resources {
+        let service = match rs.field("resource", "resource")? {
+            Some(r) => attributes(&r)?
+                .remove("service.name")
+                .and_then(|v| v.as_str().map(str::to_owned)),
+            None => None,
+        };
         for ss in rs.list("scopeSpans", "scope_spans")? {
             for s in ss.list("spans", "spans")? {
-                out.push(span(&s)?);
+                let mut span = span(&s)?;
+                span.service.clone_from(&service);
+                out.push(span);
             }
         }
     }
@@ -242,25 +265,31 @@ fn span(s: &At<'_>) -> R<Span> {
     if end < start {
         return Err(end_at.err(format!("the span ends ({end}) before it starts ({start})")));
     }
-    let mut attrs = BTreeMap::new();
-    for kv in s.list("attributes", "attributes")? {
-        let key = kv.need("key", "key")?.string()?.to_owned();
-        let value = match kv.field("value", "value")? {
-            Some(v) => any_value(&v)?,
-            None => Json::Null,
-        };
-        attrs.insert(key, value);
+    let attrs = attributes(s)?;
+    let (mut error, mut status_message) = (false, None);
+    if let Some(st) = s.field("status", "status")? {
+        if let Some(c) = st.field("code", "code")? {
+            error = matches!(c.v, Json::Number(n) if n.as_u64() == Some(2))
+                || c.v.as_str() == Some("STATUS_CODE_ERROR");
+        }
+        if let Some(m) = st.field("message", "message")? {
+            status_message = Some(m.string()?.to_owned()).filter(|m| !m.is_empty());
+        }
     }
-    let error = match s.field("status", "status")? {
-        Some(st) => match st.field("code", "code")? {
-            Some(c) => {
-                matches!(c.v, Json::Number(n) if n.as_u64() == Some(2))
-                    || c.v.as_str() == Some("STATUS_CODE_ERROR")
-            }
-            None => false,
-        },
-        None => false,
-    };
+    let mut events = Vec::new();
+    for e in s.list("events", "events")? {
+        events.push(SpanEvent {
+            name: match e.field("name", "name")? {
+                Some(n) => n.string()?.to_owned(),
+                None => String::new(),
+            },
+            time: match e.field("timeUnixNano", "time_unix_nano")? {
+                Some(t) => t.u64()?,
+                None => 0,
+            },
+            attrs: attributes(&e)?,
+        });
+    }
     Ok(Span {
         trace,
         id: span_id,
@@ -273,7 +302,24 @@ fn span(s: &At<'_>) -> R<Span> {
         end,
         attrs,
         error,
+        status_message,
+        events,
+        service: None,
     })
+}
+
+/// The `attributes` of a span, an event or a resource.
+fn attributes(s: &At<'_>) -> R<BTreeMap<String, Attr>> {
+    let mut attrs = BTreeMap::new();
+    for kv in s.list("attributes", "attributes")? {
+        let key = kv.need("key", "key")?.string()?.to_owned();
+        let value = match kv.field("value", "value")? {
+            Some(v) => any_value(&v)?,
+            None => Json::Null,
+        };
+        attrs.insert(key, value);
+    }
+    Ok(attrs)
 }
 
 /// `AnyValue` → JSON.

@@ -61,6 +61,10 @@ pub struct Args {
     /// With `--from langgraph`: the thread to read.
     #[arg(long)]
     pub thread: Option<String>,
+    /// With `--from otel`: a mapping file (TOML) naming the tools that read or write memory
+    /// and the agents that share a tool registry (docs/ingest.md, "Memory behind tools").
+    #[arg(long, value_name = "MAP.toml")]
+    pub tool_memory: Option<PathBuf>,
     /// Print one JSON object: `anomalies`, `exhibits`, `level`, `L1_struct`, `left_out`.
     #[arg(long)]
     pub json: bool,
@@ -179,7 +183,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Errors already name the file, the line, the column and the key.
     let mut ingest = None;
     let outcome = if source.is_some() || args.spec || is_stdin(&args.file) {
-        let (h, report) = super::ingest::history_for_detect(&args.file, source.as_ref())?;
+        let (h, report) = match (&args.tool_memory, &source) {
+            (Some(map), Some(super::ingest::Ingest::Otel)) => otel_with_map(&args.file, map)?,
+            (Some(_), _) => anyhow::bail!("--tool-memory applies to --from otel only"),
+            (None, _) => super::ingest::history_for_detect(&args.file, source.as_ref())?,
+        };
         ingest = report;
         history_outcome(h, &file, &args)?
     } else {
@@ -218,6 +226,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// with its reason, so that the absence of a witness is never read as a pass.
 fn gate(v: &Verdicts, fail_on: &[Anomaly], gate: super::gate::GateArgs) -> ExitCode {
     gate.finish("--fail-on", &v.gated(fail_on))
+}
+
+/// An OTLP/JSON trace ingested with a mapping file (`--tool-memory`).
+fn otel_with_map(
+    file: &std::path::Path,
+    map: &std::path::Path,
+) -> anyhow::Result<(History, Option<agentsim_ingest::Report>)> {
+    use agentsim_ingest::otel::{mapping::Mapping, read_otel_with};
+    let mapping = Mapping::read(map)?;
+    let agentsim_ingest::Ingested { history, report } = read_otel_with(file, Some(&mapping))?;
+    Ok((history, Some(report)))
 }
 
 /// Whether an error is a write to a closed pipe (the reader of stdout went away).

@@ -10,6 +10,9 @@
 //! * an anomaly the ingestion reported an *upper bound* (the history over-approximates what
 //!   was read): a witness may be a false alarm, so *found* is *cannot tell (upper bound)*; but
 //!   *none* holds, because nothing real can hide below an over-approximation that is empty;
+//! * an anomaly the ingestion reported a *lower bound* (the source shows some of what the
+//!   definition needs and may hide the rest): a witness is real, so *found* is *violated*; but
+//!   *none* is *cannot tell (undecidable)*;
 //! * otherwise the detector's answer: *violated* if found, else *holds*.
 //!
 //! The level is then a range: the lowest if every untold anomaly were present, the highest if
@@ -94,6 +97,10 @@ fn verdict(s: &Summary, file: &str, ingest: Option<&Report>, a: Anomaly) -> Verd
             Verdict::CannotTell(Reason::Undecidable(reason.clone()))
         }
         Some(Ingested::UpperBound { basis }) => Verdict::upper_bound(s.has(a), basis),
+        Some(Ingested::LowerBound { basis }) => match s.has(a) {
+            true => Verdict::Violated,
+            false => Verdict::CannotTell(Reason::Undecidable(basis.clone())),
+        },
         Some(Ingested::Decided { .. }) | None => Verdict::of_found(s.has(a)),
     }
 }

@@ -1,0 +1,287 @@
+//! The mapping file (`--tool-memory MAP.toml`): what the spans cannot say about an application.
+//!
+//! Agent Framework emits no memory spans: a team whose shared memory is a tool
+//! (`read_profile`, `write_profile`) shows it only as `execute_tool` spans. The mapping file
+//! says which tools read or write which cells, and how to name the cell from the call's
+//! arguments; and which agents share one tool registry (so a retirement one agent's spans show
+//! applies to the others). Example:
+//!
+//! ```toml
+//! [[tool]]
+//! name = "read_profile"
+//! reads = "profile/{key}"      # the cell: `{key}` is the call's argument `key`
+//!
+//! [[tool]]
+//! name = "write_profile"
+//! writes = "profile/{key}"
+//! value = "{value}"            # what it wrote (default: the call's arguments, as JSON)
+//!
+//! [[registry]]
+//! agents = ["planner", "admin"] # these agents share one tool registry
+//! ```
+//!
+//! Validated strictly: an unknown key, a tool named twice, a tool that neither reads nor
+//! writes, an unclosed `{`, an agent in two registries — each is an error at `file:line`. A
+//! mapping is a claim about the application the trace cannot check: a tool it leaves out is
+//! not memory to the reader, and the report says which tools it used.
+
+use crate::error::IngestError;
+use serde::Deserialize;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use toml::Spanned;
+
+/// What one tool does to memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolMemory {
+    /// The cell it reads, as a template over the call's arguments.
+    pub reads: Option<Template>,
+    /// The cell it writes.
+    pub writes: Option<Template>,
+    /// The value it writes (`None`: the call's arguments, canonical JSON).
+    pub value: Option<Template>,
+}
+
+/// A cell name with `{argument}` placeholders.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Template {
+    pub text: String,
+    parts: Vec<Part>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Part {
+    Lit(String),
+    Arg(String),
+}
+
+/// A parsed mapping file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Mapping {
+    /// The file, as named on the command line (the report names it).
+    pub file: String,
+    pub tools: BTreeMap<String, ToolMemory>,
+    /// Agent name → its declared registry group (the group's index, as `group<k>`).
+    pub registry_groups: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    tool: Vec<Spanned<RawTool>>,
+    #[serde(default)]
+    registry: Vec<Spanned<RawRegistry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTool {
+    name: Spanned<String>,
+    reads: Option<Spanned<String>>,
+    writes: Option<Spanned<String>>,
+    value: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRegistry {
+    agents: Vec<Spanned<String>>,
+}
+
+impl Template {
+    /// Parses `text`; `Err` says what is wrong with it.
+    pub fn parse(text: &str) -> Result<Template, String> {
+        let mut parts = Vec::new();
+        let mut rest = text;
+        while let Some(open) = rest.find(['{', '}']) {
+            if rest[open..].starts_with('}') {
+                return Err(format!("`}}` without `{{` in {text:?}"));
+            }
+            if open > 0 {
+                parts.push(Part::Lit(rest[..open].to_owned()));
+            }
+            let after = &rest[open + 1..];
+            let close = after
+                .find('}')
+                .ok_or_else(|| format!("unclosed `{{` in {text:?}"))?;
+            let name = &after[..close];
+            if name.is_empty() || name.contains('{') {
+                return Err(format!("an empty or nested `{{…}}` in {text:?}"));
+            }
+            parts.push(Part::Arg(name.to_owned()));
+            rest = &after[close + 1..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Lit(rest.to_owned()));
+        }
+        Ok(Template {
+            text: text.to_owned(),
+            parts,
+        })
+    }
+
+    /// The text with each `{arg}` replaced by the argument (a string as is, anything else as
+    /// JSON); `Err(arg)` names an argument the call did not pass.
+    pub fn fill(&self, args: &serde_json::Map<String, Json>) -> Result<String, String> {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                Part::Lit(s) => out.push_str(s),
+                Part::Arg(a) => match args.get(a) {
+                    Some(Json::String(s)) => out.push_str(s),
+                    Some(v) => out.push_str(&v.to_string()),
+                    None => return Err(a.clone()),
+                },
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The 1-based line of byte `at` of `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    1 + text[..at.min(text.len())].matches('\n').count()
+}
+
+impl Mapping {
+    /// Reads and validates the mapping file at `path`.
+    pub fn read(path: &std::path::Path) -> Result<Mapping, IngestError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        Mapping::parse(&text, &file)
+    }
+
+    /// Parses and validates `text`; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Mapping, IngestError> {
+        let err = |span: Option<Range<usize>>, message: String| IngestError::Mapping {
+            file: file.to_owned(),
+            line: span.map_or(1, |s| line_of(text, s.start)),
+            message,
+        };
+        let raw: RawFile = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim_end().to_owned();
+            err(e.span(), message)
+        })?;
+        let mut m = Mapping {
+            file: file.to_owned(),
+            ..Mapping::default()
+        };
+        for t in &raw.tool {
+            let span = t.span();
+            let t = t.get_ref();
+            let name = t.name.get_ref();
+            if name.is_empty() {
+                return Err(err(Some(t.name.span()), "`name` is empty".into()));
+            }
+            let template = |f: &Option<Spanned<String>>, key: &str| match f {
+                Some(s) => Template::parse(s.get_ref())
+                    .map(Some)
+                    .map_err(|why| err(Some(s.span()), format!("`{key}`: {why}"))),
+                None => Ok(None),
+            };
+            let tool = ToolMemory {
+                reads: template(&t.reads, "reads")?,
+                writes: template(&t.writes, "writes")?,
+                value: template(&t.value, "value")?,
+            };
+            if tool.reads.is_none() && tool.writes.is_none() {
+                let why = format!("tool `{name}` has neither `reads` nor `writes`");
+                return Err(err(Some(span), why));
+            }
+            if tool.value.is_some() && tool.writes.is_none() {
+                let why = format!("tool `{name}` has `value` but no `writes`");
+                return Err(err(t.value.as_ref().map(Spanned::span), why));
+            }
+            if m.tools.insert(name.clone(), tool).is_some() {
+                let why = format!("tool `{name}` is mapped twice");
+                return Err(err(Some(t.name.span()), why));
+            }
+        }
+        for (k, g) in raw.registry.iter().enumerate() {
+            if g.get_ref().agents.is_empty() {
+                return Err(err(
+                    Some(g.span()),
+                    "a `[[registry]]` with no agents".into(),
+                ));
+            }
+            for a in &g.get_ref().agents {
+                let group = format!("group{}", k + 1);
+                if let Some(old) = m.registry_groups.insert(a.get_ref().clone(), group) {
+                    let why = format!("agent `{}` is in two registries ({old} too)", a.get_ref());
+                    return Err(err(Some(a.span()), why));
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// One sentence for the report: which tools it maps, and to what.
+    pub fn describe(&self) -> String {
+        let tools: Vec<String> = self
+            .tools
+            .iter()
+            .map(|(name, t)| {
+                let mut what = Vec::new();
+                if let Some(r) = &t.reads {
+                    what.push(format!("reads {}", r.text));
+                }
+                if let Some(w) = &t.writes {
+                    what.push(format!("writes {}", w.text));
+                }
+                format!("{name} ({})", what.join(", "))
+            })
+            .collect();
+        format!("{}: {}", self.file, tools.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "[[tool]]\nname = \"read_profile\"\nreads = \"profile/{key}\"\n\n\
+        [[tool]]\nname = \"write_profile\"\nwrites = \"profile/{key}\"\nvalue = \"{value}\"\n\n\
+        [[registry]]\nagents = [\"a\", \"b\"]\n";
+
+    #[test]
+    fn reads_tools_and_registries() {
+        let m = Mapping::parse(GOOD, "m.toml").unwrap();
+        let args = serde_json::json!({"key": "k1", "value": "v", "n": 3});
+        let args = args.as_object().unwrap();
+        let w = &m.tools["write_profile"];
+        assert_eq!(w.writes.as_ref().unwrap().fill(args).unwrap(), "profile/k1");
+        assert_eq!(w.value.as_ref().unwrap().fill(args).unwrap(), "v");
+        let t = Template::parse("x/{n}/{missing}").unwrap();
+        assert_eq!(t.fill(args), Err("missing".to_owned()));
+        assert_eq!(m.registry_groups["b"], "group1");
+    }
+
+    fn error(text: &str) -> String {
+        Mapping::parse(text, "m.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = error("[[tool]]\nname = \"t\"\nreads = \"c/{key\"\n");
+        assert_eq!(e, "m.toml:3: `reads`: unclosed `{` in \"c/{key\"");
+        let e = error("[[tool]]\nname = \"t\"\nread = \"c\"\n");
+        assert!(e.starts_with("m.toml:3: unknown field `read`"), "{e}");
+        let e = error("[[tool]]\nname = \"t\"\n");
+        assert_eq!(e, "m.toml:1: tool `t` has neither `reads` nor `writes`");
+        let twice =
+            "[[tool]]\nname = \"t\"\nreads = \"c\"\n[[tool]]\nname = \"t\"\nreads = \"d\"\n";
+        assert_eq!(error(twice), "m.toml:5: tool `t` is mapped twice");
+        let two = "[[registry]]\nagents = [\"a\"]\n[[registry]]\nagents = [\"b\", \"a\"]\n";
+        assert_eq!(
+            error(two),
+            "m.toml:4: agent `a` is in two registries (group1 too)"
+        );
+        let e = error("[[tool]]\nname = \"t\"\nreads = \"c\"\nvalue = \"v\"\n");
+        assert_eq!(e, "m.toml:4: tool `t` has `value` but no `writes`");
+    }
+}

@@ -1,0 +1,110 @@
+"""The real-framework corpus: Microsoft Agent Framework and Strands Agents, driven by the real
+``openai`` client against the scripted server, traced by their own instrumentation to OTLP/JSON
+files, and read back with ``agentsim detect --from otel``.
+
+Each run declares the verdict agentsim must give on every lattice anomaly (violated, holds,
+or cannot tell); a run passes only with exactly that set. The traces are made here, by the
+frameworks, in a temporary folder (``AGENTSIM_CORPUS_OUT`` keeps them, and the table of
+answers, for a report).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+agent_framework = pytest.importorskip("agent_framework")
+strands = pytest.importorskip("strands")
+
+from agentsim_corpus import agent_framework_runs, strands_runs  # noqa: E402
+from agentsim_corpus.runs import Run  # noqa: E402
+
+LATTICE = ("A1", "A2", "A3", "A6")
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import version
+
+    return version(package)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> list[Run]:
+    keep = os.environ.get("AGENTSIM_CORPUS_OUT")
+    out = Path(keep) if keep else tmp_path_factory.mktemp("corpus")
+    out.mkdir(parents=True, exist_ok=True)
+    return agent_framework_runs.generate(out) + strands_runs.generate(out)
+
+
+def _detect(binary: str, run: Run, mapping: bool = True) -> dict:
+    args = [binary, "detect", "--from", "otel", str(run.trace), "--json"]
+    if mapping and run.mapping is not None:
+        args += ["--tool-memory", str(run.mapping)]
+    out = subprocess.run(args, capture_output=True, text=True)
+    assert out.returncode == 0, f"{' '.join(args)}: {out.stderr}"
+    return json.loads(out.stdout)
+
+
+def _verdicts(report: dict) -> dict[str, str]:
+    return {a: report["verdicts"][a]["verdict"].replace("_", " ") for a in LATTICE}
+
+
+def test_every_run_gives_its_anomaly_set(corpus, agentsim_binary):
+    rows, wrong = [], []
+    for run in corpus:
+        report = _detect(agentsim_binary, run)
+        got = _verdicts(report)
+        found = {a: len(report["anomalies"].get(a, [])) for a in LATTICE}
+        decidable = {a: report["ingest"]["decidable"][a]["status"] for a in LATTICE}
+        kinds = {a: report["verdicts"][a].get("reason", {}).get("kind") for a in LATTICE}
+        rows.append({
+            "framework": f"{run.framework} {_version(run.framework)}",
+            "run": run.name, "expected": run.expect, "verdicts": got, "found": found,
+            "decidable": decidable, "cannot_tell_kind": kinds,
+        })
+        if got != run.expect:
+            wrong.append(f"{run.framework} {run.name}: expected {run.expect}, got {got}; "
+                         f"ingest: {json.dumps(report['ingest']['decidable'])}")
+    keep = os.environ.get("AGENTSIM_CORPUS_OUT")
+    if keep:
+        (Path(keep) / "table.json").write_text(json.dumps(rows, indent=1) + "\n")
+    assert not wrong, "\n".join(wrong)
+    assert len(corpus) == 16
+
+
+def test_a_memory_tool_without_the_mapping_is_cannot_tell(corpus, agentsim_binary):
+    # Agent Framework emits no memory span: without --tool-memory, A1 is not "none".
+    run = next(r for r in corpus if r.framework == "agent-framework-core"
+               and r.name == "a1_lost_update")
+    report = _detect(agentsim_binary, run, mapping=False)
+    a1 = report["verdicts"]["A1"]
+    assert a1["verdict"] == "cannot_tell", a1
+    assert "no memory operation seen" in report["ingest"]["decidable"]["A1"]["why"]
+
+
+def test_a_cross_agent_retirement_needs_the_shared_registry(corpus, agentsim_binary):
+    # Per agent, the planner's own views never change: the witness needs the declared group.
+    for run in corpus:
+        if run.name != "a2_retired":
+            continue
+        alone = _detect(agentsim_binary, run, mapping=False)
+        assert alone["verdicts"]["A2"]["verdict"] == "cannot_tell", (run.framework, alone)
+        shared = _detect(agentsim_binary, run)
+        assert shared["verdicts"]["A2"]["verdict"] == "violated", (run.framework, shared)
+        why = shared["ingest"]["decidable"]["A2"]["why"]
+        attr = ("gen_ai.agent.tools" if run.framework == "strands-agents"
+                else "gen_ai.tool.definitions")
+        assert f"{attr} on invoke_agent" in why, why
+
+
+def test_the_mapping_file_is_validated_at_file_and_line(tmp_path, agentsim_binary, corpus):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[tool]]\nname = "read_profile"\nreads = "profile/{key"\n')
+    out = subprocess.run([agentsim_binary, "detect", "--from", "otel", str(corpus[0].trace),
+                          "--tool-memory", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 2, out
+    assert f"{bad}:3: `reads`: unclosed `{{`" in out.stderr, out.stderr
