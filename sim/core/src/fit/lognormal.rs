@@ -35,7 +35,10 @@ pub fn model(xs: &[u64]) -> (Dist, String) {
         let why = format!("lognormal MLE of {} samples", xs.len());
         return (Dist::Lognormal(l), why);
     }
-    let (lo, hi) = (*xs.iter().min().unwrap_or(&0), *xs.iter().max().unwrap_or(&0));
+    let (lo, hi) = (
+        *xs.iter().min().unwrap_or(&0),
+        *xs.iter().max().unwrap_or(&0),
+    );
     let n = xs.len();
     if lo == hi {
         let why = match n {

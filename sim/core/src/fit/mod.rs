@@ -149,7 +149,14 @@ pub fn fit(obs: &Observed<'_>) -> Result<Fitted, FitError> {
     let expected = expected(h, &lane_of, &group_of_lane);
     let mut notes = Vec::new();
     let mut events = registry_events(h, &times, &mut notes);
-    events.extend(retractions(h, &times, &lane_of, &group_of_lane, &ops, &mut notes));
+    events.extend(retractions(
+        h,
+        &times,
+        &lane_of,
+        &group_of_lane,
+        &ops,
+        &mut notes,
+    ));
     events.sort();
     let cx = render::Cx {
         obs,
@@ -185,17 +192,21 @@ fn lane_ops(h: &History, lane_of: &[usize], lanes: usize) -> Vec<Vec<Op>> {
 /// Folds lanes whose operations match (and none of which was retracted: a retraction names an
 /// `[[agents]]` entry, so it would reach every copy) into groups.
 fn fold(lane_names: &[String], ops: &[Vec<Op>]) -> Vec<Group> {
-    type Sig = Vec<(Vec<String>, Vec<String>, Option<String>, bool)>;
+    type Sig = (
+        String,
+        Vec<(Vec<String>, Vec<String>, Option<String>, bool)>,
+    );
+    // Copies of one agent (`planner_0`, `planner_1`; `ops`, `ops#2`) share a stem; two
+    // agents that merely do the same thing are not copies.
     let sig = |l: usize| -> Option<Sig> {
-        if ops[l].iter().any(|o| o.aborted) {
+        if ops[l].iter().any(|o| o.aborted) || stem_of(&lane_names[l]).is_empty() {
             return None;
         }
-        Some(
-            ops[l]
-                .iter()
-                .map(|o| (o.read.clone(), o.write.clone(), o.tool.clone(), o.reorder))
-                .collect(),
-        )
+        let steps = ops[l]
+            .iter()
+            .map(|o| (o.read.clone(), o.write.clone(), o.tool.clone(), o.reorder))
+            .collect();
+        Some((stem_of(&lane_names[l]).to_owned(), steps))
     };
     let mut groups: Vec<Group> = Vec::new();
     let mut by_sig: BTreeMap<Sig, usize> = BTreeMap::new();
@@ -203,7 +214,9 @@ fn fold(lane_names: &[String], ops: &[Vec<Op>]) -> Vec<Group> {
         match sig(l).and_then(|s| by_sig.get(&s).copied().map(|g| (g, s))) {
             Some((g, _)) => {
                 groups[g].lanes.push(l);
-                groups[g].records.push(ops[l].iter().map(|o| o.record).collect());
+                groups[g]
+                    .records
+                    .push(ops[l].iter().map(|o| o.record).collect());
             }
             None => {
                 if let Some(s) = sig(l) {
@@ -224,18 +237,13 @@ fn fold(lane_names: &[String], ops: &[Vec<Op>]) -> Vec<Group> {
         .map(|g| g.name.clone())
         .collect();
     for g in groups.iter_mut().filter(|g| g.lanes.len() > 1) {
-        let stem = stem(&lane_names[g.lanes[0]]);
-        let all = g.lanes.iter().all(|&l| stem_of(&lane_names[l]) == stem);
-        if all && !stem.is_empty() && !used.contains(stem) {
+        let stem = stem_of(&lane_names[g.lanes[0]]);
+        if !used.contains(stem) {
             g.name = stem.to_owned();
         }
         used.insert(g.name.clone());
     }
     groups
-}
-
-fn stem(name: &str) -> &str {
-    stem_of(name)
 }
 
 /// A name without its trailing copy number (`planner_1`, `ops#2`, `worker.3` → the stem).
@@ -330,7 +338,12 @@ fn change(change: &'static str, tool: &str) -> Event {
 fn tools(h: &History) -> BTreeSet<String> {
     let mut all = BTreeSet::new();
     for r in &h.records {
-        for e in r.read_registry.entries().iter().chain(r.write_registry.entries()) {
+        for e in r
+            .read_registry
+            .entries()
+            .iter()
+            .chain(r.write_registry.entries())
+        {
             all.insert(h.names.tool_name(e.tool));
         }
         if let Some(t) = r.planned_tool {

@@ -140,7 +140,11 @@ pub(super) fn render(cx: Cx<'_>, expected: Vec<OpKey>) -> Fitted {
     let tools: Vec<String> = tools(h).into_iter().collect();
     let provenance = h.records.iter().any(|r| !r.preds.is_empty());
     let _ = writeln!(s, "name = {}", q(&cx.obs.name));
-    let _ = writeln!(s, "description = {}", q(&format!("fitted from {}", cx.obs.source)));
+    let _ = writeln!(
+        s,
+        "description = {}",
+        q(&format!("fitted from {}", cx.obs.source))
+    );
     let _ = writeln!(s, "runtime = \"vanilla\"");
     let _ = writeln!(
         s,
@@ -163,7 +167,13 @@ pub(super) fn render(cx: Cx<'_>, expected: Vec<OpKey>) -> Fitted {
     s.push_str(&agents);
     let samples = KINDS
         .iter()
-        .map(|&k| (k.name(), models.tally[k.index()].0, models.tally[k.index()].1))
+        .map(|&k| {
+            (
+                k.name(),
+                models.tally[k.index()].0,
+                models.tally[k.index()].1,
+            )
+        })
         .collect();
     Fitted {
         toml: s,
@@ -178,7 +188,12 @@ fn agent(g: &Group, models: &mut Models<'_>) -> String {
     let mut s = String::from("\n[[agents]]\n");
     let _ = writeln!(s, "name = {}", q(&g.name));
     if g.lanes.len() > 1 {
-        let _ = writeln!(s, "count = {}  # {} lanes with the same operations", g.lanes.len(), g.lanes.len());
+        let _ = writeln!(
+            s,
+            "count = {}  # {} lanes with the same operations",
+            g.lanes.len(),
+            g.lanes.len()
+        );
     }
     if let Some((d, why)) = models.of(g, 0, Kind::Start) {
         let _ = writeln!(s, "start_ms = {}  # {why}", lognormal::toml(&d));
@@ -196,7 +211,9 @@ fn agent(g: &Group, models: &mut Models<'_>) -> String {
             "  {{ do = \"read\", cells = {}{tool} }},  # record {rec}",
             list(&op.read)
         );
-        let (lat, why) = models.of(g, j, Kind::Generate).unwrap_or((Dist::Fixed(0.0), String::new()));
+        let (lat, why) = models
+            .of(g, j, Kind::Generate)
+            .unwrap_or((Dist::Fixed(0.0), String::new()));
         let completion = models.of(g, j, Kind::Completion);
         let c = completion
             .as_ref()
@@ -220,7 +237,9 @@ fn agent(g: &Group, models: &mut Models<'_>) -> String {
         } else {
             ""
         };
-        let mut why = effect.map(|(_, w)| format!("effects: {w}")).unwrap_or_default();
+        let mut why = effect
+            .map(|(_, w)| format!("effects: {w}"))
+            .unwrap_or_default();
         if op.reorder {
             why.push_str(if why.is_empty() { "" } else { "; " });
             why.push_str("effects completed out of issue order");
@@ -230,9 +249,17 @@ fn agent(g: &Group, models: &mut Models<'_>) -> String {
         } else {
             format!("  # {why}")
         };
-        let _ = writeln!(s, "  {{ do = \"write\", cells = {}{e}{order} }},{why}", list(&op.write));
+        let _ = writeln!(
+            s,
+            "  {{ do = \"write\", cells = {}{e}{order} }},{why}",
+            list(&op.write)
+        );
         if let Some((d, why)) = models.of(g, j, Kind::Wait) {
-            let _ = writeln!(s, "  {{ do = \"wait\", latency_ms = {} }},  # {why}", lognormal::toml(&d));
+            let _ = writeln!(
+                s,
+                "  {{ do = \"wait\", latency_ms = {} }},  # {why}",
+                lognormal::toml(&d)
+            );
         }
     }
     s.push_str("]\n");
@@ -274,11 +301,19 @@ fn helpers(cx: &Cx<'_>, maintainer: &str, supervisor: &str) -> String {
         } else {
             "the retractions the observed `aborted` flags show"
         };
-        let _ = write!(s, "\n[[agents]]  # {what}\nname = {}\nscript = [\n", q(name));
+        let _ = write!(
+            s,
+            "\n[[agents]]  # {what}\nname = {}\nscript = [\n",
+            q(name)
+        );
         let mut now = 0;
         for (t, e) in mine {
             if *t > now {
-                let _ = writeln!(s, "  {{ do = \"wait\", latency_ms = {{ fixed = {} }} }},", t - now);
+                let _ = writeln!(
+                    s,
+                    "  {{ do = \"wait\", latency_ms = {{ fixed = {} }} }},",
+                    t - now
+                );
                 now = *t;
             }
             match e {
@@ -290,7 +325,11 @@ fn helpers(cx: &Cx<'_>, maintainer: &str, supervisor: &str) -> String {
                     );
                 }
                 Event::Retract { agent } => {
-                    let _ = writeln!(s, "  {{ do = \"retract\", agent = {} }},  # at {t} ms", q(agent));
+                    let _ = writeln!(
+                        s,
+                        "  {{ do = \"retract\", agent = {} }},  # at {t} ms",
+                        q(agent)
+                    );
                 }
             }
         }
@@ -302,7 +341,11 @@ fn helpers(cx: &Cx<'_>, maintainer: &str, supervisor: &str) -> String {
 /// The `[tokens]` table and what the header says of it.
 fn tokens(cx: &Cx<'_>) -> (String, String) {
     let prompts: Vec<u64> = cx.times.iter().filter_map(|t| t.prompt_tokens).collect();
-    let completions: Vec<u64> = cx.times.iter().filter_map(|t| t.completion_tokens).collect();
+    let completions: Vec<u64> = cx
+        .times
+        .iter()
+        .filter_map(|t| t.completion_tokens)
+        .collect();
     let mut s = String::from("[tokens]");
     let said;
     if prompts.is_empty() {
@@ -313,8 +356,15 @@ fn tokens(cx: &Cx<'_>) -> (String, String) {
         let mut p = prompts.clone();
         p.sort_unstable();
         let median = p[p.len() / 2];
-        let _ = writeln!(s, "  # prompt: median of {} observed\nprompt_base = {median}\nprompt_per_cell = 0", p.len());
-        said = format!("prompt tokens (median of {} gen_ai.usage.input_tokens)", p.len());
+        let _ = writeln!(
+            s,
+            "  # prompt: median of {} observed\nprompt_base = {median}\nprompt_per_cell = 0",
+            p.len()
+        );
+        said = format!(
+            "prompt tokens (median of {} gen_ai.usage.input_tokens)",
+            p.len()
+        );
     }
     let completion = if completions.is_empty() {
         "{ fixed = 400 }  # not observed".to_owned()

@@ -61,7 +61,12 @@ fn registry_progress(h: &History, r: &OpRecord) -> u64 {
     let all = h
         .records
         .iter()
-        .flat_map(|r| r.read_registry.entries().iter().chain(r.write_registry.entries()))
+        .flat_map(|r| {
+            r.read_registry
+                .entries()
+                .iter()
+                .chain(r.write_registry.entries())
+        })
         .map(|e| e.tool)
         .collect::<std::collections::BTreeSet<_>>();
     if r.read_registry.entries().is_empty() {

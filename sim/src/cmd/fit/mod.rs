@@ -6,18 +6,15 @@
 //! Exit 0 when the scenario was written (whether or not the search found the run: the output
 //! says *cannot tell* then); 2 on bad input, including a trace with no steps.
 
-pub mod contains;
-pub mod observe;
-mod otel_times;
-
 use crate::artifacts::output::{preflight, write_atomic};
 use crate::artifacts::paths::Paths;
 use crate::cmd::ingest::{From, Ingest};
 use crate::cmd::progress::ProgressArgs;
-use agentsim_models::Anomaly;
-use agentsim_sim::stats::Proportion;
+use crate::experiments::fit_fix::observe::{self, Kind, Observation};
+use crate::experiments::fit_fix::{contains, names, proportion_json, set};
 use clap::Args as ClapArgs;
 use serde_json::{json, Value};
+use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -64,15 +61,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .check()?;
     preflight(&args.out)?;
     let started = std::time::Instant::now();
-    let obs = observe::observe(&args.input, source.as_ref())?;
+    let obs = observation(&args.input, source.as_ref())?;
     let name = observe::scenario_name(&args.input);
     let (fitted, sc) = observe::fitted(&obs, name, &args.out, args.trials, args.seed)?;
     write_atomic(&args.out, fitted.toml.as_bytes())?;
     let exhibits = obs.exhibits();
     let found = contains::find(&sc, &fitted.expected)?;
     let threads = crate::experiments::run::default_threads();
-    let (rates, _) =
-        contains::rates(&sc, sc.runtime, &exhibits, args.trials, args.seed, threads)?;
+    let (rates, _) = contains::rates(&sc, sc.runtime, &exhibits, args.trials, args.seed, threads)?;
     let explore = contains::explore_reachable(&sc, sc.runtime, &exhibits);
     if !args.progress.quiet && started.elapsed().as_secs_f64() > 2.0 {
         eprintln!("fit: done in {:.1} s", started.elapsed().as_secs_f64());
@@ -129,17 +125,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Anomaly names as a JSON array.
-pub fn names(xs: &[Anomaly]) -> Vec<&'static str> {
-    xs.iter().map(|a| a.name()).collect()
-}
-
-/// `{A1, A6}`.
-pub fn set(xs: &[Anomaly]) -> String {
-    format!("{{{}}}", names(xs).join(", "))
-}
-
-/// A proportion as JSON: k, n, rate and its Wilson 95 % interval.
-pub fn proportion_json(p: &Proportion) -> serde_json::Value {
-    json!({"k": p.k, "n": p.n, "rate": p.rate, "lo": p.lo, "hi": p.hi})
+/// Reads INPUT as `source` says into an observation.
+pub fn observation(file: &Path, source: Option<&Ingest>) -> anyhow::Result<Observation> {
+    let (history, _) = crate::cmd::ingest::history_for_detect(file, source)?;
+    let kind = match source {
+        None => Kind::History,
+        Some(Ingest::Otel) => Kind::Otel,
+        Some(Ingest::Langgraph { .. }) => Kind::LangGraph,
+    };
+    observe::observe(history, kind, file, &file.display().to_string())
 }

@@ -8,16 +8,13 @@
 //! or with "nothing to fix"; 2 on bad input or when no candidate is verified (*cannot tell*
 //! which stack fixes it).
 
-pub mod changes;
-pub mod idiom;
-pub mod plan;
-
+use crate::artifacts::figures::Estimate;
 use crate::artifacts::output::{preflight, write_atomic};
 use crate::artifacts::paths::Paths;
-use crate::cmd::fit::{contains, names, observe, proportion_json, set};
 use crate::cmd::ingest::{From, Ingest};
 use crate::cmd::progress::{Items, ProgressArgs};
-use crate::artifacts::figures::Estimate;
+use crate::experiments::fit_fix::observe::{self, with_runtime, Kind};
+use crate::experiments::fit_fix::{changes, contains, idiom, names, plan, proportion_json, set};
 use agentsim_models::Anomaly;
 use agentsim_sim::scenario::Scenario;
 use anyhow::{bail, Result};
@@ -77,8 +74,19 @@ pub fn subject(
         let scenario = Scenario::load(input)?;
         let text = std::fs::read_to_string(input)?;
         let all: Vec<Anomaly> = Anomaly::LATTICE.to_vec();
-        let (rates, _) = contains::rates(&scenario, agentsim_models::runtime::Stack::VANILLA, &all, trials, seed, threads)?;
-        let exhibits = rates.iter().filter(|(_, p)| p.k > 0).map(|(a, _)| *a).collect();
+        let (rates, _) = contains::rates(
+            &scenario,
+            agentsim_models::runtime::Stack::VANILLA,
+            &all,
+            trials,
+            seed,
+            threads,
+        )?;
+        let exhibits = rates
+            .iter()
+            .filter(|(_, p)| p.k > 0)
+            .map(|(a, _)| *a)
+            .collect();
         return Ok(Subject {
             scenario,
             text,
@@ -87,14 +95,14 @@ pub fn subject(
             framework: Framework::Unknown,
         });
     }
-    let obs = observe::observe(input, source)?;
+    let obs = crate::cmd::fit::observation(input, source)?;
     let name = observe::scenario_name(input);
     let (fitted, scenario) = observe::fitted(&obs, name, scenario_path, trials, seed)?;
     let observed = contains::find(&scenario, &fitted.expected)?;
-    let framework = match source {
-        Some(Ingest::Langgraph { .. }) => Framework::LangGraph,
-        Some(Ingest::Otel) => Framework::OpenTelemetry,
-        None => Framework::Unknown,
+    let framework = match obs.kind {
+        Kind::LangGraph => Framework::LangGraph,
+        Kind::Otel => Framework::OpenTelemetry,
+        Kind::History => Framework::Unknown,
     };
     Ok(Subject {
         scenario,
@@ -124,7 +132,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let threads = crate::experiments::run::default_threads();
     let fallback = args.input.with_extension("fit.toml");
     let path = args.out.clone().unwrap_or(fallback);
-    let subject = subject(&args.input, source.as_ref(), &path, args.trials, args.seed, threads)?;
+    let subject = subject(
+        &args.input,
+        source.as_ref(),
+        &path,
+        args.trials,
+        args.seed,
+        threads,
+    )?;
     if subject.exhibits.is_empty() {
         return nothing_to_fix(&args);
     }
@@ -153,7 +168,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => Vec::new(),
     };
     if let Some(out) = &args.out {
-        write_atomic(out, with_runtime(&subject.text, &chosen.stack.to_string()).as_bytes())?;
+        write_atomic(
+            out,
+            with_runtime(&subject.text, &chosen.stack.to_string()).as_bytes(),
+        )?;
     }
     print(&args, &subject, &plan, Some(&chosen), &changes)?;
     Ok(ExitCode::SUCCESS)
@@ -172,20 +190,37 @@ fn nothing_to_fix(args: &Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The scenario text with its top-level `runtime` set to `runtime`.
-pub fn with_runtime(text: &str, runtime: &str) -> String {
-    let mut done = false;
-    let mut out = String::with_capacity(text.len());
-    for line in text.lines() {
-        if !done && line.trim_start().starts_with("runtime") && line.contains('=') {
-            out.push_str(&format!("runtime = \"{runtime}\"  # chosen by agentsim fix"));
-            done = true;
+/// Candidates the text lists (the JSON lists all).
+const TEXT_CANDIDATES_MAX: usize = 8;
+
+fn candidate_line(c: &plan::Candidate) -> String {
+    let sampled: Vec<String> = c
+        .sampled
+        .iter()
+        .map(|(a, p)| format!("{a} {}/{} (<= {:.1}%)", p.k, p.n, 100.0 * p.hi))
+        .collect();
+    let mut s = format!(
+        "{}: {}; checker {}; sampled {}; tokens {}, makespan {}, aborts {:.2}, drops {:.2}",
+        c.stack,
+        if c.verified {
+            "verified"
         } else {
-            out.push_str(line);
-        }
-        out.push('\n');
+            "not verified"
+        },
+        if c.checker { "prevents" } else { "admits" },
+        sampled.join(" "),
+        pct(&c.token_overhead),
+        pct(&c.makespan_overhead),
+        c.aborts.mean,
+        c.drops.mean
+    );
+    if c.lost.mean > 0.0 {
+        s.push_str(&format!(
+            ", gives up {:.2} operations per run (retries exhausted)",
+            c.lost.mean
+        ));
     }
-    out
+    s
 }
 
 fn est(e: &Estimate) -> Value {
@@ -193,7 +228,12 @@ fn est(e: &Estimate) -> Value {
 }
 
 fn pct(e: &Estimate) -> String {
-    format!("{:+.1}% [{:+.1}, {:+.1}]", 100.0 * e.mean, 100.0 * e.lo, 100.0 * e.hi)
+    format!(
+        "{:+.1}% [{:+.1}, {:+.1}]",
+        100.0 * e.mean,
+        100.0 * e.lo,
+        100.0 * e.hi
+    )
 }
 
 fn print(
@@ -203,7 +243,9 @@ fn print(
     chosen: Option<&plan::Candidate>,
     changes: &[changes::Change],
 ) -> Result<()> {
-    let idioms = chosen.map(|c| idiom::idioms(s.framework, c.stack)).unwrap_or_default();
+    let idioms = chosen
+        .map(|c| idiom::idioms(s.framework, c.stack))
+        .unwrap_or_default();
     if args.json {
         let cands: Vec<Value> = plan
             .candidates
@@ -221,6 +263,7 @@ fn print(
                     "aborts": est(&c.aborts),
                     "drops": est(&c.drops),
                     "retries": est(&c.retries),
+                    "lost_operations": est(&c.lost),
                     "pareto": c.pareto,
                 })
             })
@@ -247,25 +290,37 @@ fn print(
         "candidates ({} trials each, paired by seed; overheads against vanilla, 95% intervals):",
         args.trials
     );
-    for c in &plan.candidates {
-        let sampled: Vec<String> = c.sampled.iter().map(|(a, p)| format!("{a} {}/{}", p.k, p.n)).collect();
+    for c in plan.candidates.iter().take(TEXT_CANDIDATES_MAX) {
+        println!("  {}", candidate_line(c));
+    }
+    if plan.candidates.len() > TEXT_CANDIDATES_MAX {
         println!(
-            "  {:<40} {:<12} checker {:<9} sampled {:<18} tokens {:<26} makespan {:<26} aborts {:.2} drops {:.2}{}",
-            c.stack.to_string(),
-            if c.verified { "verified" } else { "not verified" },
-            if c.checker { "prevents" } else { "admits" },
-            sampled.join(" "),
-            pct(&c.token_overhead),
-            pct(&c.makespan_overhead),
-            c.aborts.mean,
-            c.drops.mean,
-            if c.pareto { "  (Pareto front)" } else { "" }
+            "  … {} more (--json lists every candidate)",
+            plan.candidates.len() - TEXT_CANDIDATES_MAX
         );
     }
+    let front: Vec<String> = plan
+        .candidates
+        .iter()
+        .filter(|c| c.pareto)
+        .map(|c| c.stack.to_string())
+        .collect();
+    println!(
+        "Pareto front (token, makespan overhead): {}",
+        front.join(", ")
+    );
     let Some(c) = chosen else { return Ok(()) };
-    println!("stack: {} (cheapest verified; token overhead {})", c.stack, pct(&c.token_overhead));
+    println!(
+        "stack: {} (cheapest verified; token overhead {})",
+        c.stack,
+        pct(&c.token_overhead)
+    );
     if let Some(o) = &s.observed {
-        println!("your run under {} (replayed from {}):", c.stack, o.line.command());
+        println!(
+            "your run under {} (replayed from {}):",
+            c.stack,
+            o.line.command()
+        );
         for ch in changes {
             println!("  {}", ch.text());
         }

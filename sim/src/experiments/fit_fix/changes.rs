@@ -70,7 +70,11 @@ struct Tally {
     done_ms: u64,
 }
 
-fn tally(sc: &Scenario, trace: &[TraceEvent], records: &[agentsim_models::record::OpRecord]) -> BTreeMap<String, Tally> {
+fn tally(
+    sc: &Scenario,
+    trace: &[TraceEvent],
+    records: &[agentsim_models::record::OpRecord],
+) -> BTreeMap<String, Tally> {
     let mut out: BTreeMap<String, Tally> = BTreeMap::new();
     for a in &sc.agents {
         out.entry(a.name.clone()).or_default();

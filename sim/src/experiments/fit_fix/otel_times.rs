@@ -64,7 +64,10 @@ pub fn timings(text: &str, file: &str, h: &History) -> Result<Vec<Timing>, Strin
     for (s, r) in steps.iter().zip(&h.records) {
         let agent = h.names.agent_name(r.agent);
         if !agent.starts_with(&s.agent) {
-            return Err(format!("step of `{}` pairs with a record of `{agent}`", s.agent));
+            return Err(format!(
+                "step of `{}` pairs with a record of `{agent}`",
+                s.agent
+            ));
         }
     }
     let t0 = spans.iter().map(|s| s.start).min().unwrap_or(0);

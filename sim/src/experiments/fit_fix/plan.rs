@@ -3,8 +3,10 @@
 //! is a candidate; it is *verified* when the checker shows it prevents each anomaly (at the
 //! matrix bounds) and none of the fitted scenario's N sampled trials under it shows one; it is
 //! *costed* on the fitted scenario against vanilla, paired by trial seed. Candidates are
-//! ordered verified first, then by token overhead, makespan overhead, size and name; the
-//! Pareto front is over token and makespan overhead among the verified.
+//! ordered verified first, then those that give up no operation vanilla committed (a stack
+//! whose retries run out is cheap because it does less), then by token overhead, makespan
+//! overhead, size and name; the Pareto front is over token and makespan overhead among the
+//! verified that give up nothing.
 //!
 //! What a verified stack does not prove: 0/N sampled is "no trial showed it" (the Wilson
 //! interval says how rare it could still be), and the checker's prevention holds at its
@@ -40,6 +42,9 @@ pub struct Candidate {
     pub aborts: Estimate,
     pub drops: Estimate,
     pub retries: Estimate,
+    /// Operations per trial that committed under vanilla but not under the stack (retries
+    /// exhausted): work the stack gave up rather than protected.
+    pub lost: Estimate,
     pub pareto: bool,
 }
 
@@ -50,7 +55,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The cheapest verified candidate.
+    /// The cheapest verified candidate (one that gives up no work, if any does).
     pub fn chosen(&self) -> Option<&Candidate> {
         self.candidates.iter().find(|c| c.verified)
     }
@@ -67,7 +72,10 @@ pub fn candidates(set: &[Anomaly], threads: usize) -> anyhow::Result<Vec<(Stack,
         }
         if let Answer::Realized { by, alternatives } = &p.answer {
             let prevented = by.verdicts.excluded();
-            assert_eq!(prevented, p.excludes, "a realizing stack prevents its point");
+            assert_eq!(
+                prevented, p.excludes,
+                "a realizing stack prevents its point"
+            );
             for s in std::iter::once(by.stack).chain(alternatives.iter().copied()) {
                 if !out.iter().any(|(x, _)| *x == s) {
                     out.push((s, p.excludes));
@@ -115,6 +123,7 @@ pub fn plan(
     let base = run_under(sc, Stack::VANILLA, trials, seed, threads)?;
     let tokens = per(&base, |m| m.tokens_total);
     let makespan = per(&base, |m| m.makespan_ms);
+    let commits = per(&base, |m| m.commits);
     let mut out = Vec::new();
     for (i, &(stack, excludes)) in stacks.iter().enumerate() {
         let r = run_under(sc, stack, trials, seed, threads)?;
@@ -132,6 +141,7 @@ pub fn plan(
             aborts: mean(&r, |m| m.aborts),
             drops: mean(&r, |m| m.drops),
             retries: mean(&r, |m| m.retries),
+            lost: lost(&commits, &per(&r, |m| m.commits)),
             sampled,
             pareto: false,
         });
@@ -139,10 +149,16 @@ pub fn plan(
     }
     out.sort_by(|a, b| {
         let key = |c: &Candidate| (!c.verified, c.stack.len(), c.stack.to_string());
+        let gives_up = |c: &Candidate| c.lost.mean > 0.0;
         (!a.verified)
             .cmp(&!b.verified)
+            .then(gives_up(a).cmp(&gives_up(b)))
             .then(a.token_overhead.mean.total_cmp(&b.token_overhead.mean))
-            .then(a.makespan_overhead.mean.total_cmp(&b.makespan_overhead.mean))
+            .then(
+                a.makespan_overhead
+                    .mean
+                    .total_cmp(&b.makespan_overhead.mean),
+            )
             .then(key(a).cmp(&key(b)))
     });
     mark_front(&mut out);
@@ -152,17 +168,31 @@ pub fn plan(
     })
 }
 
+/// Operations per trial vanilla committed and the stack did not, paired by trial.
+fn lost(base: &[u64], stack: &[u64]) -> Estimate {
+    let v: Vec<f64> = base
+        .iter()
+        .zip(stack)
+        .map(|(&b, &s)| b.saturating_sub(s) as f64)
+        .collect();
+    mean_interval(&v)
+}
+
 /// Marks the verified candidates no other verified one beats on both overheads.
 fn mark_front(cs: &mut [Candidate]) {
     let pts: Vec<(bool, f64, f64)> = cs
         .iter()
-        .map(|c| (c.verified, c.token_overhead.mean, c.makespan_overhead.mean))
+        .map(|c| {
+            let ok = c.verified && c.lost.mean == 0.0;
+            (ok, c.token_overhead.mean, c.makespan_overhead.mean)
+        })
         .collect();
     for (i, c) in cs.iter_mut().enumerate() {
         let (v, t, m) = pts[i];
         c.pareto = v
-            && !pts.iter().enumerate().any(|(j, &(vj, tj, mj))| {
-                j != i && vj && tj <= t && mj <= m && (tj < t || mj < m)
-            });
+            && !pts
+                .iter()
+                .enumerate()
+                .any(|(j, &(vj, tj, mj))| j != i && vj && tj <= t && mj <= m && (tj < t || mj < m));
     }
 }

@@ -1,19 +1,25 @@
-//! What `fit` and `fix` read: a JSON Lines history or a trace (through `agentsim_ingest`),
+//! What `fit` and `fix` read: a history (from a JSON Lines file or ingested from a trace),
 //! with the trace's wall times when it has them, and the fitted scenario they make.
 
 use super::otel_times;
-use crate::cmd::ingest::{self, Ingest};
-use agentsim_ingest::Report;
 use agentsim_models::{Anomaly, History};
 use agentsim_sim::fit::{self, Fitted, Observed, Timing};
 use agentsim_sim::scenario::Scenario;
 use anyhow::{anyhow, Context, Result};
 use std::path::Path;
 
+/// What kind of input a history came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    History,
+    Otel,
+    LangGraph,
+}
+
 /// An observed run.
 pub struct Observation {
     pub history: History,
-    pub report: Option<Report>,
+    pub kind: Kind,
     pub times: Option<Vec<Timing>>,
     /// `otel trace FILE`, `langgraph checkpoints FILE`, `history FILE`.
     pub source: String,
@@ -28,33 +34,34 @@ impl Observation {
     }
 }
 
-/// Reads `file` as `source` says (`None`: a JSON Lines history).
-pub fn observe(file: &Path, source: Option<&Ingest>) -> Result<Observation> {
-    let (history, report) = ingest::history_for_detect(file, source)?;
-    let shown = file.display();
-    let (label, times, clock_note) = match source {
-        None => (format!("history {shown}"), None, None),
-        Some(Ingest::Langgraph { .. }) => (format!("langgraph checkpoints {shown}"), None, None),
-        Some(Ingest::Otel) => {
-            let text = std::fs::read_to_string(file).with_context(|| format!("reading {shown}"))?;
-            match otel_times::timings(&text, &shown.to_string(), &history) {
-                Ok(t) => (format!("otel trace {shown}"), Some(t), None),
-                Err(why) => (
-                    format!("otel trace {shown}"),
-                    None,
-                    Some(format!("wall times not used ({why}); log positions instead")),
-                ),
-            }
-        }
-    };
+/// The observation of `history`, read from `file` (named `shown` in what is written) as
+/// `kind`; an OpenTelemetry trace is read again for its wall times.
+pub fn observe(history: History, kind: Kind, file: &Path, shown: &str) -> Result<Observation> {
     if history.records.is_empty() {
         return Err(anyhow!(
             "{shown}: no steps: the input holds no operation (nothing to fit a scenario from)"
         ));
     }
+    let (label, times, clock_note) = match kind {
+        Kind::History => (format!("history {shown}"), None, None),
+        Kind::LangGraph => (format!("langgraph checkpoints {shown}"), None, None),
+        Kind::Otel => {
+            let text = std::fs::read_to_string(file).with_context(|| format!("reading {shown}"))?;
+            match otel_times::timings(&text, shown, &history) {
+                Ok(t) => (format!("otel trace {shown}"), Some(t), None),
+                Err(why) => (
+                    format!("otel trace {shown}"),
+                    None,
+                    Some(format!(
+                        "wall times not used ({why}); log positions instead"
+                    )),
+                ),
+            }
+        }
+    };
     Ok(Observation {
         history,
-        report,
+        kind,
         times,
         source: label,
         clock_note,
@@ -93,4 +100,22 @@ pub fn fitted(
     let sc = Scenario::parse(path, &f.toml)
         .map_err(|e| anyhow!("the fitted scenario does not load (a bug in fit): {e}"))?;
     Ok((f, sc))
+}
+
+/// The scenario text with its top-level `runtime` set to `runtime`.
+pub fn with_runtime(text: &str, runtime: &str) -> String {
+    let mut done = false;
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if !done && line.trim_start().starts_with("runtime") && line.contains('=') {
+            out.push_str(&format!(
+                "runtime = \"{runtime}\"  # chosen by agentsim fix"
+            ));
+            done = true;
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
 }

@@ -40,7 +40,9 @@ pub fn group_of(sc: &Scenario) -> BTreeMap<String, String> {
 /// The keys of a simulated history, agents named by their `[[agents]]` entry.
 pub fn keys(sc: &Scenario, h: &History) -> Vec<OpKey> {
     let groups = group_of(sc);
-    op_keys(h, &|a| groups.get(a).cloned().unwrap_or_else(|| a.to_owned()))
+    op_keys(h, &|a| {
+        groups.get(a).cloned().unwrap_or_else(|| a.to_owned())
+    })
 }
 
 /// The first trial of `sc` under vanilla whose history has `expected`'s order.
@@ -69,7 +71,14 @@ pub fn find(sc: &Scenario, expected: &[OpKey]) -> anyhow::Result<Option<Reproduc
                 on_missing: None,
             };
             // The line must replay to the same history, as `agentsim replay` will run it.
-            let one = run_one(sc, Stack::VANILLA, sc.seed, line.trial, &line.schedule, None)?;
+            let one = run_one(
+                sc,
+                Stack::VANILLA,
+                sc.seed,
+                line.trial,
+                &line.schedule,
+                None,
+            )?;
             anyhow::ensure!(
                 keys(sc, &one.history) == expected,
                 "trial {} does not replay to the history it ran (a bug in the replay)",
@@ -113,7 +122,11 @@ pub fn rates(
 /// Whether exhaustive exploration of `sc` under `runtime` reaches each of `anomalies`. The
 /// explorer is not part of this build, so the answer is *cannot tell*; this is the one place
 /// to call it from once it is.
-pub fn explore_reachable(_sc: &Scenario, _runtime: Stack, anomalies: &[Anomaly]) -> Vec<(Anomaly, Verdict)> {
+pub fn explore_reachable(
+    _sc: &Scenario,
+    _runtime: Stack,
+    anomalies: &[Anomaly],
+) -> Vec<(Anomaly, Verdict)> {
     anomalies
         .iter()
         .map(|&a| {
