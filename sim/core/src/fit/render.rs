@@ -415,6 +415,15 @@ fn header(cx: &Cx<'_>, tally: &[(usize, usize); 5], tokens: &str) -> Vec<String>
          called; the values (the stub generator makes its own); the retry policy."
             .to_owned(),
     );
+    let planned: BTreeSet<String> = h
+        .records
+        .iter()
+        .filter_map(|r| r.planned_tool.map(|t| h.names.tool_name(t)))
+        .collect();
+    let never: Vec<String> = tools(h).difference(&planned).cloned().collect();
+    if !never.is_empty() {
+        out.push(format!("Tools never called: {}.", never.join(", ")));
+    }
     out.extend(cx.notes.iter().map(|n| format!("Note: {n}")));
     out
 }

@@ -316,11 +316,13 @@ fn print(
         pct(&c.token_overhead)
     );
     if let Some(o) = &s.observed {
-        println!(
-            "your run under {} (replayed from {}):",
-            c.stack,
-            o.line.command()
-        );
+        match &args.out {
+            Some(_) => println!("your run under {} (replayed from {}):", c.stack, o.line.command()),
+            None => println!(
+                "your run under {} (trial {} of the fitted scenario; -o writes it to replay):",
+                c.stack, o.line.trial
+            ),
+        }
         for ch in changes {
             println!("  {}", ch.text());
         }

@@ -24,6 +24,10 @@ pub struct Change {
     pub aborted: u64,
     pub dropped: u64,
     pub retracted: u64,
+    /// Records whose effects externalized in another order than under vanilla.
+    pub reordered: u64,
+    /// Records whose tool call resolved against another registry than under vanilla.
+    pub resolved: u64,
     /// Its last event, in ms, under vanilla and under the stack.
     pub done_ms_vanilla: u64,
     pub done_ms_stack: u64,
@@ -38,6 +42,18 @@ impl Change {
         }
         if self.dropped > 0 {
             what.push(format!("dropped {}× at the read and retried", self.dropped));
+        }
+        if self.reordered > 0 {
+            what.push(format!(
+                "effects of {} operation(s) externalized in issue order",
+                self.reordered
+            ));
+        }
+        if self.resolved > 0 {
+            what.push(format!(
+                "the tool call of {} operation(s) resolved against the registry it planned with",
+                self.resolved
+            ));
         }
         if self.records_stack < self.records_vanilla {
             what.push(format!(
@@ -68,6 +84,8 @@ struct Tally {
     dropped: u64,
     retracted: u64,
     done_ms: u64,
+    /// Per committed record, in order: its completion order and its commit registry.
+    shapes: Vec<(Vec<agentsim_models::names::Cell>, agentsim_models::record::Registry)>,
 }
 
 fn tally(
@@ -81,7 +99,12 @@ fn tally(
     }
     for r in records {
         let name = sc.names.agent_name(r.agent);
-        out.entry(name).or_default().records += 1;
+        let t = out.entry(name).or_default();
+        t.records += 1;
+        if !r.aborted {
+            let co = r.co.iter().map(|(c, _)| *c).collect();
+            t.shapes.push((co, r.write_registry.clone()));
+        }
     }
     for e in trace {
         let t = out.entry(sc.names.agent_name(e.agent)).or_default();
@@ -113,7 +136,13 @@ pub fn under(sc: &Scenario, line: &ReplayLine, stack: Stack) -> anyhow::Result<V
         .filter(|(_, t)| t.records > 0)
         .map(|(agent, t)| {
             let u = ts.get(agent);
+            let pairs = || {
+                u.into_iter()
+                    .flat_map(|u| t.shapes.iter().zip(&u.shapes))
+            };
             Change {
+                reordered: pairs().filter(|(a, b)| a.0 != b.0).count() as u64,
+                resolved: pairs().filter(|(a, b)| a.1 != b.1).count() as u64,
                 agent: agent.clone(),
                 records_vanilla: t.records,
                 records_stack: u.map_or(0, |u| u.records),
