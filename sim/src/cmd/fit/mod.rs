@@ -9,7 +9,7 @@
 use crate::artifacts::output::{preflight, write_atomic};
 use crate::artifacts::paths::Paths;
 use crate::cmd::ingest::{From, Ingest};
-use crate::cmd::progress::ProgressArgs;
+use crate::cmd::progress::{Items, ProgressArgs};
 use crate::experiments::fit_fix::observe::{self, Kind, Observation};
 use crate::experiments::fit_fix::{contains, names, proportion_json, set};
 use clap::Args as ClapArgs;
@@ -60,19 +60,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .output("-o", Some(&args.out))
         .check()?;
     preflight(&args.out)?;
-    let started = std::time::Instant::now();
+    let mut items = Items::new("fit", "phases (fit, search, rates)", args.progress);
     let obs = observation(&args.input, source.as_ref())?;
     let name = observe::scenario_name(&args.input);
     let (fitted, sc) = observe::fitted(&obs, name, &args.out, args.trials, args.seed)?;
     write_atomic(&args.out, fitted.toml.as_bytes())?;
+    items.done(1, Some(3));
     let exhibits = obs.exhibits();
     let found = contains::find(&sc, &fitted.expected)?;
+    items.done(2, Some(3));
     let threads = crate::experiments::run::default_threads();
     let (rates, _) = contains::rates(&sc, sc.runtime, &exhibits, args.trials, args.seed, threads)?;
     let explore = contains::explore_reachable(&sc, sc.runtime, &exhibits);
-    if !args.progress.quiet && started.elapsed().as_secs_f64() > 2.0 {
-        eprintln!("fit: done in {:.1} s", started.elapsed().as_secs_f64());
-    }
+    items.finish(3);
     if args.json {
         let rates: serde_json::Map<String, serde_json::Value> = rates
             .iter()

@@ -317,7 +317,11 @@ fn print(
     );
     if let Some(o) = &s.observed {
         match &args.out {
-            Some(_) => println!("your run under {} (replayed from {}):", c.stack, o.line.command()),
+            Some(_) => println!(
+                "your run under {} (replayed from {}):",
+                c.stack,
+                o.line.command()
+            ),
             None => println!(
                 "your run under {} (trial {} of the fitted scenario; -o writes it to replay):",
                 c.stack, o.line.trial

@@ -85,7 +85,10 @@ struct Tally {
     retracted: u64,
     done_ms: u64,
     /// Per committed record, in order: its completion order and its commit registry.
-    shapes: Vec<(Vec<agentsim_models::names::Cell>, agentsim_models::record::Registry)>,
+    shapes: Vec<(
+        Vec<agentsim_models::names::Cell>,
+        agentsim_models::record::Registry,
+    )>,
 }
 
 fn tally(
@@ -136,10 +139,7 @@ pub fn under(sc: &Scenario, line: &ReplayLine, stack: Stack) -> anyhow::Result<V
         .filter(|(_, t)| t.records > 0)
         .map(|(agent, t)| {
             let u = ts.get(agent);
-            let pairs = || {
-                u.into_iter()
-                    .flat_map(|u| t.shapes.iter().zip(&u.shapes))
-            };
+            let pairs = || u.into_iter().flat_map(|u| t.shapes.iter().zip(&u.shapes));
             Change {
                 reordered: pairs().filter(|(a, b)| a.0 != b.0).count() as u64,
                 resolved: pairs().filter(|(a, b)| a.1 != b.1).count() as u64,
