@@ -347,11 +347,10 @@ fn tokens(cx: &Cx<'_>) -> (String, String) {
         .filter_map(|t| t.completion_tokens)
         .collect();
     let mut s = String::from("[tokens]");
-    let said;
-    if prompts.is_empty() {
+    let said = if prompts.is_empty() {
         s.push_str("  # not observed: the simulator's example sizes\n");
         s.push_str("prompt_base = 300\nprompt_per_cell = 800\n");
-        said = "prompt tokens (not observed: 300 + 800 per cell read)".to_owned();
+        "prompt tokens (not observed: 300 + 800 per cell read)".to_owned()
     } else {
         let mut p = prompts.clone();
         p.sort_unstable();
@@ -361,11 +360,11 @@ fn tokens(cx: &Cx<'_>) -> (String, String) {
             "  # prompt: median of {} observed\nprompt_base = {median}\nprompt_per_cell = 0",
             p.len()
         );
-        said = format!(
+        format!(
             "prompt tokens (median of {} gen_ai.usage.input_tokens)",
             p.len()
-        );
-    }
+        )
+    };
     let completion = if completions.is_empty() {
         "{ fixed = 400 }  # not observed".to_owned()
     } else {
