@@ -400,3 +400,32 @@ fn retractions(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentsim_models::Names;
+
+    #[test]
+    fn copies_share_a_stem_and_distinct_agents_do_not() {
+        assert_eq!(stem_of("planner_0"), "planner");
+        assert_eq!(stem_of("ops#2"), "ops");
+        assert_eq!(stem_of("worker.3"), "worker");
+        assert_ne!(stem_of("memory_editor"), stem_of("memory_updater"));
+        assert_eq!(stem_of("42"), "");
+    }
+
+    #[test]
+    fn a_history_with_no_records_has_no_steps_to_fit() {
+        let h = History::new(Names::new());
+        let obs = Observed {
+            history: &h,
+            times: None,
+            source: "history empty.jsonl".into(),
+            name: "fit-empty".into(),
+            trials: 10,
+            seed: 1,
+        };
+        assert_eq!(fit(&obs).err(), Some(FitError::NoSteps));
+    }
+}
