@@ -12,6 +12,8 @@ pub mod cpl;
 pub mod cpl_twin;
 pub mod deployed;
 pub mod detect;
+pub mod fit;
+pub mod fix;
 pub mod gate;
 pub mod ingest;
 pub mod lattice;
@@ -43,6 +45,10 @@ pub enum Command {
     Detect(detect::Args),
     /// Convert OpenTelemetry GenAI traces or LangGraph checkpoints into a history.
     Ingest(ingest::Args),
+    /// Fit a scenario of the observed system to a history or a trace.
+    Fit(fit::Args),
+    /// The cheapest verified stack that prevents the anomalies a run shows, and its cost.
+    Fix(fix::Args),
     /// Print the lattice of consistency models, its cover edges and chains.
     Lattice(lattice::Args),
     /// Exhaustively check the model at small bounds, like TLC (SPEC §1, §3, §5).
@@ -82,6 +88,8 @@ impl Command {
             Command::Reproduce(args) => reproduce::run(args),
             Command::Detect(args) => detect::run(args),
             Command::Ingest(args) => ingest::run(args),
+            Command::Fit(args) => fit::run(args),
+            Command::Fix(args) => fix::run(args),
             Command::Lattice(args) => lattice::run(args),
             Command::Check(args) => check::run(args),
             Command::Matrix(args) if args.abstract_model => abstract_matrix::run(&args),

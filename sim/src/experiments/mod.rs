@@ -12,6 +12,7 @@ pub mod abstract_matrix;
 pub mod costs;
 pub mod cpl_guards;
 pub mod deployed;
+pub mod fit_fix;
 pub mod front;
 pub mod lattice;
 pub mod lattice_witnesses;
@@ -45,6 +46,7 @@ pub fn steps() -> Vec<Step> {
         deployed::STEP,
         split_view::STEP,
         cpl_guards::STEP,
+        fit_fix::STEP,
     ]
 }
 

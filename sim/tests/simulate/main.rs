@@ -6,6 +6,7 @@ mod util;
 
 mod exp_twins;
 mod exp_workloads;
+mod fit_fix;
 mod shard_merge;
 mod sim_determinism;
 mod sim_gates;

@@ -1,0 +1,198 @@
+//! From an anomaly set to a verified, costed stack: every stack the realizability search
+//! found for a lattice point that excludes the set (the realizing stack and its alternatives)
+//! is a candidate; it is *verified* when the checker shows it prevents each anomaly (at the
+//! matrix bounds) and none of the fitted scenario's N sampled trials under it shows one; it is
+//! *costed* on the fitted scenario against vanilla, paired by trial seed. Candidates are
+//! ordered verified first, then those that give up no operation vanilla committed (a stack
+//! whose retries run out is cheap because it does less), then by token overhead, makespan
+//! overhead, size and name; the Pareto front is over token and makespan overhead among the
+//! verified that give up nothing.
+//!
+//! What a verified stack does not prove: 0/N sampled is "no trial showed it" (the Wilson
+//! interval says how rare it could still be), and the checker's prevention holds at its
+//! bounds, on its abstract scenarios, not on every length of the user's run.
+
+use crate::artifacts::figures::Estimate;
+use crate::experiments::paired::{mean_interval, overhead};
+use crate::experiments::realize;
+use crate::experiments::run::run_under;
+use agentsim_checker::jobs::realize::Answer;
+use agentsim_models::lattice::Point;
+use agentsim_models::runtime::Stack;
+use agentsim_models::Anomaly;
+use agentsim_sim::metrics::TrialMetrics;
+use agentsim_sim::scenario::Scenario;
+use agentsim_sim::stats::Proportion;
+use agentsim_sim::RunResult;
+
+/// One candidate stack, checked and measured.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub stack: Stack,
+    /// The lattice point it realizes.
+    pub excludes: Point,
+    /// The checker prevents every anomaly of the set.
+    pub checker: bool,
+    /// Per anomaly of the set: trials of the fitted scenario showing it.
+    pub sampled: Vec<(Anomaly, Proportion)>,
+    pub verified: bool,
+    pub token_overhead: Estimate,
+    pub makespan_overhead: Estimate,
+    pub tokens_wasted: Estimate,
+    pub aborts: Estimate,
+    pub drops: Estimate,
+    pub retries: Estimate,
+    /// Operations per trial that committed under vanilla but not under the stack (retries
+    /// exhausted): work the stack gave up rather than protected.
+    pub lost: Estimate,
+    pub pareto: bool,
+}
+
+/// The vanilla baseline and every candidate.
+pub struct Plan {
+    pub vanilla: Vec<(Anomaly, Proportion)>,
+    pub candidates: Vec<Candidate>,
+}
+
+impl Plan {
+    /// The cheapest verified candidate (one that gives up no work, if any does).
+    pub fn chosen(&self) -> Option<&Candidate> {
+        self.candidates.iter().find(|c| c.verified)
+    }
+}
+
+/// The candidate stacks for `set`, with the point each realizes, smallest point first.
+pub fn candidates(set: &[Anomaly], threads: usize) -> anyhow::Result<Vec<(Stack, Point)>> {
+    let r = realize::search(None, threads)?;
+    let want = Point::of(set);
+    let mut out: Vec<(Stack, Point)> = Vec::new();
+    for p in &r.points {
+        if p.excludes.0 & want.0 != want.0 {
+            continue;
+        }
+        if let Answer::Realized { by, alternatives } = &p.answer {
+            let prevented = by.verdicts.excluded();
+            assert_eq!(
+                prevented, p.excludes,
+                "a realizing stack prevents its point"
+            );
+            for s in std::iter::once(by.stack).chain(alternatives.iter().copied()) {
+                if !out.iter().any(|(x, _)| *x == s) {
+                    out.push((s, p.excludes));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn rates(r: &RunResult, set: &[Anomaly]) -> Vec<(Anomaly, Proportion)> {
+    let n = r.trials.len() as u64;
+    set.iter()
+        .map(|&a| {
+            let k = r
+                .trials
+                .iter()
+                .filter(|t| t.metrics.anomalies.contains(&a))
+                .count() as u64;
+            (a, Proportion::new(k, n))
+        })
+        .collect()
+}
+
+fn per(r: &RunResult, f: fn(&TrialMetrics) -> u64) -> Vec<u64> {
+    r.trials.iter().map(|t| f(&t.metrics)).collect()
+}
+
+fn mean(r: &RunResult, f: fn(&TrialMetrics) -> u64) -> Estimate {
+    let v: Vec<f64> = per(r, f).into_iter().map(|x| x as f64).collect();
+    mean_interval(&v)
+}
+
+/// Runs the vanilla baseline and each candidate on `sc` (`trials` from `seed`), calling
+/// `progress(done, total)` after each.
+pub fn plan(
+    sc: &Scenario,
+    set: &[Anomaly],
+    stacks: &[(Stack, Point)],
+    trials: u64,
+    seed: u64,
+    threads: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> anyhow::Result<Plan> {
+    let base = run_under(sc, Stack::VANILLA, trials, seed, threads)?;
+    let tokens = per(&base, |m| m.tokens_total);
+    let makespan = per(&base, |m| m.makespan_ms);
+    let commits = per(&base, |m| m.commits);
+    let mut out = Vec::new();
+    for (i, &(stack, excludes)) in stacks.iter().enumerate() {
+        let r = run_under(sc, stack, trials, seed, threads)?;
+        let sampled = rates(&r, set);
+        let checker = set.iter().all(|a| excludes.contains(*a));
+        let verified = checker && sampled.iter().all(|(_, p)| p.k == 0);
+        out.push(Candidate {
+            stack,
+            excludes,
+            checker,
+            verified,
+            token_overhead: overhead(&tokens, &per(&r, |m| m.tokens_total)),
+            makespan_overhead: overhead(&makespan, &per(&r, |m| m.makespan_ms)),
+            tokens_wasted: mean(&r, |m| m.tokens_wasted),
+            aborts: mean(&r, |m| m.aborts),
+            drops: mean(&r, |m| m.drops),
+            retries: mean(&r, |m| m.retries),
+            lost: lost(&commits, &per(&r, |m| m.commits)),
+            sampled,
+            pareto: false,
+        });
+        progress(i + 1, stacks.len());
+    }
+    out.sort_by(|a, b| {
+        let key = |c: &Candidate| (!c.verified, c.stack.len(), c.stack.to_string());
+        let gives_up = |c: &Candidate| c.lost.mean > 0.0;
+        (!a.verified)
+            .cmp(&!b.verified)
+            .then(gives_up(a).cmp(&gives_up(b)))
+            .then(a.token_overhead.mean.total_cmp(&b.token_overhead.mean))
+            .then(
+                a.makespan_overhead
+                    .mean
+                    .total_cmp(&b.makespan_overhead.mean),
+            )
+            .then(key(a).cmp(&key(b)))
+    });
+    mark_front(&mut out);
+    Ok(Plan {
+        vanilla: rates(&base, set),
+        candidates: out,
+    })
+}
+
+/// Operations per trial vanilla committed and the stack did not, paired by trial.
+fn lost(base: &[u64], stack: &[u64]) -> Estimate {
+    let v: Vec<f64> = base
+        .iter()
+        .zip(stack)
+        .map(|(&b, &s)| b.saturating_sub(s) as f64)
+        .collect();
+    mean_interval(&v)
+}
+
+/// Marks the verified candidates no other verified one beats on both overheads.
+fn mark_front(cs: &mut [Candidate]) {
+    let pts: Vec<(bool, f64, f64)> = cs
+        .iter()
+        .map(|c| {
+            let ok = c.verified && c.lost.mean == 0.0;
+            (ok, c.token_overhead.mean, c.makespan_overhead.mean)
+        })
+        .collect();
+    for (i, c) in cs.iter_mut().enumerate() {
+        let (v, t, m) = pts[i];
+        c.pareto = v
+            && !pts
+                .iter()
+                .enumerate()
+                .any(|(j, &(vj, tj, mj))| j != i && vj && tj <= t && mj <= m && (tj < t || mj < m));
+    }
+}

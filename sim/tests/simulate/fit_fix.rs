@@ -1,0 +1,181 @@
+//! `agentsim fit` and `agentsim fix` on every example input: the fitted scenario contains the
+//! observed run (its replay line's history has the input's anomalies, and the vanilla trials
+//! show each at some rate), `fix --json` names a stack, and the scenario written with that
+//! stack shows none of the anomalies in 1000 trials.
+
+use crate::util::{agentsim, root};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Every example with its `--from` (`None`: a JSON Lines history). Inputs that do not ingest
+/// (`malformed.json`, `gaps/`, `bad/`, the two-thread database) are the ingest tests' cases.
+fn examples() -> Vec<(PathBuf, Option<&'static str>)> {
+    let mut out = Vec::new();
+    let list = |dir: &str, ext: &str| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+            .expect("the example folder")
+            .map(|e| e.expect("an entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .map(|p| Path::new(dir).join(p.file_name().expect("a name")))
+            .collect();
+        v.sort();
+        v
+    };
+    out.extend(
+        list("scenarios/histories", "jsonl")
+            .into_iter()
+            .map(|p| (p, None)),
+    );
+    for p in list("scenarios/traces/otel", "json") {
+        if !p.ends_with("malformed.json") {
+            out.push((p, Some("otel")));
+        }
+    }
+    for p in list("scenarios/traces/langgraph", "sqlite") {
+        if !p.ends_with("two_threads.sqlite") {
+            out.push((p, Some("langgraph")));
+        }
+    }
+    assert!(out.len() >= 25, "the examples are found: {out:?}");
+    out
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("agentsim-fitfix-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+fn args<'a>(input: &'a str, from: Option<&'a str>) -> Vec<&'a str> {
+    let mut a = vec![input];
+    if let Some(f) = from {
+        a.extend(["--from", f]);
+    }
+    a
+}
+
+fn json(out: &std::process::Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+fn names(v: &Value) -> Vec<String> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|x| x.as_str().expect("a name").to_owned())
+        .collect()
+}
+
+#[test]
+fn every_fitted_scenario_contains_its_observed_run() {
+    let dir = scratch("contains");
+    for (i, (input, from)) in examples().into_iter().enumerate() {
+        let input = input.to_str().expect("utf-8");
+        let sc = dir.join(format!("s{i}.toml"));
+        let hist = dir.join(format!("h{i}.jsonl"));
+        let mut a = vec!["fit"];
+        a.extend(args(input, from));
+        a.extend([
+            "-o",
+            sc.to_str().expect("utf-8"),
+            "--json",
+            "--trials",
+            "200",
+        ]);
+        let fit = json(&agentsim(&a));
+        let exhibits = names(&fit["exhibits"]);
+        let line = fit["replay"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{input}: no replay"));
+        let h = hist.to_str().expect("utf-8");
+        let replay = agentsim(&["replay", line, "--history-out", h]);
+        assert!(replay.status.success(), "{input}: {replay:?}");
+        let det = json(&agentsim(&["detect", h, "--json"]));
+        assert_eq!(
+            names(&det["exhibits"]),
+            exhibits,
+            "{input}: the replay's anomalies"
+        );
+        for a in &exhibits {
+            let k = fit["rates"][a]["k"].as_u64().expect("a count");
+            assert!(k > 0, "{input}: vanilla never shows {a}");
+        }
+    }
+}
+
+#[test]
+fn fix_names_a_stack_that_prevents_every_observed_anomaly() {
+    let dir = scratch("fix");
+    let mut anomalous = 0;
+    for (i, (input, from)) in examples().into_iter().enumerate() {
+        let input = input.to_str().expect("utf-8");
+        let out = dir.join(format!("f{i}.toml"));
+        let mut a = vec!["fix"];
+        a.extend(args(input, from));
+        a.extend(["--json", "-o", out.to_str().expect("utf-8")]);
+        let fix = json(&agentsim(&a));
+        let exhibits = names(&fix["exhibits"]);
+        if exhibits.is_empty() {
+            assert!(
+                fix["stack"].is_null(),
+                "{input}: nothing to fix names no stack"
+            );
+            continue;
+        }
+        anomalous += 1;
+        let stack = fix["stack"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{input}: no stack"));
+        let chosen = &fix["candidates"][0];
+        assert_eq!(
+            chosen["stack"], stack,
+            "{input}: the first candidate is chosen"
+        );
+        assert_eq!(chosen["verified"], true, "{input}");
+        assert!(chosen["token_overhead"]["mean"].is_number(), "{input}");
+        let o = out.to_str().expect("utf-8");
+        let sim = json(&agentsim(&["simulate", o, "--trials", "1000", "--json"]));
+        assert_eq!(
+            sim["runtime"], stack,
+            "{input}: -o writes the chosen runtime"
+        );
+        for a in &exhibits {
+            let k = &sim["aggregate"]["anomalies"][a]["k"];
+            assert_eq!(k, 0, "{input}: {a} under {stack}");
+        }
+    }
+    assert!(
+        anomalous >= 10,
+        "the anomalous examples are covered: {anomalous}"
+    );
+}
+
+#[test]
+fn a_clean_history_has_nothing_to_fix_and_an_empty_one_no_steps() {
+    let out = agentsim(&["fix", "scenarios/histories/clean.jsonl"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to fix"));
+    let dir = scratch("bad");
+    let empty = dir.join("empty.jsonl");
+    std::fs::write(&empty, "").expect("write");
+    let trace = dir.join("no_steps.json");
+    std::fs::write(&trace, r#"{"resourceSpans":[]}"#).expect("write");
+    let sc = dir.join("never.toml");
+    for (input, from) in [(&empty, None), (&trace, Some("otel"))] {
+        let mut a = vec!["fit"];
+        a.extend(args(input.to_str().expect("utf-8"), from));
+        a.extend(["-o", sc.to_str().expect("utf-8")]);
+        let out = agentsim(&a);
+        assert_eq!(out.status.code(), Some(2), "{input:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no steps"), "{input:?}: {err}");
+        assert!(!sc.exists(), "no scenario is written for bad input");
+    }
+}
