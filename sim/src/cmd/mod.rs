@@ -28,6 +28,7 @@ pub mod simulate;
 pub mod split_view;
 pub mod sweep;
 pub mod twins;
+pub mod view;
 pub mod workloads;
 
 use clap::Subcommand;
@@ -70,6 +71,8 @@ pub enum Command {
     Cpl(cpl::Args),
     /// Run a benchmark (`agentsim bench detect`, `agentsim bench sim`, `agentsim bench cpl`).
     Bench(bench::Args),
+    /// Write one self-contained HTML page showing a history, trace, counterexample or schedule.
+    View(view::Args),
 }
 
 impl Command {
@@ -94,6 +97,7 @@ impl Command {
             Command::SplitView(args) => split_view::run(args),
             Command::Cpl(args) => cpl::run(args),
             Command::Bench(args) => bench::run(args),
+            Command::View(args) => view::run(args),
         }
     }
 }

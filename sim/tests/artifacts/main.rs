@@ -13,3 +13,4 @@ mod limits;
 mod outputs;
 mod progress;
 mod same_file;
+mod view_browser;
