@@ -86,7 +86,11 @@ fn registry_events(records: &[Rec]) -> Vec<Json> {
                     Some(_) => {}
                 }
             }
-            said.extend(b.keys().filter(|t| !now.contains_key(*t)).map(|t| format!("-{t}")));
+            said.extend(
+                b.keys()
+                    .filter(|t| !now.contains_key(*t))
+                    .map(|t| format!("-{t}")),
+            );
             if !said.is_empty() {
                 let text = format!("registry at record {}: {}", r.index, said.join(", "));
                 out.push(json!([r.write_time, text]));
@@ -105,7 +109,11 @@ pub fn encode(page: &Page) -> Json {
     for r in &page.records {
         t.agents.id(&r.agent);
     }
-    let recs: Vec<Json> = page.records.iter().map(|r| t.record(r, &mut tools)).collect();
+    let recs: Vec<Json> = page
+        .records
+        .iter()
+        .map(|r| t.record(r, &mut tools))
+        .collect();
     let anoms: Vec<Json> = page
         .anomalies
         .iter()

@@ -187,7 +187,15 @@ mod tests {
         assert!(html.contains("<title>agentsim view: x&lt;y&gt;.jsonl</title>"));
         // The agent named `</script>` cannot end the data element.
         assert_eq!(html.matches("</script>").count(), 2);
-        for banned in ["src=", "href=", "@import", "url(http", "fetch(", "XMLHttpRequest", "<link"] {
+        for banned in [
+            "src=",
+            "href=",
+            "@import",
+            "url(http",
+            "fetch(",
+            "XMLHttpRequest",
+            "<link",
+        ] {
             assert!(!html.contains(banned), "the page holds {banned}");
         }
     }

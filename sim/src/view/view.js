@@ -109,10 +109,12 @@
       if (!visible(r)) continue;
       const k = laneOf.get(r.a);
       const y = laneY(k) + (LANE_H - BAR_H) / 2;
-      const w = Math.max(4, (r.wt - r.rt) * px);
-      const b = svg("rect", { class: "op" + (r.ab ? " ab" : ""), x: x(r.rt), y, width: w, height: BAR_H, rx: 2, "data-i": r.i, tabindex: "-1" });
+      const w = Math.max(4, (r.wt - r.rt) * px - 2);
+      const b = svg("rect", { class: "op" + (r.ab ? " ab" : ""), x: x(r.rt), y, width: w, height: BAR_H, rx: 2, "data-i": r.i });
       b.style.fill = colour(r.a);
       groups[k].appendChild(b);
+      const label = "#" + r.i;
+      if (w >= 9 * label.length) groups[k].appendChild(svg("text", { class: "rl", x: x(r.rt) + 3, y: y + BAR_H - 4 }, label));
       if (r.ab) groups[k].appendChild(svg("line", { class: "abx", x1: x(r.rt), y1: y, x2: x(r.rt) + w, y2: y + BAR_H }));
     }
     const reg = svg("g", { class: "reg" });
@@ -171,6 +173,9 @@
     document.querySelectorAll("#anomlist li").forEach((li, j) => li.classList.toggle("sel", j === st.anom));
     const a = st.anom >= 0 ? D.anoms[st.anom] : null;
     $("explain").textContent = a ? a[0] + ": " + a[1] : "";
+    $("detail").hidden = !a;
+    $("detailbody").textContent = "";
+    if (a) for (const i of a[2]) if (byIndex.has(i)) $("detailbody").appendChild(el("pre", {}, tipText(byIndex.get(i))));
     draw();
     if (a && a[2].length) {
       const b = document.querySelector('#tl .op[data-i="' + a[2][0] + '"]');
@@ -194,10 +199,10 @@
     $("prev").addEventListener("click", () => go(st.step - 1));
     $("next").addEventListener("click", () => go(st.step + 1));
     $("jump").addEventListener("change", (e) => go(Number(e.target.value)));
-    go(0);
+    go(0, false);
   }
 
-  function go(k) {
+  function go(k, scroll) {
     if (!D.steps.length) return;
     st.step = Math.max(0, Math.min(D.steps.length - 1, k));
     const s = D.steps[st.step], before = st.step > 0 ? D.steps[st.step - 1][3] : null;
@@ -218,7 +223,7 @@
     }
     document.querySelectorAll("#steplist li").forEach((li, j) => li.classList.toggle("cur", j === st.step));
     const cur = document.querySelector("#steplist li.cur");
-    if (cur) cur.scrollIntoView({ block: "nearest" });
+    if (cur && scroll !== false) cur.scrollIntoView({ block: "nearest" });
     draw();
   }
 

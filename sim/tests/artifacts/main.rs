@@ -6,6 +6,7 @@ mod util;
 
 mod bench_cli;
 mod docs_cli;
+mod figures_column;
 mod figures_hasse;
 mod figures_render;
 mod figures_reproduce;

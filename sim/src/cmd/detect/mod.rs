@@ -492,7 +492,9 @@ pub fn explain(h: History, file: &str, ingest: Option<&Report>) -> anyhow::Resul
     let o = batch::in_memory(h, file, cfg)?;
     let v = Verdicts::of(&o.summary, file, ingest);
     let r = Render(&o.names);
-    let lists = Anomaly::ALL.into_iter().filter(|&a| shown(a, false, &o.summary));
+    let lists = Anomaly::ALL
+        .into_iter()
+        .filter(|&a| shown(a, false, &o.summary));
     let names = lists.map(Anomaly::name).chain(["L1_struct"]);
     let witnesses = names
         .flat_map(|name| list(&o, name).into_iter().map(move |k| (name, k)))

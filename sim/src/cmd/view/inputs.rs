@@ -6,6 +6,7 @@ use super::super::check;
 use super::super::detect::{explain, Explained};
 use super::super::ingest::{history_for_detect, Ingest};
 use crate::view::{Anom, CellValue, Kind, Page, Rec, Step};
+use agentsim_ingest::Report;
 use agentsim_models::{History, Names, Value, ValueMap};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
@@ -90,43 +91,44 @@ pub fn anomalies_of(e: &Explained) -> Vec<Anom> {
 }
 
 fn title_of(p: &Path) -> String {
-    p.file_name()
-        .map_or_else(|| p.display().to_string(), |f| f.to_string_lossy().into_owned())
+    p.file_name().map_or_else(
+        || p.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    )
+}
+
+/// A history already read (`file` names it in detect's report), with detect's report and,
+/// for an ingested trace, the ingest's.
+pub fn page_of(h: History, title: String, file: &str, ingest: Option<Report>) -> Result<Page> {
+    let records = records_of(&h);
+    let explained = explain(h, file, ingest.as_ref())?;
+    let kind = if ingest.is_some() {
+        Kind::Trace
+    } else {
+        Kind::History
+    };
+    Ok(Page {
+        kind: Some(kind),
+        title,
+        total_records: records.len(),
+        records,
+        anomalies: anomalies_of(&explained),
+        report: explained.text,
+        ingest: ingest.map(|r| r.to_text()),
+        ..Page::default()
+    })
 }
 
 /// A JSON Lines history, with detect's report.
 pub fn page_of_history(path: &Path) -> Result<Page> {
-    let file = path.display().to_string();
     let (h, _) = history_for_detect(path, None)?;
-    let records = records_of(&h);
-    let explained = explain(h, &file, None)?;
-    Ok(Page {
-        kind: Some(Kind::History),
-        title: title_of(path),
-        total_records: records.len(),
-        records,
-        anomalies: anomalies_of(&explained),
-        report: explained.text,
-        ..Page::default()
-    })
+    page_of(h, title_of(path), &path.display().to_string(), None)
 }
 
 /// An ingested trace, with the ingest's report and detect's.
 pub fn page_of_trace(path: &Path, source: &Ingest) -> Result<Page> {
-    let file = path.display().to_string();
     let (h, report) = history_for_detect(path, Some(source))?;
-    let records = records_of(&h);
-    let explained = explain(h, &file, report.as_ref())?;
-    Ok(Page {
-        kind: Some(Kind::Trace),
-        title: title_of(path),
-        total_records: records.len(),
-        records,
-        anomalies: anomalies_of(&explained),
-        report: explained.text,
-        ingest: report.map(|r| r.to_text()),
-        ..Page::default()
-    })
+    page_of(h, title_of(path), &path.display().to_string(), report)
 }
 
 /// The `check` flags after `--`, parsed as `check` parses them.
@@ -164,7 +166,14 @@ pub fn page_of_itf(path: &Path, flags: &[String]) -> Result<Page> {
     for (k, s) in list.iter().enumerate() {
         let label = match k {
             0 => "initial state".to_owned(),
-            _ => labels.get(k - 1).cloned().unwrap_or_else(|| format!("state {k}")),
+            // The checker numbers its steps (`  1. StartRead(a1) …`); the page numbers them too.
+            _ => labels.get(k - 1).map_or_else(
+                || format!("state {k}"),
+                |l| {
+                    let l = l.trim_start();
+                    l.split_once(". ").map_or(l, |(_, rest)| rest).to_owned()
+                },
+            ),
         };
         let plain = plain(s);
         let vars: Vec<(String, String)> = plain
@@ -183,7 +192,8 @@ pub fn page_of_itf(path: &Path, flags: &[String]) -> Result<Page> {
         });
     }
     let last = plain(&list[list.len() - 1]);
-    let jsonl = history_lines(&last["log"]).with_context(|| format!("{arg}: the last state's log"))?;
+    let jsonl =
+        history_lines(&last["log"]).with_context(|| format!("{arg}: the last state's log"))?;
     let h = agentsim_jsonl::parse_history(&jsonl, &format!("{arg} (last state's log)"))?;
     let records = records_of(&h);
     for s in &mut steps {
@@ -302,7 +312,15 @@ fn history_lines(log: &Json) -> Result<String> {
     let mut out = String::new();
     for e in entries {
         let mut m = Map::new();
-        for k in ["agent", "read_time", "write_time", "read_set", "write_set", "aborted", "preds"] {
+        for k in [
+            "agent",
+            "read_time",
+            "write_time",
+            "read_set",
+            "write_set",
+            "aborted",
+            "preds",
+        ] {
             if let Some(v) = e.get(k) {
                 m.insert(k.to_owned(), v.clone());
             }
@@ -345,7 +363,11 @@ pub fn page_of_replay(arg: &str) -> Result<Page> {
         if e.text.starts_with("read ") {
             read_ms.insert(agent.clone(), e.time_ms);
         }
-        if let Some(k) = e.text.strip_prefix("commit #").and_then(|s| s.split(' ').next()) {
+        if let Some(k) = e
+            .text
+            .strip_prefix("commit #")
+            .and_then(|s| s.split(' ').next())
+        {
             if let Some(r) = k.parse::<usize>().ok().and_then(|k| records.get_mut(k)) {
                 r.ms = Some((read_ms.get(&agent).copied().unwrap_or(e.time_ms), e.time_ms));
             }
@@ -363,7 +385,12 @@ pub fn page_of_replay(arg: &str) -> Result<Page> {
             ("time ms".to_owned(), e.time_ms.to_string()),
         ];
         let label = format!("{} ms {agent}: {}", e.time_ms, e.text);
-        steps.push(Step { label, agent: Some(agent), committed, vars });
+        steps.push(Step {
+            label,
+            agent: Some(agent),
+            committed,
+            vars,
+        });
     }
     let title = line.to_string();
     let explained = explain(t.history, "the replayed trial", None)?;

@@ -13,6 +13,8 @@
 //! Exit 0 when the page is written (whatever it shows), 2 on bad input; the file is written
 //! atomically, so a failed run leaves no partial page.
 
+pub mod bench;
+pub mod gallery;
 mod inputs;
 
 use crate::artifacts::output::{preflight, write_atomic};
@@ -23,7 +25,7 @@ use clap::Args as ClapArgs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub use inputs::{page_of_history, page_of_trace};
+pub use inputs::{page_of, page_of_history, page_of_trace};
 
 /// Write one HTML page showing a history, trace, counterexample or schedule.
 #[derive(Debug, ClapArgs)]
@@ -72,8 +74,16 @@ impl Narrow {
     /// Keeps the records it selects, saying so in the page's notes; refuses a name no record
     /// has, and a page with more than [`RECORDS_MAX`] records.
     pub fn apply(&self, page: &mut Page, file: &str) -> Result<()> {
-        known(file, "--agents", &self.agents, page.records.iter().map(|r| &r.agent))?;
-        let cells = page.records.iter().flat_map(|r| r.reads.iter().chain(&r.writes));
+        known(
+            file,
+            "--agents",
+            &self.agents,
+            page.records.iter().map(|r| &r.agent),
+        )?;
+        let cells = page
+            .records
+            .iter()
+            .flat_map(|r| r.reads.iter().chain(&r.writes));
         known(file, "--cells", &self.cells, cells.map(|(c, _)| c))?;
         let keep = |r: &view::Rec| {
             let agent = self.agents.is_empty() || self.agents.contains(&r.agent);
@@ -143,7 +153,10 @@ fn known<'a>(
 fn parse_window(s: &str) -> Result<(u64, u64), String> {
     let bad = || format!("`{s}`: expected FROM..TO, two log times with FROM <= TO (e.g. 100..250)");
     let (a, b) = s.split_once("..").ok_or_else(bad)?;
-    let (a, b) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+    let (a, b) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
     if a > b {
         return Err(bad());
     }
@@ -195,7 +208,9 @@ fn first_bytes(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
     let mut buf = vec![0; 4096];
-    let n = f.read(&mut buf).with_context(|| format!("{}", path.display()))?;
+    let n = f
+        .read(&mut buf)
+        .with_context(|| format!("{}", path.display()))?;
     buf.truncate(n);
     Ok(buf)
 }
@@ -204,7 +219,9 @@ fn first_bytes(path: &Path) -> Result<Vec<u8>> {
 pub fn run(args: Args) -> Result<ExitCode> {
     let input = input_of(&args)?;
     if !matches!(input, Input::Counterexample(_)) && !args.check_flags.is_empty() {
-        bail!("the flags after `--` are the `check` flags of an ITF counterexample; INPUT is not one");
+        bail!(
+            "the flags after `--` are the `check` flags of an ITF counterexample; INPUT is not one"
+        );
     }
     let mut paths = Paths::new();
     if !matches!(input, Input::Replay(_)) {
@@ -226,7 +243,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     narrow.apply(&mut page, &file)?;
     let html = view::render(&page);
-    write_atomic(&args.out, html.as_bytes()).with_context(|| format!("-o {}", args.out.display()))?;
+    write_atomic(&args.out, html.as_bytes())
+        .with_context(|| format!("-o {}", args.out.display()))?;
     eprintln!(
         "view: {} ({} records, {} anomalies, {} steps) -> {} ({} bytes)",
         page.title,

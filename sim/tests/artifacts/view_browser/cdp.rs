@@ -97,7 +97,10 @@ impl Browser {
             "Target.attachToTarget",
             json!({ "targetId": id, "flatten": true }),
         );
-        b.session = attached["sessionId"].as_str().expect("sessionId").to_owned();
+        b.session = attached["sessionId"]
+            .as_str()
+            .expect("sessionId")
+            .to_owned();
         for domain in ["Runtime.enable", "Page.enable", "Log.enable"] {
             b.call(domain, json!({}));
         }
@@ -155,7 +158,10 @@ impl Browser {
 
     /// Loads `file` and waits until the page's script has finished (`body[data-ready]`).
     pub fn open(&mut self, file: &Path) {
-        let url = format!("file://{}", file.canonicalize().expect("page path").display());
+        let url = format!(
+            "file://{}",
+            file.canonicalize().expect("page path").display()
+        );
         self.call("Page.navigate", json!({ "url": url }));
         let start = Instant::now();
         while self.eval("document.body && document.body.dataset.ready === '1'") != json!(true) {
@@ -206,7 +212,11 @@ impl Browser {
     pub fn press(&mut self, key: &str) {
         let text = if key.chars().count() == 1 { key } else { "" };
         for kind in ["keyDown", "keyUp"] {
-            let kind = if kind == "keyDown" && text.is_empty() { "rawKeyDown" } else { kind };
+            let kind = if kind == "keyDown" && text.is_empty() {
+                "rawKeyDown"
+            } else {
+                kind
+            };
             self.call(
                 "Input.dispatchKeyEvent",
                 json!({ "type": kind, "key": key, "text": if kind == "keyUp" { "" } else { text } }),

@@ -40,7 +40,10 @@ fn page(name: &str, args: &[&str]) -> PathBuf {
 }
 
 fn count(b: &mut Browser, selector: &str) -> u64 {
-    let n = b.eval(&format!("document.querySelectorAll({}).length", json!(selector)));
+    let n = b.eval(&format!(
+        "document.querySelectorAll({}).length",
+        json!(selector)
+    ));
     n.as_u64().expect("a count")
 }
 
@@ -84,20 +87,44 @@ fn history(b: &mut Browser) {
     assert!(listed >= 1, "the A1 witness is listed");
     let first = text(b, "#anomlist li button");
     let line = first.strip_prefix("A1").expect("the first anomaly is A1's");
-    assert!(detect.contains(line), "the listed line is detect's: {line}\n{detect}");
+    assert!(
+        detect.contains(line),
+        "the listed line is detect's: {line}\n{detect}"
+    );
     assert_eq!(count(b, "#arrow"), 0);
     b.click("#anomlist li button");
-    assert_eq!(count(b, "#tl .op.hl"), 2, "the reader and the conflicting writer");
-    assert_eq!(count(b, "#arrow"), 1, "an arrow from the write to the stale read");
+    assert_eq!(
+        count(b, "#tl .op.hl"),
+        2,
+        "the reader and the conflicting writer"
+    );
+    assert_eq!(
+        count(b, "#arrow"),
+        1,
+        "an arrow from the write to the stale read"
+    );
     assert!(text(b, "#explain").contains("meanwhile record"));
+    assert_eq!(
+        count(b, "#detailbody pre"),
+        2,
+        "both witness records are described"
+    );
     assert!(text(b, "#report").contains("exhibits"));
     shot(b, "history-a1-selected");
     b.press("Escape");
     assert_eq!(count(b, "#tl .op.hl"), 0, "Esc clears the selection");
     b.press("j");
-    assert_eq!(count(b, "#anomlist li.sel"), 1, "j chooses the next anomaly");
+    assert_eq!(
+        count(b, "#anomlist li.sel"),
+        1,
+        "j chooses the next anomaly"
+    );
     b.click("#agentfilter input[type=checkbox]");
-    assert_eq!(count(b, "#tl .lane"), 1, "an unchecked agent loses its lane");
+    assert_eq!(
+        count(b, "#tl .lane"),
+        1,
+        "an unchecked agent loses its lane"
+    );
     no_errors(b, file);
 }
 
@@ -107,10 +134,20 @@ fn trace(b: &mut Browser) {
     let p = page("trace-otel", &[file, "--from", "otel"]);
     b.open(&p);
     assert!(count(b, "#tl .lane") >= 1);
-    assert_eq!(b.eval("document.getElementById('ingestbox').hidden"), json!(false));
-    assert!(!text(b, "#ingest").is_empty(), "the ingest's report is shown");
-    let tags: Json = b.eval("[...document.querySelectorAll('#anomlist .tag')].map(e => e.textContent)");
-    assert!(tags.as_array().unwrap().contains(&json!("A6")), "A6 is listed: {tags}");
+    assert_eq!(
+        b.eval("document.getElementById('ingestbox').hidden"),
+        json!(false)
+    );
+    assert!(
+        !text(b, "#ingest").is_empty(),
+        "the ingest's report is shown"
+    );
+    let tags: Json =
+        b.eval("[...document.querySelectorAll('#anomlist .tag')].map(e => e.textContent)");
+    assert!(
+        tags.as_array().unwrap().contains(&json!("A6")),
+        "A6 is listed: {tags}"
+    );
     b.click("#anomlist li button");
     assert!(count(b, "#tl .op.hl") >= 1);
     shot(b, "trace-otel-selected");
@@ -126,13 +163,23 @@ fn counterexample(b: &mut Browser) {
     assert_eq!(o.status.code(), Some(1), "A1 is violated");
     let p = page("counterexample-a1", &[&itf_s, "--", "--property", "A1"]);
     b.open(&p);
-    assert_eq!(b.eval("document.getElementById('steps').hidden"), json!(false));
+    assert_eq!(
+        b.eval("document.getElementById('steps').hidden"),
+        json!(false)
+    );
     assert_eq!(count(b, "#steplist li"), 5, "4 steps, 5 states");
     assert_eq!(text(b, "#stepno"), "step 0 of 4");
-    assert!(text(b, "#steplist li:nth-child(2)").contains("StartRead"));
+    assert_eq!(
+        text(b, "#steplist li:nth-child(2)"),
+        "1. StartRead(a1) rs={} pt=NULL rv={c1: NULL}",
+        "the checker's step names"
+    );
     b.click("#next");
     assert_eq!(text(b, "#stepno"), "step 1 of 4");
-    assert!(count(b, "#vars tr.changed") >= 1, "a step changes a variable");
+    assert!(
+        count(b, "#vars tr.changed") >= 1,
+        "a step changes a variable"
+    );
     b.press("End");
     assert_eq!(text(b, "#stepno"), "step 4 of 4");
     assert_eq!(count(b, "#tl .op"), 2, "the log's two records");
@@ -140,7 +187,11 @@ fn counterexample(b: &mut Browser) {
     assert_eq!(text(b, "#stepno"), "step 3 of 4");
     b.eval("(() => { const j = document.getElementById('jump'); j.value = '2'; j.dispatchEvent(new Event('change')); })()");
     assert_eq!(text(b, "#stepno"), "step 2 of 4");
-    assert_eq!(count(b, "#tl .op.later"), 2, "no record is committed before step 3");
+    assert_eq!(
+        count(b, "#tl .op.later"),
+        2,
+        "no record is committed before step 3"
+    );
     assert!(text(b, "#report").contains("violates A1"));
     shot(b, "counterexample-a1-step2");
     no_errors(b, &itf_s);
@@ -156,7 +207,11 @@ fn schedule(b: &mut Browser) {
     assert_eq!(count(b, "#steplist li"), 39, "one step per event");
     assert!(count(b, "#anomlist li button") >= 1, "the trial shows A1");
     b.press("End");
-    assert_eq!(count(b, "#tl .op.later"), 0, "every record committed by the last event");
+    assert_eq!(
+        count(b, "#tl .op.later"),
+        0,
+        "every record committed by the last event"
+    );
     shot(b, "schedule-edit-review");
     no_errors(b, line);
 }
@@ -173,8 +228,13 @@ fn every_sample_history(b: &mut Browser) {
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
         let p = page(&format!("sample-{name}"), &[&f.display().to_string()]);
         b.open(&p);
-        let agents = b.eval("JSON.parse(document.getElementById('data').textContent).agents.length");
-        assert_eq!(json!(count(b, "#tl .lane")), agents, "{name}: a lane per agent");
+        let agents =
+            b.eval("JSON.parse(document.getElementById('data').textContent).agents.length");
+        assert_eq!(
+            json!(count(b, "#tl .lane")),
+            agents,
+            "{name}: a lane per agent"
+        );
         no_errors(b, &name);
     }
 }
