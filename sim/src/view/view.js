@@ -15,7 +15,7 @@
   const st = {
     agents: new Set(D.agents.map((_, i) => i)),
     cells: new Set(D.cells.map((_, i) => i)),
-    anom: -1, step: -1, zoom: 1, rec: -1,
+    anom: -1, step: -1, zoom: 1, rec: -1, ms: false,
   };
 
   const val = (v) => (v < 0 ? "NULL" : D.vals[v]);
@@ -67,10 +67,13 @@
   };
   const visible = (r) => st.agents.has(r.a) && touches(r);
 
-  // The time axis: log time; a bar spans read_time to write_time (at least a sliver).
+  // The time axis: log time, or the simulated clock when every record has one; a bar spans
+  // its read to its commit (at least a sliver).
+  const hasMs = R.length > 0 && R.every((r) => r.ms);
+  const span = (r) => (st.ms ? r.ms : [r.rt, r.wt]);
   function scale() {
-    const maxT = R.reduce((m, r) => Math.max(m, r.wt), 1);
-    const fit = Math.max(4, Math.min(60, 900 / maxT));
+    const maxT = R.reduce((m, r) => Math.max(m, span(r)[1]), 1);
+    const fit = Math.max(st.ms ? 0 : 4, Math.min(60, 900 / maxT));
     return { maxT, px: fit * st.zoom };
   }
 
@@ -90,12 +93,13 @@
     defs.appendChild(mk);
     tl.appendChild(defs);
     const axis = svg("g", { class: "axis" });
-    const every = Math.max(1, Math.ceil(50 / px));
+    const raw = 60 / px, mag = Math.pow(10, Math.floor(Math.log10(Math.max(1, raw))));
+    const every = [1, 2, 5, 10].map((m) => m * mag).find((e) => e >= raw) || 10 * mag;
     for (let t = 0; t <= maxT; t += every) {
       axis.appendChild(svg("line", { x1: x(t), x2: x(t), y1: TOP + AXIS_H - 4, y2: H - 4 }));
-      axis.appendChild(svg("text", { x: x(t) + 2, y: TOP + 12 }, "t=" + t));
+      axis.appendChild(svg("text", { x: x(t) + 2, y: TOP + 12 }, st.ms ? t + " ms" : "t=" + t));
     }
-    axis.appendChild(svg("text", { x: 4, y: TOP + 12 }, "log time"));
+    axis.appendChild(svg("text", { x: 4, y: TOP + 12 }, st.ms ? "simulated ms" : "log time"));
     tl.appendChild(axis);
     const laneY = (k) => TOP + AXIS_H + k * LANE_H;
     const groups = lanes.map((a, k) => {
@@ -109,16 +113,17 @@
       if (!visible(r)) continue;
       const k = laneOf.get(r.a);
       const y = laneY(k) + (LANE_H - BAR_H) / 2;
-      const w = Math.max(4, (r.wt - r.rt) * px - 2);
-      const b = svg("rect", { class: "op" + (r.ab ? " ab" : ""), x: x(r.rt), y, width: w, height: BAR_H, rx: 2, "data-i": r.i });
+      const [t0, t1] = span(r);
+      const w = Math.max(4, (t1 - t0) * px - 2);
+      const b = svg("rect", { class: "op" + (r.ab ? " ab" : ""), x: x(t0), y, width: w, height: BAR_H, rx: 2, "data-i": r.i });
       b.style.fill = colour(r.a);
       groups[k].appendChild(b);
       const label = "#" + r.i;
-      if (w >= 9 * label.length) groups[k].appendChild(svg("text", { class: "rl", x: x(r.rt) + 3, y: y + BAR_H - 4 }, label));
-      if (r.ab) groups[k].appendChild(svg("line", { class: "abx", x1: x(r.rt), y1: y, x2: x(r.rt) + w, y2: y + BAR_H }));
+      if (w >= 9 * label.length) groups[k].appendChild(svg("text", { class: "rl", x: x(t0) + 3, y: y + BAR_H - 4 }, label));
+      if (r.ab) groups[k].appendChild(svg("line", { class: "abx", x1: x(t0), y1: y, x2: x(t0) + w, y2: y + BAR_H }));
     }
     const reg = svg("g", { class: "reg" });
-    for (const [t, text] of D.reg) {
+    for (const [t, text] of st.ms ? [] : D.reg) {
       reg.appendChild(svg("line", { x1: x(t), x2: x(t), y1: TOP + AXIS_H - 6, y2: H - 4 }));
       const lab = svg("text", { x: x(t) + 3, y: TOP + AXIS_H - 4 }, "\u25C6 registry");
       lab.appendChild(svg("title", {}, text));
@@ -147,7 +152,7 @@
       const f = byIndex.get(a[3]), t = byIndex.get(a[4]);
       if (f && t && laneOf.has(f.a) && laneOf.has(t.a)) {
         const y1 = laneY(laneOf.get(f.a)) + LANE_H / 2, y2 = laneY(laneOf.get(t.a)) + LANE_H / 2;
-        const x1 = x(f.wt), x2 = x(t.rt) + 2;
+        const x1 = x(span(f)[1]), x2 = x(span(t)[0]) + 2;
         const mid = (y1 + y2) / 2 - (y1 === y2 ? LANE_H : 0);
         tl.appendChild(svg("path", { id: "arrow", d: "M" + x1 + "," + y1 + " Q" + (x1 + x2) / 2 + "," + mid + " " + x2 + "," + y2, "marker-end": "url(#arrowhead)" }));
       }
@@ -266,7 +271,7 @@
 
   function keys() {
     document.addEventListener("keydown", (e) => {
-      if (e.target.tagName === "INPUT" || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || e.ctrlKey || e.metaKey || e.altKey) return;
       const n = D.anoms.length;
       const moves = {
         j: () => n && choose((st.anom + 1) % n),
@@ -287,6 +292,17 @@
     });
   }
 
+  function axisChoice() {
+    if (!hasMs) return;
+    const l = el("label", {}, "time axis ");
+    const sel = el("select", { id: "axis" });
+    sel.appendChild(el("option", { value: "log" }, "log time"));
+    sel.appendChild(el("option", { value: "ms" }, "simulated ms"));
+    sel.addEventListener("change", () => { st.ms = sel.value === "ms"; draw(); });
+    l.appendChild(sel);
+    $("notes").appendChild(l);
+  }
+
   function legend() {
     $("legend").textContent = "Bars run from an operation's read to its commit on the log's time axis; " +
       "struck through, dashed and faded: aborted or retracted; \u25C6 dashed line: a registry change; " +
@@ -295,6 +311,7 @@
 
   header();
   filters();
+  axisChoice();
   anomalies();
   legend();
   hover();

@@ -94,12 +94,12 @@ const TITLE_H: i32 = 44;
 const HEAD_H: i32 = 34;
 const ROW_H: i32 = 60;
 const LINE_H: i32 = 26;
-/// Column starts: anomaly, runtimes and sizes, runs without, runs with.
-const COLS: [i32; 4] = [12, 62, 352, 462];
-const FOOT: [&str; 3] = [
+/// Column starts: anomaly, runtimes (first line) and sizes (second line), runs without and
+/// with on the second line, so a long stack name has the whole first line.
+const COLS: [i32; 4] = [12, 62, 330, 440];
+const FOOT: [&str; 2] = [
     "k/N: runs exhibiting the anomaly of N seeded",
     "trials per side. A row holds every size whose",
-    "counts are equal (95% intervals: twins table).",
 ];
 
 /// Twins that say the same thing, as one row: the same anomaly, runtimes and counts at
@@ -154,31 +154,40 @@ fn sizes_text(sizes: &[String]) -> String {
 /// Renders the twins as a compact table-figure (SVG text): one row per anomaly and pair of
 /// runtimes, the sizes with equal counts merged, k/N without and with the mechanism.
 pub fn render(data: &TwinsData) -> String {
+    render_as(data, "Twins: runs with the anomaly", "twins")
+}
+
+/// [`render`] under another title, naming the table (`tables/<table>.md`) that holds the
+/// intervals.
+pub fn render_as(data: &TwinsData, title: &str, table: &str) -> String {
     let rows = rows(data);
-    let height = TITLE_H + HEAD_H + ROW_H * rows.len().max(1) as i32 + 14 + LINE_H * 3 + 8;
+    let foot = [
+        FOOT[0].to_owned(),
+        FOOT[1].to_owned(),
+        format!("counts are equal; intervals: {table}.md"),
+    ];
+    let body = TITLE_H + HEAD_H + ROW_H * rows.len().max(1) as i32;
+    let height = body + 14 + LINE_H * foot.len() as i32 + 8;
     style::svg("twins", (WIDTH, height as u32), |root| {
-        let title = style::bold(24.0, style::INK, HPos::Left, VPos::Top);
-        style::label(root, "Twins: runs with the anomaly", (COLS[0], 10), &title)?;
+        let big = style::bold(24.0, style::INK, HPos::Left, VPos::Top);
+        style::label(root, title, (COLS[0], 10), &big)?;
         let head = style::bold(TEXT_PX, style::INK, HPos::Left, VPos::Center);
         let y = TITLE_H + HEAD_H / 2;
-        for (x, h) in COLS
-            .iter()
-            .zip(["", "without \u{2192} with", "without", "with"])
-        {
+        for (x, h) in COLS.iter().zip(["", "without \u{2192} with", "without", "with"]) {
             style::label(root, h, (*x, y), &head)?;
         }
-        let rule =
-            |y: i32, c: RGBColor| root.draw(&PathElement::new(vec![(0, y), (WIDTH as i32, y)], c));
+        let rule = |y: i32, c: RGBColor| {
+            root.draw(&PathElement::new(vec![(0, y), (WIDTH as i32, y)], c))
+        };
         rule(TITLE_H + HEAD_H, style::INK)?;
         for (i, r) in rows.iter().enumerate() {
             let top = TITLE_H + HEAD_H + ROW_H * i as i32;
             draw_row(root, r, top)?;
             rule(top + ROW_H, style::FAINT)?;
         }
-        let foot = style::text(TEXT_PX, style::INK, HPos::Left, VPos::Top);
-        let y0 = TITLE_H + HEAD_H + ROW_H * rows.len() as i32 + 14;
-        for (k, line) in FOOT.iter().enumerate() {
-            style::label(root, line, (COLS[0], y0 + LINE_H * k as i32), &foot)?;
+        let text = style::text(TEXT_PX, style::INK, HPos::Left, VPos::Top);
+        for (k, line) in foot.iter().enumerate() {
+            style::label(root, line, (COLS[0], body + 14 + LINE_H * k as i32), &text)?;
         }
         Ok(())
     })
@@ -193,7 +202,7 @@ fn draw_row(root: &style::Area, r: &Row, top: i32) -> style::DrawResult {
     style::label(root, &sizes_text(&r.sizes), (COLS[1], y2), &plain)?;
     for (x, c, colour) in [(COLS[2], r.without, WITHOUT), (COLS[3], r.with, WITH)] {
         let s = style::bold(TEXT_PX, colour, HPos::Left, VPos::Center);
-        style::label(root, &format!("{}/{}", c.k, c.n), (x, y1), &s)?;
+        style::label(root, &format!("{}/{}", c.k, c.n), (x, y2), &s)?;
     }
     Ok(())
 }

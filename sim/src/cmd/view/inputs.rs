@@ -353,6 +353,16 @@ pub fn page_of_replay(arg: &str) -> Result<Page> {
         line.on_missing,
     )
     .map_err(|e| anyhow!("{e}"))?;
+    // As `agentsim replay`: a line whose event count the re-run does not reach describes
+    // another trial (the scenario file or the build changed), and is refused, not drawn.
+    let expected = line.schedule.stop.unwrap_or(line.schedule.events);
+    if expected != 0 && t.metrics.events != expected {
+        bail!(
+            "replay diverged: the line recorded {expected} events, the replay ran {}; the \
+             scenario file or the build changed since the line was printed",
+            t.metrics.events
+        );
+    }
     let mut records = records_of(&t.history);
     let mut steps = Vec::new();
     let (mut committed, mut read_ms) = (0usize, std::collections::BTreeMap::new());

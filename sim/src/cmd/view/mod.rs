@@ -245,12 +245,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let html = view::render(&page);
     write_atomic(&args.out, html.as_bytes())
         .with_context(|| format!("-o {}", args.out.display()))?;
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     eprintln!(
-        "view: {} ({} records, {} anomalies, {} steps) -> {} ({} bytes)",
+        "view: {}: {}, {}, {} -> {} ({} bytes)",
         page.title,
-        page.records.len(),
-        page.anomalies.len(),
-        page.steps.len(),
+        n(page.records.len(), "record", "records"),
+        n(page.anomalies.len(), "anomaly", "anomalies"),
+        n(page.steps.len(), "step", "steps"),
         args.out.display(),
         html.len()
     );

@@ -119,6 +119,11 @@ fn history(b: &mut Browser) {
         1,
         "j chooses the next anomaly"
     );
+    b.call("Emulation.setEmulatedMedia", json!({ "media": "print" }));
+    let hidden = "getComputedStyle(document.getElementById('filters')).display";
+    assert_eq!(b.eval(hidden), json!("none"), "the print stylesheet drops the controls");
+    shot(b, "history-a1-print");
+    b.call("Emulation.setEmulatedMedia", json!({ "media": "" }));
     b.click("#agentfilter input[type=checkbox]");
     assert_eq!(
         count(b, "#tl .lane"),
@@ -211,6 +216,14 @@ fn schedule(b: &mut Browser) {
         count(b, "#tl .op.later"),
         0,
         "every record committed by the last event"
+    );
+    b.eval(
+        "(() => { const s = document.getElementById('axis'); s.value = 'ms'; \
+         s.dispatchEvent(new Event('change')); })()",
+    );
+    assert!(
+        text(b, "#tl .axis").contains("simulated ms"),
+        "the simulated clock's axis"
     );
     shot(b, "schedule-edit-review");
     no_errors(b, line);
