@@ -173,12 +173,14 @@ pub fn render_as(data: &TwinsData, title: &str, table: &str) -> String {
         style::label(root, title, (COLS[0], 10), &big)?;
         let head = style::bold(TEXT_PX, style::INK, HPos::Left, VPos::Center);
         let y = TITLE_H + HEAD_H / 2;
-        for (x, h) in COLS.iter().zip(["", "without \u{2192} with", "without", "with"]) {
+        for (x, h) in COLS
+            .iter()
+            .zip(["", "without \u{2192} with", "without", "with"])
+        {
             style::label(root, h, (*x, y), &head)?;
         }
-        let rule = |y: i32, c: RGBColor| {
-            root.draw(&PathElement::new(vec![(0, y), (WIDTH as i32, y)], c))
-        };
+        let rule =
+            |y: i32, c: RGBColor| root.draw(&PathElement::new(vec![(0, y), (WIDTH as i32, y)], c));
         rule(TITLE_H + HEAD_H, style::INK)?;
         for (i, r) in rows.iter().enumerate() {
             let top = TITLE_H + HEAD_H + ROW_H * i as i32;

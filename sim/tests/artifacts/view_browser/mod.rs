@@ -121,7 +121,11 @@ fn history(b: &mut Browser) {
     );
     b.call("Emulation.setEmulatedMedia", json!({ "media": "print" }));
     let hidden = "getComputedStyle(document.getElementById('filters')).display";
-    assert_eq!(b.eval(hidden), json!("none"), "the print stylesheet drops the controls");
+    assert_eq!(
+        b.eval(hidden),
+        json!("none"),
+        "the print stylesheet drops the controls"
+    );
     shot(b, "history-a1-print");
     b.call("Emulation.setEmulatedMedia", json!({ "media": "" }));
     b.click("#agentfilter input[type=checkbox]");
