@@ -105,7 +105,10 @@ fn step_files(ctx: &Ctx) -> Result<Vec<Artifact>> {
         std::fs::write(&db, bytes).with_context(|| format!("{}", db.display()))?;
         let shown = format!("scenarios/traces/langgraph/{name}");
         let i = read_langgraph(&db, None).with_context(|| shown.clone())?;
-        let page = page_of(i.history, name.to_owned(), &shown, Some(i.report))?;
+        let mut page = page_of(i.history, name.to_owned(), &shown, Some(i.report))?;
+        // The report names the file it read: the scratch copy, whose path changes per run.
+        let scratch_name = db.display().to_string();
+        page.ingest = page.ingest.map(|t| t.replace(&scratch_name, &shown));
         let about = format!("the LangGraph example {name}, with the ingest's and detect's reports");
         Ok(file(
             format!("gallery/langgraph-{}.html", stem(name)),

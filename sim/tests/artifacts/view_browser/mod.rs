@@ -126,6 +126,12 @@ fn history(b: &mut Browser) {
         json!("none"),
         "the print stylesheet drops the controls"
     );
+    let ingest = "getComputedStyle(document.getElementById('ingestbox')).display";
+    assert_eq!(
+        b.eval(ingest),
+        json!("none"),
+        "a history has no ingest report"
+    );
     shot(b, "history-a1-print");
     b.call("Emulation.setEmulatedMedia", json!({ "media": "" }));
     b.click("#agentfilter input[type=checkbox]");
