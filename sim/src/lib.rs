@@ -12,3 +12,4 @@ pub mod artifacts;
 pub mod bench;
 pub mod cmd;
 pub mod experiments;
+pub mod view;

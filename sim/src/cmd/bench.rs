@@ -29,6 +29,8 @@ pub enum What {
     History(bench::history::Args),
     /// The stream detector alone, on generated records, in a bounded window.
     Stream(bench::stream::Args),
+    /// `agentsim view` on a generated history: the page's build time and size.
+    View(super::view::bench::Args),
 }
 
 /// `agentsim bench detect`.
@@ -104,6 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Cpl(a) => cpl(a),
         What::History(a) => bench::history::run(a),
         What::Stream(a) => bench::stream::run(a),
+        What::View(a) => super::view::bench::run(a),
     }
 }
 

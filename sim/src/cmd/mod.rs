@@ -31,6 +31,7 @@ pub mod split_view;
 pub mod sweep;
 pub mod test;
 pub mod twins;
+pub mod view;
 pub mod workloads;
 
 use clap::Subcommand;
@@ -79,6 +80,8 @@ pub enum Command {
     Test(test::Args),
     /// Run a benchmark (`agentsim bench detect`, `agentsim bench sim`, `agentsim bench cpl`).
     Bench(bench::Args),
+    /// Write one self-contained HTML page showing a history, trace, counterexample or schedule.
+    View(view::Args),
 }
 
 impl Command {
@@ -106,6 +109,7 @@ impl Command {
             Command::Cpl(args) => cpl::run(args),
             Command::Bench(args) => bench::run(args),
             Command::Test(args) => test::run(args),
+            Command::View(args) => view::run(args),
         }
     }
 }

@@ -70,11 +70,27 @@ struct Config {
     progress: ProgressArgs,
 }
 
+/// The experiments' steps, then the gallery of `agentsim view` pages (a command's work, so it
+/// is listed here rather than among the experiments below).
+fn all_steps() -> Vec<Step> {
+    let mut all = crate::experiments::steps();
+    all.push(super::view::gallery::STEP);
+    all
+}
+
+/// The canonical name of a step `--only` names.
+fn named(name: &str) -> Option<&'static str> {
+    let gallery = super::view::gallery::STEP;
+    (name == gallery.name)
+        .then_some(gallery.name)
+        .or_else(|| crate::experiments::step_named(name).map(|s| s.name))
+}
+
 fn config(args: Args) -> Result<Config> {
-    let all = crate::experiments::steps();
+    let all = all_steps();
     let mut steps = Vec::new();
     for name in &args.only {
-        match crate::experiments::step_named(name) {
+        match all.iter().find(|s| Some(s.name) == named(name)).cloned() {
             Some(s) if !steps.iter().any(|t: &Step| t.name == s.name) => steps.push(s),
             Some(_) => {}
             None => {

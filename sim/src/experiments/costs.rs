@@ -329,8 +329,9 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let sweep_trials = if ctx.quick { f.quick_trials } else { f.trials };
     let swept = sweep_grid(&f, path, &stacks, sweep_trials, threads)?;
     let data = figure_data(&rows, &stacks);
-    let about = "each realizing stack: anomalies excluded against token and makespan overhead \
-                 vs vanilla (mean over the three workloads, paired by seed), Pareto front marked";
+    let about = "What a guarantee costs: each realizing stack's anomalies excluded against its \
+                 token and makespan overhead over vanilla (mean over the three workloads, paired by \
+                 seed), the Pareto front marked.";
     let mut files = vec![figure_file("costs_pareto", about, pareto::render(&data))];
     files.extend(table_files("costs_pareto", &data.table()));
     files.extend(table_files("costs_workloads", &workload_table(&rows)));

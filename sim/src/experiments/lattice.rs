@@ -17,7 +17,9 @@ pub const STEP: Step = Step {
 
 fn files(_ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let data = HasseData::from_lattice();
-    let about = "Hasse diagram of the 16-point lattice, named chain L0..L4 in bold";
+    let about = "The 16-point lattice of consistency models: each point is the set of anomalies (of A1, A2, \
+                 A3, A6) a model excludes, ordered by inclusion (Hasse diagram); the named chain \
+                 L0..L4 is drawn in bold.";
     let mut files = vec![figure_file("lattice_hasse", about, hasse::render(&data))];
     files.extend(table_files("lattice", &table()));
     Ok(files)

@@ -282,12 +282,17 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let trials = if ctx.quick { 100 } else { TRIALS_DEFAULT };
     let threads = common::default_threads();
     let results = ctx.trials(|src| run_all_from(src, trials, common::SEED, threads))?;
-    let about = "mechanism twins: k/N runs exhibiting each anomaly under vanilla and under \
-                 each mechanism alone";
+    let about = "Mechanism twins: k/N seeded runs exhibiting each lattice anomaly under vanilla \
+                 and under each mechanism alone over vanilla; sizes with equal counts share a row. \
+                 The 95% Wilson intervals are in tables/mechanism_twins.md.";
     let mut files = vec![figure_file(
         "mechanism_twins",
         about,
-        crate::artifacts::figures::twins::render(&figure_data(&results)),
+        crate::artifacts::figures::twins::render_as(
+            &figure_data(&results),
+            "Mechanism twins: runs with the anomaly",
+            "mechanism_twins",
+        ),
     )];
     files.extend(table_files("mechanism_twins", &table(&results)));
     Ok(files)

@@ -58,7 +58,9 @@ fn matrix_step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
             cells: cells.collect(),
         });
     }
-    let about = "runtime × anomaly matrix: admitted (shortest witness) or prevented (states)";
+    let about = "Runtime × anomaly matrix by exhaustive checking at small bounds: each cell says whether \
+                 the runtime admits the anomaly (with the length of a shortest witness) or prevents \
+                 it (with the distinct states explored).";
     let mut files = vec![figure_file("matrix", about, runtime_matrix::render(&data))];
     files.extend(table_files("matrix", &data.table()));
     Ok(files)

@@ -69,7 +69,8 @@ fn states_step(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
         bound_desc: "MaxOps (2 agents, 1 cell, 1 value, 2 tools)".to_owned(),
         series,
     };
-    let about = "checker distinct states vs bound: paper-faithful, canonical, +symmetry";
+    let about = "Distinct states the checker explores against the bound (log scale), for the \
+                 paper-faithful model, with canonical writes, and with symmetry reduction added.";
     let mut files = vec![figure_file("checker_states", about, states::render(&data))];
     files.extend(table_files("checker_states", &data.table()));
     Ok(files)

@@ -515,7 +515,9 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let results = ctx.trials(|src| run_from_source(src, &f, path, trials, threads))?;
     let data = figure_data(&f, &results);
     let stem = format!("sweep_{}", f.name);
-    let about = "contention sweep: anomaly, abort/drop, token overhead, makespan per runtime";
+    let about =
+        "Contention sweep: per runtime, at each contention level of the sweep, the anomaly \
+                 rate, the abort and drop rate, the token overhead and the makespan.";
     let mut files = vec![figure_file(
         &stem,
         about,

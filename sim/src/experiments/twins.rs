@@ -267,7 +267,9 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let threads = common::default_threads();
     let results = ctx.trials(|src| run_from_source(src, trials, common::SEED, threads))?;
     let data = figure_data(&results);
-    let about = "twins: k/N runs exhibiting the anomaly without and with the mechanism";
+    let about = "Prevention twins: for each anomaly and pair of runtimes (without → with the preventing \
+                 mechanism), k/N seeded runs exhibiting the anomaly; sizes with equal counts share a \
+                 row. The 95% Wilson intervals are in tables/twins.md.";
     let mut files = vec![figure_file(
         "twins",
         about,

@@ -350,7 +350,11 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let mut files = Vec::new();
     for data in figure_data(&rows) {
         let stem = format!("workload_{}", data.workload.replace('-', "_"));
-        let about = format!("{}: A1 rate and token overhead per runtime", data.workload);
+        let about = format!(
+            "Workload {}: per runtime, the fraction of runs exhibiting A1 (stale generation) \
+             with its 95% Wilson interval, and the token overhead over vanilla with its interval.",
+            data.workload
+        );
         files.push(figure_file(
             &stem,
             &about,

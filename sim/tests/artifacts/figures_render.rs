@@ -217,11 +217,30 @@ fn twins_show_k_over_n_for_both_arms() {
     let lines = text_lines(&svg);
     assert_eq!(lines.iter().filter(|l| **l == "0/50").count(), 6);
     assert!(lines.contains(&"28/50"));
-    assert!(lines.contains(&"A3, 4 agents"));
+    assert!(lines.contains(&"2 agents"), "each size is named");
     assert!(
-        lines.contains(&"without vanilla, with causal"),
+        lines.contains(&"vanilla \u{2192} causal"),
         "both runtimes are named"
     );
+}
+
+#[test]
+fn twins_with_equal_counts_share_a_row() {
+    let same = |size: &str| TwinGroup {
+        anomaly: "A6".into(),
+        size: format!("width {size}"),
+        mechanism: "saga".into(),
+        baseline: "vanilla".into(),
+        without: Count { k: 20, n: 20 },
+        with: Count { k: 0, n: 20 },
+    };
+    let data = TwinsData {
+        groups: vec![same("2"), same("4"), same("8")],
+    };
+    let svg = twins::render(&data);
+    let lines = text_lines(&svg);
+    assert!(lines.contains(&"width 2, 4, 8"), "{lines:?}");
+    assert_eq!(lines.iter().filter(|l| **l == "20/20").count(), 1);
 }
 
 #[test]

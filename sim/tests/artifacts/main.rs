@@ -6,6 +6,7 @@ mod util;
 
 mod bench_cli;
 mod docs_cli;
+mod figures_column;
 mod figures_hasse;
 mod figures_render;
 mod figures_reproduce;
@@ -14,3 +15,4 @@ mod outputs;
 mod progress;
 mod same_file;
 mod suites;
+mod view_browser;

@@ -6,7 +6,7 @@
 //! not finish is simply absent from its series (never extrapolated). A pass proves layout and
 //! determinism, not the counts (the checker's pinned-count tests do).
 
-use super::style::{self, DrawResult, BODY_PX, INK, SMALL_PX};
+use super::style::{self, DrawResult, INK};
 use crate::artifacts::tables::{Cell, Table};
 use plotters::prelude::*;
 
@@ -57,8 +57,11 @@ impl StateCountData {
     }
 }
 
-const WIDTH: u32 = 900;
-const HEIGHT: u32 = 600;
+/// One column of a paper (3.3 in): at this width `TEXT_PX` is 7.2 pt there.
+const WIDTH: u32 = 560;
+const HEIGHT: u32 = 440;
+/// Tick, axis and legend text (plotters units; SVG font-size 16.9 px).
+const TEXT_PX: f64 = 21.0;
 
 /// Renders the figure as SVG text.
 pub fn render(data: &StateCountData) -> String {
@@ -103,9 +106,9 @@ fn draw(root: &style::Area, data: &StateCountData) -> DrawResult {
     let (y0, y1) = y_range(data);
     let pad = 0.25;
     let mut chart = ChartBuilder::on(&area)
-        .margin(16)
-        .x_label_area_size(50)
-        .y_label_area_size(80)
+        .margin(12)
+        .x_label_area_size(56)
+        .y_label_area_size(84)
         .build_cartesian_2d(
             (f64::from(x0) - pad)..(f64::from(x1) + pad),
             (y0..y1).log_scale(),
@@ -126,8 +129,8 @@ fn draw(root: &style::Area, data: &StateCountData) -> DrawResult {
         .y_label_formatter(&count)
         .x_desc(data.bound_desc.as_str())
         .y_desc("distinct states (log scale)")
-        .label_style((style::FONT, SMALL_PX))
-        .axis_desc_style((style::FONT, SMALL_PX))
+        .label_style((style::FONT, TEXT_PX))
+        .axis_desc_style((style::FONT, TEXT_PX))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(INK.mix(0.08))
         .draw()?;
@@ -149,7 +152,7 @@ fn draw(root: &style::Area, data: &StateCountData) -> DrawResult {
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
-        .label_font((style::FONT, BODY_PX))
+        .label_font((style::FONT, TEXT_PX))
         .background_style(WHITE.mix(0.9))
         .border_style(INK.mix(0.3))
         .draw()?;

@@ -1,14 +1,14 @@
-//! Figure (c): the twins — for each anomaly and size, k/N runs exhibiting the anomaly without
-//! the preventing mechanism next to k/N with it, each with its 95 % Wilson interval; each row
-//! names both runtimes (`without causal-no-cascade, with causal`).
+//! Figure (c): the twins as a compact table-figure — for each anomaly and pair of runtimes
+//! (`causal-no-cascade → causal`), k/N runs exhibiting the anomaly without the preventing
+//! mechanism and with it; the sizes whose counts are equal share one row (thirteen identical
+//! rows of bars said one thing). Sized for one column of a paper (3.3 in), where no text is
+//! under 7 pt. The Wilson intervals are in the twins table.
 //!
 //! A twin is the same seeded scenario run twice, once on a runtime that admits the anomaly and
-//! once on the runtime whose mechanism prevents it; the expected picture is a long orange bar
-//! over an empty blue one. The renderer draws the counts it is given and computes only the
-//! Wilson intervals; a pass does not prove the counts (the twin runner's tests do).
+//! once on the runtime whose mechanism prevents it. The renderer draws the counts it is given;
+//! a pass does not prove the counts (the twin runner's tests do).
 
-use super::bars::{self, Bar, BarPanel, BarRow};
-use super::style::{self, Count, Estimate, SMALL_PX, WITH, WITHOUT};
+use super::style::{self, Count, Estimate, WITH, WITHOUT};
 use crate::artifacts::tables::{Cell, Table};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -86,52 +86,125 @@ pub fn count_cells(c: Count) -> Vec<Cell> {
     ]
 }
 
-const WIDTH: u32 = 1000;
-const ROW_H: u32 = 64;
+/// One column of a two-column paper (3.3 in): at this width the text below is 7.2 pt there.
+const WIDTH: u32 = 560;
+/// Text size (plotters units; SVG font-size 16.9 px).
+const TEXT_PX: f64 = 21.0;
+const TITLE_H: i32 = 44;
+const HEAD_H: i32 = 34;
+const ROW_H: i32 = 60;
+const LINE_H: i32 = 26;
+/// Column starts: anomaly, runtimes (first line) and sizes (second line), runs without and
+/// with on the second line, so a long stack name has the whole first line.
+const COLS: [i32; 4] = [12, 62, 330, 440];
+const FOOT: [&str; 2] = [
+    "k/N: runs exhibiting the anomaly of N seeded",
+    "trials per side. A row holds every size whose",
+];
 
-/// Renders the twins as SVG text.
+/// Twins that say the same thing, as one row: the same anomaly, runtimes and counts at
+/// several sizes.
+struct Row {
+    anomaly: String,
+    runtimes: String,
+    sizes: Vec<String>,
+    without: Count,
+    with: Count,
+}
+
+/// Consecutive twins with the same anomaly, runtimes and counts merge into one row.
+fn rows(data: &TwinsData) -> Vec<Row> {
+    let mut out: Vec<Row> = Vec::new();
+    for g in &data.groups {
+        let runtimes = format!("{} \u{2192} {}", g.baseline, g.mechanism);
+        match out.last_mut() {
+            Some(r)
+                if r.anomaly == g.anomaly
+                    && r.runtimes == runtimes
+                    && r.without == g.without
+                    && r.with == g.with =>
+            {
+                r.sizes.push(g.size.clone());
+            }
+            _ => out.push(Row {
+                anomaly: g.anomaly.clone(),
+                runtimes,
+                sizes: vec![g.size.clone()],
+                without: g.without,
+                with: g.with,
+            }),
+        }
+    }
+    out
+}
+
+/// `depth 2, 3, 5` for sizes that share their first word, else the sizes joined.
+fn sizes_text(sizes: &[String]) -> String {
+    let split: Vec<Option<(&str, &str)>> = sizes.iter().map(|s| s.split_once(' ')).collect();
+    let word = split.first().copied().flatten().map(|(w, _)| w);
+    match word {
+        Some(w) if split.iter().all(|p| p.is_some_and(|(x, _)| x == w)) => {
+            let rest: Vec<&str> = split.iter().flatten().map(|(_, r)| *r).collect();
+            format!("{w} {}", rest.join(", "))
+        }
+        _ => sizes.join(", "),
+    }
+}
+
+/// Renders the twins as a compact table-figure (SVG text): one row per anomaly and pair of
+/// runtimes, the sizes with equal counts merged, k/N without and with the mechanism.
 pub fn render(data: &TwinsData) -> String {
-    let rows: Vec<BarRow> = data.groups.iter().map(row).collect();
-    let height = 44 + 40 + 80 + ROW_H * rows.len().max(1) as u32 + 30;
-    style::svg("twins", (WIDTH, height), |root| {
-        let area = style::titled(root, "Twins: runs exhibiting the anomaly, k/N")?;
-        let (legend_area, plot) = area.split_vertically(30);
-        legend(&legend_area)?;
-        let panel = BarPanel {
-            caption: "",
-            x_desc: "fraction of runs (95% Wilson interval)",
-            rows: &rows,
-            percent: true,
-            unit: true,
-            label_w: bars::label_width(&rows),
-        };
-        bars::draw(root, &plot, &panel)
+    render_as(data, "Twins: runs with the anomaly", "twins")
+}
+
+/// [`render`] under another title, naming the table (`tables/<table>.md`) that holds the
+/// intervals.
+pub fn render_as(data: &TwinsData, title: &str, table: &str) -> String {
+    let rows = rows(data);
+    let foot = [
+        FOOT[0].to_owned(),
+        FOOT[1].to_owned(),
+        format!("counts are equal; intervals: {table}.md"),
+    ];
+    let body = TITLE_H + HEAD_H + ROW_H * rows.len().max(1) as i32;
+    let height = body + 14 + LINE_H * foot.len() as i32 + 8;
+    style::svg("twins", (WIDTH, height as u32), |root| {
+        let big = style::bold(24.0, style::INK, HPos::Left, VPos::Top);
+        style::label(root, title, (COLS[0], 10), &big)?;
+        let head = style::bold(TEXT_PX, style::INK, HPos::Left, VPos::Center);
+        let y = TITLE_H + HEAD_H / 2;
+        for (x, h) in COLS
+            .iter()
+            .zip(["", "without \u{2192} with", "without", "with"])
+        {
+            style::label(root, h, (*x, y), &head)?;
+        }
+        let rule =
+            |y: i32, c: RGBColor| root.draw(&PathElement::new(vec![(0, y), (WIDTH as i32, y)], c));
+        rule(TITLE_H + HEAD_H, style::INK)?;
+        for (i, r) in rows.iter().enumerate() {
+            let top = TITLE_H + HEAD_H + ROW_H * i as i32;
+            draw_row(root, r, top)?;
+            rule(top + ROW_H, style::FAINT)?;
+        }
+        let text = style::text(TEXT_PX, style::INK, HPos::Left, VPos::Top);
+        for (k, line) in foot.iter().enumerate() {
+            style::label(root, line, (COLS[0], body + 14 + LINE_H * k as i32), &text)?;
+        }
+        Ok(())
     })
 }
 
-fn bar(c: Count, color: RGBColor) -> Bar {
-    Bar {
-        value: c.wilson95().unwrap_or(Estimate::MISSING),
-        color,
-        note: format!("{}/{}", c.k, c.n),
-    }
-}
-
-fn row(g: &TwinGroup) -> BarRow {
-    BarRow {
-        label: format!("{}, {}", g.anomaly, g.size),
-        sublabel: format!("without {}, with {}", g.baseline, g.mechanism),
-        bars: vec![bar(g.without, WITHOUT), bar(g.with, WITH)],
-    }
-}
-
-fn legend(area: &style::Area) -> style::DrawResult {
-    let font = style::text(SMALL_PX, style::INK, HPos::Left, VPos::Center);
-    let mut x = 40;
-    for (colour, text) in [(WITHOUT, "without mechanism"), (WITH, "with mechanism")] {
-        area.draw(&Rectangle::new([(x, 7), (x + 16, 23)], colour.filled()))?;
-        style::label(area, text, (x + 22, 15), &font)?;
-        x += 22 + style::text_width(SMALL_PX, text) + 30;
+fn draw_row(root: &style::Area, r: &Row, top: i32) -> style::DrawResult {
+    let (y1, y2) = (top + 17, top + 17 + LINE_H);
+    let plain = style::text(TEXT_PX, style::INK, HPos::Left, VPos::Center);
+    let strong = style::bold(TEXT_PX, style::INK, HPos::Left, VPos::Center);
+    style::label(root, &r.anomaly, (COLS[0], y1), &strong)?;
+    style::label(root, &r.runtimes, (COLS[1], y1), &plain)?;
+    style::label(root, &sizes_text(&r.sizes), (COLS[1], y2), &plain)?;
+    for (x, c, colour) in [(COLS[2], r.without, WITHOUT), (COLS[3], r.with, WITH)] {
+        let s = style::bold(TEXT_PX, colour, HPos::Left, VPos::Center);
+        style::label(root, &format!("{}/{}", c.k, c.n), (x, y2), &s)?;
     }
     Ok(())
 }

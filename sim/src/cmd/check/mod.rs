@@ -284,7 +284,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// What `--replay` names: an action-index path (`0/4/17`), or an ITF file as `--trace-out`
 /// writes it, whose `#meta.path` is the path and whose states the replay must reproduce
 /// (returned to compare).
-fn replay_source(arg: &str) -> anyhow::Result<(String, Option<serde_json::Value>)> {
+pub(crate) fn replay_source(arg: &str) -> anyhow::Result<(String, Option<serde_json::Value>)> {
     let file = std::path::Path::new(arg);
     let is_path = arg.chars().all(|c| c.is_ascii_digit() || c == '/');
     if is_path || !file.is_file() {
@@ -307,7 +307,7 @@ fn replay_source(arg: &str) -> anyhow::Result<(String, Option<serde_json::Value>
 
 /// The replay reproduced the ITF's states, or the error names the first state and variable
 /// that differ: the file was written under other flags (runtime, bounds, extensions).
-fn same_states(
+pub(crate) fn same_states(
     arg: &str,
     file: &serde_json::Value,
     replayed: &serde_json::Value,

@@ -33,6 +33,7 @@ mod render;
 mod stream;
 mod verdicts;
 
+use agentsim_ingest::Report;
 use agentsim_jsonl as jsonl;
 use agentsim_models::detect::stream::{Found, Limits};
 use agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT;
@@ -485,6 +486,41 @@ fn section(
     for w in ws {
         let _ = writeln!(s, "  {}", n.text(w));
     }
+}
+
+/// What `agentsim view` shows beside a history: this command's text report on it, and each
+/// listed witness as the report prints it (`line`) and as `--json` lists it (`json`, whose
+/// record fields locate it), in the report's order.
+pub struct Explained {
+    pub text: String,
+    pub witnesses: Vec<(&'static str, String, Json)>,
+}
+
+/// Detects `h` (read from `file`, ingested with `ingest` when it was) as `detect` does, with
+/// the default witness limit, and explains it.
+pub fn explain(h: History, file: &str, ingest: Option<&Report>) -> anyhow::Result<Explained> {
+    h.validate()
+        .and_then(|()| h.validate_effects())
+        .map_err(|e| anyhow::anyhow!("{file}: the history it gives is malformed: {e}"))?;
+    let cfg = batch::Config {
+        threads: 1,
+        max_witnesses: MAX_WITNESSES_DEFAULT,
+        residue: false,
+        progress: super::progress::ProgressArgs::default(),
+    };
+    let o = batch::in_memory(h, file, cfg)?;
+    let v = Verdicts::of(&o.summary, file, ingest);
+    let r = Render(&o.names);
+    let lists = Anomaly::ALL
+        .into_iter()
+        .filter(|&a| shown(a, false, &o.summary));
+    let names = lists.map(Anomaly::name).chain(["L1_struct"]);
+    let witnesses = names
+        .flat_map(|name| list(&o, name).into_iter().map(move |k| (name, k)))
+        .map(|(name, k)| (name, r.text(k), r.json(k)))
+        .collect();
+    let text = text(file, &o, &v, false);
+    Ok(Explained { text, witnesses })
 }
 
 #[cfg(test)]
