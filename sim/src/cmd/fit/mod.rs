@@ -132,6 +132,8 @@ pub fn observation(file: &Path, source: Option<&Ingest>) -> anyhow::Result<Obser
         None => Kind::History,
         Some(Ingest::Otel) => Kind::Otel,
         Some(Ingest::Langgraph { .. }) => Kind::LangGraph,
+        Some(Ingest::Openinference) => Kind::OpenInference,
+        Some(Ingest::Mcp) => Kind::Mcp,
     };
     observe::observe(history, kind, file, &file.display().to_string())
 }

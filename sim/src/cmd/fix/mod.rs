@@ -101,7 +101,7 @@ pub fn subject(
     let observed = contains::find(&scenario, &fitted.expected)?;
     let framework = match obs.kind {
         Kind::LangGraph => Framework::LangGraph,
-        Kind::Otel => Framework::OpenTelemetry,
+        Kind::Otel | Kind::OpenInference | Kind::Mcp => Framework::OpenTelemetry,
         Kind::History => Framework::Unknown,
     };
     Ok(Subject {

@@ -158,6 +158,8 @@ fn one(
         Kind::History => agentsim_jsonl::read_history(&file)?,
         Kind::Otel => read_otel(&file)?.history,
         Kind::LangGraph => read_langgraph(&file, None)?.history,
+        Kind::OpenInference => agentsim_ingest::openinference::read_openinference(&file)?.history,
+        Kind::Mcp => agentsim_ingest::mcp::read_mcp_log(&file)?.history,
     };
     let obs = observe::observe(history, kind, &file, input)?;
     let sc_path = Path::new(input).with_extension("fit.toml");

@@ -14,6 +14,11 @@ pub enum Kind {
     History,
     Otel,
     LangGraph,
+    /// OpenInference spans: read as `--from openinference` does; their wall times are not
+    /// paired with records yet, so log positions stand in.
+    OpenInference,
+    /// An MCP JSON-RPC log (no wall times are paired either).
+    Mcp,
 }
 
 /// An observed run.
@@ -45,6 +50,8 @@ pub fn observe(history: History, kind: Kind, file: &Path, shown: &str) -> Result
     let (label, times, clock_note) = match kind {
         Kind::History => (format!("history {shown}"), None, None),
         Kind::LangGraph => (format!("langgraph checkpoints {shown}"), None, None),
+        Kind::OpenInference => (format!("openinference trace {shown}"), None, None),
+        Kind::Mcp => (format!("mcp log {shown}"), None, None),
         Kind::Otel => {
             let text = std::fs::read_to_string(file).with_context(|| format!("reading {shown}"))?;
             match otel_times::timings(&text, shown, &history) {
