@@ -187,7 +187,13 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        for s in ["S1:12:-", "S1:57:3=1,12=2", "S1:9:4=1:stop=7", "X1:9:0=2:stop=4", "X1:9:-:steps=40"] {
+        for s in [
+            "S1:12:-",
+            "S1:57:3=1,12=2",
+            "S1:9:4=1:stop=7",
+            "X1:9:0=2:stop=4",
+            "X1:9:-:steps=40",
+        ] {
             assert_eq!(Schedule::parse(s).unwrap().to_string(), s);
         }
         let s = Schedule::parse("S1:57:3=1,12=2").unwrap();

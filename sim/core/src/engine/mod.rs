@@ -41,11 +41,11 @@ use crate::generator::{GenError, Generation, Generator};
 use crate::scenario::{Cond, EffectOrder, Scenario, Script, Step};
 use crate::schedule::{Schedule, Timing};
 use crate::scheduler::{ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler};
-use std::collections::BTreeMap;
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::OpRecord;
 use agentsim_models::runtime::{CommitRequest, Guarded, Runtime};
 use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
 
 /// What the engine counts in one trial.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -442,9 +442,9 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
     found.truncated += u64::from(run.counters.truncated);
     found.depth_max = found.depth_max.max(w.depth() as u64);
     if cfg.keep_histories {
-        found
-            .histories
-            .insert(crate::digest::fnv1a64(format!("{:?}", history.records).as_bytes()));
+        found.histories.insert(crate::digest::fnv1a64(
+            format!("{:?}", history.records).as_bytes(),
+        ));
     }
     let schedule: Schedule = run.schedule.clone();
     found.add_witness(Witness {

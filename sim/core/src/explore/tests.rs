@@ -104,7 +104,9 @@ fn family(seed: u64, ops_max: usize) -> Scenario {
             } else {
                 ""
             };
-            s.push_str(&format!("  {{ do = \"read\", cells = {read}{pick}{tool} }},\n"));
+            s.push_str(&format!(
+                "  {{ do = \"read\", cells = {read}{pick}{tool} }},\n"
+            ));
             if below(&mut rng, 3) != 0 {
                 s.push_str("  { do = \"generate\", latency_ms = { fixed = 100 } },\n");
             }
@@ -246,7 +248,12 @@ fn run_forced(sc: &Scenario, rt: Stack, f: &mut Forced) -> TrialRun {
         trace: false,
         record: false,
     };
-    run_trial_in(rt.build(sc.registry(), sc.provenance), setup, &mut Pool::default()).unwrap()
+    run_trial_in(
+        rt.build(sc.registry(), sc.provenance),
+        setup,
+        &mut Pool::default(),
+    )
+    .unwrap()
 }
 
 /// Every pair the relation declares independent commutes in the engine: on random states
@@ -261,7 +268,9 @@ fn independent_steps_commute() {
         let sc = family(100 + trial % 40, 2);
         let kind = RuntimeKind::ALL[below(&mut rng, RuntimeKind::ALL.len())];
         let rt = stack(kind.name());
-        let prefix: Vec<usize> = (0..below(&mut rng, 8)).map(|_| below(&mut rng, 3)).collect();
+        let prefix: Vec<usize> = (0..below(&mut rng, 8))
+            .map(|_| below(&mut rng, 3))
+            .collect();
         let mut probe = Forced {
             prefix: prefix.clone(),
             forced: Vec::new(),
@@ -300,7 +309,10 @@ fn independent_steps_commute() {
             }
         }
     }
-    assert!(checked > 200, "enough independent pairs were checked: {checked}");
+    assert!(
+        checked > 200,
+        "enough independent pairs were checked: {checked}"
+    );
 }
 
 impl Forced {

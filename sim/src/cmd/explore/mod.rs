@@ -19,7 +19,7 @@ use super::check_watch::{cancel_on_signals, INTERRUPTED};
 use super::gate::GateArgs;
 use super::progress::{Items, ProgressArgs};
 use agentsim_models::runtime::{RuntimeKind, Stack};
-use agentsim_sim::explore::{explore, ExploreConfig, Exploration, STEPS_PER_AGENT_DEFAULT};
+use agentsim_sim::explore::{explore, Exploration, ExploreConfig, STEPS_PER_AGENT_DEFAULT};
 use agentsim_sim::scenario::{OnMissing, Scenario};
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
