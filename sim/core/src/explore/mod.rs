@@ -414,7 +414,7 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
             set.insert(w.class_key());
             set.len() as u64
         };
-        if let Some(p) = cfg.progress.filter(|_| n % 4096 == 0) {
+        if let Some(p) = cfg.progress.filter(|_| n.is_multiple_of(4096)) {
             p(n, classes);
         }
         if cfg.max_schedules.is_some_and(|m| n >= m) {
