@@ -86,18 +86,20 @@ fn budgets_exit_2_and_threads_change_no_byte() {
 }
 
 /// Every anomaly set that sampling finds (random and PCT, 2,000 trials each) is among the
-/// sets exploring reaches, on scenarios whose search no step budget cuts.
+/// sets exploring reaches, on scenarios whose search finishes in seconds and no step budget
+/// cuts (edit-review only under vanilla: its ssi tree is past the default budgets).
 #[test]
 fn sampled_sets_are_among_explored_sets() {
-    for file in [
-        "scenarios/examples/edit-review.toml",
-        "scenarios/explore/stale-review.toml",
-        "scenarios/explore/retired-tool.toml",
-        "scenarios/explore/effect-order.toml",
-        "scenarios/twins/a1.toml",
+    let all = ["vanilla", "ssi", "saga"];
+    for (file, runtimes) in [
+        ("scenarios/examples/edit-review.toml", &all[..1]),
+        ("scenarios/explore/stale-review.toml", &all[..]),
+        ("scenarios/explore/retired-tool.toml", &all[..]),
+        ("scenarios/explore/effect-order.toml", &all[..]),
+        ("scenarios/twins/a1.toml", &all[..]),
     ] {
         let sc = Scenario::load(&root().join(file)).unwrap();
-        for rt in ["vanilla", "ssi", "saga"] {
+        for &rt in runtimes {
             let rt = rt.parse().unwrap();
             let ex = explore(&sc, &ExploreConfig::new(rt)).unwrap();
             assert!(ex.complete, "{file}");
