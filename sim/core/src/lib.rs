@@ -14,6 +14,7 @@
 pub mod digest;
 pub mod dist;
 pub mod engine;
+pub mod explore;
 pub mod fit;
 pub mod generator;
 pub mod metrics;

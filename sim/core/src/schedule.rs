@@ -6,12 +6,32 @@
 //! (`-` when there are none; `position` indexes the enabled events ordered by due time, then
 //! agent); `stop=<n>` cuts the trial after n events (shrinking uses it). Everything else a
 //! trial does follows from the seed, so seed + this string reproduce the history exactly.
+//!
+//! `X1:<events>:<choices>[:stop=<n>]` is the same shape for a trial whose time is abstracted
+//! (`agentsim explore`): every agent with a pending event is enabled, ordered by agent, and
+//! every nondeterministic draw that can change the history (a `prob` of a branch, retract or
+//! registry step, a `pick`, an effect completion order) is a choice point too. `<choices>`
+//! then maps the index of each choice point with two or more alternatives (counted from 0 in
+//! the order the trial meets them) to the alternative taken, when not 0. See
+//! docs/exploring.md.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 /// The version tag of the format this build writes and reads.
 pub const TAG: &str = "S1";
+/// The tag of an abstract-time (explored) schedule.
+pub const TAG_ABSTRACT: &str = "X1";
+
+/// How a schedule's choices are indexed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Timing {
+    /// `S1`: by event, among the events due within the scenario's window (simulate).
+    #[default]
+    Timed,
+    /// `X1`: by choice point, time abstracted (explore).
+    Abstract,
+}
 
 /// The scheduling decisions of one trial.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -22,6 +42,11 @@ pub struct Schedule {
     pub choices: BTreeMap<u64, u32>,
     /// Stop after this many events.
     pub stop: Option<u64>,
+    /// `S1` (timed, by event) or `X1` (abstract, by choice point).
+    pub timing: Timing,
+    /// `X1` only: the per-agent step budget the trial ran under (`steps=<n>`): an agent that
+    /// has taken this many steps takes no more.
+    pub steps_per_agent: Option<u64>,
 }
 
 impl Schedule {
@@ -43,9 +68,11 @@ impl Schedule {
         };
         let mut parts = s.trim().split(':');
         let tag = parts.next().unwrap_or("");
-        if tag != TAG {
-            return Err(err(Problem::Tag(tag.to_owned())));
-        }
+        let timing = match tag {
+            TAG => Timing::Timed,
+            TAG_ABSTRACT => Timing::Abstract,
+            _ => return Err(err(Problem::Tag(tag.to_owned()))),
+        };
         let events = parts.next().ok_or_else(|| err(Problem::NoEvents))?;
         let events = events
             .parse()
@@ -53,6 +80,7 @@ impl Schedule {
         let list = parts.next().ok_or_else(|| err(Problem::NoChoices))?;
         let mut out = Schedule {
             events,
+            timing,
             ..Schedule::default()
         };
         if list != "-" {
@@ -66,14 +94,24 @@ impl Schedule {
                 }
             }
         }
-        if let Some(stop) = parts.next() {
+        let mut rest = parts.peekable();
+        if let Some(stop) = rest.next_if(|p| !p.starts_with("steps=")) {
             let n = stop
                 .strip_prefix("stop=")
                 .and_then(|n| n.parse().ok())
                 .ok_or_else(|| err(Problem::Stop(stop.to_owned())))?;
             out.stop = Some(n);
         }
-        if let Some(extra) = parts.next() {
+        if timing == Timing::Abstract {
+            if let Some(steps) = rest.next() {
+                let n = steps
+                    .strip_prefix("steps=")
+                    .and_then(|n| n.parse().ok())
+                    .ok_or_else(|| err(Problem::Steps(steps.to_owned())))?;
+                out.steps_per_agent = Some(n);
+            }
+        }
+        if let Some(extra) = rest.next() {
             return Err(err(Problem::Extra(extra.to_owned())));
         }
         Ok(out)
@@ -91,7 +129,7 @@ pub struct ScheduleError {
 /// Which part of a schedule string is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Problem {
-    #[error("expected version tag `{TAG}`, found `{0}`")]
+    #[error("expected version tag `{TAG}` or `{TAG_ABSTRACT}`, found `{0}`")]
     Tag(String),
     #[error("missing event count")]
     NoEvents,
@@ -105,6 +143,8 @@ pub enum Problem {
     Duplicate(u64),
     #[error("`{0}` is not stop=<events>")]
     Stop(String),
+    #[error("`{0}` is not steps=<per-agent step budget>")]
+    Steps(String),
     #[error("unexpected `{0}`")]
     Extra(String),
 }
@@ -119,7 +159,11 @@ impl std::str::FromStr for Schedule {
 
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{TAG}:{}:", self.events)?;
+        let tag = match self.timing {
+            Timing::Timed => TAG,
+            Timing::Abstract => TAG_ABSTRACT,
+        };
+        write!(f, "{tag}:{}:", self.events)?;
         if self.choices.is_empty() {
             f.write_str("-")?;
         }
@@ -129,6 +173,9 @@ impl fmt::Display for Schedule {
         }
         if let Some(stop) = self.stop {
             write!(f, ":stop={stop}")?;
+        }
+        if let Some(steps) = self.steps_per_agent {
+            write!(f, ":steps={steps}")?;
         }
         Ok(())
     }
@@ -140,7 +187,13 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        for s in ["S1:12:-", "S1:57:3=1,12=2", "S1:9:4=1:stop=7"] {
+        for s in [
+            "S1:12:-",
+            "S1:57:3=1,12=2",
+            "S1:9:4=1:stop=7",
+            "X1:9:0=2:stop=4",
+            "X1:9:-:steps=40",
+        ] {
             assert_eq!(Schedule::parse(s).unwrap().to_string(), s);
         }
         let s = Schedule::parse("S1:57:3=1,12=2").unwrap();

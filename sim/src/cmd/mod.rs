@@ -12,6 +12,7 @@ pub mod cpl;
 pub mod cpl_twin;
 pub mod deployed;
 pub mod detect;
+pub mod explore;
 pub mod fit;
 pub mod fix;
 pub mod gate;
@@ -54,6 +55,8 @@ pub enum Command {
     Lattice(lattice::Args),
     /// Exhaustively check the model at small bounds, like TLC (SPEC §1, §3, §5).
     Check(check::Args),
+    /// Explore every interleaving of a scenario's agents, with partial-order reduction.
+    Explore(explore::Args),
     /// Runtime × anomaly matrix: admitted with a shortest witness, or prevented (SPEC §5).
     Matrix(runtime_matrix::Args),
     /// Run a scenario's seeded trials and summarise the anomalies found.
@@ -95,6 +98,7 @@ impl Command {
             Command::Fix(args) => fix::run(args),
             Command::Lattice(args) => lattice::run(args),
             Command::Check(args) => check::run(args),
+            Command::Explore(args) => explore::run(args),
             Command::Matrix(args) if args.abstract_model => abstract_matrix::run(&args),
             Command::Matrix(args) => runtime_matrix::run(args),
             Command::Simulate(args) => simulate::run(args),

@@ -236,25 +236,40 @@ fn bad_expectations_exit_2_at_their_file_and_line() {
 }
 
 #[test]
-fn explore_is_refused_until_it_exists_and_never_passes() {
+fn explore_decides_over_every_interleaving_and_a_failure_replays() {
     let dir = temp_dir("explore");
     let a1 = std::fs::read_to_string(root().join("scenarios/twins/a1.toml")).expect("twin");
     let file = dir.join("explore.toml");
-    let claim =
-        "\n[[expect]]\nanomaly = \"A1\"\nruntime = \"ssi\"\nnever = true\nby = \"explore\"\n";
-    std::fs::write(&file, format!("{a1}{claim}")).expect("write");
+    let claims = "\n[[expect]]\nanomaly = \"A1\"\nruntime = \"ssi\"\nnever = true\nby = \"explore\"\n\
+                  \n[[expect]]\nanomaly = \"A1\"\nruntime = \"vanilla\"\nnever = true\nby = \"explore\"\n";
+    std::fs::write(&file, format!("{a1}{claims}")).expect("write");
     let out = agentsim(&["test", s(&file), "--filter", "by explore"]);
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{stdout}");
-    let line = a1.lines().count() + 2;
-    assert!(
-        stdout.contains(&format!("explore.toml:{line}: by = \"explore\" needs")),
-        "{stdout}"
-    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert_eq!(
         stdout.lines().last(),
-        Some("0 passed, 0 failed, 1 cannot tell")
+        Some("1 passed, 1 failed"),
+        "{stdout}"
     );
+    let pass = stdout
+        .lines()
+        .find(|l| l.starts_with("PASS"))
+        .expect("the ssi case");
+    assert!(pass.contains("A1 unreachable"), "{pass}");
+    let fail = stdout
+        .lines()
+        .find(|l| l.starts_with("FAIL"))
+        .expect("the vanilla case");
+    assert!(fail.contains("A1 reachable"), "{fail}");
+    // The failure's witness is the explorer's shortest schedule, and it replays to A1.
+    let replay = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: agentsim replay "))
+        .expect("a replay line");
+    let line = replay.trim_matches('\'');
+    let out = agentsim(&["replay", line]);
+    let said = text(&out.stdout);
+    assert!(said.contains("anomalies: A1"), "{said}");
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
 

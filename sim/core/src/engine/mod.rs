@@ -10,6 +10,11 @@
 //! tokens, and either is retried (re-read, regenerate) up to the scenario's retry bound.
 //! All randomness is the trial's ChaCha8 stream 0; the scheduler has its own stream.
 //!
+//! Abstract time (exploration): when the scheduler offers a [`Chooser`], every agent with a
+//! pending event is enabled and every draw that can change the history is the chooser's
+//! choice instead (see [`crate::scheduler::chooser`]); the schedule it records is an `X1`
+//! string. The timed path is untouched by this: its draws and outputs are the same bytes.
+//!
 //! A trial that runs says the runtime's assertions held on this schedule and this seed;
 //! whether an anomaly *can* happen is for many trials (or the exhaustive checker) to say.
 
@@ -33,13 +38,14 @@ pub use messages::CplTrial;
 
 use crate::dist::{below, chance};
 use crate::generator::{GenError, Generation, Generator};
-use crate::scenario::{Cond, Scenario, Script, Step};
-use crate::schedule::Schedule;
-use crate::scheduler::Scheduler;
+use crate::scenario::{Cond, EffectOrder, Scenario, Script, Step};
+use crate::schedule::{Schedule, Timing};
+use crate::scheduler::{ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler};
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::OpRecord;
 use agentsim_models::runtime::{CommitRequest, Guarded, Runtime};
 use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
 
 /// What the engine counts in one trial.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -66,6 +72,9 @@ pub struct Counters {
     pub choice_points: u64,
     /// The trial hit `events_max` with agents still running.
     pub truncated: bool,
+    /// An agent with steps left was stopped by the chooser's per-agent step budget
+    /// (abstract time only).
+    pub budget_cut: bool,
 }
 
 /// One executed event, for readable traces.
@@ -172,6 +181,12 @@ struct Engine<'a, R: Runtime> {
     /// Messages and monitors (scenarios with `[cpl]` only).
     cpl: Option<messages::CplRun<'a>>,
     pool: Pool,
+    /// Abstract time: the chooser, the non-zero choices it made by choice-point index, the
+    /// next choice point's index and each agent's executed steps.
+    chooser: Option<&'a mut dyn Chooser>,
+    picks: BTreeMap<u64, u32>,
+    points: u64,
+    steps: Vec<u64>,
 }
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
@@ -218,6 +233,13 @@ pub fn run_trial_in<R: Runtime>(
     }
     let mut record_tokens = std::mem::take(&mut pool.record_tokens);
     record_tokens.clear();
+    let abstract_time = setup.scheduler.chooser().is_some();
+    let sched = setup.scheduler;
+    let (chooser, timed) = if abstract_time {
+        (sched.chooser(), None)
+    } else {
+        (None, Some(sched))
+    };
     let mut e = Engine {
         sc,
         rt,
@@ -236,8 +258,16 @@ pub fn run_trial_in<R: Runtime>(
             .as_deref()
             .map(|c| messages::CplRun::new(c, sc.agents.len())),
         pool,
+        chooser,
+        picks: BTreeMap::new(),
+        points: 0,
+        steps: if abstract_time {
+            vec![0; sc.agents.len()]
+        } else {
+            Vec::new()
+        },
     };
-    let schedule = e.run(setup.scheduler, setup.trial_seed, setup.stop)?;
+    let schedule = e.run(timed, setup.trial_seed, setup.stop)?;
     Ok(e.finish(schedule, buffers))
 }
 
@@ -253,13 +283,21 @@ fn normalize(st: &mut AgentState, script: &Script, repeat: u32) {
 }
 
 impl<R: Runtime> Engine<'_, R> {
+    /// Runs the trial: timed under `sched`, or in abstract time under the chooser (`None`).
     fn run(
         &mut self,
-        sched: &mut dyn Scheduler,
+        mut sched: Option<&mut dyn Scheduler>,
         seed: u64,
         stop: Option<u64>,
     ) -> Result<Schedule, SimError> {
-        sched.start_trial(seed, self.agents.len(), self.sc.steps_hint());
+        match sched.as_deref_mut() {
+            Some(s) => s.start_trial(seed, self.agents.len(), self.sc.steps_hint()),
+            None => self
+                .chooser
+                .as_deref_mut()
+                .expect("an abstract-time trial has a chooser")
+                .start(),
+        }
         let limit = stop.unwrap_or(self.sc.events_max).min(self.sc.events_max);
         let mut schedule = Schedule {
             stop,
@@ -271,24 +309,13 @@ impl<R: Runtime> Engine<'_, R> {
                 self.c.truncated = stop.is_none();
                 break;
             }
-            enabled.clear();
-            let horizon = min.saturating_add(self.sc.window_ms);
-            enabled.extend((0..self.agents.len()).filter(|&i| {
-                let a = &self.agents[i];
-                !a.done && a.due_ms <= horizon
-            }));
-            if enabled.len() > 1 {
-                enabled.sort_by_key(|&i| (self.agents[i].due_ms, i));
-                self.c.choice_points += 1;
-            }
-            let pos = sched.choose(self.event, &enabled);
-            assert!(
-                pos < enabled.len(),
-                "scheduler chose outside the enabled set"
-            );
-            if pos != 0 {
-                schedule.choices.insert(self.event, pos as u32);
-            }
+            let pos = match sched.as_deref_mut() {
+                Some(s) => self.next_timed(s, min, &mut enabled, &mut schedule),
+                None => match self.next_abstract(&mut enabled) {
+                    Some(pos) => pos,
+                    None => break,
+                },
+            };
             let a = enabled[pos];
             self.now_ms = self.now_ms.max(self.agents[a].due_ms);
             self.cur = (pos, enabled.len());
@@ -297,7 +324,166 @@ impl<R: Runtime> Engine<'_, R> {
         }
         schedule.events = self.event;
         self.pool.enabled = enabled;
+        if let Some(c) = self.chooser.as_deref() {
+            schedule.timing = Timing::Abstract;
+            schedule.steps_per_agent = c.steps_per_agent();
+            schedule.choices = std::mem::take(&mut self.picks);
+        }
         Ok(schedule)
+    }
+
+    /// The scheduler's pick among the events due within the window of the earliest (`min`).
+    fn next_timed(
+        &mut self,
+        sched: &mut dyn Scheduler,
+        min: u64,
+        enabled: &mut Vec<usize>,
+        schedule: &mut Schedule,
+    ) -> usize {
+        enabled.clear();
+        let horizon = min.saturating_add(self.sc.window_ms);
+        enabled.extend((0..self.agents.len()).filter(|&i| {
+            let a = &self.agents[i];
+            !a.done && a.due_ms <= horizon
+        }));
+        if enabled.len() > 1 {
+            enabled.sort_by_key(|&i| (self.agents[i].due_ms, i));
+            self.c.choice_points += 1;
+        }
+        let pos = sched.choose(self.event, enabled);
+        assert!(
+            pos < enabled.len(),
+            "scheduler chose outside the enabled set"
+        );
+        if pos != 0 {
+            schedule.choices.insert(self.event, pos as u32);
+        }
+        pos
+    }
+
+    /// The chooser's pick among every agent with a pending event and steps left in its budget
+    /// (abstract time); `None` when the budget leaves none.
+    fn next_abstract(&mut self, enabled: &mut Vec<usize>) -> Option<usize> {
+        let budget = self.chooser.as_deref().and_then(|c| c.steps_per_agent());
+        enabled.clear();
+        let mut cut = false;
+        for (i, a) in self.agents.iter().enumerate() {
+            if a.done || a.due_ms == messages::PARKED {
+                continue;
+            }
+            if budget.is_some_and(|b| self.steps[i] >= b) {
+                cut = true;
+            } else {
+                enabled.push(i);
+            }
+        }
+        self.c.budget_cut |= cut;
+        if enabled.is_empty() {
+            return None;
+        }
+        let pos = if enabled.len() > 1 {
+            self.c.choice_points += 1;
+            let next: Vec<Footprint> = enabled.iter().map(|&a| self.footprint(a)).collect();
+            self.choose(ChoiceKind::Agent, enabled[0], enabled, &next)
+        } else {
+            0
+        };
+        let a = enabled[pos];
+        self.steps[a] += 1;
+        let fp = self.footprint(a);
+        if let Some(c) = self.chooser.as_deref_mut() {
+            c.stepped(a, fp);
+        }
+        Some(pos)
+    }
+
+    /// What agent `a`'s next step touches (see [`Footprint`]).
+    fn footprint(&self, a: usize) -> Footprint {
+        let st = &self.agents[a];
+        match &self.sc.agents[a].script.steps[st.pc] {
+            Step::Generate { .. } if st.open => Footprint::Local,
+            Step::Wait { .. } | Step::Branch { .. } => Footprint::Local,
+            Step::Write { .. } if st.open && !st.op.issued => Footprint::Local,
+            _ => Footprint::Shared,
+        }
+    }
+
+    /// Asks the chooser at a choice point of `n` ≥ 2 alternatives (`enabled` and `next` for
+    /// an agent choice) and records a non-zero answer under the point's index.
+    fn choose_among(
+        &mut self,
+        kind: ChoiceKind,
+        n: usize,
+        agent: usize,
+        enabled: &[usize],
+        next: &[Footprint],
+    ) -> usize {
+        assert!(n >= 2, "a choice point has two alternatives or more");
+        let point = ChoicePoint {
+            kind,
+            n,
+            agent,
+            enabled,
+            next,
+        };
+        let ch = self
+            .chooser
+            .as_deref_mut()
+            .expect("choice points arise in abstract time only");
+        let k = ch.pick(&point);
+        assert!(k < n, "the chooser picked outside the alternatives");
+        if k != 0 {
+            self.picks.insert(self.points, k as u32);
+        }
+        self.points += 1;
+        k
+    }
+
+    /// An agent choice among `enabled` (abstract time).
+    fn choose(
+        &mut self,
+        kind: ChoiceKind,
+        agent: usize,
+        enabled: &[usize],
+        next: &[Footprint],
+    ) -> usize {
+        self.choose_among(kind, enabled.len(), agent, enabled, next)
+    }
+
+    /// Whether a step's `prob` fires: a draw on the trial's stream, or in abstract time both
+    /// ways as a choice point (0 fires) unless `prob` is 0 or 1.
+    fn decide(&mut self, a: usize, prob: f64) -> bool {
+        if self.chooser.is_none() {
+            return chance(&mut self.rng, prob);
+        }
+        if prob >= 1.0 {
+            return true;
+        }
+        if prob.is_nan() || prob <= 0.0 {
+            return false;
+        }
+        self.choose_among(ChoiceKind::Prob, 2, a, &[], &[]) == 0
+    }
+
+    /// A completion order of `w` effects chosen in abstract time: any permutation (time is
+    /// abstracted, so any latency order), or any but the identity for `non-identity`. One
+    /// choice point per effect placed (Lehmer code), none where only one order is left.
+    fn abstract_order(&mut self, a: usize, w: usize, order: EffectOrder) -> Vec<usize> {
+        let mut rest: Vec<usize> = (0..w).collect();
+        let mut out = Vec::with_capacity(w);
+        let mut identity = true;
+        while rest.len() > 1 {
+            let n = rest.len();
+            let i = if order == EffectOrder::NonIdentity && identity && n == 2 {
+                1
+            } else {
+                self.choose_among(ChoiceKind::Order, n, a, &[], &[])
+            };
+            identity &= i == 0;
+            out.push(rest.remove(i));
+        }
+        out.extend(rest);
+        out
     }
 
     /// The earliest due time among running agents, if any runs.
@@ -384,7 +570,7 @@ impl<R: Runtime> Engine<'_, R> {
         let mut delay = 0;
         let text: String = match &script.steps[pc] {
             Step::Read { cells, pick, tool } => {
-                let cells = self.select(cells, *pick, &[]);
+                let cells = self.select(a, cells, *pick, &[]);
                 next = self.read(a, pc, cells, *tool, script, &mut delay);
                 String::new()
             }
@@ -410,7 +596,7 @@ impl<R: Runtime> Engine<'_, R> {
                     if *include_read {
                         self.op_cells(a, &mut read);
                     }
-                    let ws = self.select(cells, *pick, &read);
+                    let ws = self.select(a, cells, *pick, &read);
                     self.pool.extra = read;
                     delay = self.issue(a, pc, ws, *effect_ms, *order)?;
                     next = Some(pc);
@@ -424,14 +610,14 @@ impl<R: Runtime> Engine<'_, R> {
                 self.traced(|| format!("wait {delay} ms"))
             }
             Step::Retract { targets, prob } => {
-                if chance(&mut self.rng, *prob) {
+                if self.decide(a, *prob) {
                     self.retract(targets)
                 } else {
                     self.traced(|| "retract skipped".into())
                 }
             }
             Step::Registry { change, prob } => {
-                if chance(&mut self.rng, *prob) {
+                if self.decide(a, *prob) {
                     self.rt.change_registry(*change);
                     self.traced(|| format!("registry {change:?}"))
                 } else {
@@ -449,7 +635,7 @@ impl<R: Runtime> Engine<'_, R> {
                     Cond::Null => v.is_null(),
                     Cond::NotNull => !v.is_null(),
                 };
-                if holds && chance(&mut self.rng, *prob) {
+                if holds && self.decide(a, *prob) {
                     next = Some(*target);
                 }
                 let taken = if next == Some(pc + 1) {
@@ -481,13 +667,29 @@ impl<R: Runtime> Engine<'_, R> {
         Ok(())
     }
 
-    /// The cells a step touches: all of `cells`, or `pick` of them at random; plus `extra`.
-    /// Sorted and unique, in the pool's `cells` buffer (hand it back when done).
-    fn select(&mut self, cells: &[Cell], pick: Option<u32>, extra: &[Cell]) -> Vec<Cell> {
+    /// The cells agent `a`'s step touches: all of `cells`, or `pick` of them at random (in
+    /// abstract time, chosen: each pick a choice among the cells after the previous pick);
+    /// plus `extra`. Sorted and unique, in the pool's `cells` buffer (hand it back when done).
+    fn select(&mut self, a: usize, cells: &[Cell], pick: Option<u32>, extra: &[Cell]) -> Vec<Cell> {
         let mut out = std::mem::take(&mut self.pool.cells);
         out.clear();
         match pick {
             None => out.extend_from_slice(cells),
+            Some(k) if self.chooser.is_some() => {
+                let k = (k as usize).min(cells.len());
+                let mut from = 0;
+                for j in 0..k {
+                    let last = cells.len() - (k - j);
+                    let n = last - from + 1;
+                    let i = if n >= 2 {
+                        from + self.choose_among(ChoiceKind::Pick, n, a, &[], &[])
+                    } else {
+                        from
+                    };
+                    out.push(cells[i]);
+                    from = i + 1;
+                }
+            }
             Some(k) => {
                 let pool = &mut self.pool.pick;
                 pool.clear();

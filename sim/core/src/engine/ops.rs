@@ -142,6 +142,10 @@ impl<R: Runtime> Engine<'_, R> {
     ) -> Result<u64, SimError> {
         let agent = Agent(a as u32);
         assert!(self.agents[a].open, "write inside an operation");
+        let chosen = self
+            .chooser
+            .is_some()
+            .then(|| self.abstract_order(a, ws.len(), order));
         let op = &mut self.agents[a].op;
         // The op's request is reused: empty its map (its keys are among the cells it issued).
         let req = &mut op.commit;
@@ -191,9 +195,10 @@ impl<R: Runtime> Engine<'_, R> {
         let completion = &mut req.completion;
         completion.clear();
         completion.extend(0..ws.len());
-        match order {
-            EffectOrder::Latency => completion.sort_by_key(|&k| (latencies[k], k)),
-            EffectOrder::NonIdentity => non_identity(&mut self.rng, completion),
+        match (chosen, order) {
+            (Some(chosen), _) => *completion = chosen,
+            (None, EffectOrder::Latency) => completion.sort_by_key(|&k| (latencies[k], k)),
+            (None, EffectOrder::NonIdentity) => non_identity(&mut self.rng, completion),
         }
         let last = latencies.iter().copied().max().unwrap_or(0);
         self.pool.latencies = latencies;

@@ -6,11 +6,13 @@
 //! every latency and token draw unchanged. A scheduler explores interleavings; it does not
 //! guarantee to find a bug (PCT's guarantee is probabilistic, see [`pct`]).
 
+pub mod chooser;
 pub mod pct;
 pub mod random;
 pub mod replay;
 
 use crate::schedule::Schedule;
+pub use chooser::{ChoiceKind, ChoicePoint, Chooser, Footprint};
 
 /// Chooses among enabled events.
 pub trait Scheduler: Send {
@@ -19,6 +21,12 @@ pub trait Scheduler: Send {
 
     /// Picks a position in `enabled` (agent indices, earliest due first) at event `event`.
     fn choose(&mut self, event: u64, enabled: &[usize]) -> usize;
+
+    /// A chooser for an abstract-time trial (see [`chooser`]), if this scheduler is one; the
+    /// engine then asks it, not [`Scheduler::choose`], at every choice point.
+    fn chooser(&mut self) -> Option<&mut dyn Chooser> {
+        None
+    }
 }
 
 /// Which scheduler to build: `random`, `pct:D` or a replayed schedule.

@@ -7,18 +7,37 @@
 //! `agentsim replay` refuses a line whose choices the run did not take (it compares them with
 //! the schedule the engine records), and the shrinker prints only choices that were taken.
 
-use super::Scheduler;
-use crate::schedule::Schedule;
+use super::{ChoicePoint, Chooser, Scheduler};
+use crate::schedule::{Schedule, Timing};
 
 /// Follows a recorded schedule.
 #[derive(Clone, Debug)]
 pub struct Replay {
     schedule: Schedule,
+    /// The next choice point of an abstract-time trial.
+    point: u64,
 }
 
 impl Replay {
     pub fn new(schedule: Schedule) -> Self {
-        Self { schedule }
+        Self { schedule, point: 0 }
+    }
+}
+
+impl Chooser for Replay {
+    fn start(&mut self) {
+        self.point = 0;
+    }
+
+    fn pick(&mut self, point: &ChoicePoint<'_>) -> usize {
+        assert!(point.n >= 2, "a choice point has two alternatives or more");
+        let k = self.schedule.choice_at(self.point) as usize;
+        self.point += 1;
+        k.min(point.n - 1)
+    }
+
+    fn steps_per_agent(&self) -> Option<u64> {
+        self.schedule.steps_per_agent
     }
 }
 
@@ -28,6 +47,13 @@ impl Scheduler for Replay {
     fn choose(&mut self, event: u64, enabled: &[usize]) -> usize {
         assert!(!enabled.is_empty(), "choose needs an enabled event");
         (self.schedule.choice_at(event) as usize).min(enabled.len() - 1)
+    }
+
+    fn chooser(&mut self) -> Option<&mut dyn Chooser> {
+        match self.schedule.timing {
+            Timing::Timed => None,
+            Timing::Abstract => Some(self),
+        }
     }
 }
 

@@ -191,18 +191,66 @@ pub fn decide(
     Ok(r)
 }
 
-/// `by = "explore"`: every interleaving of the scenario under `runtime`. This build has no
-/// explorer, so the case is refused as *cannot tell* with the reason (exit 2), never passed
-/// or silently dropped; wire `agentsim_sim::explore` in here when it exists.
+/// Schedules one `by = "explore"` case may run before it is *cannot tell* (a suite must end;
+/// `agentsim explore --max-schedules` lifts the ceiling for a single scenario).
+pub const EXPLORE_SCHEDULES_MAX: u64 = 1_000_000;
+
+/// `by = "explore"`: every interleaving of the scenario under `runtime`
+/// ([`agentsim_sim::explore`]): `never` passes when the anomaly is unreachable over every
+/// explored path, `reachable` when some path shows it; a search stopped by its ceiling is
+/// *cannot tell* (exit 2), never a pass. A failed `never` carries the shortest witness's
+/// replay line.
 pub fn run_by_explore(case: &Case<'_>, sc: &Scenario, runtime: Stack, r: &mut CaseResult) {
-    let _ = (sc, runtime);
-    r.outcome = Outcome::CannotTell;
-    r.evidence = format!(
-        "{}:{}: by = \"explore\" needs `agentsim explore`, which this build does not have; \
-         use by = \"simulate\" (a sampled claim) or run it with a build that explores",
-        case.file.display(),
-        case.exp.line
+    use agentsim_sim::explore::{explore, ExploreConfig, Reach};
+    let Property::Anomaly(a) = case.exp.property else {
+        r.outcome = Outcome::CannotTell;
+        r.evidence = "cannot tell: only catalogue anomalies are explored".to_owned();
+        return;
+    };
+    let mut cfg = ExploreConfig::new(runtime);
+    cfg.max_schedules = Some(EXPLORE_SCHEDULES_MAX);
+    let x = match explore(sc, &cfg) {
+        Ok(x) => x,
+        Err(e) => {
+            r.outcome = Outcome::CannotTell;
+            r.evidence = format!("cannot tell: {e}");
+            return;
+        }
+    };
+    let Some(f) = x.finding(a) else {
+        r.outcome = Outcome::CannotTell;
+        r.evidence = format!("cannot tell: the explorer does not report {a}");
+        return;
+    };
+    let counts = format!(
+        "{} schedules, {} classes{}",
+        x.schedules,
+        x.classes,
+        if x.complete { ", complete" } else { "" }
     );
+    let (outcome, said) = match (f.reach, case.exp.claim) {
+        (Reach::CannotTell, _) => (
+            Outcome::CannotTell,
+            format!(
+                "cannot tell: the search stopped after {} schedules before deciding {a}",
+                x.schedules
+            ),
+        ),
+        (Reach::Reachable, Claim::Never) => (Outcome::Fail, format!("{a} reachable")),
+        (Reach::Reachable, _) => (Outcome::Pass, format!("{a} reachable")),
+        (Reach::Unreachable, Claim::Never) => {
+            (Outcome::Pass, format!("{a} unreachable {}", x.bound_text()))
+        }
+        (Reach::Unreachable, _) => (Outcome::Fail, format!("{a} unreachable {}", x.bound_text())),
+    };
+    r.outcome = outcome;
+    r.evidence = format!("{said} ({counts})");
+    if let Some(w) = &f.witness {
+        r.evidence = format!("{}; shortest witness {} events", r.evidence, w.events);
+        if outcome == Outcome::Fail {
+            r.replay = Some(w.line.command());
+        }
+    }
 }
 
 fn simulate(

@@ -119,19 +119,41 @@ pub fn rates(
     Ok((out, r))
 }
 
-/// Whether exhaustive exploration of `sc` under `runtime` reaches each of `anomalies`. The
-/// explorer is not part of this build, so the answer is *cannot tell*; this is the one place
-/// to call it from once it is.
+/// Schedules one exploration of a fitted scenario may run before its answer is *cannot tell*.
+pub const EXPLORE_SCHEDULES_MAX: u64 = 200_000;
+
+/// Whether exhaustive exploration of `sc` under `runtime` (every interleaving, time
+/// abstracted: [`agentsim_sim::explore`]) reaches each of `anomalies`: *holds* when some
+/// interleaving shows it, *violated* when none does, *cannot tell* when the search stopped at
+/// [`EXPLORE_SCHEDULES_MAX`] schedules or the scenario cannot be explored.
 pub fn explore_reachable(
-    _sc: &Scenario,
-    _runtime: Stack,
+    sc: &Scenario,
+    runtime: Stack,
     anomalies: &[Anomaly],
 ) -> Vec<(Anomaly, Verdict)> {
+    use agentsim_sim::explore::{explore, ExploreConfig, Reach};
+    let mut cfg = ExploreConfig::new(runtime);
+    cfg.max_schedules = Some(EXPLORE_SCHEDULES_MAX);
+    let x = explore(sc, &cfg);
     anomalies
         .iter()
         .map(|&a| {
-            let why = Reason::Undecidable("exhaustive exploration is not in this build".into());
-            (a, Verdict::CannotTell(why))
+            let v = match &x {
+                Err(e) => Verdict::CannotTell(Reason::Undecidable(e.to_string())),
+                Ok(x) => match x.finding(a).map(|f| f.reach) {
+                    Some(Reach::Reachable) => Verdict::Holds,
+                    Some(Reach::Unreachable) => Verdict::Violated,
+                    Some(Reach::CannotTell) => Verdict::CannotTell(Reason::Budget(format!(
+                        "the search stopped after {} schedules; run `agentsim explore` with a \
+                         larger --max-schedules",
+                        x.schedules
+                    ))),
+                    None => Verdict::CannotTell(Reason::Undecidable(format!(
+                        "the explorer does not report {a}"
+                    ))),
+                },
+            };
+            (a, v)
         })
         .collect()
 }

@@ -1,0 +1,465 @@
+//! Exhaustive exploration of a scenario: every interleaving of its agents' scripts, with time
+//! abstracted, on the engine `simulate` runs (like shuttle and loom for Rust code, or TLC for
+//! a spec). The engine runs in abstract time under a [`walk::Walker`] that takes every choice
+//! point (which enabled agent steps next, each `prob` both ways, every `pick`, every effect
+//! completion order); a depth-first search re-executes the engine from the start over each
+//! prefix of choices. Partial-order reduction ([`reduction`]) skips interleavings that differ
+//! only in where an agent's local steps fall. Each path's history goes through the detectors
+//! `simulate` uses; an anomaly is *reachable* with the shortest path that exhibits it (as an
+//! `X1` replay line that `agentsim replay` and `agentsim shrink` take), *unreachable* when the
+//! search finished without one, or *cannot tell* when a budget or a signal stopped it.
+//!
+//! What a complete search does not prove: anything past the per-agent step budget (a path on
+//! which an agent would take more steps is cut there, and the verdict says "within N steps
+//! per agent"), anything the abstraction changes (`timed` orders are a subset of these, so a
+//! reachable verdict may need latencies the scenario's distributions never draw; a
+//! generator's content is the stub's or the recording's), and `[cpl]` scenarios (messages are
+//! not explored: refused).
+
+mod reduction;
+mod walk;
+
+pub use reduction::independent;
+
+use crate::engine::{run_trial_in, Pool, SimError, TrialRun, TrialSetup};
+use crate::metrics::{reported, TrialMetrics};
+use crate::replay_line::ReplayLine;
+use crate::runner::{detect, generator, trial_seed};
+use crate::scenario::{OnMissing, Scenario};
+use crate::schedule::Schedule;
+use agentsim_models::history::History;
+use agentsim_models::runtime::Stack;
+use agentsim_models::Anomaly;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use walk::Walker;
+
+/// The default per-agent step budget (steps = engine events; a `write` is two).
+pub const STEPS_PER_AGENT_DEFAULT: u64 = 40;
+/// The most prefixes the tree is split into for threads and shards.
+const SPLIT_DEPTH_MAX: usize = 64;
+/// Bytes one class key costs in the set (key, hash-table slot and slack), for the memory
+/// ceiling.
+const KEY_BYTES: u64 = 40;
+
+/// How to explore.
+#[derive(Clone)]
+pub struct ExploreConfig<'a> {
+    pub runtime: Stack,
+    /// Partial-order reduction (`false`: plain depth-first enumeration).
+    pub reduction: bool,
+    pub steps_per_agent: u64,
+    /// Stop after this many schedules (cannot tell).
+    pub max_schedules: Option<u64>,
+    /// Stop when the class set would pass this many MiB (cannot tell).
+    pub max_memory_mb: Option<u64>,
+    pub threads: usize,
+    pub on_missing: Option<OnMissing>,
+    /// Set (by a signal handler) to stop the search (cannot tell).
+    pub cancel: Option<&'a AtomicBool>,
+    /// Called now and then with (schedules, classes) so far.
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    /// Keep the digest of every final history (for tests that compare searches).
+    pub keep_histories: bool,
+}
+
+impl<'a> ExploreConfig<'a> {
+    /// Reduction on, the default budget, no ceilings, one thread.
+    pub fn new(runtime: Stack) -> Self {
+        ExploreConfig {
+            runtime,
+            reduction: true,
+            steps_per_agent: STEPS_PER_AGENT_DEFAULT,
+            max_schedules: None,
+            max_memory_mb: None,
+            threads: 1,
+            on_missing: None,
+            cancel: None,
+            progress: None,
+            keep_histories: false,
+        }
+    }
+}
+
+/// What stopped an incomplete search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    Schedules,
+    Memory,
+    Signal,
+}
+
+/// The verdict on one anomaly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    Reachable,
+    Unreachable,
+    CannotTell,
+}
+
+/// The shortest path found to one anomaly set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    pub anomalies: Vec<Anomaly>,
+    pub events: u64,
+    pub line: ReplayLine,
+}
+
+impl Witness {
+    /// Shorter first: fewer events, then fewer non-default choices, then the schedule text.
+    fn rank(&self) -> (u64, usize, String) {
+        (
+            self.events,
+            self.line.schedule.deviations(),
+            self.line.schedule.to_string(),
+        )
+    }
+}
+
+/// One anomaly's verdict and, when reachable, its shortest witness.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub anomaly: Anomaly,
+    pub reach: Reach,
+    pub witness: Option<Witness>,
+}
+
+/// The result of an exploration.
+#[derive(Clone, Debug)]
+pub struct Exploration {
+    pub runtime: Stack,
+    pub reduction: bool,
+    pub steps_per_agent: u64,
+    /// Every path of the (reduced) tree was run.
+    pub complete: bool,
+    pub stopped: Option<Stopped>,
+    /// Paths run.
+    pub schedules: u64,
+    /// Distinct equivalence classes among them (see [`reduction`]).
+    pub classes: u64,
+    /// Paths on which the step budget stopped an agent that had steps left.
+    pub budget_cut: u64,
+    /// Paths cut by the scenario's `events_max`.
+    pub truncated: u64,
+    /// The most choice points on one path.
+    pub depth_max: u64,
+    /// Every exhibited anomaly set (lattice point; the empty set included), with its
+    /// shortest witness.
+    pub sets: BTreeMap<Vec<Anomaly>, Witness>,
+    /// One per reported anomaly (`metrics::reported`), in that order.
+    pub findings: Vec<Finding>,
+    /// Digests of the final histories, when asked for.
+    pub histories: Option<std::collections::BTreeSet<u64>>,
+}
+
+impl Exploration {
+    /// The finding on `a`.
+    pub fn finding(&self, a: Anomaly) -> Option<&Finding> {
+        self.findings.iter().find(|f| f.anomaly == a)
+    }
+
+    /// "unreachable" or "unreachable within N steps per agent" when the budget cut a path.
+    pub fn bound_text(&self) -> String {
+        if self.budget_cut > 0 {
+            format!("within {} steps per agent", self.steps_per_agent)
+        } else {
+            "over every interleaving".to_owned()
+        }
+    }
+}
+
+/// Why a scenario cannot be explored.
+#[derive(Debug, thiserror::Error)]
+pub enum ExploreError {
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error(
+        "{0}: scenarios with [cpl] (messages between agents) are not explored; \
+         use `agentsim simulate`"
+    )]
+    Cpl(String),
+    #[error("--steps-per-agent must be at least 1")]
+    Budget,
+}
+
+/// What the paths of one or more tasks found.
+#[derive(Default)]
+struct Found {
+    sets: BTreeMap<Vec<Anomaly>, Witness>,
+    budget_cut: u64,
+    truncated: u64,
+    depth_max: u64,
+    histories: std::collections::BTreeSet<u64>,
+}
+
+impl Found {
+    fn add_witness(&mut self, w: Witness) {
+        match self.sets.get(&w.anomalies) {
+            Some(old) if old.rank() <= w.rank() => {}
+            _ => {
+                self.sets.insert(w.anomalies.clone(), w);
+            }
+        }
+    }
+
+    fn merge(&mut self, other: Found) {
+        for (_, w) in other.sets {
+            self.add_witness(w);
+        }
+        self.budget_cut += other.budget_cut;
+        self.truncated += other.truncated;
+        self.depth_max = self.depth_max.max(other.depth_max);
+        self.histories.extend(other.histories);
+    }
+}
+
+/// State the threads share.
+struct Shared<'c> {
+    cfg: &'c ExploreConfig<'c>,
+    schedules: AtomicU64,
+    classes: Mutex<HashSet<u128>>,
+    stop: Mutex<Option<Stopped>>,
+    halt: AtomicBool,
+}
+
+impl Shared<'_> {
+    fn halt(&self, why: Stopped) {
+        let mut s = self.stop.lock().expect("no thread panics holding it");
+        s.get_or_insert(why);
+        self.halt.store(true, Ordering::SeqCst);
+    }
+
+    fn halted(&self) -> bool {
+        if self.cfg.cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+            self.halt(Stopped::Signal);
+        }
+        self.halt.load(Ordering::SeqCst)
+    }
+}
+
+/// Explores `sc` under `cfg`: every path of the choice tree (reduced unless
+/// `cfg.reduction` is off), or as many as the budgets allow.
+pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, ExploreError> {
+    if sc.cpl.is_some() {
+        return Err(ExploreError::Cpl(sc.file.display().to_string()));
+    }
+    if cfg.steps_per_agent == 0 {
+        return Err(ExploreError::Budget);
+    }
+    let threads = cfg.threads.max(1);
+    let tasks = split(sc, cfg, if threads == 1 { 1 } else { threads * 8 })?;
+    let shared = Shared {
+        cfg,
+        schedules: AtomicU64::new(0),
+        classes: Mutex::new(HashSet::new()),
+        stop: Mutex::new(None),
+        halt: AtomicBool::new(false),
+    };
+    let next = AtomicUsize::new(0);
+    let work = || -> Result<Found, ExploreError> {
+        let mut found = Found::default();
+        loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            let Some(prefix) = tasks.get(i) else {
+                return Ok(found);
+            };
+            found.merge(task(sc, &shared, prefix)?);
+        }
+    };
+    let parts: Vec<Result<Found, ExploreError>> = if threads == 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|s| {
+            let hs: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
+            hs.into_iter()
+                .map(|h| h.join().expect("an exploring thread panicked"))
+                .collect()
+        })
+    };
+    let mut found = Found::default();
+    for p in parts {
+        found.merge(p?);
+    }
+    let stopped = *shared.stop.lock().expect("threads are done");
+    let classes = shared.classes.lock().expect("threads are done").len() as u64;
+    Ok(conclude(
+        cfg,
+        found,
+        stopped,
+        shared.schedules.load(Ordering::SeqCst),
+        classes,
+    ))
+}
+
+/// The verdicts from what the paths found.
+fn conclude(
+    cfg: &ExploreConfig<'_>,
+    found: Found,
+    stopped: Option<Stopped>,
+    schedules: u64,
+    classes: u64,
+) -> Exploration {
+    let complete = stopped.is_none();
+    let findings = reported()
+        .map(|a| {
+            let witness = found
+                .sets
+                .values()
+                .filter(|w| w.anomalies.contains(&a))
+                .min_by_key(|w| w.rank())
+                .cloned();
+            let reach = match (&witness, complete) {
+                (Some(_), _) => Reach::Reachable,
+                (None, true) => Reach::Unreachable,
+                (None, false) => Reach::CannotTell,
+            };
+            Finding {
+                anomaly: a,
+                reach,
+                witness,
+            }
+        })
+        .collect();
+    Exploration {
+        runtime: cfg.runtime,
+        reduction: cfg.reduction,
+        steps_per_agent: cfg.steps_per_agent,
+        complete,
+        stopped,
+        schedules,
+        classes,
+        budget_cut: found.budget_cut,
+        truncated: found.truncated,
+        depth_max: found.depth_max,
+        sets: found.sets,
+        findings,
+        histories: cfg.keep_histories.then_some(found.histories),
+    }
+}
+
+/// Runs the engine once along `w`'s path.
+fn run_path(
+    sc: &Scenario,
+    cfg: &ExploreConfig<'_>,
+    w: &mut Walker,
+    pool: &mut Pool,
+) -> Result<TrialRun, SimError> {
+    let generator = generator(sc, cfg.on_missing);
+    let setup = TrialSetup {
+        scenario: sc,
+        trial_seed: trial_seed(sc.seed, 0),
+        generator: generator.as_ref(),
+        scheduler: w,
+        stop: None,
+        trace: false,
+        record: false,
+    };
+    run_trial_in(cfg.runtime.build(sc.registry(), sc.provenance), setup, pool)
+}
+
+/// Splits the tree into at least `want` subtrees (where it has that many), by prefix,
+/// breadth first: the same list whatever the threads run them.
+fn split(
+    sc: &Scenario,
+    cfg: &ExploreConfig<'_>,
+    want: usize,
+) -> Result<Vec<Vec<u32>>, ExploreError> {
+    let mut tasks: Vec<Vec<u32>> = vec![Vec::new()];
+    let mut pool = Pool::default();
+    for _ in 0..SPLIT_DEPTH_MAX {
+        if tasks.len() >= want {
+            break;
+        }
+        let mut next = Vec::new();
+        let mut grew = false;
+        for p in tasks {
+            let mut w = Walker::new(&p, cfg.reduction, cfg.steps_per_agent);
+            run_path(sc, cfg, &mut w, &mut pool)?;
+            match w.alternatives_at(p.len()) {
+                Some(alts) => {
+                    grew |= alts.len() > 1;
+                    for &a in alts {
+                        let mut q = p.clone();
+                        q.push(a);
+                        next.push(q);
+                    }
+                }
+                None => next.push(p),
+            }
+        }
+        tasks = next;
+        if !grew && tasks.iter().all(|t| t.is_empty()) {
+            break;
+        }
+    }
+    Ok(tasks)
+}
+
+/// Explores the subtree below `prefix`.
+fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, ExploreError> {
+    let cfg = shared.cfg;
+    let mut w = Walker::new(prefix, cfg.reduction, cfg.steps_per_agent);
+    let mut found = Found::default();
+    let mut pool = Pool::default();
+    loop {
+        if shared.halted() {
+            return Ok(found);
+        }
+        let run = run_path(sc, cfg, &mut w, &mut pool)?;
+        record(sc, cfg, &run, &w, &mut found);
+        let n = shared.schedules.fetch_add(1, Ordering::SeqCst) + 1;
+        let classes = {
+            let mut set = shared.classes.lock().expect("no thread panics holding it");
+            set.insert(w.class_key());
+            set.len() as u64
+        };
+        if let Some(p) = cfg.progress.filter(|_| n.is_multiple_of(4096)) {
+            p(n, classes);
+        }
+        if cfg.max_schedules.is_some_and(|m| n >= m) {
+            shared.halt(Stopped::Schedules);
+        }
+        if cfg
+            .max_memory_mb
+            .is_some_and(|mb| classes.saturating_mul(KEY_BYTES) > mb.saturating_mul(1 << 20))
+        {
+            shared.halt(Stopped::Memory);
+        }
+        if !w.backtrack() {
+            return Ok(found);
+        }
+    }
+}
+
+/// Detects the anomalies of one path's history and keeps its witness if it is the shortest.
+fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, found: &mut Found) {
+    let history = History::from_records(run.records.clone());
+    let report = detect(&history);
+    let metrics = TrialMetrics::new(0, run, &report);
+    let anomalies: Vec<Anomaly> = reported().filter(|&a| metrics.has(a)).collect();
+    found.budget_cut += u64::from(run.counters.budget_cut);
+    found.truncated += u64::from(run.counters.truncated);
+    found.depth_max = found.depth_max.max(w.depth() as u64);
+    if cfg.keep_histories {
+        found.histories.insert(crate::digest::fnv1a64(
+            format!("{:?}", history.records).as_bytes(),
+        ));
+    }
+    let schedule: Schedule = run.schedule.clone();
+    found.add_witness(Witness {
+        anomalies,
+        events: run.counters.events,
+        line: ReplayLine {
+            scenario: sc.file.clone(),
+            runtime: cfg.runtime,
+            seed: sc.seed,
+            trial: 0,
+            schedule,
+            on_missing: cfg.on_missing,
+        },
+    });
+}
+
+#[cfg(test)]
+mod tests;

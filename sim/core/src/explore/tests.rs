@@ -1,0 +1,354 @@
+//! Tests of exploration: the worked examples' verdicts and witnesses, the independence
+//! relation on random engine states, and reduced against plain search on a generated family.
+
+use super::*;
+use crate::dist::below;
+use crate::runner::run_one;
+use crate::scheduler::{ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler};
+use agentsim_models::runtime::RuntimeKind;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::path::{Path, PathBuf};
+
+fn example(name: &str) -> Scenario {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/explore")
+        .join(name);
+    Scenario::load(&p).expect("shipped scenario")
+}
+
+fn stack(name: &str) -> Stack {
+    Stack::parse(name).expect("named runtime")
+}
+
+/// Each worked example: the anomaly reachable under vanilla with a witness that replays to a
+/// history exhibiting it, and unreachable under its fixed twin's runtime; both complete.
+#[test]
+fn worked_examples_and_their_twins() {
+    let cases = [
+        ("stale-review.toml", "stale-review-ssi.toml", Anomaly::A1),
+        ("retired-tool.toml", "retired-tool-pin.toml", Anomaly::A2),
+        ("effect-order.toml", "effect-order-saga.toml", Anomaly::A6),
+    ];
+    for (file, twin, a) in cases {
+        let sc = example(file);
+        let ex = explore(&sc, &ExploreConfig::new(sc.runtime)).unwrap();
+        assert!(ex.complete, "{file}");
+        let f = ex.finding(a).unwrap();
+        assert_eq!(f.reach, Reach::Reachable, "{file}");
+        let w = f.witness.as_ref().unwrap();
+        let line = ReplayLine::parse(&w.line.to_string()).unwrap();
+        let t = run_one(
+            &sc,
+            line.runtime,
+            line.seed,
+            line.trial,
+            &line.schedule,
+            None,
+        )
+        .unwrap();
+        assert!(t.metrics.has(a), "{file}: the witness replays to {a}");
+        assert_eq!(t.run.schedule, line.schedule, "{file}: the same choices");
+        assert_eq!(t.metrics.events, w.events);
+        let sc = example(twin);
+        let ex = explore(&sc, &ExploreConfig::new(sc.runtime)).unwrap();
+        assert!(ex.complete, "{twin}");
+        assert_eq!(ex.finding(a).unwrap().reach, Reach::Unreachable, "{twin}");
+    }
+}
+
+/// Sampling misses what exploring finds: 2,000 timed trials of each worked example under the
+/// random scheduler show none of its anomaly (the latencies fix the order).
+#[test]
+fn sampling_misses_the_worked_examples() {
+    for (file, a) in [
+        ("stale-review.toml", Anomaly::A1),
+        ("retired-tool.toml", Anomaly::A2),
+        ("effect-order.toml", Anomaly::A6),
+    ] {
+        let sc = example(file);
+        let mut cfg = crate::RunConfig::new(&sc);
+        cfg.trials = 2000;
+        let r = crate::run(&cfg).unwrap();
+        assert!(r.trials.iter().all(|t| !t.metrics.has(a)), "{file}");
+    }
+}
+
+/// A small scenario of the generated family: two or three agents with one or two operations
+/// over two cells and a tool, reads that may `pick`, writes of one or two effects (either
+/// order), a branch, and maybe an admin who changes the registry or a supervisor who retracts,
+/// each with a `prob` of 0.5.
+fn family(seed: u64, ops_max: usize) -> Scenario {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let cells = |rng: &mut ChaCha8Rng| match below(rng, 3) {
+        0 => "[\"x\"]",
+        1 => "[\"y\"]",
+        _ => "[\"x\", \"y\"]",
+    };
+    let mut s = format!(
+        "name = \"family-{seed}\"\nruntime = \"vanilla\"\ntrials = 1\nseed = 1\ncells = [\"x\", \"y\"]\ntools = [\"t\"]\n\
+         [retry]\nmax = {}\nbackoff_ms = {{ fixed = 10 }}\n",
+        below(&mut rng, 2)
+    );
+    for agent in 0..2 {
+        s.push_str(&format!("[[agents]]\nname = \"a{agent}\"\nscript = [\n"));
+        for _ in 0..1 + below(&mut rng, ops_max) {
+            let read = cells(&mut rng);
+            let pick = if read.contains(',') && below(&mut rng, 3) == 0 {
+                ", pick = 1"
+            } else {
+                ""
+            };
+            let tool = if below(&mut rng, 2) == 0 {
+                ", tool = \"t\""
+            } else {
+                ""
+            };
+            s.push_str(&format!(
+                "  {{ do = \"read\", cells = {read}{pick}{tool} }},\n"
+            ));
+            if below(&mut rng, 3) != 0 {
+                s.push_str("  { do = \"generate\", latency_ms = { fixed = 100 } },\n");
+            }
+            let write = cells(&mut rng);
+            let incl = if below(&mut rng, 3) == 0 {
+                ", include_read = true"
+            } else {
+                ""
+            };
+            s.push_str(&format!("  {{ do = \"write\", cells = {write}{incl} }},\n"));
+        }
+        if below(&mut rng, 3) == 0 {
+            s.push_str(
+                "  { do = \"branch\", cell = \"x\", when = \"null\", goto = \"end\", \
+                 prob = 0.5 },\n  { do = \"wait\", latency_ms = { fixed = 5 } },\n",
+            );
+        }
+        s.push_str("]\n");
+    }
+    match below(&mut rng, 3) {
+        0 => s.push_str(
+            "[[agents]]\nname = \"admin\"\nscript = [\n  { do = \"registry\", \
+             change = \"remove\", tool = \"t\", prob = 0.5 },\n]\n",
+        ),
+        1 => s.push_str(
+            "[[agents]]\nname = \"supervisor\"\nscript = [\n  { do = \"retract\", \
+             agent = \"a0\", prob = 0.5 },\n]\n",
+        ),
+        _ => {}
+    }
+    Scenario::parse(&PathBuf::from(format!("family-{seed}.toml")), &s)
+        .unwrap_or_else(|e| panic!("generated scenario {seed} loads: {e}\n{s}"))
+}
+
+/// On a generated family under every named runtime, the reduced and the plain search reach
+/// the same anomaly sets and the same final histories, and count the same classes; with
+/// reduction every schedule is a class of its own.
+#[test]
+fn reduced_and_plain_agree() {
+    let mut compared = 0;
+    for seed in 0..12 {
+        let sc = family(seed, 1);
+        for kind in RuntimeKind::ALL {
+            let mut cfg = ExploreConfig::new(stack(kind.name()));
+            cfg.keep_histories = true;
+            let reduced = explore(&sc, &cfg).unwrap();
+            cfg.reduction = false;
+            cfg.max_schedules = Some(PLAIN_MAX);
+            let plain = explore(&sc, &cfg).unwrap();
+            let what = format!("family {seed} under {}", kind.name());
+            assert!(reduced.complete, "{what}");
+            if !plain.complete {
+                continue;
+            }
+            compared += 1;
+            let sets = |e: &Exploration| e.sets.keys().cloned().collect::<Vec<_>>();
+            assert_eq!(sets(&reduced), sets(&plain), "{what}");
+            assert_eq!(reduced.histories, plain.histories, "{what}");
+            assert_eq!(reduced.classes, plain.classes, "{what}");
+            assert_eq!(reduced.classes, reduced.schedules, "{what}");
+            assert!(plain.schedules >= reduced.schedules, "{what}");
+        }
+    }
+    assert!(compared >= 36, "enough members finished plain: {compared}");
+}
+
+/// The plain search's budget in [`reduced_and_plain_agree`]: members whose plain tree is
+/// larger are skipped (and counted), so the test stays within seconds.
+const PLAIN_MAX: u64 = 3000;
+
+/// Follows `prefix` (alternatives at the first choice points), then runs the agents of
+/// `forced` in that order, then takes alternative 0 everywhere; records what it saw.
+struct Forced {
+    prefix: Vec<usize>,
+    forced: Vec<usize>,
+    cursor: usize,
+    /// The first agent choice point past the prefix: (enabled, footprints). Forcing starts
+    /// there (a step taken before it, by the only enabled agent, is not a forced one).
+    seen: Option<(Vec<usize>, Vec<Footprint>)>,
+}
+
+impl Chooser for Forced {
+    fn start(&mut self) {
+        self.cursor = 0;
+        self.seen = None;
+    }
+
+    fn pick(&mut self, p: &ChoicePoint<'_>) -> usize {
+        let i = self.cursor;
+        self.cursor += 1;
+        if i < self.prefix.len() {
+            return self.prefix[i].min(p.n - 1);
+        }
+        if p.kind != ChoiceKind::Agent {
+            return 0;
+        }
+        if self.seen.is_none() {
+            self.seen = Some((p.enabled.to_vec(), p.next.to_vec()));
+        }
+        match self.forced.first() {
+            Some(a) => p
+                .enabled
+                .iter()
+                .position(|e| e == a)
+                .expect("a forced agent stays enabled"),
+            None => 0,
+        }
+    }
+
+    fn stepped(&mut self, agent: usize, _footprint: Footprint) {
+        if self.seen.is_some() && self.forced.first() == Some(&agent) {
+            self.forced.remove(0);
+        }
+    }
+
+    fn steps_per_agent(&self) -> Option<u64> {
+        Some(STEPS_PER_AGENT_DEFAULT)
+    }
+}
+
+impl Scheduler for Forced {
+    fn start_trial(&mut self, _: u64, _: usize, _: usize) {}
+    fn choose(&mut self, _: u64, _: &[usize]) -> usize {
+        unreachable!("abstract time only")
+    }
+    fn chooser(&mut self) -> Option<&mut dyn Chooser> {
+        Some(self)
+    }
+}
+
+fn run_forced(sc: &Scenario, rt: Stack, f: &mut Forced) -> TrialRun {
+    let generator = generator(sc, None);
+    let setup = TrialSetup {
+        scenario: sc,
+        trial_seed: trial_seed(sc.seed, 0),
+        generator: generator.as_ref(),
+        scheduler: f,
+        stop: None,
+        trace: false,
+        record: false,
+    };
+    run_trial_in(
+        rt.build(sc.registry(), sc.provenance),
+        setup,
+        &mut Pool::default(),
+    )
+    .unwrap()
+}
+
+/// Every pair the relation declares independent commutes in the engine: on random states
+/// (random scenarios of the family, random runtimes, random prefixes of choices), running a
+/// local step of one agent then any step of another, or the other way round, and then the
+/// same continuation, gives the same final history and the same anomalies.
+#[test]
+fn independent_steps_commute() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut checked = 0;
+    for trial in 0..400 {
+        let sc = family(100 + trial % 40, 2);
+        let kind = RuntimeKind::ALL[below(&mut rng, RuntimeKind::ALL.len())];
+        let rt = stack(kind.name());
+        let prefix: Vec<usize> = (0..below(&mut rng, 8))
+            .map(|_| below(&mut rng, 3))
+            .collect();
+        let mut probe = Forced {
+            prefix: prefix.clone(),
+            forced: Vec::new(),
+            cursor: 0,
+            seen: None,
+        };
+        run_forced(&sc, rt, &mut probe);
+        let Some((enabled, next)) = probe.seen else {
+            continue;
+        };
+        for (i, &a) in enabled.iter().enumerate() {
+            for (j, &b) in enabled.iter().enumerate() {
+                if a == b || !independent(next[i], next[j]) {
+                    continue;
+                }
+                let mut ab = Forced {
+                    prefix: prefix.clone(),
+                    forced: vec![a, b],
+                    cursor: 0,
+                    seen: None,
+                };
+                let mut ba = Forced {
+                    forced: vec![b, a],
+                    ..ab.clone_fresh()
+                };
+                let x = run_forced(&sc, rt, &mut ab);
+                let y = run_forced(&sc, rt, &mut ba);
+                assert_eq!(
+                    format!("{:?}", x.records),
+                    format!("{:?}", y.records),
+                    "{} under {}: prefix {prefix:?}, {a} and {b}",
+                    sc.name,
+                    kind.name()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        checked > 200,
+        "enough independent pairs were checked: {checked}"
+    );
+}
+
+impl Forced {
+    fn clone_fresh(&self) -> Forced {
+        Forced {
+            prefix: self.prefix.clone(),
+            forced: self.forced.clone(),
+            cursor: 0,
+            seen: None,
+        }
+    }
+}
+
+/// Budgets stop the search and say so; the verdicts are then cannot tell where nothing was
+/// found.
+#[test]
+fn a_schedule_budget_gives_cannot_tell() {
+    let sc = example("stale-review-ssi.toml");
+    let mut cfg = ExploreConfig::new(sc.runtime);
+    cfg.max_schedules = Some(2);
+    let ex = explore(&sc, &cfg).unwrap();
+    assert!(!ex.complete);
+    assert_eq!(ex.stopped, Some(Stopped::Schedules));
+    assert_eq!(ex.schedules, 2);
+    assert_eq!(ex.finding(Anomaly::A1).unwrap().reach, Reach::CannotTell);
+}
+
+/// The same result whatever the number of threads.
+#[test]
+fn threads_change_nothing() {
+    let sc = family(3, 2);
+    let one = explore(&sc, &ExploreConfig::new(stack("vanilla"))).unwrap();
+    let mut cfg = ExploreConfig::new(stack("vanilla"));
+    cfg.threads = 3;
+    let three = explore(&sc, &cfg).unwrap();
+    assert_eq!(one.schedules, three.schedules);
+    assert_eq!(one.classes, three.classes);
+    assert_eq!(one.sets, three.sets);
+}

@@ -1,0 +1,163 @@
+//! `agentsim explore SCENARIO`: every interleaving of a scenario's agents, time abstracted,
+//! on the engine `simulate` runs, with partial-order reduction (`agentsim_sim::explore`).
+//!
+//! Per anomaly: *reachable* with the shortest schedule found as a replay line (`agentsim
+//! replay` and `agentsim shrink` take it), *unreachable* over every interleaving (or "within
+//! N steps per agent" when the step budget cut a path), or *cannot tell* when
+//! `--max-schedules`, `--max-memory-mb` or a signal stopped the search (the partial counts
+//! are printed). `--coverage` tabulates the anomaly sets (lattice points) reached under each
+//! runtime (every named runtime unless `--runtime` names some).
+//!
+//! Exit 0: every search finished. Exit 2: bad input, or a search stopped by a budget
+//! (cannot tell) unless `--allow-cannot-tell`. Exit 130: SIGINT or SIGTERM stopped it
+//! (partial counts printed). Reachable anomalies are answers, not failures: exit 0.
+//! Progress goes to stderr (`--progress`, `--quiet`).
+
+mod report;
+
+use super::check_watch::{cancel_on_signals, INTERRUPTED};
+use super::gate::GateArgs;
+use super::progress::{Items, ProgressArgs};
+use agentsim_models::runtime::{RuntimeKind, Stack};
+use agentsim_sim::explore::{explore, Exploration, ExploreConfig, STEPS_PER_AGENT_DEFAULT};
+use agentsim_sim::scenario::{OnMissing, Scenario};
+use anyhow::{bail, Context, Result};
+use clap::Args as ClapArgs;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Explore every interleaving of a scenario.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Runtime(s) to explore under, comma-separated (a named runtime or a `+`-joined stack);
+    /// default: the scenario's, or with `--coverage` every named runtime.
+    #[arg(long, value_delimiter = ',')]
+    pub runtime: Vec<Stack>,
+    /// Plain depth-first enumeration of every interleaving, without partial-order reduction.
+    #[arg(long)]
+    pub no_reduction: bool,
+    /// Steps (engine events; a `write` is two) each agent may take on one path; a path on
+    /// which an agent would take more is cut there, and verdicts say so.
+    #[arg(long, default_value_t = STEPS_PER_AGENT_DEFAULT)]
+    pub steps_per_agent: u64,
+    /// Stop after this many schedules (the verdicts not yet reached are cannot tell).
+    #[arg(long)]
+    pub max_schedules: Option<u64>,
+    /// Stop when the set of explored classes would pass this many MiB (cannot tell).
+    #[arg(long)]
+    pub max_memory_mb: Option<u64>,
+    /// Worker threads (the result is the same whatever the number).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Table of the anomaly sets (lattice points) reached under each runtime.
+    #[arg(long)]
+    pub coverage: bool,
+    /// Recorded generator: what to do with a generation the recording lacks.
+    #[arg(long)]
+    pub on_missing: Option<OnMissing>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+}
+
+/// One runtime's exploration and its wall time.
+pub struct Explored {
+    pub result: Exploration,
+    pub seconds: f64,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> Result<ExitCode> {
+    if args.threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    let sc = Scenario::load(&args.scenario)?;
+    let runtimes = runtimes(&args, &sc);
+    let cancel = cancel_on_signals().context("installing the signal handlers")?;
+    let ticker = Mutex::new(Items::new("explore", "schedules", args.progress));
+    let progress = |n: u64, _classes: u64| {
+        if let Ok(mut t) = ticker.lock() {
+            t.done(n as usize, None);
+        }
+    };
+    let mut done = Vec::new();
+    for &rt in &runtimes {
+        let cfg = ExploreConfig {
+            reduction: !args.no_reduction,
+            steps_per_agent: args.steps_per_agent,
+            max_schedules: args.max_schedules,
+            max_memory_mb: args.max_memory_mb,
+            threads: args.threads,
+            on_missing: args.on_missing,
+            cancel: Some(&cancel),
+            progress: Some(&progress),
+            ..ExploreConfig::new(rt)
+        };
+        let started = Instant::now();
+        let result = explore(&sc, &cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+        done.push(Explored {
+            result,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        if cancel.load(Ordering::SeqCst) {
+            break;
+        }
+    }
+    if let Ok(t) = ticker.lock() {
+        t.finish(done.iter().map(|d| d.result.schedules as usize).sum());
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report::json(&sc, &done, args.coverage))?
+        );
+    } else {
+        print!("{}", report::text(&sc, &done, args.coverage));
+    }
+    if cancel.load(Ordering::SeqCst) {
+        return Ok(ExitCode::from(INTERRUPTED));
+    }
+    let untold: Vec<&Explored> = done.iter().filter(|d| !d.result.complete).collect();
+    if untold.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let level = if args.gate.allow_cannot_tell {
+        "warning"
+    } else {
+        "error"
+    };
+    for d in &untold {
+        eprintln!(
+            "{level}: explore under {}: cannot tell: {} stopped the search after {} schedules \
+             (raise it, or pass --allow-cannot-tell)",
+            d.result.runtime,
+            report::stopped_flag(d.result.stopped),
+            d.result.schedules
+        );
+    }
+    Ok(if args.gate.allow_cannot_tell {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+/// The runtimes to explore under.
+fn runtimes(args: &Args, sc: &Scenario) -> Vec<Stack> {
+    if !args.runtime.is_empty() {
+        return args.runtime.clone();
+    }
+    if args.coverage {
+        return RuntimeKind::ALL.iter().map(|k| k.stack()).collect();
+    }
+    vec![sc.runtime]
+}

@@ -1,0 +1,181 @@
+//! What `agentsim explore` prints: the verdicts per runtime (text or JSON) and the coverage
+//! table. The JSON holds no wall time, so it is the same bytes on every run and thread count
+//! of a complete search.
+
+use super::Explored;
+use agentsim_models::escape_text;
+use agentsim_models::lattice::{level, Point};
+use agentsim_models::Anomaly;
+use agentsim_sim::explore::{Exploration, Reach, Stopped};
+use agentsim_sim::scenario::Scenario;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+/// The flag that stopped a search, for messages.
+pub fn stopped_flag(s: Option<Stopped>) -> &'static str {
+    match s {
+        None => "nothing",
+        Some(Stopped::Schedules) => "--max-schedules",
+        Some(Stopped::Memory) => "--max-memory-mb",
+        Some(Stopped::Signal) => "a signal",
+    }
+}
+
+fn verdict(e: &Exploration, r: Reach) -> String {
+    match r {
+        Reach::Reachable => "reachable".to_owned(),
+        Reach::Unreachable => format!("unreachable {}", e.bound_text()),
+        Reach::CannotTell => format!("cannot tell ({} stopped it)", stopped_flag(e.stopped)),
+    }
+}
+
+/// `{A1, A6}`, or `{}`.
+fn set_text(set: &[Anomaly]) -> String {
+    format!("{{{}}}", Anomaly::join(set, ", "))
+}
+
+/// The text report.
+pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
+    let mut s = String::new();
+    for d in done {
+        let e = &d.result;
+        let state = if e.complete {
+            "complete".to_owned()
+        } else {
+            format!("stopped by {}", stopped_flag(e.stopped))
+        };
+        let _ = writeln!(
+            s,
+            "explore {} under {}: {state}, {} schedules, {} classes, reduction {}, \
+             {} steps per agent ({} paths cut), depth {}, {:.2} s",
+            escape_text(&sc.name),
+            e.runtime,
+            e.schedules,
+            e.classes,
+            if e.reduction { "on" } else { "off" },
+            e.steps_per_agent,
+            e.budget_cut,
+            e.depth_max,
+            d.seconds
+        );
+        for f in &e.findings {
+            let _ = writeln!(s, "  {:<11} {}", f.anomaly.name(), verdict(e, f.reach));
+            if let Some(w) = &f.witness {
+                let _ = writeln!(s, "              {} events: {}", w.events, w.line.command());
+            }
+        }
+        let sets: Vec<String> = e.sets.keys().map(|k| set_text(k)).collect();
+        let _ = writeln!(s, "  sets reached: {}", sets.join(" "));
+    }
+    if coverage {
+        s.push_str(&coverage_text(done));
+    }
+    s
+}
+
+/// Every set reached under any of the runtimes, in lattice order.
+fn all_sets(done: &[Explored]) -> Vec<Vec<Anomaly>> {
+    let sets: BTreeSet<Vec<Anomaly>> = done
+        .iter()
+        .flat_map(|d| d.result.sets.keys().cloned())
+        .collect();
+    sets.into_iter().collect()
+}
+
+/// Runtimes × reached sets: `x` reached, `.` not (or `?` when that search stopped early).
+fn coverage_text(done: &[Explored]) -> String {
+    let sets = all_sets(done);
+    let mut s = String::from("coverage (x reached, . unreachable, ? cannot tell):\n");
+    let _ = write!(s, "  {:<20}", "runtime");
+    for k in &sets {
+        let _ = write!(s, " {:>8}", set_text(k));
+    }
+    s.push('\n');
+    for d in done {
+        let _ = write!(s, "  {:<20}", d.result.runtime.to_string());
+        for k in &sets {
+            let mark = match (d.result.sets.contains_key(k), d.result.complete) {
+                (true, _) => "x",
+                (false, true) => ".",
+                (false, false) => "?",
+            };
+            let _ = write!(s, " {mark:>8}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// One runtime's JSON object.
+fn one(sc: &Scenario, e: &Exploration) -> Value {
+    let mut anomalies = serde_json::Map::new();
+    for f in &e.findings {
+        let reachable = match f.reach {
+            Reach::Reachable => json!(true),
+            Reach::Unreachable => json!(false),
+            Reach::CannotTell => Value::Null,
+        };
+        anomalies.insert(
+            f.anomaly.name().to_owned(),
+            json!({
+                "reachable": reachable,
+                "verdict": verdict(e, f.reach),
+                "replay": f.witness.as_ref().map(|w| w.line.to_string()),
+                "events": f.witness.as_ref().map(|w| w.events),
+            }),
+        );
+    }
+    let sets: Vec<Value> = e
+        .sets
+        .iter()
+        .map(|(k, w)| {
+            json!({
+                "anomalies": k.iter().map(|a| a.name()).collect::<Vec<_>>(),
+                "level": level(Point::of(k)),
+                "replay": w.line.to_string(),
+            })
+        })
+        .collect();
+    json!({
+        "scenario": sc.name,
+        "runtime": e.runtime.to_string(),
+        "complete": e.complete,
+        "stopped": e.stopped.map(|s| stopped_flag(Some(s))),
+        "reduction": e.reduction,
+        "steps_per_agent": e.steps_per_agent,
+        "schedules": e.schedules,
+        "classes": e.classes,
+        "budget_cut": e.budget_cut,
+        "truncated": e.truncated,
+        "depth_max": e.depth_max,
+        "anomalies": anomalies,
+        "sets": sets,
+    })
+}
+
+/// The JSON report: one runtime's object, or with several (or `--coverage`) every runtime's
+/// under `runtimes`, with the coverage rows.
+pub fn json(sc: &Scenario, done: &[Explored], coverage: bool) -> Value {
+    if done.len() == 1 && !coverage {
+        return one(sc, &done[0].result);
+    }
+    let sets = all_sets(done);
+    let rows: Vec<Value> = done
+        .iter()
+        .map(|d| {
+            let reached: Vec<Value> = sets
+                .iter()
+                .filter(|k| d.result.sets.contains_key(*k))
+                .map(|k| json!(k.iter().map(|a| a.name()).collect::<Vec<_>>()))
+                .collect();
+            json!({"runtime": d.result.runtime.to_string(), "complete": d.result.complete,
+                   "reached": reached})
+        })
+        .collect();
+    json!({
+        "scenario": sc.name,
+        "runtimes": done.iter().map(|d| one(sc, &d.result)).collect::<Vec<_>>(),
+        "coverage": rows,
+    })
+}
