@@ -49,8 +49,6 @@ struct Invocation {
     agent_unknown: bool,
     /// The `invoke_agent` span's name (or id) has the wrong type.
     name_unknown: bool,
-    /// It overlaps an earlier invocation of the same agent.
-    overlaps: bool,
 }
 
 #[derive(Default)]
@@ -66,52 +64,169 @@ struct Cx {
     gaps: Gaps,
 }
 
-pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError> {
-    spans.sort_by(|a, b| (a.start, &a.trace, &a.id).cmp(&(b.start, &b.trace, &b.id)));
-    let mut cx = Cx::default();
-    let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    for (i, s) in spans.iter().enumerate() {
-        if index.insert((&s.trace, &s.id), i).is_some() {
+/// A span named across traces: its start, trace and id, which order spans as the mapping
+/// reads them (start order).
+type SpanKey = (u64, String, String);
+
+fn key(s: &Span) -> SpanKey {
+    (s.start, s.trace.clone(), s.id.clone())
+}
+
+/// An invocation as the whole export sees it: what naming its actor needs.
+struct Actor {
+    /// Its place in the export's invocation order: start, then the `invoke_agent` span (none
+    /// first), then the trace.
+    order: (u64, Option<SpanKey>, String),
+    base: String,
+    agent: String,
+    end: u64,
+    overlaps: bool,
+}
+
+/// A step mapped within its trace, waiting for what only the whole export knows: its actor's
+/// name (overlapping invocations) and its registries (the agent's timeline across traces).
+struct Pending {
+    step: Step,
+    /// Index into [`Mapper::actors`].
+    actor: usize,
+    /// The spans whose `gen_ai.tool.definitions` are its registry: its generation, else its
+    /// `invoke_agent` span.
+    generation: Option<SpanKey>,
+    agent_span: Option<SpanKey>,
+    /// When its first tool call started (else when it committed).
+    dispatch: u64,
+    memory: bool,
+    calls: bool,
+    /// Its invocation's agent name (or id) has the wrong type.
+    name_unknown: bool,
+}
+
+/// A `gen_ai.tool.definitions` observation: the span, its agent, its named definitions
+/// (name, canonical text).
+struct Observation {
+    at: SpanKey,
+    base: String,
+    items: Vec<(String, String)>,
+}
+
+/// The mapping, fed one whole trace at a time, so that a reader holds one trace's spans at a
+/// time; what crosses traces (actors, registry timelines, cells) is kept in summaries and
+/// settled by [`Mapper::finish`]. The result does not depend on the order of the traces.
+pub struct Mapper {
+    file: String,
+    cx: Cx,
+    actors: Vec<Actor>,
+    observations: Vec<Observation>,
+    pending: Vec<Pending>,
+    /// The first span (in start order) that repeats an earlier one of its trace.
+    duplicate: Option<SpanKey>,
+}
+
+impl Mapper {
+    pub fn new(file: &str) -> Mapper {
+        Mapper {
+            file: file.to_owned(),
+            cx: Cx::default(),
+            actors: Vec::new(),
+            observations: Vec::new(),
+            pending: Vec::new(),
+            duplicate: None,
+        }
+    }
+
+    /// Maps one trace: every span of it (and of no other trace).
+    pub fn trace(&mut self, mut spans: Vec<Span>) {
+        spans.sort_by(|a, b| (a.start, &a.trace, &a.id).cmp(&(b.start, &b.trace, &b.id)));
+        let cx = &mut self.cx;
+        let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        for (i, s) in spans.iter().enumerate() {
+            if index.insert((&s.trace, &s.id), i).is_some() {
+                let k = key(s);
+                if self.duplicate.as_ref().is_none_or(|d| k < *d) {
+                    self.duplicate = Some(k);
+                }
+                return;
+            }
+        }
+        cx.count("traces", u64::from(!spans.is_empty()));
+        cx.count("spans", spans.len() as u64);
+        for s in &spans {
+            cx.gaps.check_types(s);
+            if s.parent
+                .as_deref()
+                .is_some_and(|p| !index.contains_key(&(&s.trace, p)))
+            {
+                cx.gaps.orphans.add(s);
+            }
+        }
+        let invocations = invocations(&spans, &index, cx);
+        self.observations.extend(observe(&spans, &invocations));
+        for inv in &invocations {
+            let actor = self.actors.len();
+            self.actors.push(Actor {
+                order: (inv.start, inv.span.map(|a| key(&spans[a])), spans[inv.members[0]].trace.clone()),
+                base: inv.base.clone(),
+                agent: inv.agent.clone(),
+                end: inv.end,
+                overlaps: false,
+            });
+            for members in segments(&spans, &inv.members) {
+                let p = cx.step(&spans, inv, &members, actor);
+                self.pending.push(p);
+            }
+        }
+    }
+
+    /// Settles what crosses traces and builds the history.
+    pub fn finish(mut self) -> Result<Ingested, IngestError> {
+        if let Some((_, trace, id)) = &self.duplicate {
             return Err(IngestError::Ambiguous {
-                file: file.to_owned(),
-                message: format!("span {} of trace {} appears twice", s.id, s.trace),
+                file: self.file,
+                message: format!("span {id} of trace {trace} appears twice"),
             });
         }
-    }
-    let traces: BTreeSet<&str> = spans.iter().map(|s| s.trace.as_str()).collect();
-    cx.count("traces", traces.len() as u64);
-    cx.count("spans", spans.len() as u64);
-    for s in &spans {
-        cx.gaps.check_types(s);
-        if s.parent
-            .as_deref()
-            .is_some_and(|p| !index.contains_key(&(&s.trace, p)))
-        {
-            cx.gaps.orphans.add(s);
+        let cx = &mut self.cx;
+        let order = actors(&mut self.actors, cx);
+        let registry = Registries::settle(std::mem::take(&mut self.observations));
+        let mut rank = vec![0; order.len()];
+        for (r, &a) in order.iter().enumerate() {
+            rank[a] = r;
         }
-    }
-    let invocations = invocations(&spans, &index, &mut cx);
-    let registry = Registries::observe(&spans, &invocations);
-    let mut steps = Vec::new();
-    for inv in &invocations {
-        for members in segments(&spans, &inv.members) {
-            steps.push(cx.step(&spans, inv, &members, &registry));
+        // Stable: a step keeps its place among its invocation's steps.
+        self.pending.sort_by_key(|p| rank[p.actor]);
+        let mut steps = Vec::with_capacity(self.pending.len());
+        for p in std::mem::take(&mut self.pending) {
+            steps.push(cx.registry(p, &self.actors, &registry));
         }
+        cx.derive_uncaptured(&mut steps);
+        let history = build(steps, false);
+        let verdicts = cx.gaps.lower(cx.verdicts(), !cx.content.is_empty());
+        let notes = cx.gaps.notes();
+        cx.notes.extend(notes);
+        let report = Report {
+            source: "otel",
+            file: self.file,
+            records: history.len(),
+            verdicts,
+            counts: std::mem::take(&mut cx.counts),
+            errors: Vec::new(),
+            notes: std::mem::take(&mut cx.notes),
+        };
+        Ok(Ingested { history, report })
     }
-    cx.derive_uncaptured(&mut steps);
-    let history = build(steps, false);
-    let verdicts = cx.gaps.lower(cx.verdicts(), !cx.content.is_empty());
-    cx.notes.extend(cx.gaps.notes());
-    let report = Report {
-        source: "otel",
-        file: file.to_owned(),
-        records: history.len(),
-        verdicts,
-        counts: std::mem::take(&mut cx.counts),
-        errors: Vec::new(),
-        notes: std::mem::take(&mut cx.notes),
-    };
-    Ok(Ingested { history, report })
+}
+
+/// Maps a whole export at once.
+pub fn ingest(file: &str, spans: Vec<Span>) -> Result<Ingested, IngestError> {
+    let mut traces: BTreeMap<String, Vec<Span>> = BTreeMap::new();
+    for s in spans {
+        traces.entry(s.trace.clone()).or_default().push(s);
+    }
+    let mut m = Mapper::new(file);
+    for (_, spans) in traces {
+        m.trace(spans);
+    }
+    m.finish()
 }
 
 fn op(s: &Span) -> Option<&str> {
@@ -183,17 +298,26 @@ fn invocations(
                     mistyped(s, "gen_ai.agent.name")
                         || (s.str("gen_ai.agent.name").is_none() && mistyped(s, "gen_ai.agent.id"))
                 }),
-                overlaps: false,
             }
         })
         .collect();
     out.sort_by_key(|inv| (inv.start, inv.span));
+    cx.count("invocations", out.len() as u64);
+    out
+}
+
+/// Names the actors of the export's invocations, in their order (returned as indices).
+fn actors(actors: &mut [Actor], cx: &mut Cx) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..actors.len()).collect();
+    order.sort_by(|&a, &b| actors[a].order.cmp(&actors[b].order));
     // One actor has one pending operation (SPEC §1): overlapping invocations of an agent are
     // different actors. Each takes the lowest slot free at its start.
     let mut slots: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for inv in &mut out {
+    for &i in &order {
+        let inv = &mut actors[i];
+        let start = inv.order.0;
         let ends = slots.entry(inv.base.clone()).or_default();
-        let k = match ends.iter().position(|&e| e <= inv.start) {
+        let k = match ends.iter().position(|&e| e <= start) {
             Some(k) => k,
             None => {
                 ends.push(0);
@@ -201,23 +325,19 @@ fn invocations(
             }
         };
         // Any invocation open at this one's start overlaps it (not only those in lower slots).
-        inv.overlaps = inv.span.is_some()
-            && ends
-                .iter()
-                .enumerate()
-                .any(|(j, &e)| j != k && e > inv.start);
+        inv.overlaps = inv.order.1.is_some()
+            && ends.iter().enumerate().any(|(j, &e)| j != k && e > start);
         ends[k] = inv.end;
         if k > 0 {
             inv.agent = format!("{}#{}", inv.base, k + 1);
         }
         if inv.overlaps {
-            if let Some(a) = inv.span {
-                cx.gaps.overlapping.add(&spans[a]);
+            if let Some((start, trace, id)) = &inv.order.1 {
+                cx.gaps.overlapping.add_at(*start, trace, id);
             }
         }
     }
-    cx.count("invocations", out.len() as u64);
-    out
+    order
 }
 
 /// How a step span reached its agent: the trace gaps of `super::gaps` on the way.
@@ -308,45 +428,56 @@ fn structured(s: &Span, key: &str) -> Option<Json> {
 /// A registry snapshot: (tool, signature version) pairs.
 type Entries = Vec<(String, u32)>;
 
+/// The `gen_ai.tool.definitions` of one trace's invocations, for [`Registries::settle`].
+fn observe(spans: &[Span], invocations: &[Invocation]) -> Vec<Observation> {
+    let mut obs: Vec<(u64, &str, usize)> = Vec::new();
+    for inv in invocations {
+        for &m in inv.members.iter().chain(inv.span.iter()) {
+            if spans[m].attrs.contains_key("gen_ai.tool.definitions") {
+                obs.push((spans[m].start, inv.base.as_str(), m));
+            }
+        }
+    }
+    obs.sort();
+    obs.dedup();
+    obs.into_iter()
+        .map(|(_, base, m)| {
+            let defs = structured(&spans[m], "gen_ai.tool.definitions");
+            let items = defs.as_ref().and_then(Json::as_array);
+            let named = items.into_iter().flatten().filter_map(|item| {
+                let name = item.get("name").and_then(Json::as_str)?;
+                Some((name.to_owned(), canonical(item)))
+            });
+            Observation {
+                at: key(&spans[m]),
+                base: base.to_owned(),
+                items: named.collect(),
+            }
+        })
+        .collect()
+}
+
 /// Registries observed per agent (base name): `gen_ai.tool.definitions`, with versions.
 struct Registries {
     /// base → (start, entries) in time order.
     seen: BTreeMap<String, Vec<(u64, Entries)>>,
-    /// span index → its entries.
-    at_span: BTreeMap<usize, Entries>,
+    /// span → its entries.
+    at_span: BTreeMap<SpanKey, Entries>,
 }
 
 impl Registries {
-    fn observe(spans: &[Span], invocations: &[Invocation]) -> Registries {
-        let mut obs: Vec<(u64, &str, usize)> = Vec::new();
-        for inv in invocations {
-            for &m in inv.members.iter().chain(inv.span.iter()) {
-                if spans[m].attrs.contains_key("gen_ai.tool.definitions") {
-                    obs.push((spans[m].start, inv.base.as_str(), m));
-                }
-            }
-        }
-        obs.sort();
-        obs.dedup();
-        let mut versions: BTreeMap<(&str, String), Vec<String>> = BTreeMap::new();
+    /// Numbers the definitions of each (agent, tool) in the order the export shows them.
+    fn settle(mut obs: Vec<Observation>) -> Registries {
+        obs.sort_by(|a, b| (a.at.0, &a.base, &a.at).cmp(&(b.at.0, &b.base, &b.at)));
+        let mut versions: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
         let mut r = Registries {
             seen: BTreeMap::new(),
             at_span: BTreeMap::new(),
         };
-        for (start, base, m) in obs {
-            let defs = structured(&spans[m], "gen_ai.tool.definitions");
-            let items = defs
-                .as_ref()
-                .and_then(Json::as_array)
-                .cloned()
-                .unwrap_or_default();
+        for o in obs {
             let mut entries = Vec::new();
-            for item in items {
-                let Some(name) = item.get("name").and_then(Json::as_str) else {
-                    continue;
-                };
-                let known = versions.entry((base, name.to_owned())).or_default();
-                let text = canonical(&item);
+            for (name, text) in o.items {
+                let known = versions.entry((o.base.clone(), name.clone())).or_default();
                 let v = match known.iter().position(|k| *k == text) {
                     Some(v) => v,
                     None => {
@@ -354,13 +485,13 @@ impl Registries {
                         known.len() - 1
                     }
                 };
-                entries.push((name.to_owned(), v as u32));
+                entries.push((name, v as u32));
             }
             r.seen
-                .entry(base.to_owned())
+                .entry(o.base)
                 .or_default()
-                .push((start, entries.clone()));
-            r.at_span.insert(m, entries);
+                .push((o.at.0, entries.clone()));
+            r.at_span.insert(o.at, entries);
         }
         r
     }
@@ -383,8 +514,8 @@ impl Cx {
         spans: &[Span],
         inv: &Invocation,
         members: &[usize],
-        reg: &Registries,
-    ) -> Step {
+        actor: usize,
+    ) -> Pending {
         let of = |r: Role| -> Vec<usize> {
             members
                 .iter()
@@ -423,7 +554,7 @@ impl Cx {
                     .unwrap_or(inv.end)
             });
         let mut step = Step {
-            agent: inv.agent.clone(),
+            agent: String::new(),
             read_at: u128::from(read_at),
             commit_at: u128::from(commit_at),
             ..Step::default()
@@ -469,16 +600,29 @@ impl Cx {
         co.sort_by(|a, b| (a.1, a.2, a.3).cmp(&(b.1, b.2, b.3)));
         step.io = io.into_iter().map(|e| e.4).collect();
         step.co = co.into_iter().map(|e| e.4).collect();
-        self.registry(spans, inv, generation, &tools, &mut step, reg);
+        let first_tool = tools
+            .iter()
+            .min_by_key(|&&t| (spans[t].start, &spans[t].id));
+        step.planned_tool = first_tool
+            .and_then(|&t| spans[t].str("gen_ai.tool.name"))
+            .map(str::to_owned);
+        let dispatch = first_tool.map_or(step.commit_at as u64, |&t| spans[t].start);
         dedup_writes(&mut step);
         let memory = !reads.is_empty() || !writes.is_empty();
         let calls = !tools.is_empty();
         let g = &mut self.gaps;
         g.unknown_agent_memory += u64::from(inv.agent_unknown && memory);
         g.unknown_agent_tools += u64::from(inv.agent_unknown && calls);
-        g.unnamed_tools += u64::from(inv.name_unknown && (calls || !step.read_registry.is_empty()));
-        g.overlapping_memory += u64::from(inv.overlaps && memory);
-        step
+        Pending {
+            step,
+            actor,
+            generation: generation.map(|g| key(&spans[g])),
+            agent_span: inv.span.map(|a| key(&spans[a])),
+            dispatch,
+            memory,
+            calls,
+            name_unknown: inv.name_unknown,
+        }
     }
 
     fn read(&mut self, s: &Span, step: &mut Step) {
@@ -573,30 +717,25 @@ impl Cx {
         *all &= with_content;
     }
 
-    fn registry(
-        &mut self,
-        spans: &[Span],
-        inv: &Invocation,
-        generation: Option<usize>,
-        tools: &[usize],
-        step: &mut Step,
-        reg: &Registries,
-    ) {
-        let read = generation
+    /// A pending step's actor and registries, from what the whole export showed.
+    fn registry(&mut self, p: Pending, actors: &[Actor], reg: &Registries) -> Step {
+        let Pending { mut step, .. } = p;
+        let inv = &actors[p.actor];
+        step.agent = inv.agent.clone();
+        let read = p
+            .generation
             .and_then(|g| reg.at_span.get(&g))
-            .or_else(|| inv.span.and_then(|a| reg.at_span.get(&a)));
+            .or_else(|| p.agent_span.and_then(|a| reg.at_span.get(&a)));
         step.read_registry = read.cloned().unwrap_or_default();
-        let first_tool = tools
-            .iter()
-            .min_by_key(|&&t| (spans[t].start, &spans[t].id));
-        step.planned_tool = first_tool
-            .and_then(|&t| spans[t].str("gen_ai.tool.name"))
-            .map(str::to_owned);
-        let dispatch = first_tool.map_or(step.commit_at as u64, |&t| spans[t].start);
-        step.write_registry = reg.at(&inv.base, dispatch).cloned().unwrap_or_default();
+        step.write_registry = reg.at(&inv.base, p.dispatch).cloned().unwrap_or_default();
         if step.planned_tool.is_some() && read.is_none() {
             self.tool_calls_without_registry += 1;
         }
+        let g = &mut self.gaps;
+        g.unnamed_tools +=
+            u64::from(p.name_unknown && (p.calls || !step.read_registry.is_empty()));
+        g.overlapping_memory += u64::from(inv.overlaps && p.memory);
+        step
     }
 
     /// Cells some access of which carried no content are compared by version throughout.

@@ -34,29 +34,25 @@
 //! not captured) or reported undecidable (which records a search returned, when it says
 //! nothing about them).
 
+mod export;
 mod gaps;
 mod map;
 pub mod otlp;
 
 use crate::error::IngestError;
 use crate::Ingested;
+use export::Input;
 use std::path::Path;
 
-/// Ingests an OTLP/JSON trace file (one document, or one per line).
+/// Ingests an OTLP/JSON trace file (one document, or one per line). A file of one document per
+/// line is read a line at a time and mapped a trace at a time.
 pub fn read_otel(path: impl AsRef<Path>) -> Result<Ingested, IngestError> {
     let path = path.as_ref();
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
-        file: file.clone(),
-        source,
-    })?;
-    parse_otel(&text, &file)
+    export::ingest(Input::File(path), &path.display().to_string())
 }
 
 /// Ingests OTLP/JSON text; `file` names it in errors and in the report. A leading UTF-8
 /// byte-order mark (some exporters and editors write one) is skipped, not a JSON error.
 pub fn parse_otel(text: &str, file: &str) -> Result<Ingested, IngestError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let spans = otlp::parse(text, file)?;
-    map::ingest(file, spans)
+    export::ingest(Input::Text(text), file)
 }

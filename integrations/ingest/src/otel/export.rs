@@ -1,0 +1,221 @@
+//! Reading an export trace by trace, so that memory follows the largest trace, not the file.
+//!
+//! The Collector's file exporter writes one `TracesData` document per line, and a trace's spans
+//! may be spread over several lines (batches). Two passes over the input:
+//!
+//! 1. **Index**: each line is checked for UTF-8 and scanned, without parsing it, for the
+//!    values of its `"traceId"` / `"trace_id"` fields; the index keeps, for each trace id, the
+//!    last line that names it.
+//! 2. **Map**: each line is parsed ([`super::otlp::document`]) and its spans join their trace;
+//!    after the last line of a trace, the whole trace goes to [`Mapper::trace`] and its spans
+//!    are dropped.
+//!
+//! The scan over-approximates (a span link's `traceId` names a trace too, which only keeps it
+//! open longer); a span whose trace the scan missed (an id written with JSON escapes) is caught
+//! in pass 2, and the input is then read the simple way, whole, with the same result. So is a
+//! file that is one document (pretty-printed over many lines, or a single line): it is parsed
+//! whole, as before. Errors are those of the whole-file reader ([`super::otlp::parse`]): the
+//! first bad line in file order, with its line and JSON path; invalid UTF-8 anywhere is a read
+//! error before any JSON error.
+
+use super::map::{self, Mapper};
+use super::otlp::{self, Span};
+use crate::error::IngestError;
+use crate::Ingested;
+use serde_json::Value as Json;
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+type R<T> = Result<T, IngestError>;
+
+/// Where the export is: a file (read twice, a line at a time) or text already in memory.
+#[derive(Clone, Copy)]
+pub enum Input<'a> {
+    File(&'a Path),
+    Text(&'a str),
+}
+
+/// Ingests an export; `file` names it in errors and in the report.
+pub fn ingest(input: Input<'_>, file: &str) -> R<Ingested> {
+    let index = Index::scan(input, file)?;
+    if index.documents >= 2 && index.first_parses {
+        if let Some(done) = by_trace(input, file, &index)? {
+            return Ok(done);
+        }
+    }
+    // One document, an empty file, or a trace id the scan could not read: the whole file.
+    let text = match input {
+        Input::Text(t) => std::borrow::Cow::Borrowed(t),
+        Input::File(path) => std::borrow::Cow::Owned(read_to_string(path, file)?),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    map::ingest(file, otlp::parse(text, file)?)
+}
+
+fn read_to_string(path: &Path, file: &str) -> R<String> {
+    std::fs::read_to_string(path).map_err(|source| IngestError::Io {
+        file: file.to_owned(),
+        source,
+    })
+}
+
+/// Calls `f` with each line (1-based number, text without `\n` or a final `\r`, as
+/// `str::lines` splits), after a leading byte-order mark is dropped.
+fn lines(input: Input<'_>, file: &str, mut f: impl FnMut(usize, &str) -> R<bool>) -> R<()> {
+    let io = |source| IngestError::Io {
+        file: file.to_owned(),
+        source,
+    };
+    match input {
+        Input::Text(text) => {
+            let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+            for (i, line) in text.lines().enumerate() {
+                if !f(i + 1, line)? {
+                    break;
+                }
+            }
+        }
+        Input::File(path) => {
+            let handle = std::fs::File::open(path).map_err(io)?;
+            let mut reader = BufReader::with_capacity(1 << 20, handle);
+            let mut buf = Vec::new();
+            for n in 1.. {
+                buf.clear();
+                if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+                    break;
+                }
+                let mut line = buf.as_slice();
+                if let Some(l) = line.strip_suffix(b"\n") {
+                    line = l.strip_suffix(b"\r").unwrap_or(l);
+                }
+                if n == 1 {
+                    line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+                }
+                // What `read_to_string` says of the same file.
+                let text = std::str::from_utf8(line).map_err(|_| {
+                    io(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "stream did not contain valid UTF-8",
+                    ))
+                })?;
+                if !f(n, text)? {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Pass 1: for each trace id, the last line that names it.
+struct Index {
+    last: HashMap<String, usize>,
+    /// Non-blank lines.
+    documents: usize,
+    /// The first non-blank line is a JSON value by itself (a file of one document per line).
+    first_parses: bool,
+}
+
+impl Index {
+    fn scan(input: Input<'_>, file: &str) -> R<Index> {
+        let mut ix = Index {
+            last: HashMap::new(),
+            documents: 0,
+            first_parses: false,
+        };
+        lines(input, file, |n, line| {
+            if line.trim().is_empty() {
+                return Ok(true);
+            }
+            ix.documents += 1;
+            if ix.documents == 1 {
+                ix.first_parses = serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok();
+            }
+            for id in trace_ids(line.as_bytes()) {
+                ix.last.insert(id, n);
+            }
+            Ok(true)
+        })?;
+        Ok(ix)
+    }
+}
+
+/// The values of the `"traceId"` and `"trace_id"` fields of a line, lowercased, as the JSON
+/// text spells them (a value with an escape is skipped: pass 2 notices its spans).
+fn trace_ids(line: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    for needle in [&b"\"traceId\""[..], &b"\"trace_id\""[..]] {
+        for at in memchr::memmem::find_iter(line, needle) {
+            let rest = &line[at + needle.len()..];
+            let rest = skip_ws(rest);
+            let Some(rest) = rest.strip_prefix(b":") else {
+                continue;
+            };
+            let Some(rest) = skip_ws(rest).strip_prefix(b"\"") else {
+                continue;
+            };
+            let Some(end) = memchr::memchr2(b'"', b'\\', rest) else {
+                continue;
+            };
+            if rest[end] == b'"' {
+                if let Ok(id) = std::str::from_utf8(&rest[..end]) {
+                    out.push(id.to_ascii_lowercase());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn skip_ws(b: &[u8]) -> &[u8] {
+    let n = b
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+        .count();
+    &b[n..]
+}
+
+/// Pass 2: parses line by line and maps each trace after its last line. `None`: a span's
+/// trace was not where the index said (the caller reads the file whole instead).
+fn by_trace(input: Input<'_>, file: &str, index: &Index) -> R<Option<Ingested>> {
+    let mut ends: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for (id, &n) in &index.last {
+        ends.entry(n).or_default().push(id);
+    }
+    let mut open: HashMap<String, Vec<Span>> = HashMap::new();
+    let mut mapper = Mapper::new(file);
+    let mut missed = false;
+    let mut spans = Vec::new();
+    lines(input, file, |n, line| {
+        if line.trim().is_empty() {
+            return Ok(true);
+        }
+        let v: Json = serde_json::from_str(line).map_err(|e| otlp::bad_json(file, n, &e))?;
+        otlp::document(&v, file, n, &mut spans)?;
+        drop(v);
+        for s in spans.drain(..) {
+            if index.last.get(&s.trace).is_none_or(|&last| last < n) {
+                missed = true;
+                return Ok(false);
+            }
+            match open.get_mut(&s.trace) {
+                Some(t) => t.push(s),
+                None => {
+                    open.insert(s.trace.clone(), vec![s]);
+                }
+            }
+        }
+        for id in ends.remove(&n).unwrap_or_default() {
+            if let Some(trace) = open.remove(id) {
+                mapper.trace(trace);
+            }
+        }
+        Ok(true)
+    })?;
+    if missed {
+        return Ok(None);
+    }
+    debug_assert!(open.is_empty(), "every trace ends on a line the index names");
+    mapper.finish().map(Some)
+}
