@@ -74,16 +74,19 @@ pub fn build(mut steps: Vec<Step>, provenance: bool) -> History {
     let mut versions: BTreeMap<String, u32> = BTreeMap::new();
     // Pending latest-writer updates, applied once the log passes their write_time.
     let mut applied = 0usize;
-    let mut resolved: Vec<(Pairs, Pairs)> = Vec::with_capacity(steps.len());
-    for (index, step) in steps.iter().enumerate() {
+    // Each step's resolved writes until the log passes it; steps are dropped as their records
+    // are made, so a long trace is not held three times over.
+    let aborted: Vec<bool> = steps.iter().map(|s| s.aborted).collect();
+    let mut resolved: Vec<Pairs> = Vec::with_capacity(steps.len());
+    for (index, step) in steps.into_iter().enumerate() {
         let read_at = step.read_at.min(step.commit_at);
         let read_time = commits.partition_point(|&c| c < read_at);
         assert!(read_time <= index, "a step reads before it commits");
         // The log as it stood at read_time: apply the writes of records 0..read_time.
         while applied < read_time {
-            for (cell, v) in &resolved[applied].1 {
-                if !steps[applied].aborted {
-                    latest.insert(cell.clone(), (applied, v.clone()));
+            for (cell, v) in std::mem::take(&mut resolved[applied]) {
+                if !aborted[applied] {
+                    latest.insert(cell, (applied, v));
                 }
             }
             applied += 1;
@@ -122,9 +125,17 @@ pub fn build(mut steps: Vec<Step>, provenance: bool) -> History {
         } else {
             Vec::new()
         };
-        let record = record(&mut h.names, step, &reads, &writes, read_time, index, preds);
+        let record = record(
+            &mut h.names,
+            &step,
+            &reads,
+            &writes,
+            read_time,
+            index,
+            preds,
+        );
         h.records.push(record);
-        resolved.push((reads, writes));
+        resolved.push(writes);
     }
     assert_eq!(h.validate(), Ok(()), "the builder made a malformed history");
     h

@@ -6,7 +6,7 @@
 //! 1. **Index**: each line is checked for UTF-8 and scanned, without parsing it, for the
 //!    values of its `"traceId"` / `"trace_id"` fields; the index keeps, for each trace id, the
 //!    last line that names it.
-//! 2. **Map**: each line is parsed ([`super::otlp::document`]) and its spans join their trace;
+//! 2. **Map**: each line is parsed ([`super::otlp::line_spans`]) and its spans join their trace;
 //!    after the last line of a trace, the whole trace goes to [`Mapper::trace`] and its spans
 //!    are dropped.
 //!
@@ -22,9 +22,8 @@ use super::map::{self, Mapper};
 use super::otlp::{self, Span};
 use crate::error::IngestError;
 use crate::Ingested;
-use serde_json::Value as Json;
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
+use std::io::Read;
 use std::path::Path;
 
 type R<T> = Result<T, IngestError>;
@@ -77,35 +76,55 @@ fn lines(input: Input<'_>, file: &str, mut f: impl FnMut(usize, &str) -> R<bool>
             }
         }
         Input::File(path) => {
-            let handle = std::fs::File::open(path).map_err(io)?;
-            let mut reader = BufReader::with_capacity(1 << 20, handle);
-            let mut buf = Vec::new();
-            for n in 1.. {
-                buf.clear();
-                if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+            let mut handle = std::fs::File::open(path).map_err(io)?;
+            // Lines are handed out of a block of the file in place; a block starts with what
+            // the last one left of an unfinished line.
+            let mut buf: Vec<u8> = Vec::with_capacity(BLOCK);
+            let mut n = 0;
+            loop {
+                let got = (&mut handle)
+                    .take(BLOCK as u64)
+                    .read_to_end(&mut buf)
+                    .map_err(io)?;
+                let mut at = 0;
+                while let Some(i) = memchr::memchr(b'\n', &buf[at..]) {
+                    n += 1;
+                    let line = &buf[at..at + i];
+                    at += i + 1;
+                    let line = line.strip_suffix(b"\r").unwrap_or(line);
+                    if !f(n, utf8(n, line).map_err(io)?)? {
+                        return Ok(());
+                    }
+                }
+                if got == 0 {
+                    if at < buf.len() {
+                        f(n + 1, utf8(n + 1, &buf[at..]).map_err(io)?)?;
+                    }
                     break;
                 }
-                let mut line = buf.as_slice();
-                if let Some(l) = line.strip_suffix(b"\n") {
-                    line = l.strip_suffix(b"\r").unwrap_or(l);
-                }
-                if n == 1 {
-                    line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
-                }
-                // What `read_to_string` says of the same file.
-                let text = std::str::from_utf8(line).map_err(|_| {
-                    io(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        "stream did not contain valid UTF-8",
-                    ))
-                })?;
-                if !f(n, text)? {
-                    break;
-                }
+                buf.drain(..at);
             }
         }
     }
     Ok(())
+}
+
+/// How much of a file is read at a time.
+const BLOCK: usize = 1 << 20;
+
+/// A line's text (a leading byte-order mark dropped from the first), or the error
+/// `read_to_string` gives for the same file.
+fn utf8(n: usize, line: &[u8]) -> std::io::Result<&str> {
+    let line = match n {
+        1 => line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line),
+        _ => line,
+    };
+    std::str::from_utf8(line).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
 }
 
 /// Pass 1: for each trace id, the last line that names it.
@@ -191,9 +210,7 @@ fn by_trace(input: Input<'_>, file: &str, index: &Index) -> R<Option<Ingested>> 
         if line.trim().is_empty() {
             return Ok(true);
         }
-        let v: Json = serde_json::from_str(line).map_err(|e| otlp::bad_json(file, n, &e))?;
-        otlp::document(&v, file, n, &mut spans)?;
-        drop(v);
+        otlp::line_spans(line, file, n, &mut spans)?;
         for s in spans.drain(..) {
             if index.last.get(&s.trace).is_none_or(|&last| last < n) {
                 missed = true;
@@ -216,6 +233,90 @@ fn by_trace(input: Input<'_>, file: &str, index: &Index) -> R<Option<Ingested>> 
     if missed {
         return Ok(None);
     }
-    debug_assert!(open.is_empty(), "every trace ends on a line the index names");
+    debug_assert!(
+        open.is_empty(),
+        "every trace ends on a line the index names"
+    );
     mapper.finish().map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One document holding one span of trace `t`.
+    fn doc(t: &str, id: &str, op: &str, start: u64) -> String {
+        format!(
+            r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{{"traceId":"{t}","spanId":"{id}",
+            "startTimeUnixNano":"{start}","endTimeUnixNano":"{}","attributes":[{{"key":
+            "gen_ai.operation.name","value":{{"stringValue":"{op}"}}}}]}}]}}]}}]}}"#,
+            start + 5
+        )
+        .replace('\n', "")
+    }
+
+    fn whole(text: &str) -> Ingested {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        map::ingest("t", otlp::parse(text, "t").unwrap()).unwrap()
+    }
+
+    fn same(a: &Ingested, b: &Ingested) {
+        assert_eq!(a.history, b.history);
+        assert_eq!(a.report, b.report);
+    }
+
+    #[test]
+    fn a_trace_spread_over_lines_is_mapped_whole_and_as_the_whole_file_reader_maps_it() {
+        // Trace A's spans on lines 1 and 4 (a CRLF line and a blank one between), B on 2.
+        let text = format!(
+            "\u{feff}{}\r\n{}\n\n{}\n",
+            doc("AA", "1", "invoke_agent", 1),
+            doc("bb", "2", "chat", 2),
+            doc("aa", "3", "chat", 3)
+        );
+        let index = Index::scan(Input::Text(&text), "t").unwrap();
+        assert_eq!((index.last["aa"], index.last["bb"]), (4, 2));
+        let streamed = by_trace(Input::Text(&text), "t", &index).unwrap().unwrap();
+        same(&streamed, &whole(&text));
+        assert_eq!(streamed.report.counts["traces"], 2);
+        let path = std::env::temp_dir().join(format!("otlp-export-{}.json", std::process::id()));
+        std::fs::write(&path, &text).unwrap();
+        let from_file = ingest(Input::File(&path), "t");
+        std::fs::remove_file(&path).unwrap();
+        same(&from_file.unwrap(), &streamed);
+    }
+
+    #[test]
+    fn a_trace_id_the_scan_cannot_read_sends_the_file_to_the_whole_reader() {
+        let text = format!(
+            "{}\n{}\n",
+            doc("d\\u0064", "1", "chat", 1),
+            doc("cc", "2", "chat", 2)
+        );
+        let index = Index::scan(Input::Text(&text), "t").unwrap();
+        assert!(by_trace(Input::Text(&text), "t", &index).unwrap().is_none());
+        same(&ingest(Input::Text(&text), "t").unwrap(), &whole(&text));
+    }
+
+    #[test]
+    fn errors_are_the_whole_file_readers() {
+        let text = format!("{}\n{{\"resourceSpans\": [\n", doc("aa", "1", "chat", 1));
+        let e = ingest(Input::Text(&text), "t").unwrap_err().to_string();
+        assert!(e.starts_with("t:2: (document): invalid JSON"), "{e}");
+        let dup = format!(
+            "{}\n{}\n",
+            doc("aa", "1", "chat", 1),
+            doc("aa", "1", "chat", 7)
+        );
+        let e = ingest(Input::Text(&dup), "t").unwrap_err().to_string();
+        assert_eq!(e, "t: span 1 of trace aa appears twice");
+        let path = std::env::temp_dir().join(format!("otlp-utf8-{}.json", std::process::id()));
+        std::fs::write(&path, b"{\"x\":\n\xff\n").unwrap();
+        let e = ingest(Input::File(&path), "t").unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        let IngestError::Io { source, .. } = e else {
+            panic!("{e}")
+        };
+        assert_eq!(source.kind(), std::io::ErrorKind::InvalidData);
+    }
 }

@@ -72,11 +72,18 @@ fn key(s: &Span) -> SpanKey {
     (s.start, s.trace.clone(), s.id.clone())
 }
 
+/// The span's key if it carries `gen_ai.tool.definitions` (a registry observation).
+fn definitions(s: &Span) -> Option<Box<SpanKey>> {
+    s.attrs
+        .contains_key("gen_ai.tool.definitions")
+        .then(|| Box::new(key(s)))
+}
+
 /// An invocation as the whole export sees it: what naming its actor needs.
 struct Actor {
     /// Its place in the export's invocation order: start, then the `invoke_agent` span (none
-    /// first), then the trace.
-    order: (u64, Option<SpanKey>, String),
+    /// first), then the trace (kept only without a span: spans never tie).
+    order: (u64, Option<Box<SpanKey>>, String),
     base: String,
     agent: String,
     end: u64,
@@ -90,9 +97,9 @@ struct Pending {
     /// Index into [`Mapper::actors`].
     actor: usize,
     /// The spans whose `gen_ai.tool.definitions` are its registry: its generation, else its
-    /// `invoke_agent` span.
-    generation: Option<SpanKey>,
-    agent_span: Option<SpanKey>,
+    /// `invoke_agent` span (each only if it has them: no other span is looked up).
+    generation: Option<Box<SpanKey>>,
+    agent_span: Option<Box<SpanKey>>,
     /// When its first tool call started (else when it committed).
     dispatch: u64,
     memory: bool,
@@ -164,7 +171,10 @@ impl Mapper {
         for inv in &invocations {
             let actor = self.actors.len();
             self.actors.push(Actor {
-                order: (inv.start, inv.span.map(|a| key(&spans[a])), spans[inv.members[0]].trace.clone()),
+                order: match inv.span {
+                    Some(a) => (inv.start, Some(Box::new(key(&spans[a]))), String::new()),
+                    None => (inv.start, None, spans[inv.members[0]].trace.clone()),
+                },
                 base: inv.base.clone(),
                 agent: inv.agent.clone(),
                 end: inv.end,
@@ -194,10 +204,12 @@ impl Mapper {
         }
         // Stable: a step keeps its place among its invocation's steps.
         self.pending.sort_by_key(|p| rank[p.actor]);
-        let mut steps = Vec::with_capacity(self.pending.len());
-        for p in std::mem::take(&mut self.pending) {
-            steps.push(cx.registry(p, &self.actors, &registry));
-        }
+        let pending = std::mem::take(&mut self.pending);
+        let actors = &self.actors;
+        let mut steps: Vec<Step> = pending
+            .into_iter()
+            .map(|p| cx.registry(p, actors, &registry))
+            .collect();
         cx.derive_uncaptured(&mut steps);
         let history = build(steps, false);
         let verdicts = cx.gaps.lower(cx.verdicts(), !cx.content.is_empty());
@@ -325,15 +337,15 @@ fn actors(actors: &mut [Actor], cx: &mut Cx) -> Vec<usize> {
             }
         };
         // Any invocation open at this one's start overlaps it (not only those in lower slots).
-        inv.overlaps = inv.order.1.is_some()
-            && ends.iter().enumerate().any(|(j, &e)| j != k && e > start);
+        inv.overlaps =
+            inv.order.1.is_some() && ends.iter().enumerate().any(|(j, &e)| j != k && e > start);
         ends[k] = inv.end;
         if k > 0 {
             inv.agent = format!("{}#{}", inv.base, k + 1);
         }
         if inv.overlaps {
-            if let Some((start, trace, id)) = &inv.order.1 {
-                cx.gaps.overlapping.add_at(*start, trace, id);
+            if let Some(k) = &inv.order.1 {
+                cx.gaps.overlapping.add_at(k.0, &k.1, &k.2);
             }
         }
     }
@@ -616,8 +628,8 @@ impl Cx {
         Pending {
             step,
             actor,
-            generation: generation.map(|g| key(&spans[g])),
-            agent_span: inv.span.map(|a| key(&spans[a])),
+            generation: generation.and_then(|g| definitions(&spans[g])),
+            agent_span: inv.span.and_then(|a| definitions(&spans[a])),
             dispatch,
             memory,
             calls,
@@ -724,16 +736,15 @@ impl Cx {
         step.agent = inv.agent.clone();
         let read = p
             .generation
-            .and_then(|g| reg.at_span.get(&g))
-            .or_else(|| p.agent_span.and_then(|a| reg.at_span.get(&a)));
+            .and_then(|g| reg.at_span.get(&*g))
+            .or_else(|| p.agent_span.and_then(|a| reg.at_span.get(&*a)));
         step.read_registry = read.cloned().unwrap_or_default();
         step.write_registry = reg.at(&inv.base, p.dispatch).cloned().unwrap_or_default();
         if step.planned_tool.is_some() && read.is_none() {
             self.tool_calls_without_registry += 1;
         }
         let g = &mut self.gaps;
-        g.unnamed_tools +=
-            u64::from(p.name_unknown && (p.calls || !step.read_registry.is_empty()));
+        g.unnamed_tools += u64::from(p.name_unknown && (p.calls || !step.read_registry.is_empty()));
         g.overlapping_memory += u64::from(inv.overlaps && p.memory);
         step
     }

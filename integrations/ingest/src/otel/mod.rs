@@ -35,6 +35,7 @@
 //! nothing about them).
 
 mod export;
+mod fast;
 mod gaps;
 mod map;
 pub mod otlp;

@@ -218,7 +218,7 @@ fn kind(v: &Json) -> &'static str {
 }
 
 /// The error for a document that is not JSON.
-pub(super) fn bad_json(file: &str, line: usize, e: &serde_json::Error) -> IngestError {
+fn bad_json(file: &str, line: usize, e: &serde_json::Error) -> IngestError {
     IngestError::Otlp {
         file: file.to_owned(),
         line,
@@ -229,6 +229,9 @@ pub(super) fn bad_json(file: &str, line: usize, e: &serde_json::Error) -> Ingest
 
 /// Every span of the input: one JSON document, or one per line (blank lines skipped).
 pub fn parse(text: &str, file: &str) -> R<Vec<Span>> {
+    if let Some(spans) = super::fast::document(text) {
+        return Ok(spans);
+    }
     let mut spans = Vec::new();
     match serde_json::from_str::<Json>(text) {
         Ok(v) => {
@@ -247,12 +250,22 @@ pub fn parse(text: &str, file: &str) -> R<Vec<Span>> {
                 return Err(bad_json(file, whole.line(), &whole));
             }
             for (line, doc) in lines {
-                let v: Json = serde_json::from_str(doc).map_err(|e| bad_json(file, line, &e))?;
-                document(&v, file, line, &mut spans)?;
+                line_spans(doc, file, line, &mut spans)?;
             }
         }
     }
     Ok(spans)
+}
+
+/// The spans of the document on `line` (the whole line), appended to `out`: the fast path,
+/// else the walker, which names what is wrong.
+pub fn line_spans(doc: &str, file: &str, line: usize, out: &mut Vec<Span>) -> R<()> {
+    if let Some(spans) = super::fast::document(doc) {
+        out.extend(spans);
+        return Ok(());
+    }
+    let v: Json = serde_json::from_str(doc).map_err(|e| bad_json(file, line, &e))?;
+    document(&v, file, line, out)
 }
 
 /// The spans of one document (`TracesData`), the one on `line` of `file`, appended to `out`.
@@ -273,12 +286,15 @@ pub fn document(v: &Json, file: &str, line: usize, out: &mut Vec<Span>) -> R<()>
     })
 }
 
-/// The resource's `service.name`, when it is a string. The resource is otherwise not read,
-/// so a resource of another shape is passed over rather than refused.
+/// The resource's `service.name`, when it is a string.
 fn service(rs: &At<'_, '_>) -> R<Option<String>> {
-    let o = rs.obj()?;
-    let attrs = o
-        .get("resource")
+    Ok(service_of(rs.obj()?.get("resource")))
+}
+
+/// `service.name` of a resource, when it is a string. The resource is otherwise not read, so
+/// a resource of another shape is passed over rather than refused.
+pub(super) fn service_of(resource: Option<&Json>) -> Option<String> {
+    let attrs = resource
         .and_then(|r| r.get("attributes"))
         .and_then(Json::as_array);
     // The last one wins, as in [`attributes`].
@@ -289,9 +305,11 @@ fn service(rs: &At<'_, '_>) -> R<Option<String>> {
         .find(|kv| kv.get("key").and_then(Json::as_str) == Some("service.name"));
     let name = last.and_then(|kv| {
         let v = kv.get("value")?;
-        v.get("stringValue").or_else(|| v.get("string_value"))?.as_str()
+        v.get("stringValue")
+            .or_else(|| v.get("string_value"))?
+            .as_str()
     });
-    Ok(name.map(str::to_owned))
+    name.map(str::to_owned)
 }
 
 /// An `attributes` list (`KeyValue`s) as a map; a later key replaces an earlier one.
