@@ -13,6 +13,9 @@
 //! reject enum names (`"kind": "SPAN_KIND_CLIENT"`), which the JSON mapping allows, with an
 //! error that names no path. Walking `serde_json::Value` lets every error name the line of the
 //! document and the JSON path (`resourceSpans[0].scopeSpans[0].spans[3].endTimeUnixNano`).
+//! The walk is the definition; a well-formed document takes [`super::fast`] instead, which
+//! yields the same spans without a `Value` tree, and the walker runs on what it refuses.
+//! Whole files go through [`super::export`], which reads them a line and a trace at a time.
 
 use crate::error::IngestError;
 use serde_json::{Map, Value as Json};
