@@ -29,6 +29,8 @@ pub enum What {
     History(bench::history::Args),
     /// The stream detector alone, on generated records, in a bounded window.
     Stream(bench::stream::Args),
+    /// OTLP/JSON ingest on a generated export (written to `--out` and kept).
+    Ingest(bench::ingest::Args),
 }
 
 /// `agentsim bench detect`.
@@ -104,6 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Cpl(a) => cpl(a),
         What::History(a) => bench::history::run(a),
         What::Stream(a) => bench::stream::run(a),
+        What::Ingest(a) => ingest(a),
     }
 }
 
@@ -136,6 +139,16 @@ fn sim(a: SimArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&f.json())?);
     } else {
         print!("{}", f.text());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ingest(a: bench::ingest::Args) -> anyhow::Result<ExitCode> {
+    let f = bench::ingest::run(&a)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&f)?);
+    } else {
+        print!("{}", bench::ingest::text(&f));
     }
     Ok(ExitCode::SUCCESS)
 }
