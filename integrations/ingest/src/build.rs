@@ -96,7 +96,8 @@ pub fn build_with(mut steps: Vec<Step>, provenance: Provenance) -> History {
     // Each cell's visible writes, in log order: (index, value).
     let mut writes_of: BTreeMap<String, Vec<(usize, Option<String>)>> = BTreeMap::new();
     let mut versions: BTreeMap<String, u32> = BTreeMap::new();
-    for (index, step) in steps.iter().enumerate() {
+    // Steps are dropped as their records are made, so a long trace is not held twice over.
+    for (index, step) in steps.into_iter().enumerate() {
         let read_at = step.read_at.min(step.commit_at);
         let read_time = commits.partition_point(|&c| c < read_at);
         assert!(read_time <= index, "a step reads before it commits");
@@ -147,7 +148,15 @@ pub fn build_with(mut steps: Vec<Step>, provenance: Provenance) -> History {
             Provenance::LatestWrite => producers(&h.records, &reads, &latest, false),
             Provenance::MatchingWrite => producers(&h.records, &reads, &latest, true),
         };
-        let record = record(&mut h.names, step, &reads, &writes, read_time, index, preds);
+        let record = record(
+            &mut h.names,
+            &step,
+            &reads,
+            &writes,
+            read_time,
+            index,
+            preds,
+        );
         h.records.push(record);
         if !step.aborted || step.retracted {
             for (cell, v) in writes {

@@ -6,6 +6,7 @@
 pub mod cpl;
 pub mod detect;
 pub mod history;
+pub mod ingest;
 pub mod sim;
 pub mod stream;
 pub mod workload;

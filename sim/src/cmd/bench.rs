@@ -31,6 +31,8 @@ pub enum What {
     Stream(bench::stream::Args),
     /// `agentsim view` on a generated history: the page's build time and size.
     View(super::view::bench::Args),
+    /// OTLP/JSON ingest on a generated export (written to `--out` and kept).
+    Ingest(bench::ingest::Args),
 }
 
 /// `agentsim bench detect`.
@@ -107,6 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::History(a) => bench::history::run(a),
         What::Stream(a) => bench::stream::run(a),
         What::View(a) => super::view::bench::run(a),
+        What::Ingest(a) => ingest(a),
     }
 }
 
@@ -139,6 +142,16 @@ fn sim(a: SimArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&f.json())?);
     } else {
         print!("{}", f.text());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ingest(a: bench::ingest::Args) -> anyhow::Result<ExitCode> {
+    let f = bench::ingest::run(&a)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&f)?);
+    } else {
+        print!("{}", bench::ingest::text(&f));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -42,12 +42,21 @@ use std::collections::BTreeMap;
 pub(super) struct Tally {
     pub n: u64,
     pub example: String,
+    /// The example's start and trace: spans are added trace by trace, so the first in start
+    /// order is kept by comparing, not by arrival.
+    at: (u64, String),
 }
 
 impl Tally {
     pub fn add(&mut self, span: &Span) {
-        if self.n == 0 {
-            self.example = span.id.clone();
+        self.add_at(span.start, &span.trace, &span.id);
+    }
+
+    pub fn add_at(&mut self, start: u64, trace: &str, id: &str) {
+        let first = (self.at.0, self.at.1.as_str(), self.example.as_str());
+        if self.n == 0 || (start, trace, id) < first {
+            self.example = id.to_owned();
+            self.at = (start, trace.to_owned());
         }
         self.n += 1;
     }

@@ -69,8 +69,6 @@ struct Invocation {
     agent_unknown: bool,
     /// The `invoke_agent` span's name (or id) has the wrong type.
     name_unknown: bool,
-    /// It overlaps an earlier invocation of the same agent.
-    overlaps: bool,
 }
 
 #[derive(Default)]
@@ -90,69 +88,210 @@ struct Cx<'m> {
     gaps: Gaps,
 }
 
-pub fn ingest(
-    file: &str,
-    mut spans: Vec<Span>,
-    mapping: Option<&Mapping>,
-) -> Result<Ingested, IngestError> {
-    spans.sort_by(|a, b| (a.start, &a.trace, &a.id).cmp(&(b.start, &b.trace, &b.id)));
-    let mut cx = Cx {
-        mapping,
-        roles: spans.iter().map(|s| role_of(s, mapping)).collect(),
-        ..Cx::default()
-    };
-    let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    for (i, s) in spans.iter().enumerate() {
-        if index.insert((&s.trace, &s.id), i).is_some() {
+/// A span named across traces: its start, trace and id, which order spans as the mapping
+/// reads them (start order).
+type SpanKey = (u64, String, String);
+
+fn key(s: &Span) -> SpanKey {
+    (s.start, s.trace.clone(), s.id.clone())
+}
+
+/// The span's key if it carries a registry view (`gen_ai.tool.definitions` or
+/// `gen_ai.agent.tools`, see [`view`]).
+fn definitions(s: &Span) -> Option<Box<SpanKey>> {
+    (s.attrs.contains_key("gen_ai.tool.definitions") || s.attrs.contains_key("gen_ai.agent.tools"))
+        .then(|| Box::new(key(s)))
+}
+
+/// An invocation as the whole export sees it: what naming its actor needs.
+struct Actor {
+    /// Its place in the export's invocation order: start, then the `invoke_agent` span (none
+    /// first), then the trace (kept only without a span: spans never tie).
+    order: (u64, Option<Box<SpanKey>>, String),
+    base: String,
+    agent: String,
+    end: u64,
+    overlaps: bool,
+}
+
+/// A step mapped within its trace, waiting for what only the whole export knows: its actor's
+/// name (overlapping invocations) and its registries (the agent's group timeline across
+/// traces).
+struct Pending {
+    step: Step,
+    /// Index into [`Mapper::actors`].
+    actor: usize,
+    /// The spans whose registry views are its registry: its generation, else its
+    /// `invoke_agent` span (each only if it has one: no other span is looked up).
+    generation: Option<Box<SpanKey>>,
+    agent_span: Option<Box<SpanKey>>,
+    /// When its first tool call started (else when it committed).
+    dispatch: u64,
+    memory: bool,
+    calls: bool,
+    /// Its invocation's agent name (or id) has the wrong type.
+    name_unknown: bool,
+}
+
+/// A retracted invocation's note, written once its actor is named: the actor, the
+/// `invoke_agent` span's id and its status message.
+type Retraction = (usize, String, String);
+
+/// The mapping, fed one whole trace at a time, so that a reader holds one trace's spans at a
+/// time; what crosses traces (actors, the shared registry timelines, cells) is kept in
+/// summaries and settled by [`Mapper::finish`]. The result does not depend on the order of the
+/// traces.
+pub struct Mapper<'m> {
+    file: String,
+    cx: Cx<'m>,
+    actors: Vec<Actor>,
+    /// Registry views, each with its span: a group's timeline spans traces.
+    observations: Vec<(SpanKey, Observation)>,
+    pending: Vec<Pending>,
+    retractions: Vec<Retraction>,
+    /// The first span (in start order) that repeats an earlier one of its trace.
+    duplicate: Option<SpanKey>,
+}
+
+impl<'m> Mapper<'m> {
+    pub fn new(file: &str, mapping: Option<&'m Mapping>) -> Mapper<'m> {
+        Mapper {
+            file: file.to_owned(),
+            cx: Cx {
+                mapping,
+                ..Cx::default()
+            },
+            actors: Vec::new(),
+            observations: Vec::new(),
+            pending: Vec::new(),
+            retractions: Vec::new(),
+            duplicate: None,
+        }
+    }
+
+    /// Maps one trace: every span of it (and of no other trace).
+    pub fn trace(&mut self, mut spans: Vec<Span>) {
+        spans.sort_by(|a, b| (a.start, &a.trace, &a.id).cmp(&(b.start, &b.trace, &b.id)));
+        let cx = &mut self.cx;
+        let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        for (i, s) in spans.iter().enumerate() {
+            if index.insert((&s.trace, &s.id), i).is_some() {
+                let k = key(s);
+                if self.duplicate.as_ref().is_none_or(|d| k < *d) {
+                    self.duplicate = Some(k);
+                }
+                return;
+            }
+        }
+        cx.roles = spans.iter().map(|s| role_of(s, cx.mapping)).collect();
+        cx.count("traces", u64::from(!spans.is_empty()));
+        cx.count("spans", spans.len() as u64);
+        for s in &spans {
+            cx.gaps.check_types(s);
+            if s.parent
+                .as_deref()
+                .is_some_and(|p| !index.contains_key(&(&s.trace, p)))
+            {
+                cx.gaps.orphans.add(s);
+            }
+        }
+        let invocations = invocations(&spans, &index, cx);
+        self.observations.extend(cx.observe(&spans, &invocations));
+        for inv in &invocations {
+            let actor = self.actors.len();
+            self.actors.push(Actor {
+                order: match inv.span {
+                    Some(a) => (inv.start, Some(Box::new(key(&spans[a]))), String::new()),
+                    None => (inv.start, None, spans[inv.members[0]].trace.clone()),
+                },
+                base: inv.base.clone(),
+                agent: inv.agent.clone(),
+                end: inv.end,
+                overlaps: false,
+            });
+            let first = self.pending.len();
+            for members in segments(&cx.roles, &inv.members) {
+                let p = cx.step(&spans, inv, &members, actor);
+                self.pending.push(p);
+            }
+            if let Some(r) = cx.retract(&spans, inv, actor, &mut self.pending[first..]) {
+                self.retractions.push(r);
+            }
+        }
+    }
+
+    /// Settles what crosses traces and builds the history.
+    pub fn finish(mut self) -> Result<Ingested, IngestError> {
+        if let Some((_, trace, id)) = &self.duplicate {
             return Err(IngestError::Ambiguous {
-                file: file.to_owned(),
-                message: format!("span {} of trace {} appears twice", s.id, s.trace),
+                file: self.file,
+                message: format!("span {id} of trace {trace} appears twice"),
             });
         }
-    }
-    let traces: BTreeSet<&str> = spans.iter().map(|s| s.trace.as_str()).collect();
-    cx.count("traces", traces.len() as u64);
-    cx.count("spans", spans.len() as u64);
-    for s in &spans {
-        cx.gaps.check_types(s);
-        if s.parent
-            .as_deref()
-            .is_some_and(|p| !index.contains_key(&(&s.trace, p)))
-        {
-            cx.gaps.orphans.add(s);
+        let cx = &mut self.cx;
+        let order = actors(&mut self.actors, cx);
+        let registry = cx.settle(std::mem::take(&mut self.observations));
+        let mut rank = vec![0; order.len()];
+        for (r, &a) in order.iter().enumerate() {
+            rank[a] = r;
         }
-    }
-    let invocations = invocations(&spans, &index, &mut cx);
-    let registry = cx.observe(&spans, &invocations);
-    let mut steps = Vec::new();
-    for inv in &invocations {
-        let first = steps.len();
-        for members in segments(&cx.roles, &inv.members) {
-            steps.push(cx.step(&spans, inv, &members, &registry));
+        // Retraction notes in invocation order, under the actors' settled names.
+        self.retractions.sort_by_key(|r| rank[r.0]);
+        for (actor, span, why) in std::mem::take(&mut self.retractions) {
+            cx.notes.push(format!(
+                "invocation {} (span {span}) ended in ERROR ({why}): its writes are read as \
+                 retracted",
+                self.actors[actor].agent
+            ));
         }
-        cx.retract(&spans, inv, &mut steps[first..]);
+        // Stable: a step keeps its place among its invocation's steps.
+        self.pending.sort_by_key(|p| rank[p.actor]);
+        let pending = std::mem::take(&mut self.pending);
+        let actors = &self.actors;
+        let mut steps: Vec<Step> = pending
+            .into_iter()
+            .map(|p| cx.registry(p, actors, &registry))
+            .collect();
+        cx.derive_uncaptured(&mut steps);
+        // Provenance only where a retraction makes it matter (A3), so other histories keep
+        // their bytes.
+        let provenance = match cx.retractions.retracted.is_empty() {
+            true => Provenance::Off,
+            false => Provenance::MatchingWrite,
+        };
+        let history = build_with(steps, provenance);
+        let verdicts = cx.verdicts();
+        let verdicts = cx.gaps.lower(verdicts, !cx.content.is_empty());
+        let notes = cx.gaps.notes();
+        cx.notes.extend(notes);
+        let report = Report {
+            source: "otel",
+            file: self.file,
+            records: history.len(),
+            verdicts,
+            counts: std::mem::take(&mut cx.counts),
+            errors: Vec::new(),
+            notes: std::mem::take(&mut cx.notes),
+        };
+        Ok(Ingested { history, report })
     }
-    cx.derive_uncaptured(&mut steps);
-    // Provenance only where a retraction makes it matter (A3), so other histories keep their
-    // bytes.
-    let provenance = match cx.retractions.retracted.is_empty() {
-        true => Provenance::Off,
-        false => Provenance::MatchingWrite,
-    };
-    let history = build_with(steps, provenance);
-    let verdicts = cx.verdicts();
-    let verdicts = cx.gaps.lower(verdicts, !cx.content.is_empty());
-    cx.notes.extend(cx.gaps.notes());
-    let report = Report {
-        source: "otel",
-        file: file.to_owned(),
-        records: history.len(),
-        verdicts,
-        counts: std::mem::take(&mut cx.counts),
-        errors: Vec::new(),
-        notes: std::mem::take(&mut cx.notes),
-    };
-    Ok(Ingested { history, report })
+}
+
+/// Maps a whole export at once.
+pub fn ingest(
+    file: &str,
+    spans: Vec<Span>,
+    mapping: Option<&Mapping>,
+) -> Result<Ingested, IngestError> {
+    let mut traces: BTreeMap<String, Vec<Span>> = BTreeMap::new();
+    for s in spans {
+        traces.entry(s.trace.clone()).or_default().push(s);
+    }
+    let mut m = Mapper::new(file, mapping);
+    for (_, spans) in traces {
+        m.trace(spans);
+    }
+    m.finish()
 }
 
 fn op(s: &Span) -> Option<&str> {
@@ -227,17 +366,26 @@ fn invocations(
                     mistyped(s, "gen_ai.agent.name")
                         || (s.str("gen_ai.agent.name").is_none() && mistyped(s, "gen_ai.agent.id"))
                 }),
-                overlaps: false,
             }
         })
         .collect();
     out.sort_by_key(|inv| (inv.start, inv.span));
+    cx.count("invocations", out.len() as u64);
+    out
+}
+
+/// Names the actors of the export's invocations, in their order (returned as indices).
+fn actors(actors: &mut [Actor], cx: &mut Cx) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..actors.len()).collect();
+    order.sort_by(|&a, &b| actors[a].order.cmp(&actors[b].order));
     // One actor has one pending operation (SPEC §1): overlapping invocations of an agent are
     // different actors. Each takes the lowest slot free at its start.
     let mut slots: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for inv in &mut out {
+    for &i in &order {
+        let inv = &mut actors[i];
+        let start = inv.order.0;
         let ends = slots.entry(inv.base.clone()).or_default();
-        let k = match ends.iter().position(|&e| e <= inv.start) {
+        let k = match ends.iter().position(|&e| e <= start) {
             Some(k) => k,
             None => {
                 ends.push(0);
@@ -245,23 +393,19 @@ fn invocations(
             }
         };
         // Any invocation open at this one's start overlaps it (not only those in lower slots).
-        inv.overlaps = inv.span.is_some()
-            && ends
-                .iter()
-                .enumerate()
-                .any(|(j, &e)| j != k && e > inv.start);
+        inv.overlaps =
+            inv.order.1.is_some() && ends.iter().enumerate().any(|(j, &e)| j != k && e > start);
         ends[k] = inv.end;
         if k > 0 {
             inv.agent = format!("{}#{}", inv.base, k + 1);
         }
         if inv.overlaps {
-            if let Some(a) = inv.span {
-                cx.gaps.overlapping.add(&spans[a]);
+            if let Some(k) = &inv.order.1 {
+                cx.gaps.overlapping.add_at(k.0, &k.1, &k.2);
             }
         }
     }
-    cx.count("invocations", out.len() as u64);
-    out
+    order
 }
 
 /// How a step span reached its agent: the trace gaps of `super::gaps` on the way.
@@ -436,8 +580,8 @@ fn view(s: &Span) -> Option<(BTreeMap<String, Option<String>>, &'static str)> {
 /// The observed registries and which span gave each view.
 struct Registries {
     shared: SharedRegistry,
-    /// span index → its view's entries.
-    at_span: BTreeMap<usize, Vec<(String, u32)>>,
+    /// span → its view's entries.
+    at_span: BTreeMap<SpanKey, Vec<(String, u32)>>,
 }
 
 impl Cx<'_> {
@@ -445,10 +589,14 @@ impl Cx<'_> {
         *self.counts.entry(what.to_owned()).or_default() += n;
     }
 
-    /// Every registry view of the invocations' spans, timed by span start; agents share a
-    /// registry only where the mapping file declares it.
-    fn observe(&mut self, spans: &[Span], invocations: &[Invocation]) -> Registries {
-        let mut obs: Vec<(usize, Observation)> = Vec::new();
+    /// Every registry view of one trace's invocations, timed by span start, for
+    /// [`Cx::settle`].
+    fn observe(
+        &mut self,
+        spans: &[Span],
+        invocations: &[Invocation],
+    ) -> Vec<(SpanKey, Observation)> {
+        let mut obs: Vec<(SpanKey, Observation)> = Vec::new();
         let mut seen = BTreeSet::new();
         for inv in invocations {
             for &m in inv.span.iter().chain(&inv.members) {
@@ -464,9 +612,17 @@ impl Cx<'_> {
                     observer: inv.base.clone(),
                     tools,
                 };
-                obs.push((m, o));
+                obs.push((key(&spans[m]), o));
             }
         }
+        obs
+    }
+
+    /// The registry timelines of the whole export; agents share a registry only where the
+    /// mapping file declares it. Views are taken in span order, so the timelines do not
+    /// depend on the order of the traces.
+    fn settle(&mut self, mut obs: Vec<(SpanKey, Observation)>) -> Registries {
+        obs.sort_by(|a, b| a.0.cmp(&b.0));
         let groups = self.mapping.map(|m| m.registry_groups.clone());
         let group_of = |agent: &str| match groups.as_ref().and_then(|g| g.get(agent)) {
             Some(g) => g.clone(),
@@ -474,7 +630,7 @@ impl Cx<'_> {
         };
         let shared = SharedRegistry::new(obs.iter().map(|(_, o)| o.clone()).collect(), group_of);
         let mut at_span = BTreeMap::new();
-        for (m, o) in &obs {
+        for (m, o) in obs {
             if let Some(entries) = shared.own(&o.observer, o.at) {
                 // Several views at one instant: the span's own is what the plan saw.
                 let mut mine: Vec<(String, u32)> = entries
@@ -483,7 +639,7 @@ impl Cx<'_> {
                     .cloned()
                     .collect();
                 mine.sort();
-                at_span.insert(*m, mine);
+                at_span.insert(m, mine);
             }
         }
         self.registries.changes = shared.changes();
@@ -503,8 +659,8 @@ impl Cx<'_> {
         spans: &[Span],
         inv: &Invocation,
         members: &[usize],
-        reg: &Registries,
-    ) -> Step {
+        actor: usize,
+    ) -> Pending {
         let of = |r: Role| -> Vec<usize> {
             members
                 .iter()
@@ -543,7 +699,7 @@ impl Cx<'_> {
                     .unwrap_or(inv.end)
             });
         let mut step = Step {
-            agent: inv.agent.clone(),
+            agent: String::new(),
             read_at: u128::from(read_at),
             commit_at: u128::from(commit_at),
             ..Step::default()
@@ -603,47 +759,61 @@ impl Cx<'_> {
         step.io = io.into_iter().map(|e| e.4).collect();
         step.co = co.into_iter().map(|e| e.4).collect();
         // Every tool call is a planned tool, the mapped memory tools too.
-        let calls: Vec<usize> = members
+        let first_tool = members
             .iter()
             .copied()
             .filter(|&m| op(&spans[m]) == Some("execute_tool"))
-            .collect();
-        self.registry(spans, inv, generation, &calls, &mut step, reg);
+            .min_by_key(|&t| (spans[t].start, &spans[t].id));
+        step.planned_tool = first_tool
+            .and_then(|t| spans[t].str("gen_ai.tool.name"))
+            .map(str::to_owned);
+        let dispatch = first_tool.map_or(step.commit_at as u64, |t| spans[t].start);
         dedup_writes(&mut step);
         let memory = !reads.is_empty() || !writes.is_empty();
         let calls = !tools.is_empty();
         let g = &mut self.gaps;
         g.unknown_agent_memory += u64::from(inv.agent_unknown && memory);
         g.unknown_agent_tools += u64::from(inv.agent_unknown && calls);
-        g.unnamed_tools += u64::from(inv.name_unknown && (calls || !step.read_registry.is_empty()));
-        g.overlapping_memory += u64::from(inv.overlaps && memory);
-        step
+        Pending {
+            step,
+            actor,
+            generation: generation.and_then(|g| definitions(&spans[g])),
+            agent_span: inv.span.and_then(|a| definitions(&spans[a])),
+            dispatch,
+            memory,
+            calls,
+            name_unknown: inv.name_unknown,
+        }
     }
 
     /// An invocation whose `invoke_agent` span ended in ERROR was retracted (its workflow
     /// discards what it wrote): its steps are recorded committed, then aborted.
-    fn retract(&mut self, spans: &[Span], inv: &Invocation, steps: &mut [Step]) {
-        let Some(a) = inv.span.filter(|&a| spans[a].error) else {
-            return;
-        };
-        let wrote = steps.iter().any(|s| !s.writes.is_empty() && !s.aborted);
-        for s in steps.iter_mut() {
-            s.retracted = true;
+    /// Returns the note's parts ([`Retraction`]) when the invocation wrote.
+    fn retract(
+        &mut self,
+        spans: &[Span],
+        inv: &Invocation,
+        actor: usize,
+        steps: &mut [Pending],
+    ) -> Option<Retraction> {
+        let a = inv.span.filter(|&a| spans[a].error)?;
+        let wrote = steps
+            .iter()
+            .any(|p| !p.step.writes.is_empty() && !p.step.aborted);
+        for p in steps.iter_mut() {
+            p.step.retracted = true;
         }
-        if wrote {
-            let e = &mut self.retractions.retracted;
-            *e.entry("invoke_agent spans with status ERROR".to_owned())
-                .or_default() += 1;
-            let why = spans[a]
-                .status_message
-                .as_deref()
-                .unwrap_or("no status message");
-            self.notes.push(format!(
-                "invocation {} (span {}) ended in ERROR ({why}): its writes are read as \
-                 retracted",
-                inv.agent, spans[a].id
-            ));
+        if !wrote {
+            return None;
         }
+        let e = &mut self.retractions.retracted;
+        *e.entry("invoke_agent spans with status ERROR".to_owned())
+            .or_default() += 1;
+        let why = spans[a]
+            .status_message
+            .as_deref()
+            .unwrap_or("no status message");
+        Some((actor, spans[a].id.clone(), why.to_owned()))
     }
 
     fn source(&mut self, what: String) {
@@ -836,28 +1006,22 @@ impl Cx<'_> {
         *all &= with_content;
     }
 
-    fn registry(
-        &mut self,
-        spans: &[Span],
-        inv: &Invocation,
-        generation: Option<usize>,
-        tools: &[usize],
-        step: &mut Step,
-        reg: &Registries,
-    ) {
+    /// A pending step's actor and registries, from what the whole export showed.
+    fn registry(&mut self, p: Pending, actors: &[Actor], reg: &Registries) -> Step {
+        let Pending { mut step, .. } = p;
+        let inv = &actors[p.actor];
+        step.agent = inv.agent.clone();
+        let g = &mut self.gaps;
+        g.overlapping_memory += u64::from(inv.overlaps && p.memory);
         // What the plan saw: the generation's own definitions, else the invocation's.
-        let read = generation
-            .and_then(|g| reg.at_span.get(&g))
-            .or_else(|| inv.span.and_then(|a| reg.at_span.get(&a)));
+        let read = p
+            .generation
+            .and_then(|g| reg.at_span.get(&*g))
+            .or_else(|| p.agent_span.and_then(|a| reg.at_span.get(&*a)));
         step.read_registry = read.cloned().unwrap_or_default();
-        let first_tool = tools
-            .iter()
-            .min_by_key(|&&t| (spans[t].start, &spans[t].id));
-        step.planned_tool = first_tool
-            .and_then(|&t| spans[t].str("gen_ai.tool.name"))
-            .map(str::to_owned);
+        g.unnamed_tools += u64::from(p.name_unknown && (p.calls || !step.read_registry.is_empty()));
         if step.planned_tool.is_none() {
-            return;
+            return step;
         }
         self.registries.tool_calls += 1;
         if read.is_none() {
@@ -865,11 +1029,11 @@ impl Cx<'_> {
         }
         // What the call resolved against: the agent's registry with every change its group
         // saw before dispatch.
-        let dispatch = first_tool.map_or(step.commit_at as u64, |&t| spans[t].start);
-        if let Some((entries, foreign)) = reg.shared.at(&inv.base, dispatch) {
+        if let Some((entries, foreign)) = reg.shared.at(&inv.base, p.dispatch) {
             step.write_registry = entries;
             self.registries.foreign_applied += u64::from(foreign > 0);
         }
+        step
     }
 
     /// Cells some access of which carried no content are compared by version throughout.

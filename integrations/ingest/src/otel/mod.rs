@@ -47,6 +47,8 @@
 //! ([`crate::evidence`]: each verdict from what the trace showed, e.g. no memory operation
 //! seen → A1 cannot be told).
 
+mod export;
+mod fast;
 mod gaps;
 mod map;
 pub mod mapping;
@@ -54,10 +56,12 @@ pub mod otlp;
 
 use crate::error::IngestError;
 use crate::Ingested;
+use export::Input;
 use mapping::Mapping;
 use std::path::Path;
 
-/// Ingests an OTLP/JSON trace file (one document, or one per line).
+/// Ingests an OTLP/JSON trace file (one document, or one per line). A file of one document per
+/// line is read a line at a time and mapped a trace at a time.
 pub fn read_otel(path: impl AsRef<Path>) -> Result<Ingested, IngestError> {
     read_otel_with(path, None)
 }
@@ -68,12 +72,7 @@ pub fn read_otel_with(
     mapping: Option<&Mapping>,
 ) -> Result<Ingested, IngestError> {
     let path = path.as_ref();
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
-        file: file.clone(),
-        source,
-    })?;
-    parse_otel_with(&text, &file, mapping)
+    export::ingest(Input::File(path), &path.display().to_string(), mapping)
 }
 
 /// Ingests OTLP/JSON text; `file` names it in errors and in the report. A leading UTF-8
@@ -88,7 +87,5 @@ pub fn parse_otel_with(
     file: &str,
     mapping: Option<&Mapping>,
 ) -> Result<Ingested, IngestError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let spans = otlp::parse(text, file)?;
-    map::ingest(file, spans, mapping)
+    export::ingest(Input::Text(text), file, mapping)
 }

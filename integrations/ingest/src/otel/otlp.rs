@@ -13,6 +13,9 @@
 //! reject enum names (`"kind": "SPAN_KIND_CLIENT"`), which the JSON mapping allows, with an
 //! error that names no path. Walking `serde_json::Value` lets every error name the line of the
 //! document and the JSON path (`resourceSpans[0].scopeSpans[0].spans[3].endTimeUnixNano`).
+//! The walk is the definition; a well-formed document takes [`super::fast`] instead, which
+//! yields the same spans without a `Value` tree, and the walker runs on what it refuses.
+//! Whole files go through [`super::export`], which reads them a line and a trace at a time.
 
 use crate::error::IngestError;
 use serde_json::{Map, Value as Json};
@@ -58,25 +61,80 @@ impl Span {
     }
 }
 
+/// One step of a JSON path: a field (by its lowerCamelCase name) or an array index.
+#[derive(Clone, Copy)]
+enum Step {
+    Root,
+    Key(&'static str),
+    Index(usize),
+}
+
 /// Where we are in the input: the file, the 1-based line of the document, the JSON path.
-struct At<'a> {
+/// The path is a chain of parents on the stack and is only spelled out for an error, so the
+/// walk allocates nothing for it.
+struct At<'a, 'p> {
     file: &'a str,
     line: usize,
-    path: String,
+    parent: Option<&'p At<'a, 'p>>,
+    step: Step,
     v: &'a Json,
 }
 
 type R<T> = Result<T, IngestError>;
 
-impl<'a> At<'a> {
+impl<'a, 'p> At<'a, 'p> {
+    fn root(file: &'a str, line: usize, v: &'a Json) -> At<'a, 'a> {
+        At {
+            file,
+            line,
+            parent: None,
+            step: Step::Root,
+            v,
+        }
+    }
+
+    fn child<'s>(&'s self, step: Step, v: &'a Json) -> At<'a, 's> {
+        At {
+            file: self.file,
+            line: self.line,
+            parent: Some(self),
+            step,
+            v,
+        }
+    }
+
+    /// `resourceSpans[0].scopeSpans[0].spans[3].endTimeUnixNano`; empty at the root.
+    fn path(&self) -> String {
+        let mut steps = Vec::new();
+        let mut at = Some(self);
+        while let Some(a) = at {
+            steps.push(a.step);
+            at = a.parent;
+        }
+        let mut path = String::new();
+        for step in steps.iter().rev() {
+            match step {
+                Step::Root => {}
+                Step::Key(k) if path.is_empty() => path.push_str(k),
+                Step::Key(k) => {
+                    path.push('.');
+                    path.push_str(k);
+                }
+                Step::Index(i) => path.push_str(&format!("[{i}]")),
+            }
+        }
+        path
+    }
+
     fn err(&self, message: impl Into<String>) -> IngestError {
+        let path = self.path();
         IngestError::Otlp {
             file: self.file.to_owned(),
             line: self.line,
-            path: if self.path.is_empty() {
+            path: if path.is_empty() {
                 "(document)".to_owned()
             } else {
-                self.path.clone()
+                path
             },
             message: message.into(),
         }
@@ -89,47 +147,44 @@ impl<'a> At<'a> {
     }
 
     /// The field `camel` (or its snake_case spelling `snake`), if present and not null.
-    fn field(&self, camel: &str, snake: &str) -> R<Option<At<'a>>> {
+    fn field<'s>(&'s self, camel: &'static str, snake: &str) -> R<Option<At<'a, 's>>> {
         let o = self.obj()?;
         let v = o
             .get(camel)
             .or_else(|| o.get(snake))
             .filter(|v| !v.is_null());
-        Ok(v.map(|v| At {
-            file: self.file,
-            line: self.line,
-            path: join(&self.path, camel),
-            v,
-        }))
+        Ok(v.map(|v| self.child(Step::Key(camel), v)))
     }
 
-    fn need(&self, camel: &str, snake: &str) -> R<At<'a>> {
+    fn need<'s>(&'s self, camel: &'static str, snake: &str) -> R<At<'a, 's>> {
         self.field(camel, snake)?
             .ok_or_else(|| self.err(format!("missing `{camel}`")))
     }
 
-    fn items(&self) -> R<Vec<At<'a>>> {
+    /// The array's items, each at its own path.
+    fn items(&self) -> R<impl Iterator<Item = At<'a, '_>>> {
         let a = self
             .v
             .as_array()
             .ok_or_else(|| self.err(format!("expected an array, found {}", kind(self.v))))?;
         Ok(a.iter()
             .enumerate()
-            .map(|(i, v)| At {
-                file: self.file,
-                line: self.line,
-                path: format!("{}[{i}]", self.path),
-                v,
-            })
-            .collect())
+            .map(move |(i, v)| self.child(Step::Index(i), v)))
     }
 
-    /// The items of an optional array field.
-    fn list(&self, camel: &str, snake: &str) -> R<Vec<At<'a>>> {
-        match self.field(camel, snake)? {
-            Some(a) => a.items(),
-            None => Ok(Vec::new()),
+    /// Calls `f` on each item of an optional array field.
+    fn each(
+        &self,
+        camel: &'static str,
+        snake: &str,
+        mut f: impl FnMut(&At<'a, '_>) -> R<()>,
+    ) -> R<()> {
+        if let Some(a) = self.field(camel, snake)? {
+            for item in a.items()? {
+                f(&item)?;
+            }
         }
+        Ok(())
     }
 
     fn string(&self) -> R<&'a str> {
@@ -154,14 +209,6 @@ impl<'a> At<'a> {
     }
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
 fn kind(v: &Json) -> &'static str {
     match v {
         Json::Null => "null",
@@ -173,28 +220,27 @@ fn kind(v: &Json) -> &'static str {
     }
 }
 
-/// Every span of the input: one JSON document, or one per line (blank lines skipped).
-pub fn parse(text: &str, file: &str) -> R<Vec<Span>> {
-    let mut spans = Vec::new();
-    let bad_json = |line: usize, e: serde_json::Error| IngestError::Otlp {
+/// The error for a document that is not JSON.
+fn bad_json(file: &str, line: usize, e: &serde_json::Error) -> IngestError {
+    IngestError::Otlp {
         file: file.to_owned(),
         line,
         path: "(document)".to_owned(),
         message: format!("invalid JSON: {e}"),
-    };
+    }
+}
+
+/// Every span of the input: one JSON document, or one per line (blank lines skipped).
+pub fn parse(text: &str, file: &str) -> R<Vec<Span>> {
+    if let Some(spans) = super::fast::document(text) {
+        return Ok(spans);
+    }
+    let mut spans = Vec::new();
     match serde_json::from_str::<Json>(text) {
         Ok(v) => {
             let blank = &text[..text.len() - text.trim_start().len()];
             let line = 1 + blank.matches('\n').count();
-            document(
-                &At {
-                    file,
-                    line,
-                    path: String::new(),
-                    v: &v,
-                },
-                &mut spans,
-            )?;
+            document(&v, file, line, &mut spans)?;
         }
         Err(whole) => {
             let lines: Vec<(usize, &str)> = text
@@ -204,50 +250,87 @@ pub fn parse(text: &str, file: &str) -> R<Vec<Span>> {
                 .map(|(i, l)| (i + 1, l))
                 .collect();
             if lines.len() <= 1 {
-                return Err(bad_json(whole.line(), whole));
+                return Err(bad_json(file, whole.line(), &whole));
             }
             for (line, doc) in lines {
-                let v: Json = serde_json::from_str(doc).map_err(|e| bad_json(line, e))?;
-                document(
-                    &At {
-                        file,
-                        line,
-                        path: String::new(),
-                        v: &v,
-                    },
-                    &mut spans,
-                )?;
+                line_spans(doc, file, line, &mut spans)?;
             }
         }
     }
     Ok(spans)
 }
 
-fn document(root: &At<'_>, out: &mut Vec<Span>) -> R<()> {
-    root.obj()?;
-    let resources = root.list("resourceSpans", "resource_spans")?;
-    if resources.is_empty() && root.field("resourceSpans", "resource_spans")?.is_none() {
-        return Err(root.err("missing `resourceSpans` (is this an OTLP/JSON trace file?)"));
+/// The spans of the document on `line` (the whole line), appended to `out`: the fast path,
+/// else the walker, which names what is wrong.
+pub fn line_spans(doc: &str, file: &str, line: usize, out: &mut Vec<Span>) -> R<()> {
+    if let Some(spans) = super::fast::document(doc) {
+        out.extend(spans);
+        return Ok(());
     }
-    for rs in resources {
-        let service = match rs.field("resource", "resource")? {
-            Some(r) => attributes(&r)?
-                .remove("service.name")
-                .and_then(|v| v.as_str().map(str::to_owned)),
-            None => None,
-        };
-        for ss in rs.list("scopeSpans", "scope_spans")? {
-            for s in ss.list("spans", "spans")? {
-                let mut span = span(&s)?;
-                span.service.clone_from(&service);
-                out.push(span);
-            }
-        }
-    }
-    Ok(())
+    let v: Json = serde_json::from_str(doc).map_err(|e| bad_json(file, line, &e))?;
+    document(&v, file, line, out)
 }
 
-fn span(s: &At<'_>) -> R<Span> {
+/// The spans of one document (`TracesData`), the one on `line` of `file`, appended to `out`.
+pub fn document(v: &Json, file: &str, line: usize, out: &mut Vec<Span>) -> R<()> {
+    let root = At::root(file, line, v);
+    root.obj()?;
+    if root.field("resourceSpans", "resource_spans")?.is_none() {
+        return Err(root.err("missing `resourceSpans` (is this an OTLP/JSON trace file?)"));
+    }
+    root.each("resourceSpans", "resource_spans", |rs| {
+        let service = service(rs)?;
+        rs.each("scopeSpans", "scope_spans", |ss| {
+            ss.each("spans", "spans", |s| {
+                out.push(span(s, service.clone())?);
+                Ok(())
+            })
+        })
+    })
+}
+
+/// The resource's `service.name`, when it is a string.
+fn service(rs: &At<'_, '_>) -> R<Option<String>> {
+    Ok(service_of(rs.obj()?.get("resource")))
+}
+
+/// `service.name` of a resource, when it is a string. The resource is otherwise not read, so
+/// a resource of another shape is passed over rather than refused.
+pub(super) fn service_of(resource: Option<&Json>) -> Option<String> {
+    let attrs = resource
+        .and_then(|r| r.get("attributes"))
+        .and_then(Json::as_array);
+    // The last one wins, as in [`attributes`].
+    let last = attrs
+        .into_iter()
+        .flatten()
+        .rev()
+        .find(|kv| kv.get("key").and_then(Json::as_str) == Some("service.name"));
+    let name = last.and_then(|kv| {
+        let v = kv.get("value")?;
+        v.get("stringValue")
+            .or_else(|| v.get("string_value"))?
+            .as_str()
+    });
+    name.map(str::to_owned)
+}
+
+/// An `attributes` list (`KeyValue`s) as a map; a later key replaces an earlier one.
+fn attributes(at: &At<'_, '_>) -> R<BTreeMap<String, Attr>> {
+    let mut attrs = BTreeMap::new();
+    at.each("attributes", "attributes", |kv| {
+        let key = kv.need("key", "key")?.string()?.to_owned();
+        let value = match kv.field("value", "value")? {
+            Some(v) => any_value(&v)?,
+            None => Json::Null,
+        };
+        attrs.insert(key, value);
+        Ok(())
+    })?;
+    Ok(attrs)
+}
+
+fn span(s: &At<'_, '_>, service: Option<String>) -> R<Span> {
     let id = |camel, snake| -> R<Option<String>> {
         match s.field(camel, snake)? {
             Some(v) => {
@@ -266,30 +349,12 @@ fn span(s: &At<'_>) -> R<Span> {
         return Err(end_at.err(format!("the span ends ({end}) before it starts ({start})")));
     }
     let attrs = attributes(s)?;
-    let (mut error, mut status_message) = (false, None);
-    if let Some(st) = s.field("status", "status")? {
-        if let Some(c) = st.field("code", "code")? {
-            error = matches!(c.v, Json::Number(n) if n.as_u64() == Some(2))
-                || c.v.as_str() == Some("STATUS_CODE_ERROR");
-        }
-        if let Some(m) = st.field("message", "message")? {
-            status_message = Some(m.string()?.to_owned()).filter(|m| !m.is_empty());
-        }
-    }
+    let (error, status_message) = status(s)?;
     let mut events = Vec::new();
-    for e in s.list("events", "events")? {
-        events.push(SpanEvent {
-            name: match e.field("name", "name")? {
-                Some(n) => n.string()?.to_owned(),
-                None => String::new(),
-            },
-            time: match e.field("timeUnixNano", "time_unix_nano")? {
-                Some(t) => t.u64()?,
-                None => 0,
-            },
-            attrs: attributes(&e)?,
-        });
-    }
+    s.each("events", "events", |e| {
+        events.push(event(e)?);
+        Ok(())
+    })?;
     Ok(Span {
         trace,
         id: span_id,
@@ -304,26 +369,45 @@ fn span(s: &At<'_>) -> R<Span> {
         error,
         status_message,
         events,
-        service: None,
+        service,
     })
 }
 
-/// The `attributes` of a span, an event or a resource.
-fn attributes(s: &At<'_>) -> R<BTreeMap<String, Attr>> {
-    let mut attrs = BTreeMap::new();
-    for kv in s.list("attributes", "attributes")? {
-        let key = kv.need("key", "key")?.string()?.to_owned();
-        let value = match kv.field("value", "value")? {
-            Some(v) => any_value(&v)?,
-            None => Json::Null,
-        };
-        attrs.insert(key, value);
-    }
-    Ok(attrs)
+/// `status`: whether its code is ERROR, and its message.
+fn status(s: &At<'_, '_>) -> R<(bool, Option<String>)> {
+    let Some(st) = s.field("status", "status")? else {
+        return Ok((false, None));
+    };
+    let error = match st.field("code", "code")? {
+        Some(c) => {
+            matches!(c.v, Json::Number(n) if n.as_u64() == Some(2))
+                || c.v.as_str() == Some("STATUS_CODE_ERROR")
+        }
+        None => false,
+    };
+    let message = match st.field("message", "message")? {
+        Some(m) => Some(m.string()?.to_owned()).filter(|m| !m.is_empty()),
+        None => None,
+    };
+    Ok((error, message))
+}
+
+fn event(e: &At<'_, '_>) -> R<SpanEvent> {
+    Ok(SpanEvent {
+        name: match e.field("name", "name")? {
+            Some(n) => n.string()?.to_owned(),
+            None => String::new(),
+        },
+        time: match e.field("timeUnixNano", "time_unix_nano")? {
+            Some(t) => t.u64()?,
+            None => 0,
+        },
+        attrs: attributes(e)?,
+    })
 }
 
 /// `AnyValue` → JSON.
-fn any_value(v: &At<'_>) -> R<Json> {
+fn any_value(v: &At<'_, '_>) -> R<Json> {
     let o = v.obj()?;
     if o.is_empty() {
         return Ok(Json::Null);
@@ -356,23 +440,24 @@ fn any_value(v: &At<'_>) -> R<Json> {
         };
     }
     if let Some(a) = v.field("arrayValue", "array_value")? {
-        let items = a.list("values", "values")?;
-        return items
-            .iter()
-            .map(any_value)
-            .collect::<R<Vec<_>>>()
-            .map(Json::Array);
+        let mut items = Vec::new();
+        a.each("values", "values", |x| {
+            items.push(any_value(x)?);
+            Ok(())
+        })?;
+        return Ok(Json::Array(items));
     }
     if let Some(kv) = v.field("kvlistValue", "kvlist_value")? {
         let mut m = Map::new();
-        for pair in kv.list("values", "values")? {
+        kv.each("values", "values", |pair| {
             let key = pair.need("key", "key")?.string()?.to_owned();
             let value = match pair.field("value", "value")? {
                 Some(x) => any_value(&x)?,
                 None => Json::Null,
             };
             m.insert(key, value);
-        }
+            Ok(())
+        })?;
         return Ok(Json::Object(m));
     }
     if let Some(b) = v.field("bytesValue", "bytes_value")? {
