@@ -15,6 +15,7 @@ use crate::cmd::ingest::{From, Ingest};
 use crate::cmd::progress::{Items, ProgressArgs};
 use crate::experiments::fit_fix::observe::{self, with_runtime, Kind};
 use crate::experiments::fit_fix::{changes, contains, idiom, names, plan, proportion_json, set};
+use agentsim_models::verdict::Verdict;
 use agentsim_models::Anomaly;
 use agentsim_sim::scenario::Scenario;
 use anyhow::{bail, Result};
@@ -199,8 +200,22 @@ fn candidate_line(c: &plan::Candidate) -> String {
         .iter()
         .map(|(a, p)| format!("{a} {}/{} (<= {:.1}%)", p.k, p.n, 100.0 * p.hi))
         .collect();
+    let explored: Vec<String> = c
+        .explored
+        .iter()
+        .map(|(a, v)| match v {
+            Verdict::Holds => format!("{a} reachable"),
+            Verdict::Violated => format!("{a} unreachable"),
+            Verdict::CannotTell(why) => format!("{a} cannot tell ({why})"),
+        })
+        .collect();
+    let explored = if explored.is_empty() {
+        String::new()
+    } else {
+        format!("; explored {}", explored.join(" "))
+    };
     let mut s = format!(
-        "{}: {}; checker {}; sampled {}; tokens {}, makespan {}, aborts {:.2}, drops {:.2}",
+        "{}: {}; checker {}; sampled {}{explored}; tokens {}, makespan {}, aborts {:.2}, drops {:.2}",
         c.stack,
         if c.verified {
             "verified"
@@ -257,6 +272,11 @@ fn print(
                     "verified": c.verified,
                     "checker": c.checker,
                     "sampled": c.sampled.iter().map(|(a, p)| (a.name().to_owned(), proportion_json(p))).collect::<serde_json::Map<_, _>>(),
+                    "explored": c.explored.iter().map(|(a, v)| (a.name().to_owned(), Value::String(match v {
+                        Verdict::Holds => "reachable".to_owned(),
+                        Verdict::Violated => "unreachable".to_owned(),
+                        Verdict::CannotTell(why) => format!("cannot tell: {why}"),
+                    }))).collect::<serde_json::Map<_, _>>(),
                     "token_overhead": est(&c.token_overhead),
                     "makespan_overhead": est(&c.makespan_overhead),
                     "tokens_wasted": est(&c.tokens_wasted),

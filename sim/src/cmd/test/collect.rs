@@ -120,6 +120,13 @@ pub fn load(file: &Path) -> Result<SuiteFile, ScenarioError> {
             ));
         }
         What::Skipped("a sweep file (its grid runs with `agentsim sweep`)".to_owned())
+    } else if (has("tool") || has("registry")) && !has("expect") {
+        // A scenario folder may hold the mapping a trace beside it is read with.
+        What::Skipped(
+            "a tool-memory mapping file (`agentsim detect --from otel --tool-memory`), not a \
+             scenario"
+                .to_owned(),
+        )
     } else {
         return Err(src.error(
             0..0,
@@ -167,6 +174,10 @@ mod tests {
         .expect("write");
         let e = load(&sweep).expect_err("expectations in a sweep");
         assert_eq!(e.line, 3, "{e}");
+        let mapping = dir.join("map.toml");
+        std::fs::write(&mapping, "[[tool]]\nname = \"read\"\nreads = \"c/{k}\"\n").expect("write");
+        let m = load(&mapping).expect("a mapping file loads");
+        assert!(matches!(m.what, What::Skipped(ref r) if r.contains("mapping")));
         std::fs::remove_dir_all(&dir).expect("clean up");
     }
 }

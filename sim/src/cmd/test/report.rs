@@ -108,16 +108,19 @@ impl Report {
                 let _ = writeln!(s, "SKIP  {}: {why}", f.file);
             }
             for c in &f.cases {
+                // An exploration has no seed or trials: every interleaving is run once.
+                let how = if c.by == "explore" {
+                    c.by.clone()
+                } else {
+                    format!("{}, seed {}, {} trials", c.by, c.seed, c.trials)
+                };
                 let _ = writeln!(
                     s,
-                    "{:<5} {}:{}  {} [{}, seed {}, {} trials]: {}",
+                    "{:<5} {}:{}  {} [{how}]: {}",
                     c.outcome.word(),
                     f.file,
                     c.line,
                     agentsim_models::escape_text(&c.name),
-                    c.by,
-                    c.seed,
-                    c.trials,
                     c.evidence
                 );
                 if let Some(r) = &c.replay {

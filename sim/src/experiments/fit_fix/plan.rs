@@ -1,7 +1,9 @@
 //! From an anomaly set to a verified, costed stack: every stack the realizability search
 //! found for a lattice point that excludes the set (the realizing stack and its alternatives)
 //! is a candidate; it is *verified* when the checker shows it prevents each anomaly (at the
-//! matrix bounds) and none of the fitted scenario's N sampled trials under it shows one; it is
+//! matrix bounds), none of the fitted scenario's N sampled trials under it shows one, and no
+//! interleaving of the fitted scenario under it reaches one (`agentsim explore`, time
+//! abstracted; a search stopped at its ceiling leaves the candidate unverified); it is
 //! *costed* on the fitted scenario against vanilla, paired by trial seed. Candidates are
 //! ordered verified first, then those that give up no operation vanilla committed (a stack
 //! whose retries run out is cheap because it does less), then by token overhead, makespan
@@ -19,6 +21,7 @@ use crate::experiments::run::run_under;
 use agentsim_checker::jobs::realize::Answer;
 use agentsim_models::lattice::Point;
 use agentsim_models::runtime::Stack;
+use agentsim_models::verdict::Verdict;
 use agentsim_models::Anomaly;
 use agentsim_sim::metrics::TrialMetrics;
 use agentsim_sim::scenario::Scenario;
@@ -35,6 +38,9 @@ pub struct Candidate {
     pub checker: bool,
     /// Per anomaly of the set: trials of the fitted scenario showing it.
     pub sampled: Vec<(Anomaly, Proportion)>,
+    /// Per anomaly of the set: whether some interleaving of the fitted scenario under the
+    /// stack reaches it (*holds*: reachable, *violated*: unreachable, or *cannot tell*).
+    pub explored: Vec<(Anomaly, Verdict)>,
     pub verified: bool,
     pub token_overhead: Estimate,
     pub makespan_overhead: Estimate,
@@ -129,7 +135,13 @@ pub fn plan(
         let r = run_under(sc, stack, trials, seed, threads)?;
         let sampled = rates(&r, set);
         let checker = set.iter().all(|a| excludes.contains(*a));
-        let verified = checker && sampled.iter().all(|(_, p)| p.k == 0);
+        let explored = if checker {
+            super::contains::explore_reachable(sc, stack, set)
+        } else {
+            Vec::new()
+        };
+        let unreachable = explored.iter().all(|(_, v)| *v == Verdict::Violated);
+        let verified = checker && sampled.iter().all(|(_, p)| p.k == 0) && unreachable;
         out.push(Candidate {
             stack,
             excludes,
@@ -143,6 +155,7 @@ pub fn plan(
             retries: mean(&r, |m| m.retries),
             lost: lost(&commits, &per(&r, |m| m.commits)),
             sampled,
+            explored,
             pareto: false,
         });
         progress(i + 1, stacks.len());
