@@ -330,8 +330,21 @@ fn print(
         front.join(", ")
     );
     let Some(c) = chosen else { return Ok(()) };
+    let exploration = if c.proven() {
+        "unreachable on every interleaving".to_owned()
+    } else {
+        let why: Vec<String> = c
+            .explored
+            .iter()
+            .filter_map(|(a, v)| match v {
+                Verdict::CannotTell(why) => Some(format!("{a}: {why}")),
+                _ => None,
+            })
+            .collect();
+        format!("exploration cannot tell ({})", why.join("; "))
+    };
     println!(
-        "stack: {} (cheapest verified; token overhead {})",
+        "stack: {} (cheapest verified; token overhead {}; {exploration})",
         c.stack,
         pct(&c.token_overhead)
     );

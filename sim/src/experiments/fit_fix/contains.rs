@@ -119,8 +119,11 @@ pub fn rates(
     Ok((out, r))
 }
 
-/// Schedules one exploration of a fitted scenario may run before its answer is *cannot tell*.
-pub const EXPLORE_SCHEDULES_MAX: u64 = 200_000;
+/// Schedules one exploration of a fitted scenario may run before its answer is *cannot tell*:
+/// a stack that retries (a lock, a tool validation) multiplies the interleavings of even a
+/// two-record run, so the ceiling keeps `fit` and `fix` within seconds; such a candidate is
+/// left unverified, never verified on a partial search.
+pub const EXPLORE_SCHEDULES_MAX: u64 = 100_000;
 
 /// Whether exhaustive exploration of `sc` under `runtime` (every interleaving, time
 /// abstracted: [`agentsim_sim::explore`]) reaches each of `anomalies`: *holds* when some

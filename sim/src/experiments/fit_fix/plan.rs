@@ -1,9 +1,10 @@
 //! From an anomaly set to a verified, costed stack: every stack the realizability search
 //! found for a lattice point that excludes the set (the realizing stack and its alternatives)
 //! is a candidate; it is *verified* when the checker shows it prevents each anomaly (at the
-//! matrix bounds), none of the fitted scenario's N sampled trials under it shows one, and no
-//! interleaving of the fitted scenario under it reaches one (`agentsim explore`, time
-//! abstracted; a search stopped at its ceiling leaves the candidate unverified); it is
+//! matrix bounds) and none of the fitted scenario's N sampled trials under it shows one; the
+//! cheapest such candidates are then explored (`agentsim explore`, time abstracted, at most
+//! [`EXPLORED_MAX`], until one is unreachable on every interleaving: *proven*); a witness
+//! found there unverifies a candidate, a search stopped at its ceiling says so; it is
 //! *costed* on the fitted scenario against vanilla, paired by trial seed. Candidates are
 //! ordered verified first, then those that give up no operation vanilla committed (a stack
 //! whose retries run out is cheap because it does less), then by token overhead, makespan
@@ -52,6 +53,13 @@ pub struct Candidate {
     /// exhausted): work the stack gave up rather than protected.
     pub lost: Estimate,
     pub pareto: bool,
+}
+
+impl Candidate {
+    /// Explored, and no interleaving reaches any anomaly of the set.
+    pub fn proven(&self) -> bool {
+        !self.explored.is_empty() && self.explored.iter().all(|(_, v)| *v == Verdict::Violated)
+    }
 }
 
 /// The vanilla baseline and every candidate.
@@ -135,13 +143,9 @@ pub fn plan(
         let r = run_under(sc, stack, trials, seed, threads)?;
         let sampled = rates(&r, set);
         let checker = set.iter().all(|a| excludes.contains(*a));
-        let explored = if checker {
-            super::contains::explore_reachable(sc, stack, set)
-        } else {
-            Vec::new()
-        };
-        let unreachable = explored.iter().all(|(_, v)| *v == Verdict::Violated);
-        let verified = checker && sampled.iter().all(|(_, p)| p.k == 0) && unreachable;
+        // Sampling first; exploration, the costly half, below in rank order.
+        let verified = checker && sampled.iter().all(|(_, p)| p.k == 0);
+        let explored = Vec::new();
         out.push(Candidate {
             stack,
             excludes,
@@ -160,11 +164,45 @@ pub fn plan(
         });
         progress(i + 1, stacks.len());
     }
+    rank(&mut out);
+    mark_front(&mut out);
+    // Explore the candidates that passed the checker and sampling, cheapest first, until one
+    // is unreachable on every interleaving (at most EXPLORED_MAX of them). A witness refutes
+    // sampling's "no trial showed it" (the candidate is unverified); a search stopped at its
+    // ceiling adds nothing either way and says so; the rest stay unexplored.
+    let mut tried = 0;
+    for c in out.iter_mut() {
+        if !c.verified || tried == EXPLORED_MAX {
+            continue;
+        }
+        tried += 1;
+        c.explored = super::contains::explore_reachable(sc, c.stack, set);
+        if c.explored.iter().any(|(_, v)| *v == Verdict::Holds) {
+            c.verified = false;
+        }
+        if c.proven() {
+            break;
+        }
+    }
+    rank(&mut out);
+    Ok(Plan {
+        vanilla: rates(&base, set),
+        candidates: out,
+    })
+}
+
+/// Candidates `fix` explores before it gives up on finding one verified on every interleaving.
+pub const EXPLORED_MAX: usize = 4;
+
+/// Verified first, those exploration proves before the rest, then those that give up
+/// nothing, then by token and makespan overhead, size and name.
+fn rank(out: &mut [Candidate]) {
     out.sort_by(|a, b| {
         let key = |c: &Candidate| (!c.verified, c.stack.len(), c.stack.to_string());
         let gives_up = |c: &Candidate| c.lost.mean > 0.0;
         (!a.verified)
             .cmp(&!b.verified)
+            .then((!a.proven()).cmp(&!b.proven()))
             .then(gives_up(a).cmp(&gives_up(b)))
             .then(a.token_overhead.mean.total_cmp(&b.token_overhead.mean))
             .then(
@@ -174,11 +212,6 @@ pub fn plan(
             )
             .then(key(a).cmp(&key(b)))
     });
-    mark_front(&mut out);
-    Ok(Plan {
-        vanilla: rates(&base, set),
-        candidates: out,
-    })
 }
 
 /// Operations per trial vanilla committed and the stack did not, paired by trial.
@@ -191,7 +224,8 @@ fn lost(base: &[u64], stack: &[u64]) -> Estimate {
     mean_interval(&v)
 }
 
-/// Marks the verified candidates no other verified one beats on both overheads.
+/// Marks the candidates that pass the checker and sampling (before exploration) and that no
+/// other such candidate beats on both overheads.
 fn mark_front(cs: &mut [Candidate]) {
     let pts: Vec<(bool, f64, f64)> = cs
         .iter()
