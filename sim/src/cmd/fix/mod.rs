@@ -214,8 +214,14 @@ fn candidate_line(c: &plan::Candidate) -> String {
     } else {
         format!("; explored {}", explored.join(" "))
     };
+    let lengths: Vec<String> = c.lengths.iter().map(|(a, l)| format!("{a} {l}")).collect();
+    let checker = if lengths.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", lengths.join(", "))
+    };
     let mut s = format!(
-        "{}: {}; checker {}; sampled {}{explored}; tokens {}, makespan {}, aborts {:.2}, drops {:.2}",
+        "{}: {}; checker {}{checker}; sampled {}{explored}; tokens {}, makespan {}, aborts {:.2}, drops {:.2}",
         c.stack,
         if c.verified {
             "verified"
@@ -272,6 +278,7 @@ fn print(
                     "verified": c.verified,
                     "checker": c.checker,
                     "sampled": c.sampled.iter().map(|(a, p)| (a.name().to_owned(), proportion_json(p))).collect::<serde_json::Map<_, _>>(),
+                    "checker_lengths": c.lengths.iter().map(|(a, l)| (a.name().to_owned(), Value::String(l.to_string()))).collect::<serde_json::Map<_, _>>(),
                     "explored": c.explored.iter().map(|(a, v)| (a.name().to_owned(), Value::String(match v {
                         Verdict::Holds => "reachable".to_owned(),
                         Verdict::Violated => "unreachable".to_owned(),

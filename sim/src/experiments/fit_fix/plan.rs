@@ -37,6 +37,8 @@ pub struct Candidate {
     pub excludes: Point,
     /// The checker prevents every anomaly of the set.
     pub checker: bool,
+    /// How far that prevention reaches (the explored candidates only).
+    pub lengths: Vec<(Anomaly, Lengths)>,
     /// Per anomaly of the set: trials of the fitted scenario showing it.
     pub sampled: Vec<(Anomaly, Proportion)>,
     /// Per anomaly of the set: whether some interleaving of the fitted scenario under the
@@ -53,6 +55,82 @@ pub struct Candidate {
     /// exhausted): work the stack gave up rather than protected.
     pub lost: Estimate,
     pub pareto: bool,
+}
+
+/// How far the checker's prevention reaches for one anomaly, on the abstract model (shown
+/// equivalent to the concrete one where both run; `checker/src/jobs/abstract_matrix.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Lengths {
+    /// Its unbounded search closed: every history length, at the matrix's agents and cells.
+    All,
+    /// Histories of at most this many records (the search needs the op counter, or did not
+    /// close within its state budget).
+    UpTo(u32),
+    /// The abstract model admits the anomaly under the stack (a witness of this many steps):
+    /// the realize table's bounded answer does not carry over.
+    Admitted(usize),
+    /// The abstract model cannot run this anomaly or stack; the sentence says why.
+    NotModelled(String),
+}
+
+impl std::fmt::Display for Lengths {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Lengths::All => f.write_str("all lengths"),
+            Lengths::UpTo(n) => write!(f, "up to {n} records"),
+            Lengths::Admitted(n) => write!(f, "admitted ({n}-step witness)"),
+            Lengths::NotModelled(why) => write!(f, "not on the abstract model ({why})"),
+        }
+    }
+}
+
+/// States one abstract check may visit before it falls back to the length bound.
+const ABSTRACT_STATES_MAX: u64 = 2_000_000;
+
+/// How far `stack`'s prevention of each anomaly of `set` reaches on the abstract model, at the
+/// abstract matrix's agents and cells: every length when the unbounded search closes, else
+/// the matrix's length bound.
+pub fn checker_lengths(stack: Stack, set: &[Anomaly]) -> Vec<(Anomaly, Lengths)> {
+    use agentsim_checker::engine::frontier::Storage;
+    use agentsim_checker::jobs::abstract_matrix::{cell_config, COLUMNS};
+    use agentsim_checker::jobs::check_abstract::check_abstract;
+    use agentsim_models::runtime::RuntimeKind;
+    let mut o = crate::experiments::abstract_matrix::step_options();
+    o.threads = 1;
+    o.max_states = ABSTRACT_STATES_MAX;
+    set.iter()
+        .map(|&a| {
+            if !COLUMNS.contains(&a) {
+                return (
+                    a,
+                    Lengths::NotModelled(format!("{a} is not one of its anomalies")),
+                );
+            }
+            let mut cfg = match cell_config(RuntimeKind::Vanilla, false, a, &o) {
+                Ok(cfg) => cfg,
+                Err(e) => return (a, Lengths::NotModelled(e.to_string())),
+            };
+            cfg.runtime = stack;
+            let storage = Storage::default();
+            let mut bounded = cfg.ext.retraction;
+            loop {
+                let r = match check_abstract(&cfg, bounded, &storage) {
+                    Ok(r) => r,
+                    Err(e) => return (a, Lengths::NotModelled(e.to_string())),
+                };
+                if let Some(cx) = r.report.verdicts[0].counterexample.as_ref() {
+                    return (a, Lengths::Admitted(cx.steps.len()));
+                }
+                if r.all_lengths {
+                    return (a, Lengths::All);
+                }
+                if bounded {
+                    return (a, Lengths::UpTo(o.max_ops));
+                }
+                bounded = true;
+            }
+        })
+        .collect()
 }
 
 impl Candidate {
@@ -150,6 +228,7 @@ pub fn plan(
             stack,
             excludes,
             checker,
+            lengths: Vec::new(),
             verified,
             token_overhead: overhead(&tokens, &per(&r, |m| m.tokens_total)),
             makespan_overhead: overhead(&makespan, &per(&r, |m| m.makespan_ms)),
@@ -176,8 +255,13 @@ pub fn plan(
             continue;
         }
         tried += 1;
+        c.lengths = checker_lengths(c.stack, set);
         c.explored = super::contains::explore_reachable(sc, c.stack, set);
-        if c.explored.iter().any(|(_, v)| *v == Verdict::Holds) {
+        let admitted = c
+            .lengths
+            .iter()
+            .any(|(_, l)| matches!(l, Lengths::Admitted(_)));
+        if admitted || c.explored.iter().any(|(_, v)| *v == Verdict::Holds) {
             c.verified = false;
         }
         if c.proven() {
