@@ -27,9 +27,6 @@ const FULL_WIDTH: &[&str] = &[
     "matrix.svg",
     "realize_hasse.svg",
     "sweep_contention.svg",
-    "workload_edit_review.svg",
-    "workload_plan_execute.svg",
-    "workload_triage.svg",
 ];
 
 /// The value of the first `name="…"` attribute after `from` in `s`.
