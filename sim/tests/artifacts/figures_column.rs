@@ -24,7 +24,6 @@ const PNG_W: u32 = 990;
 const FULL_WIDTH: &[&str] = &[
     "costs_pareto.svg",
     "lattice_hasse.svg",
-    "matrix.svg",
     "realize_hasse.svg",
     "sweep_contention.svg",
 ];
