@@ -23,7 +23,6 @@ const PNG_W: u32 = 990;
 /// Figures whose layout is still a full page's: at 3.3 in their smallest text is under 7 pt.
 const FULL_WIDTH: &[&str] = &[
     "costs_pareto.svg",
-    "realize_hasse.svg",
     "sweep_contention.svg",
 ];
 
