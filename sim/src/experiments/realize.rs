@@ -300,8 +300,8 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let r = search(None, threads)?;
     ctx.progress("search done; the larger bounds");
     let big = larger(&r, LARGER_MAX_OPS, threads)?;
-    let about = "The lattice (Hasse diagram) with each point labelled by a smallest stack of \
-                 mechanisms that realizes it at the checked bounds; the named chain in bold.";
+    let about = "The 16 lattice points, top layer first, each with a smallest stack of mechanisms \
+                 that realizes it at the checked bounds; the named chain in bold.";
     let mut files = vec![figure_file(
         "realize_hasse",
         about,

@@ -7,7 +7,7 @@
 //! panel asks for them, so two panels can share one label column. A pass proves layout, not data.
 
 use super::style::Ticked;
-use super::style::{self, Area, DrawResult, Estimate, BODY_PX, INK, SMALL_PX};
+use super::style::{self, Area, DrawResult, Estimate, COLUMN_PX, INK};
 use plotters::coord::ranged1d::Ranged;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -50,12 +50,12 @@ pub struct BarPanel<'a> {
 }
 
 /// Height of the x-axis label area; panels side by side share it so their rows line up.
-const X_AREA: u32 = 50;
+const X_AREA: u32 = 60;
 
 /// The x range covering every bar's interval and zero, with room on the right for notes.
 fn x_range(rows: &[BarRow], unit: bool) -> (f64, f64) {
     if unit {
-        return (-0.02, 1.22);
+        return (-0.02, 1.3);
     }
     let vals = rows
         .iter()
@@ -66,17 +66,17 @@ fn x_range(rows: &[BarRow], unit: bool) -> (f64, f64) {
     });
     let hi = if hi <= lo { lo + 1.0 } else { hi };
     let span = hi - lo;
-    (lo - 0.02 * span, hi + 0.28 * span)
+    (lo - 0.02 * span, hi + 0.36 * span)
 }
 
 /// The x ticks: on a unit axis 0 %, 20 %, …, 100 % only (the axis runs on past 100 % to make
 /// room for the notes, and a tick there would be one no value can reach); elsewhere plotters'
-/// own choice of about eight round values.
+/// own choice of about four round values (a column is narrow).
 fn x_ticks(x0: f64, x1: f64, unit: bool) -> Vec<f64> {
     if unit {
         return (0..=5).map(|k| f64::from(k) / 5.0).collect();
     }
-    RangedCoordf64::from(x0..x1).key_points(8)
+    RangedCoordf64::from(x0..x1).key_points(4)
 }
 
 /// Draws the panel into `area`; `root` is the whole figure, used for labels in pixels.
@@ -85,7 +85,7 @@ pub fn draw(root: &Area, area: &Area, panel: &BarPanel) -> DrawResult {
     let (x0, x1) = x_range(panel.rows, panel.unit);
     let ticks = x_ticks(x0, x1, panel.unit);
     let mut chart = ChartBuilder::on(area)
-        .caption(panel.caption, (style::FONT, BODY_PX).into_font())
+        .caption(panel.caption, (style::FONT, COLUMN_PX).into_font())
         .margin(10)
         .x_label_area_size(X_AREA)
         .y_label_area_size(panel.label_w)
@@ -99,8 +99,8 @@ pub fn draw(root: &Area, area: &Area, panel: &BarPanel) -> DrawResult {
         .y_labels(0)
         .x_label_formatter(fmt)
         .x_desc(panel.x_desc)
-        .label_style((style::FONT, SMALL_PX))
-        .axis_desc_style((style::FONT, SMALL_PX))
+        .label_style((style::FONT, COLUMN_PX))
+        .axis_desc_style((style::FONT, COLUMN_PX))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     for (i, row) in panel.rows.iter().enumerate() {
@@ -156,19 +156,19 @@ type Plot<'b> = DrawingArea<SVGBackend<'b>, Cartesian2d<Ticked, RangedCoordf64>>
 
 /// Writes `s` 6 px right of the data point `at`.
 fn note(area: &Plot, at: (f64, f64), s: String) -> DrawResult {
-    let font = style::text(SMALL_PX, INK, HPos::Left, VPos::Center);
+    let font = style::text(COLUMN_PX, INK, HPos::Left, VPos::Center);
     area.draw(&(EmptyElement::at(at) + Text::new(s, (6, 0), font)))?;
     Ok(())
 }
 
 fn row_label(root: &Area, chart: &Chart, row: &BarRow, y: f64, x0: f64) -> DrawResult {
     let (px, py) = chart.backend_coord(&(x0, y));
-    let main = style::text(BODY_PX, INK, HPos::Right, VPos::Center);
+    let main = style::text(COLUMN_PX, INK, HPos::Right, VPos::Center);
     if row.sublabel.is_empty() {
         return style::label(root, &row.label, (px - 10, py), &main);
     }
     style::label(root, &row.label, (px - 10, py - 9), &main)?;
-    let sub = style::text(SMALL_PX, style::INK, HPos::Right, VPos::Center);
+    let sub = style::text(COLUMN_PX, style::INK, HPos::Right, VPos::Center);
     style::label(root, &row.sublabel, (px - 10, py + 10), &sub)
 }
 
@@ -177,8 +177,8 @@ pub fn label_width(rows: &[BarRow]) -> u32 {
     let w = rows
         .iter()
         .map(|r| {
-            let a = style::text_width(BODY_PX, &r.label);
-            a.max(style::text_width(SMALL_PX, &r.sublabel))
+            let a = style::text_width(COLUMN_PX, &r.label);
+            a.max(style::text_width(COLUMN_PX, &r.sublabel))
         })
         .max()
         .unwrap_or(0);
@@ -213,17 +213,21 @@ mod tests {
         ];
         let (lo, hi) = x_range(&rows, false);
         assert!(lo < -0.2 && lo > -0.25, "{lo}");
-        assert!(hi > 0.9 + 0.25 && hi < 0.9 + 0.35, "{hi}");
-        assert_eq!(x_range(&rows, true), (-0.02, 1.22));
-        assert_eq!(x_range(&[], false), (-0.02, 1.28));
+        assert!(hi > 0.9 + 0.35 && hi < 0.9 + 0.45, "{hi}");
+        assert_eq!(x_range(&rows, true), (-0.02, 1.3));
+        let (lo, hi) = x_range(&[], false);
+        assert!(
+            (lo + 0.02).abs() < 1e-9 && (hi - 1.36).abs() < 1e-9,
+            "{lo} {hi}"
+        );
     }
 
     #[test]
     fn a_unit_axis_has_no_tick_past_100_percent() {
-        let ticks = x_ticks(-0.02, 1.22, true);
+        let ticks = x_ticks(-0.02, 1.3, true);
         assert_eq!(ticks, vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
-        let free = x_ticks(-0.02, 1.28, false);
-        assert!(free.len() >= 4 && free.iter().all(|x| (-0.02..=1.28).contains(x)));
+        let free = x_ticks(-0.02, 1.36, false);
+        assert!(free.len() >= 3 && free.iter().all(|x| (-0.02..=1.36).contains(x)));
     }
 
     #[test]
@@ -233,7 +237,7 @@ mod tests {
         let w = label_width(&[r]);
         assert_eq!(
             w as i32,
-            style::text_width(BODY_PX, "causal-no-cascade") + 24
+            style::text_width(COLUMN_PX, "causal-no-cascade") + 24
         );
     }
 }

@@ -1,13 +1,14 @@
 //! Figure (a): the Hasse diagram of the 16-point lattice of consistency models (SPEC §4).
 //!
-//! Points are sets of excluded anomalies, drawn in layers by size (∅ at the bottom, all four at
+//! Points are sets of excluded anomalies (labelled without braces, `none` for ∅, to fit one
+//! column of a paper), drawn in layers by size (∅ at the bottom, all four at
 //! the top). The 32 cover edges are faint; the named chain L0 ⊂ L1 ⊂ … ⊂ L4 is bold and labelled.
 //! Within a layer, points are ordered by the named chain's order of exclusions (A1, A3, A6, A2)
 //! read as binary digits, so the named chain runs up the left flank and its labels never
 //! collide with other nodes. A pass shows the picture is laid out from the computed lattice;
 //! it does not prove the lattice itself (that is `models::lattice`'s tests).
 
-use super::style::{self, Area, DrawResult, BODY_PX, FAINT, INK, SMALL_PX};
+use super::style::{self, Area, DrawResult, COLUMN_PX, FAINT, INK};
 use agentsim_models::lattice::{self, Point, NAMED_ORDER};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -34,11 +35,18 @@ impl HasseData {
     }
 }
 
-const WIDTH: u32 = 1000;
-const HEIGHT: u32 = 660;
-const LAYER_GAP: i32 = 132;
+/// One column of a paper (3.3 in) wide; every text is at least `COLUMN_PX`, 7.2 pt there.
+const WIDTH: u32 = style::COLUMN_W;
+const HEIGHT: u32 = 540;
+const LAYER_GAP: i32 = 96;
+/// The widest gap between two points of a layer; crowded layers get less.
 const COLUMN_GAP: i32 = 150;
 const BOX_H: i32 = 30;
+/// The x of the diagram's axis: right of centre, leaving room for the chain's labels on the left.
+const CENTRE_X: i32 = 310;
+/// The y of the top layer, below the subtitle.
+const TOP_Y: i32 = 84;
+const LINE_H: i32 = 24;
 
 /// Renders the diagram as SVG text.
 pub fn render(data: &HasseData) -> String {
@@ -47,9 +55,14 @@ pub fn render(data: &HasseData) -> String {
 
 fn draw(root: &Area, data: &HasseData) -> DrawResult {
     let area = style::titled(root, "Lattice of consistency models")?;
-    let sub = "points: sets of excluded anomalies; faint: cover edges; bold: named chain L0..L4";
-    let note = style::text(SMALL_PX, INK, HPos::Center, VPos::Top);
-    style::label(&area, sub, (WIDTH as i32 / 2, 0), &note)?;
+    let sub = [
+        "a point: the anomalies it excludes",
+        "bold: named chain L0..L4; faint: cover edges",
+    ];
+    let note = style::text(COLUMN_PX, INK, HPos::Center, VPos::Top);
+    for (k, line) in sub.iter().enumerate() {
+        style::label(&area, line, (WIDTH as i32 / 2, k as i32 * LINE_H), &note)?;
+    }
     for (lo, hi) in &data.edges {
         let on_chain = data.named.windows(2).any(|w| w[0] == *lo && w[1] == *hi);
         let style = if on_chain {
@@ -66,10 +79,21 @@ fn draw(root: &Area, data: &HasseData) -> DrawResult {
     Ok(())
 }
 
+/// A point's label without the braces (a column is narrow); the empty set is `none`.
+fn short_label(p: Point) -> String {
+    let text = p.label();
+    let inner = text.trim_start_matches('{').trim_end_matches('}');
+    if inner.is_empty() {
+        "none".to_owned()
+    } else {
+        inner.to_owned()
+    }
+}
+
 fn node(area: &Area, data: &HasseData, p: Point) -> DrawResult {
     let (x, y) = position(data, p);
-    let text = p.label();
-    let half_w = style::text_width(BODY_PX, &text) / 2 + 10;
+    let text = short_label(p);
+    let half_w = style::text_width(COLUMN_PX, &text) / 2 + 8;
     let level = data.named.iter().position(|&q| q == p);
     let corners = [(x - half_w, y - BOX_H / 2), (x + half_w, y + BOX_H / 2)];
     area.draw(&Rectangle::new(corners, WHITE.filled()))?;
@@ -80,13 +104,13 @@ fn node(area: &Area, data: &HasseData, p: Point) -> DrawResult {
     };
     area.draw(&Rectangle::new(corners, border))?;
     let (font, ink) = match level {
-        Some(_) => (style::bold(BODY_PX, INK, HPos::Center, VPos::Center), INK),
-        None => (style::text(BODY_PX, INK, HPos::Center, VPos::Center), INK),
+        Some(_) => (style::bold(COLUMN_PX, INK, HPos::Center, VPos::Center), INK),
+        None => (style::text(COLUMN_PX, INK, HPos::Center, VPos::Center), INK),
     };
     style::label(area, &text, (x, y), &font)?;
     if let Some(k) = level {
-        let tag = style::bold(BODY_PX + 4.0, ink, HPos::Right, VPos::Center);
-        style::label(area, &format!("L{k}"), (x - half_w - 10, y), &tag)?;
+        let tag = style::bold(COLUMN_PX + 4.0, ink, HPos::Right, VPos::Center);
+        style::label(area, &format!("L{k}"), (x - half_w - 8, y), &tag)?;
     }
     Ok(())
 }
@@ -110,8 +134,9 @@ fn position(data: &HasseData, p: Point) -> (i32, i32) {
     layer.sort_by_key(|&q| std::cmp::Reverse(key(q)));
     let rank = layer.iter().position(|&q| q == p).expect("p is a point") as i32;
     let count = layer.len() as i32;
-    let x = WIDTH as i32 / 2 + (2 * rank - (count - 1)) * COLUMN_GAP / 2;
-    let y = 580 - p.len() as i32 * LAYER_GAP;
+    let gap = COLUMN_GAP.min((WIDTH as i32 - 70) / count);
+    let x = CENTRE_X + (2 * rank - (count - 1)) * gap / 2;
+    let y = TOP_Y + (4 - p.len() as i32) * LAYER_GAP;
     (x, y)
 }
 
@@ -124,7 +149,7 @@ mod tests {
         let data = HasseData::from_lattice();
         let xs: Vec<i32> = data.named.iter().map(|&p| position(&data, p).0).collect();
         // Layers of 1, 4, 6, 4, 1 points: the chain takes the leftmost slot of each.
-        assert_eq!(xs, vec![500, 275, 125, 275, 500]);
+        assert_eq!(xs, vec![310, 127, 108, 127, 310]);
     }
 
     #[test]

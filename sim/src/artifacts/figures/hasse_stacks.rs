@@ -1,13 +1,14 @@
-//! The Hasse diagram of the 16-point lattice (SPEC §4) with every point labelled by the stack of
-//! mechanisms that realizes it: the layout of [`super::hasse`] (layers by size, the
-//! named chain L0..L4 up the left flank, in bold), on a wider canvas so that a stack's name fits
-//! under its point, broken at `+` onto as many lines as it needs.
+//! The 16 points of the lattice (SPEC §4), each with the stack of mechanisms that realizes it, as
+//! a table one column of a paper wide: a row per point, layers by size from the top as in the
+//! Hasse diagram of [`super::hasse`] (which draws the order; six stack names side by side do not
+//! fit a column), the named chain L0..L4 in bold and tagged, a stack's name broken at `+` onto
+//! as many lines as it needs.
 //!
 //! The stacks come from the checker's realizability search; the renderer only draws them. A
 //! pass shows layout and determinism, not which stack realizes a point.
 
 use super::hasse::key;
-use super::style::{self, Area, DrawResult, BODY_PX, FAINT, INK, SMALL_PX};
+use super::style::{self, Area, DrawResult, COLUMN_PX, FAINT, INK};
 use agentsim_models::lattice::{self, Point};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -18,17 +19,46 @@ pub struct HasseStacks {
     pub stacks: Vec<(Point, String)>,
 }
 
-const WIDTH: u32 = 1400;
-const HEIGHT: u32 = 820;
-const LAYER_GAP: i32 = 160;
-const COLUMN_GAP: i32 = 225;
-const LINE_H: i32 = 17;
+/// One column of a paper (3.3 in) wide; every text is at least `COLUMN_PX`, 7.2 pt there.
+const WIDTH: u32 = style::COLUMN_W;
+const LINE_H: i32 = 24;
 /// Longest line of a stack's name before it breaks at a `+`.
-const LINE_CHARS: usize = 26;
+const LINE_CHARS: usize = 32;
+/// Left edges of the columns: the chain tag, the point, the stack.
+const TAG_X: i32 = 10;
+const POINT_X: i32 = 52;
+const STACK_X: i32 = 186;
+const SUBTITLE: [&str; 3] = [
+    "a row: the anomalies a smallest stack prevents;",
+    "every other one admitted (checked exhaustively",
+    "at the matrix bounds); bold: named chain L0..L4",
+];
 
-/// Renders the diagram as SVG text.
+/// Where the table's header row starts (below the title and the subtitle).
+const HEAD_Y: i32 = 44 + LINE_H * SUBTITLE.len() as i32 + 10;
+
+/// Renders the figure as SVG text.
 pub fn render(data: &HasseStacks) -> String {
-    style::svg("hasse_stacks", (WIDTH, HEIGHT), |root| draw(root, data))
+    let rows = rows(data);
+    let lines: usize = rows.iter().map(|(_, s)| lines(s).len().max(1)).sum();
+    let height = HEAD_Y + LINE_H + 6 + lines as i32 * LINE_H + 6 * rows.len() as i32 + 10;
+    style::svg("hasse_stacks", (WIDTH, height as u32), |root| {
+        draw(root, &rows)
+    })
+}
+
+/// The points top layer first (as the Hasse diagram reads), within a layer by [`key`], larger
+/// first (the named chain's point leads), each with its stack name.
+fn rows(data: &HasseStacks) -> Vec<(Point, String)> {
+    let mut points = lattice::points();
+    points.sort_by_key(|&p| std::cmp::Reverse((p.len(), key(p))));
+    points
+        .into_iter()
+        .map(|p| {
+            let name = data.stacks.iter().find(|(q, _)| *q == p);
+            (p, name.map_or(String::new(), |(_, s)| s.clone()))
+        })
+        .collect()
 }
 
 /// `name` broken after `+` into lines of at most [`LINE_CHARS`] (a longer part stays whole).
@@ -51,86 +81,59 @@ pub fn lines(name: &str) -> Vec<String> {
     out
 }
 
-fn draw(root: &Area, data: &HasseStacks) -> DrawResult {
-    let area = style::titled(root, "Lattice points and the stacks that realize them")?;
-    let sub = "each point: the anomalies a smallest stack prevents (every other admitted, \
-               checked exhaustively at the matrix bounds); bold: the named chain L0..L4";
-    let note = style::text(SMALL_PX, INK, HPos::Center, VPos::Top);
-    style::label(&area, sub, (WIDTH as i32 / 2, 0), &note)?;
-    let named = lattice::named_chain();
-    for (lo, hi) in lattice::cover_edges() {
-        let on_chain = named.windows(2).any(|w| w[0] == lo && w[1] == hi);
-        let style = if on_chain {
-            INK.stroke_width(4)
-        } else {
-            FAINT.stroke_width(1)
-        };
-        area.draw(&PathElement::new(vec![position(lo), position(hi)], style))?;
-    }
-    for p in lattice::points() {
-        let name = data
-            .stacks
-            .iter()
-            .find(|(q, _)| *q == p)
-            .map_or("", |(_, s)| s.as_str());
-        node(&area, p, name, named.iter().position(|&q| q == p))?;
-    }
-    Ok(())
-}
-
-fn node(area: &Area, p: Point, stack: &str, level: Option<usize>) -> DrawResult {
-    let (x, y) = position(p);
-    let label = p.label();
-    let stack_lines = lines(stack);
-    let widest = stack_lines
-        .iter()
-        .map(|l| style::text_width(SMALL_PX, l))
-        .chain([style::text_width(BODY_PX, &label)])
-        .max()
-        .unwrap_or(0);
-    let half_w = widest / 2 + 10;
-    let h = 24 + LINE_H * stack_lines.len() as i32;
-    let top = y - h / 2;
-    let corners = [(x - half_w, top), (x + half_w, top + h)];
-    area.draw(&Rectangle::new(corners, WHITE.filled()))?;
-    let border = if level.is_some() {
-        INK.stroke_width(3)
+/// A point's label without the braces; the empty set is `none`.
+fn short_label(p: Point) -> String {
+    let text = p.label();
+    let inner = text.trim_start_matches('{').trim_end_matches('}');
+    if inner.is_empty() {
+        "none".to_owned()
     } else {
-        FAINT.stroke_width(1)
-    };
-    area.draw(&Rectangle::new(corners, border))?;
-    let bold = level.is_some();
-    let font = |size| {
-        if bold {
-            style::bold(size, INK, HPos::Center, VPos::Top)
-        } else {
-            style::text(size, INK, HPos::Center, VPos::Top)
-        }
-    };
-    style::label(area, &label, (x, top + 4), &font(BODY_PX))?;
-    for (i, line) in stack_lines.iter().enumerate() {
-        let at = (x, top + 24 + LINE_H * i as i32);
-        style::label(area, line, at, &font(SMALL_PX))?;
+        inner.to_owned()
     }
-    if let Some(k) = level {
-        let tag = style::bold(BODY_PX + 4.0, INK, HPos::Right, VPos::Center);
-        style::label(area, &format!("L{k}"), (x - half_w - 10, y), &tag)?;
-    }
-    Ok(())
 }
 
-/// Pixel centre of `p`: its layer gives the row, its rank by [`key`] in the layer the column.
-fn position(p: Point) -> (i32, i32) {
-    let mut layer: Vec<Point> = lattice::points()
-        .into_iter()
-        .filter(|q| q.len() == p.len())
-        .collect();
-    layer.sort_by_key(|&q| std::cmp::Reverse(key(q)));
-    let rank = layer.iter().position(|&q| q == p).expect("p is a point") as i32;
-    let count = layer.len() as i32;
-    let x = WIDTH as i32 / 2 + (2 * rank - (count - 1)) * COLUMN_GAP / 2;
-    let y = HEIGHT as i32 - 120 - p.len() as i32 * LAYER_GAP;
-    (x, y)
+fn draw(root: &Area, rows: &[(Point, String)]) -> DrawResult {
+    style::titled(root, "Lattice points and the stacks that realize them")?;
+    let note = style::text(COLUMN_PX, INK, HPos::Center, VPos::Top);
+    for (k, line) in SUBTITLE.iter().enumerate() {
+        let y = 44 + k as i32 * LINE_H;
+        style::label(root, line, (WIDTH as i32 / 2, y), &note)?;
+    }
+    let head = style::bold(COLUMN_PX, INK, HPos::Left, VPos::Top);
+    style::label(root, "prevents", (POINT_X, HEAD_Y), &head)?;
+    style::label(root, "smallest stack", (STACK_X, HEAD_Y), &head)?;
+    let mut y = HEAD_Y + LINE_H + 6;
+    let rule = |y: i32, colour: ShapeStyle| {
+        root.draw(&PathElement::new(
+            vec![(TAG_X, y - 4), (WIDTH as i32 - TAG_X, y - 4)],
+            colour,
+        ))
+    };
+    rule(y, INK.stroke_width(1))?;
+    let named = lattice::named_chain();
+    let mut layer = None;
+    for (p, stack) in rows {
+        if layer.is_some_and(|l| l != p.len()) {
+            rule(y, FAINT.stroke_width(1))?;
+        }
+        layer = Some(p.len());
+        let level = named.iter().position(|q| q == p);
+        let font = if level.is_some() {
+            style::bold(COLUMN_PX, INK, HPos::Left, VPos::Top)
+        } else {
+            style::text(COLUMN_PX, INK, HPos::Left, VPos::Top)
+        };
+        if let Some(k) = level {
+            style::label(root, &format!("L{k}"), (TAG_X, y), &font)?;
+        }
+        style::label(root, &short_label(*p), (POINT_X, y), &font)?;
+        let stack_lines = lines(stack);
+        for (i, line) in stack_lines.iter().enumerate() {
+            style::label(root, line, (STACK_X, y + LINE_H * i as i32), &font)?;
+        }
+        y += LINE_H * stack_lines.len().max(1) as i32 + 6;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -150,17 +153,17 @@ mod tests {
     }
 
     #[test]
-    fn boxes_in_a_layer_do_not_overlap() {
-        // The widest line is LINE_CHARS at SMALL_PX: its box fits in a column.
-        let widest = style::text_width(SMALL_PX, &"x".repeat(LINE_CHARS)) + 20;
-        assert!(widest < COLUMN_GAP, "{widest}");
-        let mut seen: Vec<(i32, i32)> = lattice::points().into_iter().map(position).collect();
-        seen.sort();
-        seen.dedup();
-        assert_eq!(seen.len(), 16);
+    fn columns_fit_the_width() {
+        // The longest point label fits before the stack column; the longest stack line fits
+        // in the figure.
+        let point = style::text_width(COLUMN_PX, "A1,A2,A3,A6");
+        assert!(POINT_X + point < STACK_X, "{point}");
+        let widest = style::text_width(COLUMN_PX, &"x".repeat(LINE_CHARS));
+        assert!(STACK_X + widest <= WIDTH as i32, "{widest}");
         let rendered = render(&HasseStacks {
             stacks: vec![(Point(0), "vanilla".to_owned())],
         });
         assert!(rendered.contains("vanilla"));
+        assert_eq!(rows(&HasseStacks { stacks: vec![] }).len(), 16);
     }
 }

@@ -4,10 +4,11 @@
 //! (with the length of its shortest witness), green when the whole bounded space was explored
 //! without it (with the number of states explored), yellow when the search hit a limit first,
 //! grey when that pair was not run. Each column checks its anomaly at its own bounds, printed
-//! under the column's name. The renderer only draws what [`MatrixData`] says; a pass does not
+//! under the grid (one column of a paper is too narrow to print them over the columns); the cells
+//! carry short codes the legend spells out. The renderer only draws what [`MatrixData`] says; a pass does not
 //! prove the verdicts (the checker's tests do).
 
-use super::style::{self, Area, DrawResult, BAD, BODY_PX, GOOD, INK, NONE, SMALL_PX, UNSURE};
+use super::style::{self, Area, DrawResult, BAD, COLUMN_PX, GOOD, INK, NONE, UNSURE};
 use crate::artifacts::tables::{Cell, Table};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -104,18 +105,70 @@ fn count(n: u64) -> Cell {
     Cell::Int(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-const CELL_W: i32 = 150;
-const CELL_H: i32 = 54;
-/// Where the cells start when no column prints its bounds.
-const TOP: i32 = 100;
-/// Height of one line of a column's bounds.
-const BOUNDS_LINE_H: i32 = 16;
-const LEGEND_H: i32 = 70;
+/// One column of a paper (3.3 in) wide; every text is `COLUMN_PX`, 7.2 pt there.
+const WIDTH: i32 = style::COLUMN_W as i32;
+const CELL_H: i32 = 34;
+/// Height of one line of text.
+const LINE_H: i32 = 24;
+/// The widest a line of the notes above and below the grid may be.
+const NOTE_W: i32 = WIDTH - 30;
 
-/// Where the cells start: below the headers and the longest list of column bounds.
-fn cells_top(data: &MatrixData) -> i32 {
-    let lines = data.column_bounds.iter().map(Vec::len).max().unwrap_or(0);
-    TOP + BOUNDS_LINE_H * lines as i32 + if lines > 0 { 6 } else { 0 }
+/// `text` broken at spaces into lines no wider than `NOTE_W` at `COLUMN_PX`.
+fn wrap(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if style::text_width(COLUMN_PX, &format!("{line} {word}")) <= NOTE_W => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
+}
+
+/// The subtitle's lines (the bounds shared by every column).
+fn subtitle(data: &MatrixData) -> Vec<String> {
+    wrap(&data.bounds)
+}
+
+/// Each column's bounds, as wrapped lines `A1: 2 agents, 1 cell, …` printed under the grid
+/// (a column of a paper is too narrow to print them over the columns).
+fn bounds_notes(data: &MatrixData) -> Vec<String> {
+    data.anomalies
+        .iter()
+        .enumerate()
+        .filter_map(|(j, a)| {
+            let b = data.column_bounds.get(j).filter(|b| !b.is_empty())?;
+            Some(wrap(&format!("{a}: {}", b.join(", "))))
+        })
+        .flatten()
+        .collect()
+}
+
+/// The legend's entries: colour and text.
+fn legend_items(not_run: bool) -> Vec<(RGBColor, &'static str)> {
+    let mut items = vec![
+        (BAD, "admitted: w4 = shortest witness, 4 steps"),
+        (GOOD, "prevented: states of the exhausted space"),
+        (UNSURE, "inconclusive: >N = limit hit at N states"),
+    ];
+    if not_run {
+        items.push((NONE, "not run: pair not checked"));
+    }
+    items
+}
+
+fn has_not_run(data: &MatrixData) -> bool {
+    data.rows
+        .iter()
+        .any(|r| (0..data.anomalies.len()).any(|j| r.cells.get(j).is_none_or(is_not_run)))
+}
+
+/// Where the column headers sit: below the title and the subtitle.
+fn header_y(data: &MatrixData) -> i32 {
+    44 + LINE_H * subtitle(data).len() as i32 + 8
 }
 
 /// Renders the matrix as SVG text.
@@ -123,112 +176,81 @@ pub fn render(data: &MatrixData) -> String {
     let label_w = data
         .rows
         .iter()
-        .map(|r| style::text_width(BODY_PX, &r.runtime))
+        .map(|r| style::text_width(COLUMN_PX, &r.runtime))
         .max()
         .unwrap_or(0)
-        + 40;
-    let cols = data.anomalies.len() as i32;
-    let width = (label_w + cols * CELL_W + 30).max(720);
-    let height = cells_top(data) + data.rows.len() as i32 * CELL_H + LEGEND_H;
-    style::svg("matrix", (width as u32, height as u32), |root| {
-        draw(root, data, label_w, width)
+        + 16;
+    let cols = data.anomalies.len().max(1) as i32;
+    let cell_w = (WIDTH - label_w - 8) / cols;
+    let top = header_y(data) + LINE_H + 4;
+    let notes = bounds_notes(data).len() + legend_items(has_not_run(data)).len();
+    let height = top + data.rows.len() as i32 * CELL_H + 12 + LINE_H * notes as i32 + 8;
+    style::svg("matrix", (WIDTH as u32, height as u32), |root| {
+        draw(root, data, (label_w, cell_w, top))
     })
 }
 
-fn draw(root: &Area, data: &MatrixData, label_w: i32, width: i32) -> DrawResult {
+fn draw(root: &Area, data: &MatrixData, (label_w, cell_w, top): (i32, i32, i32)) -> DrawResult {
     style::titled(root, "Runtime \u{d7} anomaly (exhaustive checker)")?;
-    let note = style::text(SMALL_PX, INK, HPos::Center, VPos::Top);
-    style::label(root, &data.bounds, (width / 2, 46), &note)?;
-    let head = style::bold(BODY_PX, INK, HPos::Center, VPos::Bottom);
-    let small = style::text(SMALL_PX, INK, HPos::Center, VPos::Top);
-    for (j, a) in data.anomalies.iter().enumerate() {
-        let x = label_w + j as i32 * CELL_W + CELL_W / 2;
-        style::label(root, a, (x, TOP - 8), &head)?;
-        for (k, line) in data.column_bounds.get(j).into_iter().flatten().enumerate() {
-            let y = TOP - 4 + k as i32 * BOUNDS_LINE_H;
-            style::label(root, line, (x, y), &small)?;
-        }
+    let note = style::text(COLUMN_PX, INK, HPos::Center, VPos::Top);
+    for (k, line) in subtitle(data).iter().enumerate() {
+        style::label(root, line, (WIDTH / 2, 44 + k as i32 * LINE_H), &note)?;
     }
-    let top = cells_top(data);
-    let name = style::text(BODY_PX, INK, HPos::Right, VPos::Center);
+    let head = style::bold(COLUMN_PX, INK, HPos::Center, VPos::Top);
+    for (j, a) in data.anomalies.iter().enumerate() {
+        let x = label_w + j as i32 * cell_w + cell_w / 2;
+        style::label(root, a, (x, header_y(data)), &head)?;
+    }
+    let name = style::text(COLUMN_PX, INK, HPos::Right, VPos::Center);
     for (i, row) in data.rows.iter().enumerate() {
         let y = top + i as i32 * CELL_H;
-        style::label(root, &row.runtime, (label_w - 14, y + CELL_H / 2), &name)?;
+        style::label(root, &row.runtime, (label_w - 8, y + CELL_H / 2), &name)?;
         for j in 0..data.anomalies.len() {
             let cell = row.cells.get(j).copied().unwrap_or(MatrixCell::NotRun);
-            draw_cell(root, cell, (label_w + j as i32 * CELL_W, y))?;
+            draw_cell(root, cell, (label_w + j as i32 * cell_w, y), cell_w)?;
         }
     }
-    let not_run = data
-        .rows
-        .iter()
-        .any(|r| (0..data.anomalies.len()).any(|j| r.cells.get(j).is_none_or(is_not_run)));
-    legend(
-        root,
-        top + data.rows.len() as i32 * CELL_H + 24,
-        label_w,
-        not_run,
-    )
+    let mut y = top + data.rows.len() as i32 * CELL_H + 12;
+    let left = style::text(COLUMN_PX, INK, HPos::Left, VPos::Top);
+    for line in bounds_notes(data) {
+        style::label(root, &line, (12, y), &left)?;
+        y += LINE_H;
+    }
+    legend(root, y, &legend_items(has_not_run(data)))
 }
 
 fn is_not_run(c: &MatrixCell) -> bool {
     *c == MatrixCell::NotRun
 }
 
-/// Fill colour and the two lines of text of a cell.
-fn describe(cell: MatrixCell) -> (RGBColor, &'static str, String) {
+/// Fill colour and the short text of a cell (the legend says what it means).
+fn describe(cell: MatrixCell) -> (RGBColor, String) {
     match cell {
-        MatrixCell::Admitted { witness_len } => {
-            (BAD, "admitted", format!("witness {witness_len} steps"))
-        }
-        MatrixCell::Prevented { states } => (
-            GOOD,
-            "prevented",
-            format!("{} states", style::compact(states)),
-        ),
-        MatrixCell::Inconclusive { states } => (
-            UNSURE,
-            "inconclusive",
-            format!("limit at {}", style::compact(states)),
-        ),
-        MatrixCell::NotRun => (NONE, "not run", String::new()),
+        MatrixCell::Admitted { witness_len } => (BAD, format!("w{witness_len}")),
+        MatrixCell::Prevented { states } => (GOOD, style::compact(states)),
+        MatrixCell::Inconclusive { states } => (UNSURE, format!(">{}", style::compact(states))),
+        MatrixCell::NotRun => (NONE, "\u{2013}".to_owned()),
     }
 }
 
-fn draw_cell(root: &Area, cell: MatrixCell, (x, y): (i32, i32)) -> DrawResult {
-    let (fill, verdict, detail) = describe(cell);
-    let corners = [(x + 2, y + 2), (x + CELL_W - 2, y + CELL_H - 2)];
+fn draw_cell(root: &Area, cell: MatrixCell, (x, y): (i32, i32), cell_w: i32) -> DrawResult {
+    let (fill, text) = describe(cell);
+    let corners = [(x + 2, y + 2), (x + cell_w - 2, y + CELL_H - 2)];
     root.draw(&Rectangle::new(corners, fill.filled()))?;
-    let cx = x + CELL_W / 2;
-    let top = style::bold(BODY_PX, INK, HPos::Center, VPos::Center);
-    let bottom = style::text(SMALL_PX, INK, HPos::Center, VPos::Center);
-    if detail.is_empty() {
-        style::label(root, verdict, (cx, y + CELL_H / 2), &top)?;
-    } else {
-        style::label(root, verdict, (cx, y + CELL_H / 2 - 9), &top)?;
-        style::label(root, &detail, (cx, y + CELL_H / 2 + 11), &bottom)?;
-    }
-    Ok(())
+    let font = style::text(COLUMN_PX, INK, HPos::Center, VPos::Center);
+    style::label(root, &text, (x + cell_w / 2, y + CELL_H / 2), &font)
 }
 
-fn legend(root: &Area, y: i32, x0: i32, not_run: bool) -> DrawResult {
-    let mut items = vec![
-        (BAD, "admitted: shortest witness found"),
-        (GOOD, "prevented: bounded space exhausted"),
-        (UNSURE, "inconclusive: limit hit"),
-    ];
-    if not_run {
-        items.push((NONE, "not run: pair not checked"));
-    }
-    let font = style::text(SMALL_PX, INK, HPos::Left, VPos::Center);
-    let mut x = x0.min(40);
+fn legend(root: &Area, mut y: i32, items: &[(RGBColor, &str)]) -> DrawResult {
+    let font = style::text(COLUMN_PX, INK, HPos::Left, VPos::Center);
     for (colour, text) in items {
+        let mid = y + LINE_H / 2;
         root.draw(&Rectangle::new(
-            [(x, y - 8), (x + 16, y + 8)],
+            [(12, mid - 8), (28, mid + 8)],
             colour.filled(),
         ))?;
-        style::label(root, text, (x + 22, y), &font)?;
-        x += 22 + style::text_width(SMALL_PX, text) + 24;
+        style::label(root, text, (36, mid), &font)?;
+        y += LINE_H;
     }
     Ok(())
 }
@@ -239,10 +261,12 @@ mod tests {
 
     #[test]
     fn cells_say_what_they_are() {
-        let (c, v, d) = describe(MatrixCell::Admitted { witness_len: 4 });
-        assert_eq!((c, v, d.as_str()), (BAD, "admitted", "witness 4 steps"));
-        let (c, v, d) = describe(MatrixCell::Prevented { states: 12_345 });
-        assert_eq!((c, v, d.as_str()), (GOOD, "prevented", "12.3k states"));
-        assert_eq!(describe(MatrixCell::NotRun).1, "not run");
+        let (c, d) = describe(MatrixCell::Admitted { witness_len: 4 });
+        assert_eq!((c, d.as_str()), (BAD, "w4"));
+        let (c, d) = describe(MatrixCell::Prevented { states: 12_345 });
+        assert_eq!((c, d.as_str()), (GOOD, "12.3k"));
+        let (c, d) = describe(MatrixCell::Inconclusive { states: 2_000_000 });
+        assert_eq!((c, d.as_str()), (UNSURE, ">2M"));
+        assert_eq!(describe(MatrixCell::NotRun).0, NONE);
     }
 }

@@ -29,6 +29,10 @@ pub const TITLE_PX: f64 = 22.0;
 pub const BODY_PX: f64 = 16.0;
 /// Small text size (in-cell annotations).
 pub const SMALL_PX: f64 = 14.0;
+/// The width of a figure drawn for one column of a paper (3.3 in).
+pub const COLUMN_W: u32 = 560;
+/// The smallest text of a one-column figure: SVG font-size 16.9 px, 7.2 pt at 3.3 in.
+pub const COLUMN_PX: f64 = 21.0;
 
 /// Ink for text and axes.
 pub const INK: RGBColor = RGBColor(0x22, 0x22, 0x22);

@@ -1,15 +1,16 @@
 //! Figure (e): the contention sweep — anomaly rate, abort/drop rate, token overhead and makespan
 //! against contention, one line per runtime with its interval as a translucent band.
 //!
-//! Four panels in a 2 × 2 grid share one legend on the right, so a runtime has the same colour
-//! everywhere. Points whose estimate is not finite or not ordered are left out of a line rather
+//! Four panels one above the other (one column of a paper wide) share one legend at the top, so
+//! a runtime has the same colour everywhere. Points whose estimate is not finite or not ordered are left out of a line rather
 //! than drawn at a made-up value. The x ticks sit at the sampled values (2, 4, 8, 16 agents,
-//! not 5.0, 10.0); each panel's caption names its interval as the data names it; and a line
-//! drawn under a later one at every point of a panel (si under ssi when every op writes) is
-//! named in the legend, so a reader does not take it for missing. A pass proves layout and
+//! not 5.0, 10.0); each panel's caption names its interval as the data names it (a note under
+//! the panels when the caption would not fit), the notes name the x axis; and a line drawn under
+//! a later one at every point of a panel (si under ssi when every op writes) is named in the
+//! notes, so a reader does not take it for missing. A pass proves layout and
 //! determinism, not the sweep's numbers.
 
-use super::style::{self, Area, DrawResult, Estimate, BODY_PX, INK, SMALL_PX};
+use super::style::{self, Area, DrawResult, Estimate, COLUMN_PX, INK};
 use crate::artifacts::tables::{Cell, Table};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -126,19 +127,76 @@ const METRICS: [Metric; 4] = [
     },
 ];
 
-const WIDTH: u32 = 1200;
-const HEIGHT: u32 = 780;
-const LEGEND_W: u32 = 210;
+/// One column of a paper (3.3 in) wide; every text is at least `COLUMN_PX`, 7.2 pt there.
+const WIDTH: u32 = style::COLUMN_W;
+/// One panel's height; the four are stacked.
+const PANEL_H: u32 = 240;
+const LINE_H: i32 = 24;
+/// Characters of text that fit on a note line under the panels.
+const NOTE_CHARS: usize = 50;
 
-/// Renders the four panels as SVG text.
+/// Legend entries laid out in rows across the width: (row, x, series index).
+fn legend_slots(data: &SweepData) -> Vec<(i32, i32, usize)> {
+    let (mut row, mut x) = (0, 12);
+    let mut out = Vec::new();
+    for (i, s) in data.series.iter().enumerate() {
+        let w = 36 + style::text_width(COLUMN_PX, &s.runtime) + 18;
+        if x + w > WIDTH as i32 && x > 12 {
+            row += 1;
+            x = 12;
+        }
+        out.push((row, x, i));
+        x += w;
+    }
+    out
+}
+
+/// A panel's caption with its interval, or without it when that does not fit (the notes then
+/// name the interval).
+fn caption(data: &SweepData, metric: &Metric) -> (String, Option<String>) {
+    let interval = (metric.interval)(&data.intervals);
+    let full = match metric.caption.strip_suffix(')') {
+        Some(open) => format!("{open}; {interval})"),
+        None => format!("{} ({interval})", metric.caption),
+    };
+    if full.chars().count() <= NOTE_CHARS {
+        (full, None)
+    } else {
+        let note = format!("{}: bands are {interval}", metric.caption);
+        (metric.caption.to_owned(), Some(note))
+    }
+}
+
+/// The lines under the panels: the x axis, intervals left out of captions, hidden lines.
+fn notes(data: &SweepData) -> Vec<String> {
+    let mut out = wrap(&format!("x axis: {}", data.x_desc), NOTE_CHARS);
+    let mut items: Vec<String> = METRICS.iter().filter_map(|m| caption(data, m).1).collect();
+    items.extend(hidden(data));
+    for item in items {
+        out.extend(wrap(&item, NOTE_CHARS));
+    }
+    out
+}
+
+/// Renders the four panels, one above the other, as SVG text.
 pub fn render(data: &SweepData) -> String {
-    style::svg("sweep", (WIDTH, HEIGHT), |root| {
+    let legend_rows = legend_slots(data).last().map_or(0, |s| s.0 + 1);
+    let legend_h = (LINE_H * legend_rows + 8) as u32;
+    let notes = notes(data);
+    let height = 44 + legend_h + 4 * PANEL_H + (LINE_H * notes.len() as i32) as u32 + 12;
+    style::svg("sweep", (WIDTH, height), |root| {
         let area = style::titled(root, "Contention sweep")?;
-        let (grid, legend_area) = area.split_horizontally(WIDTH - LEGEND_W);
-        for (panel, metric) in grid.split_evenly((2, 2)).iter().zip(&METRICS) {
+        let (legend_area, rest) = area.split_vertically(legend_h);
+        legend(&legend_area, data)?;
+        let (grid, foot) = rest.split_vertically(4 * PANEL_H);
+        for (panel, metric) in grid.split_evenly((4, 1)).iter().zip(&METRICS) {
             draw_panel(panel, data, metric)?;
         }
-        legend(&legend_area, data)
+        let font = style::text(COLUMN_PX, INK, HPos::Left, VPos::Top);
+        for (k, line) in notes.iter().enumerate() {
+            style::label(&foot, line, (12, 4 + k as i32 * LINE_H), &font)?;
+        }
+        Ok(())
     })
 }
 
@@ -193,29 +251,25 @@ fn tick(x: f64) -> String {
 
 fn draw_panel(area: &Area, data: &SweepData, metric: &Metric) -> DrawResult {
     let ((x0, x1), (y0, y1)) = ranges(data, metric);
-    let interval = (metric.interval)(&data.intervals);
-    let caption = match metric.caption.strip_suffix(')') {
-        Some(open) => format!("{open}; {interval})"),
-        None => format!("{} ({interval})", metric.caption),
-    };
     let x = style::Ticked::new(x0..x1, sampled(data));
     let mut chart = ChartBuilder::on(area)
-        .caption(caption, (style::FONT, BODY_PX).into_font())
-        .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(64)
+        .caption(
+            caption(data, metric).0,
+            (style::FONT, COLUMN_PX).into_font(),
+        )
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(72)
         .build_cartesian_2d(x, y0..y1)?;
     let pct = |y: &f64| format!("{:.0}%", y * 100.0);
     let plain = |y: &f64| format!("{y:.0}");
     let fmt: &dyn Fn(&f64) -> String = if metric.percent { &pct } else { &plain };
     chart
         .configure_mesh()
-        .y_labels(6)
+        .y_labels(4)
         .x_label_formatter(&|x: &f64| tick(*x))
         .y_label_formatter(fmt)
-        .x_desc(data.x_desc.as_str())
-        .label_style((style::FONT, SMALL_PX))
-        .axis_desc_style((style::FONT, SMALL_PX))
+        .label_style((style::FONT, COLUMN_PX))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(INK.mix(0.08))
         .draw()?;
@@ -241,40 +295,19 @@ fn draw_panel(area: &Area, data: &SweepData, metric: &Metric) -> DrawResult {
 }
 
 fn legend(area: &Area, data: &SweepData) -> DrawResult {
-    let font = style::text(SMALL_PX, INK, HPos::Left, VPos::Center);
-    style::label(
-        area,
-        "runtime",
-        (16, 40),
-        &style::bold(BODY_PX, INK, HPos::Left, VPos::Center),
-    )?;
-    for (i, series) in data.series.iter().enumerate() {
-        let y = 70 + 26 * i as i32;
+    let font = style::text(COLUMN_PX, INK, HPos::Left, VPos::Center);
+    for (row, x, i) in legend_slots(data) {
+        let y = LINE_H / 2 + row * LINE_H;
+        let series = &data.series[i];
         let color = style::runtime_color(&series.runtime, i);
         area.draw(&PathElement::new(
-            vec![(16, y), (44, y)],
+            vec![(x, y), (x + 28, y)],
             color.stroke_width(3),
         ))?;
-        style::label(area, &series.runtime, (52, y), &font)?;
-    }
-    let mut y = 70 + 26 * data.series.len() as i32 + 10;
-    let mut notes = vec![
-        "bands: the interval in".to_owned(),
-        "each panel's caption".to_owned(),
-    ];
-    for line in hidden(data) {
-        notes.push(String::new());
-        notes.extend(wrap(&line, LEGEND_CHARS));
-    }
-    for note in notes {
-        style::label(area, &note, (16, y), &font)?;
-        y += 18;
+        style::label(area, &series.runtime, (x + 36, y), &font)?;
     }
     Ok(())
 }
-
-/// Characters of small text that fit on a legend line.
-const LEGEND_CHARS: usize = 26;
 
 /// Two lines within a hundredth of the panel's height at every point look like one.
 const COINCIDE: f64 = 0.01;
@@ -436,11 +469,11 @@ mod tests {
             notes,
             ["si lies under ssi in: anomaly rate, token overhead vs vanilla, makespan (virtual ms)"]
         );
-        assert!(wrap(&notes[0], LEGEND_CHARS)
+        assert!(wrap(&notes[0], NOTE_CHARS)
             .iter()
-            .all(|l| l.len() <= LEGEND_CHARS));
+            .all(|l| l.len() <= NOTE_CHARS));
         let svg = render(&data);
-        assert!(svg.contains("si lies under ssi in:"), "the legend says so");
+        assert!(svg.contains("si lies under ssi in:"), "the notes say so");
         assert!(
             svg.contains("anomaly rate (95% Wilson)"),
             "captions name the interval"

@@ -1,8 +1,9 @@
-//! Figure (d): workload A1 rates and token overhead per runtime, two panels side by side.
+//! Figure (d): workload A1 rates and token overhead per runtime, two panels one above the other
+//! (one column of a paper wide).
 //!
 //! Left: the fraction of runs exhibiting A1 (stale generation) with its 95 % Wilson interval;
 //! right: token overhead relative to the vanilla runtime, with the interval the workload runner
-//! computes, named on the axis as the data names it. Rows are runtimes in data order and line up across the two panels. A pass proves the
+//! computes, named on the axis as the data names it. Rows are runtimes in data order, the same in both panels. A pass proves the
 //! layout and determinism, not the rates (the workload runner's tests do).
 
 use super::bars::{self, Bar, BarPanel, BarRow};
@@ -64,25 +65,27 @@ impl WorkloadData {
     }
 }
 
-const WIDTH: u32 = 1100;
-const ROW_H: u32 = 40;
+/// One column of a paper: the two panels are stacked, each with its own runtime labels.
+const WIDTH: u32 = style::COLUMN_W;
+const ROW_H: u32 = 36;
+/// Caption, x axis and margins of one panel.
+const PANEL_EXTRA: u32 = 36 + 60 + 20;
 
 /// Renders the two panels as SVG text.
 pub fn render(data: &WorkloadData) -> String {
     let n = data.rows.len().max(1) as u32;
-    let height = 44 + 30 + 50 + 20 + ROW_H * n;
-    let left = rows(data, rate_bar);
-    let right = rows(data, overhead_bar);
-    let label_w = bars::label_width(&left);
-    let tokens_desc = format!("extra tokens ({})", data.overhead_interval);
+    let panel_h = PANEL_EXTRA + ROW_H * n;
+    let height = 44 + 2 * panel_h;
+    let top = rows(data, rate_bar);
+    let bottom = rows(data, overhead_bar);
+    let label_w = bars::label_width(&top);
     style::svg("workloads", (WIDTH, height), |root| {
         let area = style::titled(root, &format!("Workload: {}", data.workload))?;
-        let split = label_w + (WIDTH - label_w) / 2;
-        let (a, b) = area.split_horizontally(split);
+        let (a, b) = area.split_vertically(panel_h);
         let rate = BarPanel {
             caption: "runs exhibiting A1",
-            x_desc: "fraction of runs (95% Wilson interval)",
-            rows: &left,
+            x_desc: "95% Wilson interval",
+            rows: &top,
             percent: true,
             unit: true,
             label_w,
@@ -90,11 +93,11 @@ pub fn render(data: &WorkloadData) -> String {
         bars::draw(root, &a, &rate)?;
         let tokens = BarPanel {
             caption: "token overhead vs vanilla",
-            x_desc: &tokens_desc,
-            rows: &right,
+            x_desc: &data.overhead_interval,
+            rows: &bottom,
             percent: true,
             unit: false,
-            label_w: 0,
+            label_w,
         };
         bars::draw(root, &b, &tokens)
     })
