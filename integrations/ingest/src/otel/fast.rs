@@ -9,7 +9,7 @@
 //! reports nothing: the walker stays the definition. The unit tests below hold the two to the
 //! same spans on every example trace and on variants that exercise each rule.
 
-use super::otlp::{service_of, Span, SpanEvent};
+use super::span::{service_of, Span, SpanEvent};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
