@@ -331,7 +331,8 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
     let data = figure_data(&rows, &stacks);
     let about = "What a guarantee costs: each realizing stack's anomalies excluded against its \
                  token and makespan overhead over vanilla (mean over the three workloads, paired by \
-                 seed), the Pareto front marked.";
+                 seed), the Pareto front in bold; rows are numbered, strongest first, and the key under the \
+                 panels names each row's stack.";
     let mut files = vec![figure_file("costs_pareto", about, pareto::render(&data))];
     files.extend(table_files("costs_pareto", &data.table()));
     files.extend(table_files("costs_workloads", &workload_table(&rows)));

@@ -21,7 +21,7 @@ const MIN_PT: f64 = 7.0;
 const PNG_W: u32 = 990;
 
 /// Figures whose layout is still a full page's: at 3.3 in their smallest text is under 7 pt.
-const FULL_WIDTH: &[&str] = &["costs_pareto.svg"];
+const FULL_WIDTH: &[&str] = &[];
 
 /// The value of the first `name="…"` attribute after `from` in `s`.
 fn attr(s: &str, name: &str) -> Option<f64> {

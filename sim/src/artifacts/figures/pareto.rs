@@ -1,14 +1,15 @@
-//! The cost figure: each realizing stack as a point, its guarantee (how many
-//! of A1, A2, A3, A6 it excludes, y) against its token overhead (top panel) and makespan
-//! overhead (bottom panel) over `vanilla`, with the 95 % interval as a horizontal bar. Stacks
-//! on the Pareto front are filled and named in bold, the others hollow and grey.
+//! The cost figure, one column wide: each realizing stack as a numbered row, its overhead over
+//! `vanilla` in tokens (top panel) and makespan (bottom panel) as a dot with its 95 % interval,
+//! and ticks for the per-scenario overheads behind the mean. Rows are grouped by how many of
+//! A1, A2, A3, A6 the stack excludes (the group's number in the gutter, strongest on top); the
+//! key under the panels names each row's stack and the point it realizes. Stacks on the Pareto
+//! front are filled and named in bold, the others hollow and grey. Names would not fit beside
+//! the rows at 3.3 in and 7 pt, hence the numbers.
 //!
-//! Several stacks share a strength, so a row of the lattice is spread a little up and down
-//! (by its order in the data), each stack on its own faint row line with its name in the left
-//! gutter; ticks on the row mark the per-scenario overheads behind the mean. The renderer draws what the cost experiment computed, including which stacks are on
-//! the front; a pass shows layout and determinism, not the numbers.
+//! The renderer draws what the cost experiment computed, including which stacks are on the
+//! front; a pass shows layout and determinism, not the numbers.
 
-use super::style::{self, Area, DrawResult, Estimate, BODY_PX, FAINT, INK, SMALL_PX};
+use super::style::{self, wrap, Area, DrawResult, Estimate, COLUMN_PX, COLUMN_W, FAINT, INK};
 use crate::artifacts::tables::{Cell, Table};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -85,30 +86,118 @@ impl ParetoData {
     }
 }
 
-const WIDTH: u32 = 1300;
-const HEIGHT: u32 = 1240;
-/// Vertical distance between stacks of one strength, in strength units.
-const SPREAD: f64 = 0.15;
-/// The fraction of the x range left empty on each side.
-const ROOM: f64 = 0.04;
-/// Width of the left gutter that holds the y ticks and the stacks' names, in pixels.
-const GUTTER: u32 = 450;
-/// Space between a name and the plotting area (the y tick labels sit in it).
-const NAME_GAP: i32 = 36;
+const WIDTH: u32 = COLUMN_W;
+/// Height of one row of a panel, in pixels.
+const ROW_H: u32 = 24;
+/// Room between strength groups, in rows.
+const GROUP_GAP: f64 = 0.6;
+/// Width of the gutter left of each panel (strength and row number).
+const GUTTER: u32 = 64;
+/// Height of a panel's x axis (labels and description).
+const X_AXIS_H: u32 = 64;
+/// Space between the two panels.
+const PANEL_GAP: u32 = 24;
+/// Line height of the subtitle and the key.
+const LINE_H: i32 = 26;
+/// Characters per line of wrapped text at [`COLUMN_PX`].
+const LINE_CHARS: usize = 48;
 /// The names of stacks off the front.
 const NAME_GREY: RGBColor = RGBColor(0x66, 0x66, 0x66);
 
-/// Renders the two panels as SVG text.
+/// The rows top to bottom: the points' indices, strongest first, each group in data order.
+fn order(data: &ParetoData) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..data.points.len()).collect();
+    idx.sort_by_key(|&i| std::cmp::Reverse(data.points[i].strength));
+    idx
+}
+
+/// The y of each row (row 0 at the top, at the largest y), with a gap between strength groups;
+/// and the y range.
+fn rows_y(data: &ParetoData, order: &[usize]) -> (Vec<f64>, f64) {
+    let mut ys = Vec::with_capacity(order.len());
+    let mut y = 0.0;
+    let mut last = None;
+    for &i in order {
+        let s = data.points[i].strength;
+        if last.is_some_and(|l| l != s) {
+            y += GROUP_GAP;
+        }
+        last = Some(s);
+        ys.push(y);
+        y += 1.0;
+    }
+    let top = (y - 1.0).max(0.0);
+    (ys.iter().map(|v| top - v).collect(), top)
+}
+
+/// The subtitle, the key's lines (row number, point, stack, bold when on the front) and the
+/// footnote.
+fn key(data: &ParetoData, order: &[usize]) -> Vec<(String, bool)> {
+    order
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| {
+            let p = &data.points[i];
+            let drops = if p.drops > 0.0 { " \u{2020}" } else { "" };
+            (
+                format!("{:>2} {} {}{drops}", n + 1, p.excludes, p.stack),
+                p.front,
+            )
+        })
+        .collect()
+}
+
+fn notes(data: &ParetoData) -> (Vec<String>, Vec<String>) {
+    let head = wrap(
+        &format!(
+            "Overhead vs vanilla, paired by seed: dot and bar, the mean over {} with its 95 % \
+             interval; ticks, each scenario. Rows grouped by anomalies excluded.",
+            data.over.join(", ")
+        ),
+        LINE_CHARS,
+    );
+    let mut foot = wrap(
+        "Bold, filled: Pareto front (no stack excludes a superset at no more tokens, makespan \
+         and drops).",
+        LINE_CHARS,
+    );
+    if let Some(d) = data.points.iter().map(|p| p.drops).find(|&d| d > 0.0) {
+        let same = data
+            .points
+            .iter()
+            .all(|p| p.drops == 0.0 || (p.drops - d).abs() < 0.005);
+        let text = if same {
+            format!("\u{2020} drops {d:.2} operations per session before generation (no tokens).")
+        } else {
+            "\u{2020} drops operations before generation (no tokens); per stack: costs_pareto.md."
+                .to_owned()
+        };
+        foot.extend(wrap(&text, LINE_CHARS));
+    }
+    (head, foot)
+}
+
+/// Renders the two panels and the key as SVG text.
 pub fn render(data: &ParetoData) -> String {
-    style::svg("pareto", (WIDTH, HEIGHT), |root| {
+    let order = order(data);
+    let (ys, top) = rows_y(data, &order);
+    let (head, foot) = notes(data);
+    let key = key(data, &order);
+    let panel_h = (top + 1.6) * f64::from(ROW_H) + f64::from(X_AXIS_H) + 40.0;
+    let panel_h = panel_h.round() as u32;
+    let head_h = LINE_H * head.len() as i32 + 10;
+    let key_h = LINE_H * (key.len() + foot.len()) as i32 + 20;
+    let height = 44 + head_h as u32 + 2 * panel_h + PANEL_GAP + key_h as u32;
+    style::svg("pareto", (WIDTH, height), |root| {
         let area = style::titled(root, "What a guarantee costs")?;
-        let sub = "each stack realizing a lattice point: anomalies it excludes against its \
-                   overhead vs vanilla; filled, bold: Pareto front (no stack excludes a superset \
-                   at no more tokens, makespan and drops)";
-        let note = style::text(SMALL_PX, INK, HPos::Center, VPos::Top);
-        style::label(&area, sub, (WIDTH as i32 / 2, 0), &note)?;
-        let area = area.split_vertically(26).1;
-        let (top, bottom) = area.split_vertically((HEIGHT - 70) / 2);
+        let note = style::text(COLUMN_PX, INK, HPos::Left, VPos::Top);
+        for (k, line) in head.iter().enumerate() {
+            style::label(&area, line, (8, LINE_H * k as i32), &note)?;
+        }
+        let area = area.split_vertically(head_h).1;
+        let (top_panel, rest) = area.split_vertically(panel_h);
+        let rest = rest.split_vertically(PANEL_GAP).1;
+        let (bottom_panel, key_area) = rest.split_vertically(panel_h);
         let token = Axis {
             caption: "token overhead",
             mean: |p| p.token_overhead,
@@ -119,20 +208,24 @@ pub fn render(data: &ParetoData) -> String {
             mean: |p| p.makespan_overhead,
             ticks: |p| &p.makespan_by_scenario,
         };
-        panel(&top, data, &token)?;
-        panel(&bottom, data, &makespan)
+        panel(&top_panel, data, &order, (&ys, top), &token)?;
+        panel(&bottom_panel, data, &order, (&ys, top), &makespan)?;
+        let lines = key
+            .iter()
+            .map(|(s, front)| (s.as_str(), *front))
+            .chain(foot.iter().map(|s| (s.as_str(), false)));
+        for (k, (line, front)) in lines.enumerate() {
+            let font = if front {
+                style::bold(COLUMN_PX, INK, HPos::Left, VPos::Top)
+            } else if k < key.len() {
+                style::text(COLUMN_PX, NAME_GREY, HPos::Left, VPos::Top)
+            } else {
+                note.clone()
+            };
+            style::label(&key_area, line, (8, 10 + LINE_H * k as i32), &font)?;
+        }
+        Ok(())
     })
-}
-
-/// The y of point `i`: its strength, spread by its rank among the points of that strength.
-pub fn y_of(data: &ParetoData, i: usize) -> f64 {
-    let s = data.points[i].strength;
-    let same: Vec<usize> = (0..data.points.len())
-        .filter(|&j| data.points[j].strength == s)
-        .collect();
-    let rank = same.iter().position(|&j| j == i).unwrap_or(0) as f64;
-    let n = same.len() as f64;
-    f64::from(s) + (rank - (n - 1.0) / 2.0) * SPREAD
 }
 
 /// One panel's quantity: its mean with interval, and the per-scenario values behind it.
@@ -142,8 +235,10 @@ struct Axis {
     ticks: fn(&ParetoPoint) -> &Vec<f64>,
 }
 
-/// The x range: every valid interval, every finite tick and 0, widened on both sides for the
-/// names.
+/// The fraction of the x range left empty on each side.
+const ROOM: f64 = 0.04;
+
+/// The x range: every valid interval, every finite tick and 0, widened a little on both sides.
 fn x_range(data: &ParetoData, axis: &Axis) -> (f64, f64) {
     let mut xs = vec![0.0];
     for p in &data.points {
@@ -169,52 +264,70 @@ fn percent(v: f64) -> String {
     }
 }
 
-fn panel(area: &Area, data: &ParetoData, axis: &Axis) -> DrawResult {
+fn panel(
+    area: &Area,
+    data: &ParetoData,
+    order: &[usize],
+    (ys, top): (&[f64], f64),
+    axis: &Axis,
+) -> DrawResult {
     let (x0, x1) = x_range(data, axis);
+    let (y0, y1) = (-0.6, top + 0.6);
     let mut chart = ChartBuilder::on(area)
-        .caption(axis.caption, (style::FONT, BODY_PX).into_font())
-        .margin(14)
-        .x_label_area_size(44)
+        .caption(axis.caption, (style::FONT, COLUMN_PX).into_font())
+        .margin_left(4)
+        .margin_right(22)
+        .margin_top(6)
+        .x_label_area_size(X_AXIS_H)
         .y_label_area_size(GUTTER)
-        .build_cartesian_2d(x0..x1, -0.7f64..4.7f64)?;
-    let desc = format!(
-        "overhead vs vanilla, paired by seed: dot and bar, the mean over {} with its 95 % \
-         interval; ticks, each of them",
-        data.over.join(", ")
-    );
+        .build_cartesian_2d(x0..x1, y0..y1)?;
     chart
         .configure_mesh()
-        .x_labels(9)
-        .y_labels(5)
+        .x_labels(5)
+        .disable_y_mesh()
+        .y_labels(0)
         .x_label_formatter(&|v: &f64| percent(*v))
-        .y_label_formatter(&|v: &f64| format!("{v:.0}"))
-        .x_desc(desc)
-        .y_desc("anomalies excluded")
-        .label_style((style::FONT, SMALL_PX))
-        .axis_desc_style((style::FONT, SMALL_PX))
+        .x_desc("overhead vs vanilla")
+        .label_style((style::FONT, COLUMN_PX))
+        .axis_desc_style((style::FONT, COLUMN_PX))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(INK.mix(0.08))
         .draw()?;
     // Vanilla's cost: no overhead.
-    let zero = PathElement::new(vec![(0.0, -0.7), (0.0, 4.7)], FAINT.stroke_width(1));
+    let zero = PathElement::new(vec![(0.0, y0), (0.0, y1)], FAINT.stroke_width(1));
     chart.draw_series(std::iter::once(zero))?;
-    for (i, p) in data.points.iter().enumerate() {
-        let e = (axis.mean)(p);
-        if !e.is_valid() {
-            continue;
-        }
-        let y = y_of(data, i);
+    let (bx, by) = area.get_base_pixel();
+    let mut last_strength = None;
+    for (n, (&i, &y)) in order.iter().zip(ys).enumerate() {
+        let p = &data.points[i];
         let ink = if p.front {
             INK.to_rgba()
         } else {
             INK.mix(0.55)
         };
+        let (px, py) = chart.backend_coord(&(x0, y));
+        // The row's number beside the axis; the group's strength once, at the gutter's edge.
+        let number = if p.front {
+            style::bold(COLUMN_PX, INK, HPos::Right, VPos::Center)
+        } else {
+            style::text(COLUMN_PX, NAME_GREY, HPos::Right, VPos::Center)
+        };
+        style::label(area, &(n + 1).to_string(), (px - bx - 8, py - by), &number)?;
+        if last_strength != Some(p.strength) {
+            last_strength = Some(p.strength);
+            let group = style::bold(COLUMN_PX, INK, HPos::Left, VPos::Center);
+            style::label(area, &format!("{}", p.strength), (6, py - by), &group)?;
+        }
+        let e = (axis.mean)(p);
+        if !e.is_valid() {
+            continue;
+        }
         let row = PathElement::new(vec![(x0, y), (x1, y)], INK.mix(0.07).stroke_width(1));
         chart.draw_series(std::iter::once(row))?;
         let ticks = (axis.ticks)(p)
             .iter()
             .filter(|x| x.is_finite())
-            .map(|&x| PathElement::new(vec![(x, y - 0.05), (x, y + 0.05)], ink.stroke_width(1)));
+            .map(|&x| PathElement::new(vec![(x, y - 0.25), (x, y + 0.25)], ink.stroke_width(1)));
         chart.draw_series(ticks)?;
         let bar = PathElement::new(vec![(e.lo, y), (e.hi, y)], ink.stroke_width(2));
         chart.draw_series(std::iter::once(bar))?;
@@ -224,20 +337,6 @@ fn panel(area: &Area, data: &ParetoData, axis: &Axis) -> DrawResult {
             Circle::new((e.mean, y), 5, ink.stroke_width(2))
         };
         chart.draw_series(std::iter::once(dot))?;
-        // The name in the left gutter, on the point's row.
-        let name = if p.drops > 0.0 {
-            format!("{} {} · drops {:.2}/session", p.stack, p.excludes, p.drops)
-        } else {
-            format!("{} {}", p.stack, p.excludes)
-        };
-        let font = if p.front {
-            style::bold(SMALL_PX - 1.0, INK, HPos::Right, VPos::Center)
-        } else {
-            style::text(SMALL_PX - 1.0, NAME_GREY, HPos::Right, VPos::Center)
-        };
-        let (px, py) = chart.backend_coord(&(x0, y));
-        let (bx, by) = area.get_base_pixel();
-        style::label(area, &name, (px - bx - NAME_GAP, py - by), &font)?;
     }
     Ok(())
 }
@@ -269,7 +368,7 @@ mod tests {
     }
 
     #[test]
-    fn renders_deterministically_and_spreads_a_row() {
+    fn renders_deterministically_with_numbered_rows_and_a_key() {
         let mut data = ParetoData {
             over: vec!["a".into(), "b".into()],
             points: vec![
@@ -278,12 +377,37 @@ mod tests {
                 point("pin", 1, 0.0, true),
             ],
         };
+        data.points[1].drops = 4.0;
         let a = render(&data);
         assert_eq!(a, render(&data));
-        assert!(a.contains("pessimistic {}"), "names are drawn");
         assert!(a.ends_with("</svg>\n"));
-        assert_eq!(y_of(&data, 0), 0.0);
-        assert!(y_of(&data, 1) < 1.0 && y_of(&data, 2) > 1.0);
+        // Strongest first: pessimistic is row 1, pin row 2, vanilla row 3; the key says so.
+        let order = order(&data);
+        assert_eq!(order, vec![1, 2, 0]);
+        let key = key(&data, &order);
+        assert_eq!(key[0], (" 1 {} pessimistic \u{2020}".to_owned(), true));
+        assert_eq!(key[2], (" 3 {} vanilla".to_owned(), false));
+        for (line, _) in &key {
+            assert!(
+                a.contains(line.trim_start()),
+                "the key line {line:?} is drawn"
+            );
+        }
+        assert!(a.contains("drops 4.00 operations per session"));
+        // Rows of one group are one unit apart; groups a gap more; the top row is highest.
+        let (ys, top) = rows_y(&data, &order);
+        assert_eq!(ys[0], top);
+        assert_eq!(ys[0] - ys[1], 1.0);
+        assert!((ys[1] - ys[2] - (1.0 + GROUP_GAP)).abs() < 1e-9);
+        assert_eq!(ys[2], 0.0);
+        // Every line of text fits the column at the figure's one text size.
+        let (head, foot) = notes(&data);
+        for l in head.iter().chain(&foot).chain(key.iter().map(|(s, _)| s)) {
+            assert!(
+                style::text_width(COLUMN_PX, l) + 8 <= WIDTH as i32,
+                "{l:?} is wider than the column"
+            );
+        }
         assert_eq!(data.table().rows.len(), 3);
         // A point without an estimate is left out, not drawn at a made-up place.
         data.points[1].token_overhead = Estimate::MISSING;

@@ -145,6 +145,21 @@ pub fn text_width(size: f64, s: &str) -> i32 {
     (em * 0.7 * 1.1 * s.chars().count() as f64).round() as i32
 }
 
+/// Splits `s` at spaces into lines of at most `width` characters (a longer word stays whole).
+pub fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in s.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
+}
+
 /// Draws the figure title centred at the top and returns the area below it.
 pub fn titled<'a>(area: &Area<'a>, title: &str) -> Result<Area<'a>, Box<dyn std::error::Error>> {
     let (w, _) = area.dim_in_pixel();

@@ -10,7 +10,7 @@
 //! notes, so a reader does not take it for missing. A pass proves layout and
 //! determinism, not the sweep's numbers.
 
-use super::style::{self, Area, DrawResult, Estimate, COLUMN_PX, INK};
+use super::style::{self, wrap, Area, DrawResult, Estimate, COLUMN_PX, INK};
 use crate::artifacts::tables::{Cell, Table};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -352,21 +352,6 @@ fn hidden(data: &SweepData) -> Vec<String> {
         }
     }
     out
-}
-
-/// Splits `s` at spaces into lines of at most `width` characters (a longer word stays whole).
-fn wrap(s: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for word in s.split(' ') {
-        match lines.last_mut() {
-            Some(l) if l.chars().count() + 1 + word.chars().count() <= width => {
-                l.push(' ');
-                l.push_str(word);
-            }
-            _ => lines.push(word.to_owned()),
-        }
-    }
-    lines
 }
 
 #[cfg(test)]
