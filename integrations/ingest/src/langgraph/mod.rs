@@ -28,6 +28,7 @@
 
 mod db;
 pub mod decode;
+mod fanout;
 mod map;
 pub mod model;
 
