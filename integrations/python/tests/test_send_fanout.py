@@ -5,6 +5,7 @@ and through the recorder, and both readers must decide A6 from the orders the ru
 
 import json
 import sqlite3
+import subprocess
 
 import apps
 import pytest
@@ -44,7 +45,8 @@ def fanout_record(path) -> dict:
 
 
 @pytest.mark.parametrize("fixed", [False, True])
-def test_the_checkpointer_decides_a6_from_send_and_storage_order(fixed, tmp_path, agentsim):
+def test_the_checkpointer_decides_a6_from_send_and_storage_order(fixed, tmp_path, agentsim,
+                                                                 agentsim_binary):
     db = tmp_path / "c.sqlite"
     landed = checkpointed(fixed, db)
     out = agentsim("detect", str(db), "--from", "langgraph")
@@ -56,8 +58,9 @@ def test_the_checkpointer_decides_a6_from_send_and_storage_order(fixed, tmp_path
     # The effects landed as the run's world saw them: out of Send order only before the fix.
     assert (landed == SENT) == fixed, landed
     h = tmp_path / "h.jsonl"
-    ingest = agentsim("ingest", "langgraph", str(db), "-o", str(h))
-    assert ingest["records"] == 3
+    subprocess.run([agentsim_binary, "ingest", "langgraph", str(db), "-o", str(h)], check=True,
+                   capture_output=True)
+    assert out["ingest"]["records"] == 3
     r = fanout_record(h)
     assert [c for c, _ in r["io"]] == SENT
     assert [c for c, _ in r["co"]] == landed

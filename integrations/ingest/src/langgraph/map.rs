@@ -276,6 +276,10 @@ impl Ctx {
                     .collect();
             }
             step.writes = self.writes(t, rank, &last_writer, next);
+            if effects.len() >= 2 {
+                // Several calls inside one task: stored in call order, not completion order.
+                self.undecided_tool_tasks += 1;
+            }
             if push {
                 if effects.is_empty() {
                     effects.push(fanout::task_effect(&name, push_index(t), &state_writes(t)));
@@ -287,9 +291,6 @@ impl Ctx {
                 };
                 fanouts.entry(name).or_default().push(member);
                 continue;
-            }
-            if effects.len() >= 2 {
-                self.undecided_tool_tasks += 1;
             }
             let cells: Vec<String> = effects.iter().map(|e| e.cell.clone()).collect();
             add_effects(&mut step, &effects);
@@ -438,8 +439,8 @@ impl Ctx {
         let mut unknown = Vec::new();
         if self.undecided_tool_tasks > 0 {
             unknown.push(format!(
-                "{} tasks ran several tool calls inside one task (a ToolNode without Send): the \
-                 checkpointer stores their results in call order, not when they completed",
+                "{} tasks ran several tool calls inside one task (e.g. a ToolNode without Send): \
+                 the checkpointer stores their results in call order, not when they completed",
                 self.undecided_tool_tasks
             ));
         }
