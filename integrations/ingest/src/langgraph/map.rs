@@ -304,15 +304,27 @@ impl Ctx {
         }
         let ran = fanouts.iter().map(|(n, g)| (n.clone(), g.len())).collect();
         self.check_sends(cp, next.is_some(), &ran);
+        plain.extend(self.merge_fanouts(fanouts, planners));
+        plain
+    }
+
+    /// One record per fan-out, each named in the A6 basis by who sent it.
+    fn merge_fanouts(
+        &mut self,
+        fanouts: BTreeMap<String, Vec<Member>>,
+        planners: &BTreeMap<String, Vec<String>>,
+    ) -> Vec<Step> {
+        let mut out = Vec::new();
         for (node, group) in fanouts {
             let from = planners
                 .get(&node)
                 .map_or_else(|| "?".to_owned(), |p| p.join("+"));
-            self.fanouts
-                .push(format!("{from} → {node}, {} tasks", group.len()));
-            plain.push(fanout::merge(&group));
+            let n = group.len();
+            let tasks = if n == 1 { "task" } else { "tasks" };
+            self.fanouts.push(format!("{from} → {node}, {n} {tasks}"));
+            out.push(fanout::merge(&group));
         }
-        plain
+        out
     }
 
     /// Counts the `Send` packets pending in `cp` that no stored task of the next superstep
