@@ -11,7 +11,8 @@
 //!   its clients, and the tool calls as effects.
 //! * [`langgraph`]: a LangGraph SQLite checkpointer database: one record per task (its reads
 //!   are the state it ran from, its writes the pending writes it stored), supersteps in order,
-//!   a ToolNode fan-out as one record whose effects complete in the order they were stored.
+//!   a `Send` fan-out (to a ToolNode or a plain node) as one record whose effects complete in
+//!   the order they were stored.
 //!
 //! Beside the reader, [`langgraph::model`] models LangGraph's execution semantics (channels,
 //! supersteps, ToolNode), for the deployed reproductions of SPEC §7.

@@ -139,6 +139,98 @@ fn toolnode_fanout_is_a6_and_one_call_per_step_fixes_it() {
     assert!(point(&after).is_empty(), "{}", show(&after));
 }
 
+/// The effect cells of a record's `io` or `co`.
+fn effect_cells(
+    i: &Ingested,
+    e: &[(agentsim_models::Cell, agentsim_models::Value)],
+) -> Vec<String> {
+    e.iter()
+        .map(|&(c, _)| i.history.names.cell_name(c))
+        .collect()
+}
+
+#[test]
+fn a_send_fanout_to_a_plain_node_is_a6_and_the_ordered_handoff_fixes_it() {
+    let before = ingest("send_fanout.sqlite");
+    assert_eq!(point(&before), vec!["A6"], "{}", show(&before));
+    let w = fast::detect(&before.history).a6[0];
+    let r = &before.history.records[w.record];
+    assert_eq!(before.history.names.agent_name(r.agent), "worker");
+    // Sent refund, email, ticket; stored email (20 ms), ticket (80 ms), refund (150 ms).
+    let sent = ["send:worker:0", "send:worker:1", "send:worker:2"];
+    assert_eq!(effect_cells(&before, &r.io), sent);
+    assert_eq!(
+        effect_cells(&before, &r.co),
+        ["send:worker:1", "send:worker:2", "send:worker:0"]
+    );
+    let a6 = before.report.verdict(Anomaly::A6).expect("an A6 verdict");
+    assert_eq!(a6.status(), "decided");
+    assert!(
+        a6.why().contains("planner → worker, 3 tasks"),
+        "{}",
+        a6.why()
+    );
+    assert!(a6.why().contains("`task_path`") && a6.why().contains("`rowid`"));
+    let after = ingest("send_fanout_fixed.sqlite");
+    assert!(point(&after).is_empty(), "{}", show(&after));
+    let r = after
+        .history
+        .records
+        .iter()
+        .find(|r| r.io.len() == 3)
+        .unwrap();
+    assert_eq!(effect_cells(&after, &r.io), sent);
+    assert_eq!(effect_cells(&after, &r.co), sent);
+    assert_eq!(
+        after.report.verdict(Anomaly::A6).map(|v| v.status()),
+        Some("decided")
+    );
+}
+
+/// A copy of `name` in a scratch folder with the `writes` rows `sql_where` selects deleted.
+fn without_writes(name: &str, sql_where: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("agentsim-lg-send-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join(format!("{}-{}", sql_where.len(), name));
+    std::fs::copy(path(name), &copy).unwrap();
+    let conn = rusqlite::Connection::open(&copy).unwrap();
+    let n = conn
+        .execute(&format!("DELETE FROM writes WHERE {sql_where}"), [])
+        .unwrap();
+    assert!(n > 0, "{sql_where} deletes rows of {name}");
+    copy
+}
+
+#[test]
+fn a_send_task_without_stored_writes_cannot_be_ordered() {
+    // One of three tasks stored nothing: the other two still order (a witness would be
+    // real), but "none" is no answer.
+    let one = without_writes(
+        "send_fanout_fixed.sqlite",
+        "task_path LIKE '~__pregel_push, 0000000001,%'",
+    );
+    let i = read_langgraph(&one, None).unwrap();
+    assert!(point(&i).is_empty(), "{}", show(&i));
+    let a6 = i.report.verdict(Anomaly::A6).unwrap();
+    assert_eq!(a6.status(), "lower_bound", "{}", a6.why());
+    assert!(
+        a6.why().contains("1 Send packets have no task"),
+        "{}",
+        a6.why()
+    );
+    assert!(i
+        .report
+        .notes
+        .iter()
+        .any(|n| n.contains("1 of 3 Send packets to `worker`")));
+    // No task stored anything: nothing orders, A6 cannot be told.
+    let all = without_writes("send_fanout.sqlite", "task_path LIKE '~__pregel_push,%'");
+    let i = read_langgraph(&all, None).unwrap();
+    let a6 = i.report.verdict(Anomaly::A6).unwrap();
+    assert_eq!(a6.status(), "undecidable", "{}", a6.why());
+    assert!(a6.why().contains("3 Send packets"), "{}", a6.why());
+}
+
 #[test]
 fn a_toolnode_inside_one_task_leaves_a6_undecidable() {
     let i = ingest("toolnode_inline.sqlite");

@@ -11,8 +11,11 @@ What it records, per node task (one agentsim operation record each, SPEC section
   reducers; otherwise the value written.
 * tool effects: every tool call made inside the task (LangChain tool callbacks), as the effect
   `tool:<name>:<tool_call_id>` with the tool's output; `io` in start order, `co` in end order.
-  The tasks of one superstep that ran the same node with Send and called tools (a ToolNode
-  fan-out) are one record, as `agentsim ingest langgraph` makes them.
+* Send fan-outs: the push tasks of one superstep addressed to one node (a ToolNode or a plain
+  node) are one record, as `agentsim ingest langgraph` makes them; each task is an effect of
+  the step that sent it: its tool calls, or else the task itself (`send:<node>:<index>`,
+  valued by its update). `io` = Send order (the index in `langgraph_path`), `co` = the order
+  the tasks returned (for tool calls, their end callbacks).
 * times: all tasks of a superstep read at the log length before it (the pre-step snapshot);
   their records are appended in task order (LangGraph's `apply_writes` order: task path).
   Each run starts with a `__start__` record writing the input.
@@ -105,6 +108,10 @@ class _Task:
         self.writes: dict | None = None
         self.error: BaseException | None = None
         self.tools: list[dict] = []
+        # When the node returned or raised, on the recorder's clock (None: it never did).
+        self.end: int | None = None
+        # The Send index of a push task (`("__pregel_push", index, ...)`).
+        self.index = path[1] if self.push and len(path) > 1 and isinstance(path[1], int) else None
 
 
 def _path_key(p: Any) -> str:
@@ -168,6 +175,8 @@ class _Wrapped(Runnable):
         except BaseException as e:
             task.error = e
             raise
+        finally:
+            task.end = self.rec._tick()
         task.writes = _update_of(out)
         return out
 
@@ -178,6 +187,8 @@ class _Wrapped(Runnable):
         except BaseException as e:
             task.error = e
             raise
+        finally:
+            task.end = self.rec._tick()
         task.writes = _update_of(out)
         return out
 
@@ -234,6 +245,8 @@ class Recorded:
         self._seq = itertools.count()
         self._tasks: list[_Task] = []
         self._tool_events: list[dict] = []
+        # Send tasks of this recording's runs that never returned (A6 cannot order them).
+        self._unordered = 0
         # The user's state keys: LangGraph's own channels are `__...__`, `branch:...`, `join:...`.
         self._state_keys = {
             k for k in getattr(graph, "channels", {})
@@ -381,7 +394,7 @@ class Recorded:
             for k, v in (t.writes or {}).items():
                 committed = not aborted and after is not None and last_writer.get(k) == rank and k in after
                 writes[k] = after[k] if committed else v
-            if t.push and t.tools:
+            if t.push:
                 fanouts.setdefault(t.node, []).append((rank, t, writes))
                 continue
             io, co = self._effects(_issued(rank, t), writes)
@@ -391,18 +404,28 @@ class Recorded:
             events = []
             for rank, t, w in group:
                 writes.update(w)
-                events.extend(_issued(rank, t))
+                events.extend(_issued(rank, t) if t.tools else self._sent(rank, t))
             io, co = self._effects(events, writes)
             pending.append((group[-1][0], node, {}, writes, io, co))
         for _, agent, reads, writes, io, co in sorted(pending, key=lambda p: p[0]):
             self._append(agent, reads, writes, io, co, aborted=aborted, read_time=read_time)
+
+    def _sent(self, rank: int, t: _Task) -> list:
+        """A push task without tool calls as one effect of the step that sent it. A task that
+        never returned has no completion time: A6 cannot be told for its fan-out."""
+        if t.end is None:
+            self._unordered += 1
+            return []
+        index = t.index if t.index is not None else rank
+        event = {"cell": f"send:{t.node}:{index}", "output": dict(t.writes or {}), "end": t.end}
+        return [((rank, 0, 0), event)]
 
     @staticmethod
     def _effects(events: list, writes: dict) -> tuple[list, list]:
         """`events` are (issue key, event): io in issue order, co in completion order."""
         cells = []
         for key, e in events:
-            cell = f"tool:{e['name']}:{e['call']}"
+            cell = e.get("cell") or f"tool:{e['name']}:{e['call']}"
             writes[cell] = e["output"]
             cells.append((key, e["end"], cell))
         io = [c for _, _, c in sorted(cells, key=lambda x: x[0])]
@@ -465,11 +488,21 @@ class Recorded:
                 "A1": {"status": "decided", "why": "per-key reads of each node's state argument, values from the superstep snapshot"},
                 "A2": {"status": "undecidable", "why": "a LangGraph graph's tool set is fixed per ToolNode; registry changes are not observed"},
                 "A3": {"status": "decided", "why": "provenance from the per-key reads; a failed superstep commits nothing"},
-                "A6": {"status": "decided", "why": "tool calls from LangChain tool callbacks: issue order = start, completion order = end"},
+                "A6": self._a6(),
             },
             "errors": self.errors,
             "notes": self.notes,
         }
+
+    def _a6(self) -> dict:
+        why = ("tool calls from LangChain tool callbacks: issue order = start, completion order = "
+               "end; Send fan-outs: issue order = the Send index in `langgraph_path`, completion "
+               "order = the order the node's tasks returned")
+        if self._unordered:
+            return {"status": "lower_bound",
+                    "why": f"{why}; but {self._unordered} Send tasks never returned: when they "
+                           "finished cannot be told"}
+        return {"status": "decided", "why": why}
 
     def _write(self) -> None:
         tmp = self.path + ".tmp"

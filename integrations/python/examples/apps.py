@@ -19,6 +19,10 @@ it with; `EXPECTED` says what agentsim must find in a run of it, which is what
   messages keep call order: A6. Fix: one call per superstep, in call order.
 * toolnode_inline: the classic ToolNode node (all calls inside one task, a thread pool): A6,
   visible to the recorder; a checkpoint database cannot tell (results are stored in call order).
+* send_fanout: a planner fans three calls out with Send to a plain node (no ToolNode); the
+  tasks run concurrently and finish in latency order (email, ticket, refund), not in the order
+  they were sent: A6. Fix: an ordered hand-off, each task lands its effect only after the
+  previous call's task has (the slow work still overlaps): no A6.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ EXPECTED = {
     ("toolnode_fanout", False): ({"A6"}, None),
     ("toolnode_fanout", True): (set(), None),
     ("toolnode_inline", False): ({"A6"}, None),
+    ("send_fanout", False): ({"A6"}, None),
+    ("send_fanout", True): (set(), None),
 }
 
 # The outside world the tools act on: (tool, argument) in the order the effects landed.
@@ -267,6 +273,50 @@ def toolnode_inline(fixed: bool) -> tuple[StateGraph, dict]:
     return g, {"messages": []}
 
 
+# --- send_fanout ------------------------------------------------------------------------
+
+
+class Plan(TypedDict, total=False):
+    calls: list
+    results: Annotated[list, operator.add]
+
+
+LATENCY_S = {"refund": 0.15, "email": 0.02, "ticket": 0.08}
+
+
+def send_fanout(fixed: bool) -> tuple[StateGraph, dict]:
+    """A planner `Send`s each call to `worker`, a plain function node (not a ToolNode)."""
+    # The hand-off of the fix: call i lands its effect once call i-1's task has returned.
+    landed = [threading.Event() for _ in CALLS]
+
+    def planner(s: Plan) -> dict:
+        return {"calls": [{"i": i, "name": c["name"], "arg": next(iter(c["args"].values()))}
+                          for i, c in enumerate(CALLS)]}
+
+    def fan(s: Plan) -> list:
+        return [Send("worker", {"call": c}) for c in s["calls"]]
+
+    def worker(packet: dict) -> dict:
+        c = packet["call"]
+        time.sleep(LATENCY_S[c["name"]])
+        if fixed and c["i"] > 0:
+            landed[c["i"] - 1].wait(timeout=5)
+            # Leave the previous task time to return and have its writes stored.
+            time.sleep(0.03)
+        with _WORLD_LOCK:
+            WORLD.append((c["name"], c["arg"]))
+        landed[c["i"]].set()
+        return {"results": [f"{c['name']}({c['arg']}) done"]}
+
+    g = StateGraph(Plan)
+    g.add_node("planner", planner)
+    g.add_node("worker", worker)
+    g.add_edge(START, "planner")
+    g.add_conditional_edges("planner", fan, ["worker"])
+    g.add_edge("worker", END)
+    return g, {}
+
+
 def _last_ai(s: Messages) -> AIMessage:
     return next(m for m in reversed(s["messages"]) if isinstance(m, AIMessage))
 
@@ -278,4 +328,5 @@ APPS = {
     "fold_order": fold_order,
     "toolnode_fanout": toolnode_fanout,
     "toolnode_inline": toolnode_inline,
+    "send_fanout": send_fanout,
 }

@@ -50,7 +50,7 @@ def test_each_app_gives_the_predicted_anomalies(app, fixed, tmp_path, agentsim):
 
 
 @pytest.mark.parametrize("mode", ["stream", "ainvoke", "astream"])
-@pytest.mark.parametrize("app", ["stale_read", "toolnode_inline", "toolnode_fanout"])
+@pytest.mark.parametrize("app", ["stale_read", "toolnode_inline", "toolnode_fanout", "send_fanout"])
 def test_every_entry_point_records_the_same(app, mode, tmp_path, agentsim):
     out = tmp_path / "h.jsonl"
     run(app, False, out, mode)
@@ -95,7 +95,8 @@ def test_tool_effects_complete_in_the_order_the_world_saw(tmp_path):
 
 
 @pytest.mark.parametrize("app,fixed", [("stale_read", False), ("stale_read", True),
-                                       ("double_write", False), ("toolnode_fanout", False)])
+                                       ("double_write", False), ("toolnode_fanout", False),
+                                       ("send_fanout", False), ("send_fanout", True)])
 def test_the_recorder_and_the_checkpoints_agree(app, fixed, tmp_path, agentsim):
     db = tmp_path / "c.sqlite"
     conn = sqlite3.connect(db, check_same_thread=False)

@@ -103,6 +103,8 @@ fn recorder_runs_give_the_predicted_sets() {
         ("toolnode_fanout", &["A6"]),
         ("toolnode_fanout_fixed", &[]),
         ("toolnode_inline", &["A6"]),
+        ("send_fanout", &["A6"]),
+        ("send_fanout_fixed", &[]),
     ];
     for &(name, want) in cases {
         let file = format!("scenarios/traces/recorder/{name}.jsonl");

@@ -2,6 +2,7 @@
 
 use super::db::{CheckpointRow, Rows, WriteRow};
 use super::decode::{decode, python_type, Decoded};
+use super::fanout::{self, Effect, Member};
 use crate::build::{build, Seen, Step, Written};
 use crate::error::IngestError;
 use crate::report::{Report, RunError, Verdict};
@@ -14,7 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Where superstep k starts on the builder's clock: its tasks read at `k << SHIFT`.
 const SHIFT: u32 = 32;
 const TOOL_MESSAGE: &str = "langchain_core.messages.tool.ToolMessage";
-const SEND: &str = "langgraph.types.Send";
+/// Fan-outs named one by one in the A6 basis; the rest are counted.
+const FANOUTS_NAMED_MAX: usize = 3;
 
 /// A decoded checkpoint.
 struct Checkpoint {
@@ -31,23 +33,16 @@ struct Task {
     first_rowid: i64,
 }
 
-/// One tool call a task made, as its `ToolMessage` shows it.
-#[derive(Clone)]
-struct Effect {
-    cell: String,
-    value: Option<String>,
-}
-
-/// A task of a ToolNode fan-out: (task rank, its step, its tool calls, its first rowid).
-type Member = (usize, Step, Vec<Effect>, i64);
-
 /// Context of one ingestion: the file name and what the report collects.
 struct Ctx {
     file: String,
     counts: BTreeMap<String, u64>,
     notes: Vec<String>,
     undecided_tool_tasks: u64,
-    fanouts: u64,
+    /// Each `Send` fan-out read: `planner → node, n tasks`.
+    fanouts: Vec<String>,
+    /// `Send` packets whose task stored no writes: their completion cannot be ordered.
+    unordered_sends: u64,
 }
 
 pub fn ingest(file: &str, rows: Rows) -> Result<Ingested, IngestError> {
@@ -56,7 +51,8 @@ pub fn ingest(file: &str, rows: Rows) -> Result<Ingested, IngestError> {
         counts: BTreeMap::new(),
         notes: Vec::new(),
         undecided_tool_tasks: 0,
-        fanouts: 0,
+        fanouts: Vec::new(),
+        unordered_sends: 0,
     };
     cx.notes.push(format!("thread `{}`", rows.thread));
     let chain = cx.chain(&rows.checkpoints)?;
@@ -64,12 +60,20 @@ pub fn ingest(file: &str, rows: Rows) -> Result<Ingested, IngestError> {
     let mut steps = Vec::new();
     let mut failed: Vec<RunError> = Vec::new();
     for (k, cp) in chain.iter().enumerate() {
+        let next = chain.get(k + 1);
         let Some(ts) = tasks.get(&cp.id) else {
+            cx.check_sends(cp, next.is_some(), &BTreeMap::new());
             continue;
         };
-        let next = chain.get(k + 1);
+        let planners = match k.checked_sub(1).map(|p| &chain[p]) {
+            Some(prev) => tasks
+                .get(&prev.id)
+                .map(|pts| planners(prev, pts))
+                .unwrap_or_default(),
+            None => BTreeMap::new(),
+        };
         *cx.counts.entry("supersteps".into()).or_default() += 1;
-        let made = cx.superstep(k as u128, cp, next, ts);
+        let made = cx.superstep(k as u128, (cp, next), ts, &planners);
         if next.is_none() {
             failed.extend(cx.failure(cp, ts));
         }
@@ -237,9 +241,9 @@ impl Ctx {
     fn superstep(
         &mut self,
         k: u128,
-        cp: &Checkpoint,
-        next: Option<&Checkpoint>,
+        (cp, next): (&Checkpoint, Option<&Checkpoint>),
         ts: &[Task],
+        planners: &BTreeMap<String, Vec<String>>,
     ) -> Vec<Step> {
         self.count("tasks", ts.len() as u64);
         // The last task (in task order) writing each key applies last.
@@ -252,10 +256,10 @@ impl Ctx {
             }
         }
         let mut plain = Vec::new();
-        let mut fanout: BTreeMap<String, Vec<Member>> = BTreeMap::new();
+        let mut fanouts: BTreeMap<String, Vec<Member>> = BTreeMap::new();
         for (rank, t) in ts.iter().enumerate() {
             let (name, push) = self.task_name(cp, t);
-            let effects = tool_effects(t);
+            let mut effects = tool_effects(t);
             let mut step = Step {
                 agent: name.clone(),
                 read_at: k << SHIFT,
@@ -272,15 +276,21 @@ impl Ctx {
                     .collect();
             }
             step.writes = self.writes(t, rank, &last_writer, next);
-            if push && !effects.is_empty() {
-                fanout
-                    .entry(name)
-                    .or_default()
-                    .push((rank, step, effects, t.first_rowid));
-                continue;
-            }
             if effects.len() >= 2 {
+                // Several calls inside one task: stored in call order, not completion order.
                 self.undecided_tool_tasks += 1;
+            }
+            if push {
+                if effects.is_empty() {
+                    effects.push(fanout::task_effect(&name, push_index(t), &state_writes(t)));
+                }
+                let member = Member {
+                    step,
+                    effects,
+                    first_rowid: t.first_rowid,
+                };
+                fanouts.entry(name).or_default().push(member);
+                continue;
             }
             let cells: Vec<String> = effects.iter().map(|e| e.cell.clone()).collect();
             add_effects(&mut step, &effects);
@@ -292,32 +302,66 @@ impl Ctx {
             step.co = cells;
             plain.push(step);
         }
-        for (_, group) in fanout {
-            plain.push(self.merge_fanout(group));
-        }
+        let ran = fanouts.iter().map(|(n, g)| (n.clone(), g.len())).collect();
+        self.check_sends(cp, next.is_some(), &ran);
+        plain.extend(self.merge_fanouts(fanouts, planners));
         plain
+    }
+
+    /// One record per fan-out, each named in the A6 basis by who sent it.
+    fn merge_fanouts(
+        &mut self,
+        fanouts: BTreeMap<String, Vec<Member>>,
+        planners: &BTreeMap<String, Vec<String>>,
+    ) -> Vec<Step> {
+        let mut out = Vec::new();
+        for (node, group) in fanouts {
+            let from = planners
+                .get(&node)
+                .map_or_else(|| "?".to_owned(), |p| p.join("+"));
+            let n = group.len();
+            let tasks = if n == 1 { "task" } else { "tasks" };
+            self.fanouts.push(format!("{from} → {node}, {n} {tasks}"));
+            out.push(fanout::merge(&group));
+        }
+        out
+    }
+
+    /// Counts the `Send` packets pending in `cp` that no stored task of the next superstep
+    /// answers (`ran`: push tasks per node): their completion cannot be ordered. Packets still
+    /// pending in the newest checkpoint never ran (the run stopped first): only noted.
+    fn check_sends(&mut self, cp: &Checkpoint, ran_on: bool, ran: &BTreeMap<String, usize>) {
+        for (node, sent) in fanout::pending_sends(&cp.values) {
+            let stored = ran.get(&node).copied().unwrap_or(0);
+            if sent <= stored {
+                continue;
+            }
+            let missing = sent - stored;
+            if !ran_on && stored == 0 {
+                self.notes.push(format!(
+                    "{missing} Send packets to `{node}` were pending in the newest checkpoint: \
+                     their tasks never ran"
+                ));
+                continue;
+            }
+            self.unordered_sends += missing as u64;
+            self.notes.push(format!(
+                "{missing} of {sent} Send packets to `{node}` (checkpoint {}) have no task with \
+                 stored writes: when they finished cannot be told",
+                cp.id
+            ));
+        }
     }
 
     /// The node a task ran, and whether it is a push (`Send`) task.
     fn task_name(&mut self, cp: &Checkpoint, t: &Task) -> (String, bool) {
-        let parts: Vec<&str> = t.path.trim_start_matches('~').split(", ").collect();
-        match parts.as_slice() {
-            ["__pregel_pull", name, ..] => ((*name).to_owned(), false),
-            ["__pregel_push", index, ..] => {
-                let node = index.parse::<usize>().ok().and_then(|i| send_node(cp, i));
-                match node {
-                    Some(n) => (n, true),
-                    None => (format!("push:{index}"), true),
-                }
-            }
-            _ => {
-                self.notes.push(format!(
-                    "task {} has no task path this reader knows (`{}`); named by its id",
-                    t.id, t.path
-                ));
-                (format!("task:{}", t.id), false)
-            }
-        }
+        task_node(cp, t).unwrap_or_else(|| {
+            self.notes.push(format!(
+                "task {} has no task path this reader knows (`{}`); named by its id",
+                t.id, t.path
+            ));
+            (format!("task:{}", t.id), false)
+        })
     }
 
     /// The task's state-key writes, each with the value the key took.
@@ -344,40 +388,6 @@ impl Ctx {
             out.insert(ch.clone(), Written::Value(applied));
         }
         out.into_iter().collect()
-    }
-
-    /// One record for a ToolNode fan-out: effects in task order and in storage order.
-    /// `group` is in task order; each entry is (rank, step, effects, first rowid).
-    fn merge_fanout(&mut self, group: Vec<Member>) -> Step {
-        self.fanouts += 1;
-        let io: Vec<Effect> = group.iter().flat_map(|g| g.2.clone()).collect();
-        let mut by_rowid: Vec<&Member> = group.iter().collect();
-        by_rowid.sort_by_key(|g| g.3);
-        let co: Vec<String> = by_rowid
-            .iter()
-            .flat_map(|g| g.2.iter().map(|e| e.cell.clone()))
-            .collect();
-        // The merged record commits where the last task of the fan-out did; a later task's
-        // write of a shared key is the one that applied.
-        let mut writes: BTreeMap<String, Written> = BTreeMap::new();
-        for (_, s, _, _) in &group {
-            for (c, w) in &s.writes {
-                writes.insert(c.clone(), w.clone());
-            }
-        }
-        let last = &group[group.len() - 1].1;
-        let mut step = Step {
-            commit_at: last.commit_at,
-            read_at: last.read_at,
-            agent: last.agent.clone(),
-            aborted: last.aborted,
-            ..Step::default()
-        };
-        step.writes = writes.into_iter().collect();
-        add_effects(&mut step, &io);
-        step.io = io.iter().map(|e| e.cell.clone()).collect();
-        step.co = co;
-        step
     }
 
     /// Why the last superstep did not commit, if its writes say.
@@ -435,25 +445,65 @@ impl Ctx {
         None
     }
 
+    /// A6 from what the database shows: decided where every fan-out's tasks stored writes and
+    /// no task ran several tool calls; a lower bound where some could be ordered and some not.
+    fn a6_verdict(&self) -> Verdict {
+        let mut unknown = Vec::new();
+        if self.undecided_tool_tasks > 0 {
+            unknown.push(format!(
+                "{} tasks ran several tool calls inside one task (e.g. a ToolNode without Send): \
+                 the checkpointer stores their results in call order, not when they completed",
+                self.undecided_tool_tasks
+            ));
+        }
+        if self.unordered_sends > 0 {
+            unknown.push(format!(
+                "{} Send packets have no task with stored writes (see the notes): when they \
+                 finished is not in the database",
+                self.unordered_sends
+            ));
+        }
+        if self.fanouts.is_empty() {
+            return match unknown.is_empty() {
+                true => Verdict::Decided {
+                    basis: "no Send fan-outs and no task with several tool calls: no record \
+                            issued two effects"
+                        .to_owned(),
+                },
+                false => Verdict::Undecidable {
+                    reason: unknown.join("; "),
+                },
+            };
+        }
+        let mut named: Vec<String> = self
+            .fanouts
+            .iter()
+            .take(FANOUTS_NAMED_MAX)
+            .cloned()
+            .collect();
+        if self.fanouts.len() > FANOUTS_NAMED_MAX {
+            named.push(format!(
+                "and {} more",
+                self.fanouts.len() - FANOUTS_NAMED_MAX
+            ));
+        }
+        let basis = format!(
+            "{} Send fan-outs ({}): each task an effect of the step that sent it, issue order = \
+             the Send index in the task's `task_path`, completion order = the `rowid` of its \
+             first stored write",
+            self.fanouts.len(),
+            named.join("; ")
+        );
+        match unknown.is_empty() {
+            true => Verdict::Decided { basis },
+            false => Verdict::LowerBound {
+                basis: format!("{basis}; but {}", unknown.join("; ")),
+            },
+        }
+    }
+
     fn verdicts(&self) -> Vec<(Anomaly, Verdict)> {
-        let a6 = if self.undecided_tool_tasks > 0 {
-            Verdict::Undecidable {
-                reason: format!(
-                    "{} tasks ran several tool calls inside one task (a ToolNode without Send): \
-                     the checkpointer stores their results in call order, not when they \
-                     completed",
-                    self.undecided_tool_tasks
-                ),
-            }
-        } else {
-            Verdict::Decided {
-                basis: format!(
-                    "{} ToolNode fan-outs: issue order = task order, completion order = the \
-                     order their writes were stored",
-                    self.fanouts
-                ),
-            }
-        };
+        let a6 = self.a6_verdict();
         vec![
             (
                 Anomaly::A1,
@@ -490,17 +540,53 @@ fn is_state_key(channel: &str) -> bool {
     !(channel.starts_with("__") || channel.starts_with("branch:") || channel.starts_with("join:"))
 }
 
-/// The node of the `i`-th `Send` packet pending in `cp`.
-fn send_node(cp: &Checkpoint, i: usize) -> Option<String> {
-    let send = cp.values.get("__pregel_tasks")?.as_array()?.get(i)?;
-    if python_type(send) != Some(SEND) {
-        return None;
-    }
-    match send.get("data")? {
-        Json::Array(a) => a.first()?.as_str().map(str::to_owned),
-        Json::Object(m) => m.get("node")?.as_str().map(str::to_owned),
+/// The node a task ran and whether it is a push (`Send`) task, from its `task_path`.
+fn task_node(cp: &Checkpoint, t: &Task) -> Option<(String, bool)> {
+    let parts: Vec<&str> = t.path.trim_start_matches('~').split(", ").collect();
+    match parts.as_slice() {
+        ["__pregel_pull", name, ..] => Some(((*name).to_owned(), false)),
+        ["__pregel_push", index, ..] => {
+            let node = index
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| fanout::send_node(&cp.values, i));
+            Some((node.unwrap_or_else(|| format!("push:{index}")), true))
+        }
         _ => None,
     }
+}
+
+/// The Send index in a push task's path (`~__pregel_push, <index>, …`).
+fn push_index(t: &Task) -> &str {
+    t.path
+        .trim_start_matches('~')
+        .split(", ")
+        .nth(1)
+        .unwrap_or(t.id.as_str())
+}
+
+/// A task's writes to state keys, in write order.
+fn state_writes(t: &Task) -> Vec<(String, Json)> {
+    t.writes
+        .iter()
+        .filter(|(ch, _)| is_state_key(ch))
+        .cloned()
+        .collect()
+}
+
+/// Per node, the tasks of a superstep that sent it `Send` packets (sorted, once each).
+fn planners(cp: &Checkpoint, ts: &[Task]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for t in ts {
+        let name = task_node(cp, t).map_or_else(|| format!("task:{}", t.id), |(n, _)| n);
+        let sends = t.writes.iter().filter(|(ch, _)| ch == "__pregel_tasks");
+        for node in sends.filter_map(|(_, v)| fanout::send_target(v)) {
+            out.entry(node).or_default().insert(name.clone());
+        }
+    }
+    out.into_iter()
+        .map(|(n, p)| (n, p.into_iter().collect()))
+        .collect()
 }
 
 /// The tool calls a task's writes show: every `ToolMessage` in them, in write order.

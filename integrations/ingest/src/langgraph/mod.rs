@@ -13,8 +13,9 @@
 //! * superstep order, then task order (`task_path`, as `apply_writes` sorts) → log order,
 //!   `read_time` = the records before the superstep;
 //! * the `ToolMessage`s a task wrote → effects `tool:<name>:<tool_call_id>`;
-//! * a ToolNode fan-out (the `Send` tasks of one node in one superstep) → one record, `io` =
-//!   task order (call order), `co` = the order their writes were stored (rowid);
+//! * a `Send` fan-out (the push tasks of one superstep addressed to one node, a ToolNode or a
+//!   plain node) → one record, `io` = Send order (task path), `co` = the order their writes
+//!   were stored (rowid); see `fanout.rs`;
 //! * the writes of a superstep no checkpoint followed → records with `aborted = true`; a key
 //!   two of them wrote is reported as LangGraph's `InvalidUpdateError`;
 //! * the versions of the checkpoint a task read → `preds` (producers of what it read, derived
@@ -23,11 +24,12 @@
 //! Only the root namespace is read (subgraph checkpoints are counted and skipped), and only
 //! the latest branch of a forked thread (the chain of parents from the newest checkpoint).
 //! What this cannot decide is in the [`Report`](crate::Report): which keys a node *used*
-//! (reads are an upper bound), tool registries (A2), and completion order of tool calls made
-//! inside one task.
+//! (reads are an upper bound), tool registries (A2), the completion order of tool calls made
+//! inside one task, and of a `Send` task that stored no writes.
 
 mod db;
 pub mod decode;
+mod fanout;
 mod map;
 pub mod model;
 
