@@ -350,7 +350,10 @@ mod tests {
     /// name and description): the same agents, timings, seed and expectations otherwise.
     #[test]
     fn the_mcp_twin_files_differ_in_the_client_only() {
-        let spec = TWINS.iter().find(|t| t.client.is_some()).expect("an MCP twin");
+        let spec = TWINS
+            .iter()
+            .find(|t| t.client.is_some())
+            .expect("an MCP twin");
         let [(_, stale), (_, fixed)] = spec.scenarios();
         let body = |t: &'static str| -> Vec<&'static str> {
             let run = &t[..t.find("[[expect]]").expect("expectations")];
@@ -361,7 +364,12 @@ mod tests {
         };
         let (a, b) = (body(stale), body(fixed));
         assert_eq!(a.len(), b.len());
-        let differ: Vec<(&str, &str)> = a.iter().zip(&b).filter(|(x, y)| x != y).map(|(x, y)| (*x, *y)).collect();
+        let differ: Vec<(&str, &str)> = a
+            .iter()
+            .zip(&b)
+            .filter(|(x, y)| x != y)
+            .map(|(x, y)| (*x, *y))
+            .collect();
         assert_eq!(
             differ,
             [(r#"mcp_client = "stale""#, r#"mcp_client = "refresh""#)]

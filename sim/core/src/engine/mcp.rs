@@ -101,7 +101,10 @@ impl<R: Runtime> Engine<'_, R> {
     pub(super) fn mcp_refuse(&mut self, a: usize, delay: &mut u64) -> Option<Option<usize>> {
         let st = &self.agents[a];
         assert!(st.open, "a call is dispatched from an open operation");
-        assert!(!st.op.issued, "a call is checked before its effects are issued");
+        assert!(
+            !st.op.issued,
+            "a call is checked before its effects are issued"
+        );
         let tool = st.op.planned?;
         let agent = Agent(a as u32);
         let planned = self.rt.store().pending(agent).snapshot.registry.get(tool);
@@ -122,7 +125,11 @@ impl<R: Runtime> Engine<'_, R> {
         self.c.tokens_wasted = self.c.tokens_wasted.saturating_add(st.op.tokens);
         let read_pc = st.op.read_pc;
         let name = self.sc.names.tool_name(tool);
-        note!(self, a, "refused call of `{name}`: withdrawn since the plan");
+        note!(
+            self,
+            a,
+            "refused call of `{name}`: withdrawn since the plan"
+        );
         let next = if self.retry(a, delay) {
             read_pc
         } else {

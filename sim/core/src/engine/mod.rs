@@ -522,7 +522,11 @@ impl<R: Runtime> Engine<'_, R> {
             .map(|a| a.op.tokens)
             .fold(0, u64::saturating_add);
         // Plus what refused MCP calls wasted (already counted: they leave no record).
-        self.c.tokens_wasted = self.c.tokens_wasted.saturating_add(wasted).saturating_add(open);
+        self.c.tokens_wasted = self
+            .c
+            .tokens_wasted
+            .saturating_add(wasted)
+            .saturating_add(open);
         self.c.makespan_ms = self.now_ms;
         self.c.events = self.event;
         assert!(
