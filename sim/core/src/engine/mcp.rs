@@ -82,6 +82,14 @@ impl Clients {
 }
 
 impl<R: Runtime> Engine<'_, R> {
+    /// Whether agent `a`'s client checks its planned call against its list before the write
+    /// issues it (`refresh`): that check reads what a `registry` step changes, so the issue
+    /// is not a local step for the explorer's reduction.
+    pub(super) fn mcp_checks(&self, a: usize) -> bool {
+        let c = self.mcp.0.get(a).and_then(Option::as_ref);
+        c.is_some_and(|c| c.policy == McpClient::Refresh)
+    }
+
     /// The read's request as agent `a`'s client makes it: planned against its list (a tool
     /// the list lacks is not planned), that list recorded as the read registry.
     pub(super) fn mcp_request(&mut self, a: usize, mut req: BeginRequest) -> BeginRequest {
@@ -109,10 +117,7 @@ impl<R: Runtime> Engine<'_, R> {
         let agent = Agent(a as u32);
         let planned = self.rt.store().pending(agent).snapshot.registry.get(tool);
         let live = self.rt.store().registry();
-        let Some(c) = self.mcp.0.get(a).and_then(Option::as_ref) else {
-            return None;
-        };
-        if c.policy != McpClient::Refresh {
+        if !self.mcp_checks(a) {
             return None;
         }
         let now = self.mcp.view(a, live)?.get(tool);
@@ -136,5 +141,71 @@ impl<R: Runtime> Engine<'_, R> {
             self.sc.agents[a].script.op_close[read_pc] + 1
         };
         Some(Some(next))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentsim_models::names::Tool;
+    use agentsim_models::runtime::{RegistryChange, Store};
+    use std::path::Path;
+
+    /// One agent without a client, then one client per policy, of a server with `a` and `b`.
+    const FOUR: &str = r#"
+name = "t"
+runtime = "vanilla"
+cells = ["c"]
+tools = ["a", "b"]
+[[agents]]
+name = "plain"
+script = [{ do = "wait", latency_ms = { fixed = 1 } }]
+[[agents]]
+name = "s"
+mcp_client = "stale"
+script = [{ do = "wait", latency_ms = { fixed = 1 } }]
+[[agents]]
+name = "l"
+mcp_client = "relist"
+script = [{ do = "wait", latency_ms = { fixed = 1 } }]
+[[agents]]
+name = "r"
+mcp_client = "refresh"
+script = [{ do = "wait", latency_ms = { fixed = 1 } }]
+"#;
+
+    #[test]
+    fn a_stale_client_keeps_its_first_list_the_others_relist_on_list_changed() {
+        let sc = Scenario::parse(Path::new("t.toml"), FOUR).expect("parses");
+        let mut cs = Clients::new(&sc);
+        let mut store = Store::new(Registry::all(2));
+        assert!(cs.view(0, store.registry()).is_none(), "not a client");
+        for a in 1..=3 {
+            assert_eq!(cs.view(a, store.registry()), Some(&Registry::all(2)));
+        }
+        store.change_registry(RegistryChange::Remove(Tool(1)));
+        // Until the notification arrives every client holds the list it has.
+        for a in 1..=3 {
+            let list = cs.view(a, store.registry()).expect("a client");
+            assert!(list.contains(Tool(1)));
+        }
+        cs.list_changed();
+        let stale = cs.view(1, store.registry()).expect("stale");
+        assert!(stale.contains(Tool(1)));
+        for a in 2..=3 {
+            let list = cs.view(a, store.registry()).expect("re-lists");
+            assert!(!list.contains(Tool(1)));
+            assert!(list.contains(Tool(0)));
+        }
+    }
+
+    #[test]
+    fn without_clients_there_is_no_state() {
+        let plain = FOUR
+            .split("[[agents]]\nname = \"s\"")
+            .next()
+            .expect("prefix");
+        let sc = Scenario::parse(Path::new("t.toml"), plain).expect("parses");
+        assert!(Clients::new(&sc).0.is_empty());
     }
 }

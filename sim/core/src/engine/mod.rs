@@ -407,7 +407,9 @@ impl<R: Runtime> Engine<'_, R> {
         match &self.sc.agents[a].script.steps[st.pc] {
             Step::Generate { .. } if st.open => Footprint::Local,
             Step::Wait { .. } | Step::Branch { .. } => Footprint::Local,
-            Step::Write { .. } if st.open && !st.op.issued => Footprint::Local,
+            Step::Write { .. } if st.open && !st.op.issued && !self.mcp_checks(a) => {
+                Footprint::Local
+            }
             _ => Footprint::Shared,
         }
     }

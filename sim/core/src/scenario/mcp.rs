@@ -48,7 +48,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_its_two_names_and_nothing_else() {
+    fn parses_its_three_names_and_nothing_else() {
         for c in [McpClient::Stale, McpClient::Relist, McpClient::Refresh] {
             assert_eq!(McpClient::parse(c.name()), Ok(c));
         }
