@@ -75,6 +75,12 @@ pub struct BeginRequest {
     /// cell, SPEC §1): recorded as `read_values` instead of the store's memory. `None` reads
     /// the store. Runtimes validate and compute provenance from the store either way.
     pub observed: Option<ValueMap>,
+    /// The tool list the agent actually planned against, when the caller models a client
+    /// that caches it (an MCP client that ignores `notifications/tools/list_changed`):
+    /// recorded as the snapshot's registry instead of the live one. `None` reads the live
+    /// registry. Commit still resolves against the live registry unless a mechanism pins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_registry: Option<Registry>,
 }
 
 impl BeginRequest {
@@ -85,6 +91,7 @@ impl BeginRequest {
             read_set,
             planned_tool,
             observed: None,
+            observed_registry: None,
         }
     }
 }

@@ -189,13 +189,17 @@ impl Store {
     }
 
     /// What `req` reads now: `read_time = len(log)`, the memory (or the values the caller
-    /// observed under skew), the registry, and the provenance if it is on.
+    /// observed under skew), the registry (or the tool list the caller's client cached), and
+    /// the provenance if it is on.
     #[inline]
     pub fn read(&self, req: &BeginRequest) -> Snapshot {
         Snapshot {
             read_time: self.clock(),
             read_values: req.observed.clone().unwrap_or_else(|| self.memory.clone()),
-            registry: self.registry.clone(),
+            registry: req
+                .observed_registry
+                .clone()
+                .unwrap_or_else(|| self.registry.clone()),
             preds: if self.provenance {
                 self.provenance(req)
             } else {

@@ -96,6 +96,9 @@ impl Seeded for Job {
                 .field(t.text)
                 .field(t.without.name())
                 .field(t.with.name());
+            if let Some(c) = t.client {
+                h.field(c.file).field(c.text);
+            }
         }
         Ok(h.finish())
     }

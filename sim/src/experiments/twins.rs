@@ -8,6 +8,11 @@
 //! | A3 chain of readers, root retracted | depth 2, 3, 5 | `causal-no-cascade` | `causal` |
 //! | A6 effects complete out of order | width 2, 4, 8, 16 | `vanilla` | `saga` |
 //! | A2 signature changed before dispatch | width 2, 4, 16 | `saga` (live) | `registry-pin` |
+//! | A2 tool withdrawn, MCP clients told | clients 2 | stale list | re-list + check |
+//!
+//! The MCP twin's mechanism is the client's, not the runtime's: both sides run `vanilla`, the
+//! without side `scenarios/twins/a2-mcp-stale.toml` (`mcp_client = "stale"`), the with side
+//! its copy `a2-mcp-refresh.toml` (`mcp_client = "refresh"`; see `engine::mcp`).
 //!
 //! The paper expects N/N without and 0/N with. Both counts come from running the engine and
 //! the detectors; a pass shows the mechanism prevented the anomaly on these seeds and timings,
@@ -44,6 +49,19 @@ pub struct TwinSpec {
     pub text: &'static str,
     pub without: RuntimeKind,
     pub with: RuntimeKind,
+    /// When the mechanism is the agents' own (an MCP client's tool-list policy), the with
+    /// side's scenario; both sides then run one runtime (`without` = `with`).
+    pub client: Option<ClientFix>,
+}
+
+/// The with side of a twin whose mechanism is in the scenario (the agents' clients), not in
+/// the runtime: its file and what the table calls each side.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientFix {
+    pub file: &'static str,
+    pub text: &'static str,
+    pub without: &'static str,
+    pub with: &'static str,
 }
 
 macro_rules! twin {
@@ -56,12 +74,13 @@ macro_rules! twin {
             text: include_str!(concat!("../../../scenarios/twins/", $file)),
             without: $without,
             with: $with,
+            client: None,
         }
     };
 }
 
 /// Every twin, in report order.
-pub const TWINS: [TwinSpec; 12] = [
+pub const TWINS: [TwinSpec; 13] = [
     twin!(
         Anomaly::A1,
         2,
@@ -158,6 +177,22 @@ pub const TWINS: [TwinSpec; 12] = [
         RuntimeKind::Saga,
         RuntimeKind::Registry(Discipline::Pin)
     ),
+    TwinSpec {
+        client: Some(ClientFix {
+            file: "scenarios/twins/a2-mcp-refresh.toml",
+            text: include_str!("../../../scenarios/twins/a2-mcp-refresh.toml"),
+            without: "mcp-stale",
+            with: "mcp-refresh",
+        }),
+        ..twin!(
+            Anomaly::A2,
+            2,
+            "clients",
+            "a2-mcp-stale.toml",
+            RuntimeKind::Vanilla,
+            RuntimeKind::Vanilla
+        )
+    },
 ];
 
 /// k/n as printed by `--json`.
@@ -198,16 +233,31 @@ impl TwinResult {
     }
 }
 
-/// Trials of `spec` under `runtime` whose history exhibits the twin's anomaly.
+impl TwinSpec {
+    /// The scenario of the without side and of the with side, as (file, text).
+    pub fn scenarios(&self) -> [(&'static str, &'static str); 2] {
+        let own = (self.file, self.text);
+        [own, self.client.map_or(own, |c| (c.file, c.text))]
+    }
+
+    /// What the table calls the without side and the with side.
+    pub fn names(&self) -> (&'static str, &'static str) {
+        match self.client {
+            Some(c) => (c.without, c.with),
+            None => (self.without.name(), self.with.name()),
+        }
+    }
+}
+
+/// Trials of `(file, text)` under `runtime` whose history exhibits the twin's anomaly.
 fn count(
     src: &mut dyn TrialSource,
     spec: &TwinSpec,
+    (file, text): (&str, &str),
     runtime: RuntimeKind,
-    trials: u64,
-    seed: u64,
-    threads: usize,
+    (trials, seed, threads): (u64, u64, usize),
 ) -> anyhow::Result<KN> {
-    let sc = builtin(spec.file, spec.text)?;
+    let sc = builtin(file, text)?;
     let r = run_from(src, &sc, runtime.into(), trials, seed, threads)?;
     let p = r
         .aggregate
@@ -229,14 +279,17 @@ pub fn run_from_source(
     threads: usize,
 ) -> anyhow::Result<Vec<TwinResult>> {
     let mut out = Vec::with_capacity(TWINS.len());
+    let run = (trials, seed, threads);
     for spec in &TWINS {
+        let [without, with] = spec.scenarios();
+        let (baseline, mechanism) = spec.names();
         out.push(TwinResult {
             anomaly: spec.anomaly,
             size: spec.size,
-            mechanism: spec.with.name(),
-            baseline: spec.without.name(),
-            without: count(src, spec, spec.without, trials, seed, threads)?,
-            with: count(src, spec, spec.with, trials, seed, threads)?,
+            mechanism,
+            baseline,
+            without: count(src, spec, without, spec.without, run)?,
+            with: count(src, spec, with, spec.with, run)?,
             unit: spec.unit,
         });
     }
@@ -286,9 +339,45 @@ mod tests {
     #[test]
     fn every_twin_scenario_loads() {
         for spec in &TWINS {
-            let sc = builtin(spec.file, spec.text).expect(spec.file);
-            assert!(sc.trials >= 1, "{}", spec.file);
+            for (file, text) in spec.scenarios() {
+                let sc = builtin(file, text).expect(file);
+                assert!(sc.trials >= 1, "{file}");
+            }
         }
+    }
+
+    /// The MCP twin's two files differ in the client's policy only (and in their comments,
+    /// name and description): the same agents, timings, seed and expectations otherwise.
+    #[test]
+    fn the_mcp_twin_files_differ_in_the_client_only() {
+        let spec = TWINS
+            .iter()
+            .find(|t| t.client.is_some())
+            .expect("an MCP twin");
+        let [(_, stale), (_, fixed)] = spec.scenarios();
+        let body = |t: &'static str| -> Vec<&'static str> {
+            let run = &t[..t.find("[[expect]]").expect("expectations")];
+            run.lines()
+                .filter(|l| !l.starts_with('#'))
+                .filter(|l| !l.starts_with("name =") && !l.starts_with("description ="))
+                .collect()
+        };
+        let (a, b) = (body(stale), body(fixed));
+        assert_eq!(a.len(), b.len());
+        let differ: Vec<(&str, &str)> = a
+            .iter()
+            .zip(&b)
+            .filter(|(x, y)| x != y)
+            .map(|(x, y)| (*x, *y))
+            .collect();
+        assert_eq!(
+            differ,
+            [(r#"mcp_client = "stale""#, r#"mcp_client = "refresh""#)]
+        );
+        let sc = builtin(spec.file, stale).expect("stale");
+        let fx = builtin(spec.client.expect("fix").file, fixed).expect("fixed");
+        assert_eq!(sc.runtime, fx.runtime);
+        assert_eq!(spec.without, spec.with, "the client is the only mechanism");
     }
 
     #[test]

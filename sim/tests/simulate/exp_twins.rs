@@ -28,7 +28,8 @@ fn every_twin_is_all_without_and_none_with() {
             ("A6", 16),
             ("A2", 2),
             ("A2", 4),
-            ("A2", 16)
+            ("A2", 16),
+            ("A2", 2)
         ]
     );
 }

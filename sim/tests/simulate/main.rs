@@ -4,6 +4,7 @@
 #[path = "../util/mod.rs"]
 mod util;
 
+mod exp_mcp;
 mod exp_twins;
 mod exp_workloads;
 mod fit_fix;

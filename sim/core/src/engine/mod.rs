@@ -28,6 +28,7 @@ macro_rules! note {
     };
 }
 
+mod mcp;
 mod messages;
 mod ops;
 mod pool;
@@ -180,6 +181,8 @@ struct Engine<'a, R: Runtime> {
     cur: (usize, usize),
     /// Messages and monitors (scenarios with `[cpl]` only).
     cpl: Option<messages::CplRun<'a>>,
+    /// MCP clients' tool lists (agents with `mcp_client` only).
+    mcp: mcp::Clients,
     pool: Pool,
     /// Abstract time: the chooser, the non-zero choices it made by choice-point index, the
     /// next choice point's index and each agent's executed steps.
@@ -257,6 +260,7 @@ pub fn run_trial_in<R: Runtime>(
             .cpl
             .as_deref()
             .map(|c| messages::CplRun::new(c, sc.agents.len())),
+        mcp: mcp::Clients::new(sc),
         pool,
         chooser,
         picks: BTreeMap::new(),
@@ -403,7 +407,9 @@ impl<R: Runtime> Engine<'_, R> {
         match &self.sc.agents[a].script.steps[st.pc] {
             Step::Generate { .. } if st.open => Footprint::Local,
             Step::Wait { .. } | Step::Branch { .. } => Footprint::Local,
-            Step::Write { .. } if st.open && !st.op.issued => Footprint::Local,
+            Step::Write { .. } if st.open && !st.op.issued && !self.mcp_checks(a) => {
+                Footprint::Local
+            }
             _ => Footprint::Shared,
         }
     }
@@ -517,7 +523,12 @@ impl<R: Runtime> Engine<'_, R> {
             .filter(|a| a.open)
             .map(|a| a.op.tokens)
             .fold(0, u64::saturating_add);
-        self.c.tokens_wasted = wasted.saturating_add(open);
+        // Plus what refused MCP calls wasted (already counted: they leave no record).
+        self.c.tokens_wasted = self
+            .c
+            .tokens_wasted
+            .saturating_add(wasted)
+            .saturating_add(open);
         self.c.makespan_ms = self.now_ms;
         self.c.events = self.event;
         assert!(
@@ -590,6 +601,8 @@ impl<R: Runtime> Engine<'_, R> {
             } => {
                 if self.agents[a].open && self.agents[a].op.issued {
                     next = self.commit(a, &mut delay);
+                } else if let Some(refused) = self.mcp_refuse(a, &mut delay) {
+                    next = refused;
                 } else {
                     let mut read = std::mem::take(&mut self.pool.extra);
                     read.clear();
@@ -619,6 +632,7 @@ impl<R: Runtime> Engine<'_, R> {
             Step::Registry { change, prob } => {
                 if self.decide(a, *prob) {
                     self.rt.change_registry(*change);
+                    self.mcp.list_changed();
                     self.traced(|| format!("registry {change:?}"))
                 } else {
                     self.traced(|| "registry change skipped".into())

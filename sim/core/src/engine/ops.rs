@@ -24,7 +24,7 @@ impl<R: Runtime> Engine<'_, R> {
     ) -> Option<usize> {
         assert!(!self.agents[a].open, "read with an operation open");
         let agent = Agent(a as u32);
-        let req = BeginRequest::new(agent, cells, tool);
+        let req = self.mcp_request(a, BeginRequest::new(agent, cells, tool));
         let next = match self.rt.start(&req) {
             Ok(()) => {
                 // What the op read stays in the runtime (its in-flight snapshot): no copy.
@@ -33,7 +33,7 @@ impl<R: Runtime> Engine<'_, R> {
                 st.open = true;
                 let op = &mut st.op;
                 op.read_pc = pc;
-                op.planned = tool;
+                op.planned = req.planned_tool;
                 op.tokens = 0;
                 op.output = None;
                 op.issued = false;
@@ -69,7 +69,7 @@ impl<R: Runtime> Engine<'_, R> {
     }
 
     /// Whether to retry the agent's operation; if so counts it and sets the backoff.
-    fn retry(&mut self, a: usize, delay: &mut u64) -> bool {
+    pub(super) fn retry(&mut self, a: usize, delay: &mut u64) -> bool {
         let st: &mut AgentState = &mut self.agents[a];
         if st.attempts < self.sc.retry.max {
             st.attempts += 1;

@@ -10,6 +10,7 @@ pub mod cpl;
 pub mod expect;
 
 pub mod limits;
+pub mod mcp;
 pub mod raw;
 pub mod resolve;
 pub mod settings;
@@ -17,6 +18,7 @@ pub mod settings;
 pub use crate::source::ScenarioError;
 pub use cpl::CplSpec;
 pub use limits::TRIALS_MAX;
+pub use mcp::McpClient;
 
 use crate::dist::Dist;
 use crate::generator::recorded::Recording;
@@ -71,6 +73,9 @@ pub struct AgentSpec {
     pub repeat: u32,
     pub start_ms: Dist,
     pub script: Arc<Script>,
+    /// `mcp_client`: the agent plans against an MCP client's cached tool list (None: the
+    /// live registry at every read).
+    pub mcp_client: Option<McpClient>,
 }
 
 /// A script with its operation structure.

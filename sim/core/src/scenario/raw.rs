@@ -115,6 +115,8 @@ pub struct RawAgent {
     pub repeat: Option<Spanned<u32>>,
     #[serde(default)]
     pub start_ms: Option<Spanned<Dist>>,
+    #[serde(default)]
+    pub mcp_client: Option<Spanned<String>>,
     pub script: Vec<Spanned<RawStep>>,
 }
 

@@ -5,7 +5,7 @@
 
 use super::limits::{self, within};
 use super::raw::{RawAgent, RawScenario, RawStep};
-use super::{AgentSpec, Cond, EffectOrder, Scenario, Script, Step, TRIALS_DEFAULT};
+use super::{AgentSpec, Cond, EffectOrder, McpClient, Scenario, Script, Step, TRIALS_DEFAULT};
 use crate::dist::Dist;
 use crate::source::{ScenarioError, Source};
 use agentsim_models::names::{Agent, Cell, Names, Tool};
@@ -169,6 +169,7 @@ impl Resolver<'_> {
             .dist(a.start_ms.as_ref(), "start_ms")?
             .unwrap_or(Dist::ZERO);
         let script = Arc::new(self.script(&a.script, bases)?);
+        let mcp_client = self.mcp_client(a)?;
         let base = a.name.get_ref();
         let count = a.count.as_ref().map_or(1, |c| *c.get_ref());
         Ok((0..count)
@@ -178,8 +179,22 @@ impl Resolver<'_> {
                 repeat: a.repeat.as_ref().map_or(1, |r| *r.get_ref()),
                 start_ms,
                 script: Arc::clone(&script),
+                mcp_client,
             })
             .collect())
+    }
+
+    /// `mcp_client`: `stale`, `relist` or `refresh`, in a scenario that declares tools to list.
+    fn mcp_client(&self, a: &RawAgent) -> Res<Option<McpClient>> {
+        let Some(k) = &a.mcp_client else {
+            return Ok(None);
+        };
+        let c = McpClient::parse(k.get_ref()).or_else(|m| self.err(k.span(), "mcp_client", m))?;
+        if self.names.tools.is_empty() {
+            let msg = "an MCP client needs tools to list: declare them in `tools`";
+            return self.err(k.span(), "mcp_client", msg);
+        }
+        Ok(Some(c))
     }
 
     fn script(
