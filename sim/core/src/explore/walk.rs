@@ -71,6 +71,8 @@ pub(super) struct Walker {
     sleep: Vec<(usize, Access)>,
     /// Only sleeping agents were left: the path is redundant and the trial stops.
     blocked: bool,
+    /// Happens-before of the path just run, once computed.
+    hb: Option<Hb>,
 }
 
 impl Walker {
@@ -94,6 +96,7 @@ impl Walker {
             chosen_at: None,
             sleep: Vec::new(),
             blocked: false,
+            hb: None,
         }
     }
 
@@ -103,8 +106,9 @@ impl Walker {
     }
 
     /// The class key (Mazurkiewicz trace) of the path just run.
-    pub(super) fn class_key(&self) -> u128 {
-        Hb::new(&self.events).class_key(&self.events)
+    pub(super) fn class_key(&mut self) -> u128 {
+        let hb = self.hb.get_or_insert_with(|| Hb::new(&self.events));
+        hb.class_key(&self.events)
     }
 
     /// Choice points on the path just run.
@@ -126,7 +130,7 @@ impl Walker {
 
     /// Adds what the races of the path just run call for to the backtrack sets.
     fn add_backtracks(&mut self) {
-        let hb = Hb::new(&self.events);
+        let hb = self.hb.take().unwrap_or_else(|| Hb::new(&self.events));
         for &(i, j) in &hb.races {
             let Some(fi) = self.events[i].frame else {
                 // Every agent with a later step was enabled at step i, so a race has a
@@ -153,7 +157,9 @@ impl Walker {
                 .iter()
                 .filter(|&&a| a == racer)
                 .chain(initials.iter().filter(|&&a| a != racer));
-            let awake = order.clone().find_map(|&a| pos(a).filter(|&k| !d.asleep[k]));
+            let awake = order
+                .clone()
+                .find_map(|&a| pos(a).filter(|&k| !d.asleep[k]));
             let pick = awake.or_else(|| order.clone().find_map(|&a| pos(a)));
             match pick {
                 Some(k) => d.backtrack[k] = true,
@@ -216,7 +222,10 @@ impl Walker {
             }
             Some(f) => {
                 let d = f.dpor.as_deref().expect("an agent frame");
-                assert_eq!(d.enabled, p.enabled, "a replayed prefix meets the same agents");
+                assert_eq!(
+                    d.enabled, p.enabled,
+                    "a replayed prefix meets the same agents"
+                );
                 for k in 0..d.enabled.len() {
                     if d.done[k] && k != d.cur && !asleep(d.enabled[k], &self.sleep) {
                         self.sleep.push((d.enabled[k], d.access[k]));
@@ -255,6 +264,7 @@ impl Chooser for Walker {
         self.chosen_at = None;
         self.sleep.clear();
         self.blocked = false;
+        self.hb = None;
     }
 
     fn pick(&mut self, p: &ChoicePoint<'_>) -> usize {
