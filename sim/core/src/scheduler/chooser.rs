@@ -50,11 +50,8 @@ pub enum Use {
 impl Use {
     /// Whether two uses of one object conflict (write/write or read/write).
     pub fn conflicts(self, other: Use) -> bool {
-        match (self, other) {
-            (Use::None, _) | (_, Use::None) => false,
-            (Use::Read, Use::Read) => false,
-            _ => true,
-        }
+        // A write against a read or a write; two reads, or no use, commute.
+        (self == Use::Write && other != Use::None) || (other == Use::Write && self != Use::None)
     }
 }
 
