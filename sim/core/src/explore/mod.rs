@@ -256,7 +256,7 @@ pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, Ex
         return Err(ExploreError::Budget);
     }
     let threads = cfg.threads.max(1);
-    let tasks = split(sc, cfg, SPLIT_TASKS.max(threads))?;
+    let tasks = split(sc, cfg, SPLIT_TASKS)?;
     let shared = Shared {
         cfg,
         schedules: AtomicU64::new(0),
