@@ -41,10 +41,10 @@ use crate::dist::{below, chance};
 use crate::generator::{GenError, Generation, Generator};
 use crate::scenario::{Cond, EffectOrder, Scenario, Script, Step};
 use crate::schedule::{Schedule, Timing};
-use crate::scheduler::{ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler};
+use crate::scheduler::{Access, ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler, Use};
 use agentsim_models::names::{Agent, Cell, Tool, Value};
 use agentsim_models::record::OpRecord;
-use agentsim_models::runtime::{CommitRequest, Guarded, Runtime};
+use agentsim_models::runtime::{CommitRequest, Guarded, Mechanism, Runtime};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 
@@ -190,6 +190,8 @@ struct Engine<'a, R: Runtime> {
     picks: BTreeMap<u64, u32>,
     points: u64,
     steps: Vec<u64>,
+    /// The stack locks cells (so a step's [`Access`] names the locks it takes).
+    locking: bool,
 }
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
@@ -206,6 +208,7 @@ pub fn run_trial_in<R: Runtime>(
 ) -> Result<TrialRun, SimError> {
     let sc = setup.scenario;
     rt.reserve(sc.ops_hint());
+    let locking = rt.stack().contains(Mechanism::Lock);
     let mut pool = std::mem::take(buffers);
     let mut rng = crate::rng::stream_rng(setup.trial_seed, crate::rng::stream::ENGINE);
     // Agent states come from the pool with their buffers (a previous trial's, or new ones);
@@ -270,6 +273,7 @@ pub fn run_trial_in<R: Runtime>(
         } else {
             Vec::new()
         },
+        locking,
     };
     let schedule = e.run(timed, setup.trial_seed, setup.stop)?;
     Ok(e.finish(schedule, buffers))
@@ -370,6 +374,9 @@ impl<R: Runtime> Engine<'_, R> {
     fn next_abstract(&mut self, enabled: &mut Vec<usize>) -> Option<usize> {
         let budget = self.chooser.as_deref().and_then(|c| c.steps_per_agent());
         enabled.clear();
+        if self.chooser.as_deref().is_some_and(|c| c.halted()) {
+            return None;
+        }
         let mut cut = false;
         for (i, a) in self.agents.iter().enumerate() {
             if a.done || a.due_ms == messages::PARKED {
@@ -388,15 +395,18 @@ impl<R: Runtime> Engine<'_, R> {
         let pos = if enabled.len() > 1 {
             self.c.choice_points += 1;
             let next: Vec<Footprint> = enabled.iter().map(|&a| self.footprint(a)).collect();
-            self.choose(ChoiceKind::Agent, enabled[0], enabled, &next)
+            let access: Vec<Access> = enabled.iter().map(|&a| self.access(a)).collect();
+            self.choose(ChoiceKind::Agent, enabled[0], enabled, &next, &access)
         } else {
             0
         };
         let a = enabled[pos];
         self.steps[a] += 1;
         let fp = self.footprint(a);
+        let access = self.access(a);
         if let Some(c) = self.chooser.as_deref_mut() {
             c.stepped(a, fp);
+            c.accessed(a, access);
         }
         Some(pos)
     }
@@ -414,6 +424,59 @@ impl<R: Runtime> Engine<'_, R> {
         }
     }
 
+    /// What agent `a`'s next step may touch of the shared state (see [`Access`]), from the
+    /// agent's own state alone: a `read` begins at the runtime (reads the store's clock,
+    /// memory and provenance and the registry; takes the read cells' locks), the commit half
+    /// of a `write` appends a record (writes the store; reads the registry it resolves
+    /// against; releases and tests the locks of the read and written cells), `retract` writes
+    /// the store (aborted flags, cascades), `registry` writes the registry, a `generate`
+    /// outside an operation reads the live registry. Steps on messages write everything.
+    fn access(&self, a: usize) -> Access {
+        let st = &self.agents[a];
+        let locks = |cells: &mut dyn Iterator<Item = Cell>| -> u64 {
+            if self.locking {
+                cells.fold(0, |m, c| m | Access::lock_bit(c.index()))
+            } else {
+                0
+            }
+        };
+        match &self.sc.agents[a].script.steps[st.pc] {
+            Step::Generate { .. } if st.open => Access::LOCAL,
+            Step::Generate { .. } => Access {
+                registry: Use::Read,
+                ..Access::LOCAL
+            },
+            Step::Wait { .. } | Step::Branch { .. } => Access::LOCAL,
+            Step::Write { .. } if st.open && !st.op.issued => Access::LOCAL,
+            Step::Write { .. } if st.open => Access {
+                store: Use::Write,
+                registry: Use::Read,
+                locks: locks(
+                    &mut st
+                        .op
+                        .read
+                        .iter()
+                        .map(|&(c, _)| c)
+                        .chain(st.op.commit.issue.iter().copied()),
+                ),
+            },
+            Step::Read { cells, .. } => Access {
+                store: Use::Read,
+                registry: Use::Read,
+                locks: locks(&mut cells.iter().copied()),
+            },
+            Step::Retract { .. } => Access {
+                store: Use::Write,
+                ..Access::LOCAL
+            },
+            Step::Registry { .. } => Access {
+                registry: Use::Write,
+                ..Access::LOCAL
+            },
+            _ => Access::ALL,
+        }
+    }
+
     /// Asks the chooser at a choice point of `n` ≥ 2 alternatives (`enabled` and `next` for
     /// an agent choice) and records a non-zero answer under the point's index.
     fn choose_among(
@@ -423,6 +486,7 @@ impl<R: Runtime> Engine<'_, R> {
         agent: usize,
         enabled: &[usize],
         next: &[Footprint],
+        access: &[Access],
     ) -> usize {
         assert!(n >= 2, "a choice point has two alternatives or more");
         let point = ChoicePoint {
@@ -431,6 +495,7 @@ impl<R: Runtime> Engine<'_, R> {
             agent,
             enabled,
             next,
+            access,
         };
         let ch = self
             .chooser
@@ -452,8 +517,9 @@ impl<R: Runtime> Engine<'_, R> {
         agent: usize,
         enabled: &[usize],
         next: &[Footprint],
+        access: &[Access],
     ) -> usize {
-        self.choose_among(kind, enabled.len(), agent, enabled, next)
+        self.choose_among(kind, enabled.len(), agent, enabled, next, access)
     }
 
     /// Whether a step's `prob` fires: a draw on the trial's stream, or in abstract time both
@@ -468,7 +534,7 @@ impl<R: Runtime> Engine<'_, R> {
         if prob.is_nan() || prob <= 0.0 {
             return false;
         }
-        self.choose_among(ChoiceKind::Prob, 2, a, &[], &[]) == 0
+        self.choose_among(ChoiceKind::Prob, 2, a, &[], &[], &[]) == 0
     }
 
     /// A completion order of `w` effects chosen in abstract time: any permutation (time is
@@ -483,7 +549,7 @@ impl<R: Runtime> Engine<'_, R> {
             let i = if order == EffectOrder::NonIdentity && identity && n == 2 {
                 1
             } else {
-                self.choose_among(ChoiceKind::Order, n, a, &[], &[])
+                self.choose_among(ChoiceKind::Order, n, a, &[], &[], &[])
             };
             identity &= i == 0;
             out.push(rest.remove(i));
@@ -696,7 +762,7 @@ impl<R: Runtime> Engine<'_, R> {
                     let last = cells.len() - (k - j);
                     let n = last - from + 1;
                     let i = if n >= 2 {
-                        from + self.choose_among(ChoiceKind::Pick, n, a, &[], &[])
+                        from + self.choose_among(ChoiceKind::Pick, n, a, &[], &[], &[])
                     } else {
                         from
                     };

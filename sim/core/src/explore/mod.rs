@@ -39,6 +39,10 @@ use walk::Walker;
 pub const STEPS_PER_AGENT_DEFAULT: u64 = 40;
 /// The most prefixes the tree is split into for threads and shards.
 const SPLIT_DEPTH_MAX: usize = 64;
+/// The subtrees the tree is split into (at least, where it has that many), whatever the
+/// threads: with reduction the split decides which paths are run (each fixed prefix frame
+/// explores every alternative), so it must not depend on the thread count.
+const SPLIT_TASKS: usize = 16;
 /// Bytes one class key costs in the set (key, hash-table slot and slack), for the memory
 /// ceiling.
 const KEY_BYTES: u64 = 40;
@@ -142,6 +146,9 @@ pub struct Exploration {
     pub budget_cut: u64,
     /// Paths cut by the scenario's `events_max`.
     pub truncated: u64,
+    /// Paths the reduction stopped as redundant (only agents in the sleep set were left to
+    /// run): run in part, neither recorded nor counted in `schedules`.
+    pub redundant: u64,
     /// The most choice points on one path.
     pub depth_max: u64,
     /// Every exhibited anomaly set (lattice point; the empty set included), with its
@@ -219,6 +226,7 @@ struct Shared<'c> {
     cfg: &'c ExploreConfig<'c>,
     schedules: AtomicU64,
     classes: Mutex<HashSet<u128>>,
+    redundant: AtomicU64,
     stop: Mutex<Option<Stopped>>,
     halt: AtomicBool,
 }
@@ -248,11 +256,12 @@ pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, Ex
         return Err(ExploreError::Budget);
     }
     let threads = cfg.threads.max(1);
-    let tasks = split(sc, cfg, if threads == 1 { 1 } else { threads * 8 })?;
+    let tasks = split(sc, cfg, SPLIT_TASKS)?;
     let shared = Shared {
         cfg,
         schedules: AtomicU64::new(0),
         classes: Mutex::new(HashSet::new()),
+        redundant: AtomicU64::new(0),
         stop: Mutex::new(None),
         halt: AtomicBool::new(false),
     };
@@ -283,13 +292,15 @@ pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, Ex
     }
     let stopped = *shared.stop.lock().expect("threads are done");
     let classes = shared.classes.lock().expect("threads are done").len() as u64;
-    Ok(conclude(
+    let mut ex = conclude(
         cfg,
         found,
         stopped,
         shared.schedules.load(Ordering::SeqCst),
         classes,
-    ))
+    );
+    ex.redundant = shared.redundant.load(Ordering::SeqCst);
+    Ok(ex)
 }
 
 /// The verdicts from what the paths found.
@@ -331,6 +342,7 @@ fn conclude(
         classes,
         budget_cut: found.budget_cut,
         truncated: found.truncated,
+        redundant: 0,
         depth_max: found.depth_max,
         sets: found.sets,
         findings,
@@ -379,7 +391,7 @@ fn split(
             match w.alternatives_at(p.len()) {
                 Some(alts) => {
                     grew |= alts.len() > 1;
-                    for &a in alts {
+                    for a in alts {
                         let mut q = p.clone();
                         q.push(a);
                         next.push(q);
@@ -407,6 +419,13 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
             return Ok(found);
         }
         let run = run_path(sc, cfg, &mut w, &mut pool)?;
+        if w.blocked() {
+            shared.redundant.fetch_add(1, Ordering::SeqCst);
+            if !w.backtrack() {
+                return Ok(found);
+            }
+            continue;
+        }
         record(sc, cfg, &run, &w, &mut found);
         let n = shared.schedules.fetch_add(1, Ordering::SeqCst) + 1;
         let classes = {

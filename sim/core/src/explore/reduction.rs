@@ -1,64 +1,239 @@
-//! Partial-order reduction: the independence relation of engine steps and the persistent sets
-//! it gives (Godefroid 1996, "Partial-Order Methods for the Verification of Concurrent
-//! Systems", ch. 4; the persistent-set half of Flanagan and Godefroid's DPOR, POPL 2005).
+//! Partial-order reduction: the independence relation of engine steps, happens-before over
+//! the steps of one path, its races and its Mazurkiewicz trace.
 //!
-//! The relation, on the steps of two *different* agents (steps of one agent are always
-//! dependent):
-//! - a [`Footprint::Local`] step is independent of every step of another agent: it reads and
-//!   writes only its own agent's state (program counter, open operation, latest read) and
-//!   draws only on the trial's stream, whose draws no history depends on in abstract time;
-//! - two [`Footprint::Shared`] steps are dependent, always. This is deliberately coarse: the
-//!   runtime keeps a commit clock, locks, a log and a registry whose order a history shows,
-//!   so even two begins on disjoint cells may not commute under every runtime.
+//! # The relation
 //!
-//! A local step stays enabled until its agent takes it (no other agent can disable it; the
-//! step budget counts only the agent's own steps), so at a state where some enabled agent's
-//! next step is local, that agent alone is a persistent set; otherwise every enabled agent is.
-//! Every terminal history reachable in the full tree is then reachable in the reduced one
-//! (the search is acyclic: the budget and `events_max` bound every path, so no cycle proviso
-//! is needed). The test `independent_steps_commute` checks the first clause on random states
-//! of the engine; `reduced_and_plain_agree` compares both searches on a generated family.
-//! What the relation does not buy: sleep sets and source sets only help where shared steps
-//! are independent, which this relation never declares; a finer relation (begins on
-//! disjoint cells, commits on disjoint cells under a given runtime) is where they would.
+//! Every step says, before it runs, what it may touch of the state other agents' steps share
+//! ([`Access`], computed by the engine from the stepping agent's own state alone, so it stays
+//! the same while other agents step). Two steps are **dependent** iff they are steps of one
+//! agent, or they touch a common object and one of them writes it. The objects and who uses
+//! them, under every runtime:
+//!
+//! | step                              | store | registry | locks (`lock` stacks only)   |
+//! |-----------------------------------|-------|----------|------------------------------|
+//! | `read` (begin, admitted or dropped)| read  | read     | write, each listed cell      |
+//! | `write`, commit half              | write | read     | write, cells read and issued |
+//! | `retract` (fired or skipped)      | write | –        | –                            |
+//! | `registry` (fired or skipped)     | –     | write    | –                            |
+//! | `generate` outside an operation   | –     | read     | –                            |
+//! | `generate` inside one, `wait`, `branch`, `write`'s issue half | – | – | –            |
+//!
+//! The store is one object: a begin takes its read time from the commit clock (the log's
+//! length), so a begin and any commit never commute, whatever the cells; a commit appends
+//! the next record, so two commits never commute either (their records' indices and write
+//! times would swap). What is independent, then: two begins (they only read the store and
+//! the registry; under a `lock` stack, only when their cell lists share no lock), a local
+//! step and anything, a registry change and a retraction or a begin-free step, a generation
+//! outside an operation and a retraction or a commit. The runtimes' own state is all in
+//! these objects: the lock table is the in-flight ops' read sets (`lock`); validation
+//! (`si`, `ssi`) reads the log after the read time at commit; provenance, dead-predecessor
+//! validation and cascades (`causal`, `saga`) read and write records and their aborted
+//! flags; the sequencer's compensation plan is the committing op's own; `registry-pin`
+//! resolves against the op's own snapshot, `registry-validate` reads the live registry at
+//! commit. The draws on the trial's stream (latencies, backoffs, token counts) are shared,
+//! but in abstract time no history depends on them. The test `independent_steps_commute`
+//! runs both orders of every declared-independent pair on random engine states under every
+//! named runtime and compares the final histories.
+//!
+//! # The search
+//!
+//! Source-DPOR with sleep sets (Abdulla, Aronis, Jonsson and Sagonas, "Optimal dynamic
+//! partial order reduction", POPL 2014, Algorithm 1; sleep sets from Godefroid 1996): after
+//! each path the walker computes happens-before with vector clocks ([`Hb`]), finds the races
+//! (two dependent steps of different agents with no step ordered between them), and for
+//! each adds an initial of `notdep(e, E).p` to the backtrack set of the choice point before
+//! the first step, unless one is already there. No agent is ever disabled by another's step
+//! (a lock drops or aborts, it does not block), so every race is reversible. Data choices
+//! (`prob`, `pick`, effect order) keep all their alternatives. A path's class is its trace:
+//! the lexicographically least linearisation of its dependence order ([`Hb::class_key`]).
 
-use crate::scheduler::{ChoicePoint, Footprint};
+use crate::digest::Fnv1a;
+use crate::scheduler::{Access, Footprint};
 
-/// The alternatives to explore at an agent choice point: the first enabled agent whose next
-/// step is local, alone; else all.
-pub(super) fn persistent(p: &ChoicePoint<'_>) -> Vec<u32> {
-    assert_eq!(p.next.len(), p.n, "a footprint per enabled agent");
-    match p.next.iter().position(|&f| f == Footprint::Local) {
-        Some(i) => vec![i as u32],
-        None => (0..p.n as u32).collect(),
-    }
-}
-
-/// Whether steps with these footprints, of two different agents, are declared independent.
+/// Whether steps with these footprints, of two different agents, commute under every
+/// runtime: a local step commutes with anything (the coarse relation the finer [`Access`]
+/// refines; kept for callers of the footprint).
 pub fn independent(a: Footprint, b: Footprint) -> bool {
     a == Footprint::Local || b == Footprint::Local
+}
+
+/// One executed step of a path.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Event {
+    pub agent: usize,
+    pub access: Access,
+    /// The index of the agent choice point this step was chosen at, if it was chosen.
+    pub frame: Option<usize>,
+    /// The step's own data choices (prob, pick, effect order), hashed.
+    pub label: u64,
+}
+
+/// Whether two steps are dependent (of one agent, or conflicting accesses).
+pub(super) fn dependent(a: &Event, b: &Event) -> bool {
+    a.agent == b.agent || a.access.conflicts(&b.access)
+}
+
+/// Happens-before over one path's steps: vector clocks, and the races found building them.
+pub(super) struct Hb {
+    agents: usize,
+    /// `clock[j * agents + p]`: how many of agent `p`'s steps happen before step `j` or are it.
+    clock: Vec<u32>,
+    /// Step `j` is its agent's `local[j]`-th step (from 1).
+    local: Vec<u32>,
+    /// Pairs `(i, j)`, `i < j`, of steps in a race.
+    pub races: Vec<(usize, usize)>,
+}
+
+impl Hb {
+    /// Happens-before of `events` (the transitive closure of program order and dependence in
+    /// path order) and its races.
+    pub(super) fn new(events: &[Event]) -> Hb {
+        let agents = events.iter().map(|e| e.agent + 1).max().unwrap_or(0);
+        let n = events.len();
+        let mut clock = vec![0u32; n * agents];
+        let mut local = vec![0u32; n];
+        let mut last: Vec<Option<usize>> = vec![None; agents];
+        let mut races = Vec::new();
+        let mut c = vec![0u32; agents];
+        for j in 0..n {
+            let p = events[j].agent;
+            match last[p] {
+                Some(k) => c.copy_from_slice(&clock[k * agents..(k + 1) * agents]),
+                None => c.iter_mut().for_each(|x| *x = 0),
+            }
+            // Latest first: a dependent step already ordered before `j` through a later one
+            // is not in a race with it.
+            for i in (0..j).rev() {
+                let q = events[i].agent;
+                if q == p || !dependent(&events[i], &events[j]) {
+                    continue;
+                }
+                if c[q] < local[i] {
+                    races.push((i, j));
+                }
+                for (x, &y) in c.iter_mut().zip(&clock[i * agents..(i + 1) * agents]) {
+                    *x = (*x).max(y);
+                }
+            }
+            local[j] = last[p].map_or(1, |k| local[k] + 1);
+            c[p] = local[j];
+            clock[j * agents..(j + 1) * agents].copy_from_slice(&c);
+            last[p] = Some(j);
+        }
+        Hb {
+            agents,
+            clock,
+            local,
+            races,
+        }
+    }
+
+    /// Whether step `i` happens before step `j` (or is it).
+    pub(super) fn before(&self, events: &[Event], i: usize, j: usize) -> bool {
+        self.clock[j * self.agents + events[i].agent] >= self.local[i]
+    }
+
+    /// The agents that can start `notdep(i, E).p` where `p` is step `j`'s agent: the steps
+    /// after `i` and before `j` that `i` does not happen before, then `j`; an agent is an
+    /// initial when its first step there has no step of that sequence before it.
+    pub(super) fn initials(&self, events: &[Event], i: usize, j: usize) -> Vec<usize> {
+        let v: Vec<usize> = (i + 1..j)
+            .filter(|&k| !self.before(events, i, k))
+            .chain(std::iter::once(j))
+            .collect();
+        let mut seen: Vec<usize> = Vec::new();
+        let mut out = Vec::new();
+        for (pos, &k) in v.iter().enumerate() {
+            let a = events[k].agent;
+            if seen.contains(&a) {
+                continue;
+            }
+            seen.push(a);
+            if v[..pos].iter().all(|&m| !self.before(events, m, k)) {
+                out.push(a);
+            }
+        }
+        out
+    }
+
+    /// The key of the path's Mazurkiewicz trace: its lexicographically least linearisation
+    /// (by agent) of the happens-before order, each step with its data choices, hashed into
+    /// two independent 64-bit streams. Two paths have one key iff they are the same trace
+    /// (up to a hash collision, about 2^-128 a pair).
+    pub(super) fn class_key(&self, events: &[Event]) -> u128 {
+        let a = self.agents;
+        let mut queues: Vec<Vec<usize>> = vec![Vec::new(); a];
+        for (j, e) in events.iter().enumerate() {
+            queues[e.agent].push(j);
+        }
+        let mut head = vec![0usize; a];
+        let mut placed = vec![0u32; a];
+        let mut x = Fnv1a::new();
+        let mut y = Fnv1a::new();
+        y.word(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..events.len() {
+            let p = (0..a)
+                .find(|&p| {
+                    queues[p].get(head[p]).is_some_and(|&j| {
+                        (0..a).all(|q| q == p || placed[q] >= self.clock[j * a + q])
+                    })
+                })
+                .expect("a step whose predecessors are placed (happens-before is acyclic)");
+            let j = queues[p][head[p]];
+            head[p] += 1;
+            placed[p] += 1;
+            for h in [&mut x, &mut y] {
+                h.word(p as u64);
+                h.word(events[j].label);
+            }
+        }
+        (u128::from(x.finish()) << 64) | u128::from(y.finish())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheduler::ChoiceKind;
+    use crate::scheduler::Use;
+
+    fn ev(agent: usize, store: Use) -> Event {
+        Event {
+            agent,
+            access: Access {
+                store,
+                ..Access::LOCAL
+            },
+            frame: None,
+            label: 0,
+        }
+    }
 
     #[test]
-    fn a_local_step_is_a_persistent_set_alone() {
-        let enabled = [0, 2, 5];
-        let next = [Footprint::Shared, Footprint::Local, Footprint::Local];
-        let p = ChoicePoint {
-            kind: ChoiceKind::Agent,
-            n: 3,
-            agent: 0,
-            enabled: &enabled,
-            next: &next,
-        };
-        assert_eq!(persistent(&p), vec![1]);
-        let all = [Footprint::Shared; 3];
-        let p = ChoicePoint { next: &all, ..p };
-        assert_eq!(persistent(&p), vec![0, 1, 2]);
+    fn races_skip_what_is_ordered_through_a_third_step() {
+        // 0: a writes, 1: b writes, 2: c writes. Races (0,1) and (1,2); (0,2) is ordered
+        // through 1.
+        let e = [ev(0, Use::Write), ev(1, Use::Write), ev(2, Use::Write)];
+        let hb = Hb::new(&e);
+        assert_eq!(hb.races, vec![(0, 1), (1, 2)]);
+        assert!(hb.before(&e, 0, 2));
+        // Two reads commute: no race, and both orders are one class.
+        let r = [ev(0, Use::Read), ev(1, Use::Read)];
+        let s = [ev(1, Use::Read), ev(0, Use::Read)];
+        assert!(Hb::new(&r).races.is_empty());
+        assert_eq!(Hb::new(&r).class_key(&r), Hb::new(&s).class_key(&s));
+        let w = [ev(1, Use::Write), ev(0, Use::Read)];
+        let v = [ev(0, Use::Read), ev(1, Use::Write)];
+        assert_ne!(Hb::new(&w).class_key(&w), Hb::new(&v).class_key(&v));
+    }
+
+    #[test]
+    fn initials_of_the_reversed_race() {
+        // 0: a writes, 1: b local, 2: c writes (races with 0). notdep = [1], then c: both b
+        // and c can start it.
+        let e = [ev(0, Use::Write), ev(1, Use::None), ev(2, Use::Write)];
+        let hb = Hb::new(&e);
+        assert_eq!(hb.races, vec![(0, 2)]);
+        assert_eq!(hb.initials(&e, 0, 2), vec![1, 2]);
         assert!(independent(Footprint::Local, Footprint::Shared));
         assert!(!independent(Footprint::Shared, Footprint::Shared));
     }

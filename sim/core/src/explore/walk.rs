@@ -3,16 +3,36 @@
 //! and CHESS do: the engine is run again over a prefix of choices, so no engine state is
 //! copied or hashed).
 //!
-//! At a choice point met for the first time the walker fixes the alternatives to explore
-//! there: every alternative, or, with reduction, at an agent choice where some enabled agent's
-//! next step is local, that agent alone (a persistent set of size one, see
-//! [`super::reduction`]). It also keys the path's equivalence class (the order of the shared
-//! steps and each agent's own data choices), so that the number of classes can be counted
-//! with and without reduction.
+//! Without reduction every choice point explores every alternative. With it, an agent choice
+//! point explores its backtrack set less its sleep set (source-DPOR with sleep sets, see
+//! [`super::reduction`]): the first path through it takes the first enabled agent that is not
+//! asleep, and after each path the races of the path add agents to the backtrack sets of the
+//! choice points before them. A sleeping agent is not chosen; it wakes when a step dependent
+//! with its next one runs. A path on which only sleeping agents are left is redundant (every
+//! trace through it is explored elsewhere): the walker halts the trial there and the path is
+//! neither recorded nor counted as a schedule. Data choice points keep every alternative.
+//!
+//! Frames of the fixed prefix (a task's share of the tree, see `split`) explore every
+//! alternative that is not asleep, each in its own task: races pointing into them are
+//! ignored, and a task starts with the sleep set the sequential search would have there (the
+//! earlier alternatives at each fixed agent choice point), so the search is the same whatever
+//! the threads.
 
-use super::reduction;
+use super::reduction::{Event, Hb};
 use crate::digest::Fnv1a;
-use crate::scheduler::{ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler};
+use crate::scheduler::{Access, ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler};
+
+/// An agent choice point under reduction.
+#[derive(Clone, Debug)]
+struct AgentFrame {
+    enabled: Vec<usize>,
+    access: Vec<Access>,
+    /// Asleep on entry (never explored here).
+    asleep: Vec<bool>,
+    backtrack: Vec<bool>,
+    done: Vec<bool>,
+    cur: usize,
+}
 
 /// The alternatives explored at one choice point and the one the current path takes.
 #[derive(Clone, Debug)]
@@ -21,27 +41,16 @@ struct Frame {
     next: usize,
     /// The number of alternatives the engine offered (0: a fixed prefix frame, unchecked).
     n: usize,
+    /// Set for an agent choice point under reduction (then `alts` is unused).
+    dpor: Option<Box<AgentFrame>>,
 }
 
-/// Two independent FNV-1a streams: a 128-bit key, so that distinct classes collide with
-/// probability about 2^-128 per pair (the count of classes is a count of keys).
-#[derive(Clone, Copy, Debug)]
-struct Key2(Fnv1a, Fnv1a);
-
-impl Key2 {
-    fn new() -> Self {
-        let mut b = Fnv1a::new();
-        b.word(0x9e37_79b9_7f4a_7c15);
-        Key2(Fnv1a::new(), b)
-    }
-
-    fn word(&mut self, x: u64) {
-        self.0.word(x);
-        self.1.word(x);
-    }
-
-    fn finish(&self) -> u128 {
-        (u128::from(self.0.finish()) << 64) | u128::from(self.1.finish())
+impl Frame {
+    fn choice(&self) -> u32 {
+        match &self.dpor {
+            Some(d) => d.cur as u32,
+            None => self.alts[self.next],
+        }
     }
 }
 
@@ -54,10 +63,16 @@ pub(super) struct Walker {
     fixed: usize,
     reduction: bool,
     steps_per_agent: u64,
-    /// The order of shared steps, by agent.
-    shared: Key2,
-    /// Each agent's data choices (prob, pick, order), in its own order.
-    own: Vec<Key2>,
+    /// The steps of the path so far.
+    events: Vec<Event>,
+    /// The agent choice point the next step was chosen at.
+    chosen_at: Option<usize>,
+    /// The sleep set: agents not to run, with the access of their next step.
+    sleep: Vec<(usize, Access)>,
+    /// Only sleeping agents were left: the path is redundant and the trial stops.
+    blocked: bool,
+    /// Happens-before of the path just run, once computed.
+    hb: Option<Hb>,
 }
 
 impl Walker {
@@ -70,28 +85,30 @@ impl Walker {
                     alts: vec![c],
                     next: 0,
                     n: 0,
+                    dpor: None,
                 })
                 .collect(),
             cursor: 0,
             fixed: prefix.len(),
             reduction,
             steps_per_agent,
-            shared: Key2::new(),
-            own: Vec::new(),
+            events: Vec::new(),
+            chosen_at: None,
+            sleep: Vec::new(),
+            blocked: false,
+            hb: None,
         }
     }
 
-    /// The class key of the path just run.
-    pub(super) fn class_key(&self) -> u128 {
-        let mut k = Key2::new();
-        k.word(self.shared.finish() as u64);
-        k.word((self.shared.finish() >> 64) as u64);
-        for o in &self.own {
-            let f = o.finish();
-            k.word(f as u64);
-            k.word((f >> 64) as u64);
-        }
-        k.finish()
+    /// Whether the path just run was cut as redundant (sleep-set blocked).
+    pub(super) fn blocked(&self) -> bool {
+        self.blocked
+    }
+
+    /// The class key (Mazurkiewicz trace) of the path just run.
+    pub(super) fn class_key(&mut self) -> u128 {
+        let hb = self.hb.get_or_insert_with(|| Hb::new(&self.events));
+        hb.class_key(&self.events)
     }
 
     /// Choice points on the path just run.
@@ -99,9 +116,58 @@ impl Walker {
         self.cursor
     }
 
-    /// The alternatives at frame `i` of the path just run, if it reached one.
-    pub(super) fn alternatives_at(&self, i: usize) -> Option<&[u32]> {
-        self.frames.get(i).map(|f| &f.alts[..])
+    /// The alternatives at frame `i` of the path just run, if it reached one: for a split,
+    /// every alternative not asleep there.
+    pub(super) fn alternatives_at(&self, i: usize) -> Option<Vec<u32>> {
+        self.frames.get(i).map(|f| match &f.dpor {
+            Some(d) => (0..d.enabled.len())
+                .filter(|&k| !d.asleep[k])
+                .map(|k| k as u32)
+                .collect(),
+            None => f.alts.clone(),
+        })
+    }
+
+    /// Adds what the races of the path just run call for to the backtrack sets.
+    fn add_backtracks(&mut self) {
+        let hb = self.hb.take().unwrap_or_else(|| Hb::new(&self.events));
+        for &(i, j) in &hb.races {
+            let Some(fi) = self.events[i].frame else {
+                // Every agent with a later step was enabled at step i, so a race has a
+                // choice point before it; nothing to do where there is none.
+                continue;
+            };
+            if fi < self.fixed {
+                continue;
+            }
+            let Some(d) = self.frames[fi].dpor.as_deref_mut() else {
+                continue;
+            };
+            let initials = hb.initials(&self.events, i, j);
+            let pos = |a: usize| d.enabled.iter().position(|&e| e == a);
+            if initials
+                .iter()
+                .any(|&a| pos(a).is_some_and(|k| d.backtrack[k]))
+            {
+                continue;
+            }
+            // The racing agent first, then any initial, each preferably awake here.
+            let racer = self.events[j].agent;
+            let order = initials
+                .iter()
+                .filter(|&&a| a == racer)
+                .chain(initials.iter().filter(|&&a| a != racer));
+            let awake = order
+                .clone()
+                .find_map(|&a| pos(a).filter(|&k| !d.asleep[k]));
+            let pick = awake.or_else(|| order.clone().find_map(|&a| pos(a)));
+            match pick {
+                Some(k) => d.backtrack[k] = true,
+                // Not expected (every initial steps later, so was enabled here); explore
+                // everything rather than miss a trace.
+                None => d.backtrack.iter_mut().for_each(|b| *b = true),
+            }
+        }
     }
 
     /// Moves to the next path; `false` when the subtree is exhausted.
@@ -110,65 +176,171 @@ impl Walker {
             self.cursor == self.frames.len(),
             "a path reaches every frame it fixed (the engine is deterministic)"
         );
+        if self.reduction {
+            self.add_backtracks();
+        }
         while self.frames.len() > self.fixed {
             let f = self.frames.last_mut().expect("frames past the prefix");
-            if f.next + 1 < f.alts.len() {
-                f.next += 1;
-                return true;
+            match f.dpor.as_deref_mut() {
+                Some(d) => {
+                    d.done[d.cur] = true;
+                    if let Some(k) =
+                        (0..d.enabled.len()).find(|&k| d.backtrack[k] && !d.done[k] && !d.asleep[k])
+                    {
+                        d.cur = k;
+                        return true;
+                    }
+                }
+                None => {
+                    if f.next + 1 < f.alts.len() {
+                        f.next += 1;
+                        return true;
+                    }
+                }
             }
             self.frames.pop();
         }
         false
+    }
+
+    /// An agent choice point under reduction: the frame's choice, or a new frame's first
+    /// agent not asleep; sets the sleep set the chosen step starts from.
+    fn pick_agent(&mut self, p: &ChoicePoint<'_>) -> Option<usize> {
+        assert_eq!(p.access.len(), p.n, "an access per enabled agent");
+        let asleep = |a: usize, sleep: &[(usize, Access)]| sleep.iter().any(|&(s, _)| s == a);
+        match self.frames.get(self.cursor) {
+            Some(f) if f.dpor.is_none() => {
+                // A fixed prefix frame: the alternatives before it run in other tasks.
+                assert!(self.cursor < self.fixed, "an agent frame is an agent frame");
+                let c = f.alts[f.next] as usize;
+                for k in 0..c.min(p.n) {
+                    if !asleep(p.enabled[k], &self.sleep) {
+                        self.sleep.push((p.enabled[k], p.access[k]));
+                    }
+                }
+                Some(c)
+            }
+            Some(f) => {
+                let d = f.dpor.as_deref().expect("an agent frame");
+                assert_eq!(
+                    d.enabled, p.enabled,
+                    "a replayed prefix meets the same agents"
+                );
+                for k in 0..d.enabled.len() {
+                    if d.done[k] && k != d.cur && !asleep(d.enabled[k], &self.sleep) {
+                        self.sleep.push((d.enabled[k], d.access[k]));
+                    }
+                }
+                Some(d.cur)
+            }
+            None => {
+                let asleep: Vec<bool> = p.enabled.iter().map(|&a| asleep(a, &self.sleep)).collect();
+                let cur = asleep.iter().position(|&s| !s)?;
+                let mut backtrack = vec![false; p.n];
+                backtrack[cur] = true;
+                self.frames.push(Frame {
+                    alts: Vec::new(),
+                    next: 0,
+                    n: p.n,
+                    dpor: Some(Box::new(AgentFrame {
+                        enabled: p.enabled.to_vec(),
+                        access: p.access.to_vec(),
+                        asleep,
+                        backtrack,
+                        done: vec![false; p.n],
+                        cur,
+                    })),
+                });
+                Some(cur)
+            }
+        }
     }
 }
 
 impl Chooser for Walker {
     fn start(&mut self) {
         self.cursor = 0;
-        self.shared = Key2::new();
-        self.own.clear();
+        self.events.clear();
+        self.chosen_at = None;
+        self.sleep.clear();
+        self.blocked = false;
+        self.hb = None;
     }
 
     fn pick(&mut self, p: &ChoicePoint<'_>) -> usize {
         assert!(p.n >= 2, "a choice point has two alternatives or more");
-        let k = match self.frames.get(self.cursor) {
-            Some(f) => {
-                assert!(
-                    f.n == 0 || f.n == p.n,
-                    "a replayed prefix meets the same choice points (determinism)"
-                );
-                f.alts[f.next] as usize
+        if self.blocked {
+            // The trial stops before its next step; this one's choices are not explored.
+            return 0;
+        }
+        let at = self.cursor;
+        let k = if self.reduction && p.kind == ChoiceKind::Agent {
+            match self.pick_agent(p) {
+                Some(k) => k,
+                None => {
+                    self.blocked = true;
+                    return 0;
+                }
             }
-            None => {
-                let alts = if self.reduction && p.kind == ChoiceKind::Agent {
-                    reduction::persistent(p)
-                } else {
-                    (0..p.n as u32).collect()
-                };
-                let first = alts[0] as usize;
-                self.frames.push(Frame {
-                    alts,
-                    next: 0,
-                    n: p.n,
-                });
-                first
+        } else {
+            match self.frames.get(self.cursor) {
+                Some(f) => {
+                    assert!(
+                        f.n == 0 || f.n == p.n,
+                        "a replayed prefix meets the same choice points (determinism)"
+                    );
+                    f.choice() as usize
+                }
+                None => {
+                    self.frames.push(Frame {
+                        alts: (0..p.n as u32).collect(),
+                        next: 0,
+                        n: p.n,
+                        dpor: None,
+                    });
+                    0
+                }
             }
         };
         assert!(k < p.n, "the alternative is offered");
         self.cursor += 1;
-        if p.kind != ChoiceKind::Agent {
-            if self.own.len() <= p.agent {
-                self.own.resize(p.agent + 1, Key2::new());
+        match p.kind {
+            ChoiceKind::Agent => self.chosen_at = Some(at),
+            kind => {
+                if let Some(e) = self.events.last_mut() {
+                    let mut h = Fnv1a::new();
+                    h.word(e.label);
+                    h.word(kind as u64);
+                    h.word(k as u64);
+                    e.label = h.finish();
+                }
             }
-            self.own[p.agent].word(k as u64);
         }
         k
     }
 
-    fn stepped(&mut self, agent: usize, footprint: Footprint) {
-        if footprint == Footprint::Shared {
-            self.shared.word(agent as u64);
+    fn stepped(&mut self, _agent: usize, _footprint: Footprint) {}
+
+    fn accessed(&mut self, agent: usize, access: Access) {
+        if self.blocked {
+            return;
         }
+        if self.sleep.iter().any(|&(s, _)| s == agent) {
+            // The only agent left to run is asleep.
+            self.blocked = true;
+            return;
+        }
+        self.sleep.retain(|(_, a)| !a.conflicts(&access));
+        self.events.push(Event {
+            agent,
+            access,
+            frame: self.chosen_at.take(),
+            label: 0,
+        });
+    }
+
+    fn halted(&self) -> bool {
+        self.blocked
     }
 
     fn steps_per_agent(&self) -> Option<u64> {

@@ -38,6 +38,70 @@ pub enum Footprint {
     Shared,
 }
 
+/// How a step uses one shared object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Use {
+    #[default]
+    None,
+    Read,
+    Write,
+}
+
+impl Use {
+    /// Whether two uses of one object conflict (write/write or read/write).
+    pub fn conflicts(self, other: Use) -> bool {
+        // A write against a read or a write; two reads, or no use, commute.
+        (self == Use::Write && other != Use::None) || (other == Use::Write && self != Use::None)
+    }
+}
+
+/// What an agent's next step may read and write of the state that other agents' steps share
+/// (for dynamic partial-order reduction; the relation it gives, per runtime, is stated in
+/// `crate::explore`'s reduction module). An over-approximation of every way the step can go
+/// from any global state, computed from the agent's own state alone, so that it stays the
+/// same while other agents step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Access {
+    /// The store: its log (records, their aborted flags, the commit clock a read time is
+    /// taken from, provenance) and its memory.
+    pub store: Use,
+    /// The tool registry.
+    pub registry: Use,
+    /// The locks of the cells with bit `cell mod 64` set (written: acquired, released or
+    /// tested), under a stack with `lock` only. Cells that share a bit share a lock here:
+    /// more conflicts, never fewer.
+    pub locks: u64,
+}
+
+impl Access {
+    /// A step that touches only its own agent's state.
+    pub const LOCAL: Access = Access {
+        store: Use::None,
+        registry: Use::None,
+        locks: 0,
+    };
+
+    /// A step that may write everything shared.
+    pub const ALL: Access = Access {
+        store: Use::Write,
+        registry: Use::Write,
+        locks: u64::MAX,
+    };
+
+    /// Whether steps of two different agents with these accesses are dependent: a common
+    /// object that one writes and the other reads or writes.
+    pub fn conflicts(&self, other: &Access) -> bool {
+        self.store.conflicts(other.store)
+            || self.registry.conflicts(other.registry)
+            || self.locks & other.locks != 0
+    }
+
+    /// The lock bit of a cell.
+    pub fn lock_bit(cell: usize) -> u64 {
+        1 << (cell % 64)
+    }
+}
+
 /// One choice point.
 #[derive(Clone, Copy, Debug)]
 pub struct ChoicePoint<'a> {
@@ -50,6 +114,9 @@ pub struct ChoicePoint<'a> {
     /// `enabled[i]`), and the footprint of each one's next step. Empty otherwise.
     pub enabled: &'a [usize],
     pub next: &'a [Footprint],
+    /// For [`ChoiceKind::Agent`]: what each enabled agent's next step may touch. Empty
+    /// otherwise.
+    pub access: &'a [Access],
 }
 
 /// Takes every choice of an abstract-time trial.
@@ -63,6 +130,16 @@ pub trait Chooser {
     /// Agent `agent` is about to run a step touching `footprint` (every step of the trial,
     /// chosen or the only one enabled).
     fn stepped(&mut self, _agent: usize, _footprint: Footprint) {}
+
+    /// Agent `agent` is about to run a step that may touch `access` (called right after
+    /// [`Chooser::stepped`], for every step).
+    fn accessed(&mut self, _agent: usize, _access: Access) {}
+
+    /// Whether the trial should stop before its next step (a path the chooser knows to be
+    /// redundant). The engine ends the trial there, as when no agent is left.
+    fn halted(&self) -> bool {
+        false
+    }
 
     /// The per-agent step budget: the trial stops (as if at a `stop`) before an agent's step
     /// past it. `None`: no budget (the scenario's `events_max` still holds).

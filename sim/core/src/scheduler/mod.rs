@@ -12,7 +12,7 @@ pub mod random;
 pub mod replay;
 
 use crate::schedule::Schedule;
-pub use chooser::{ChoiceKind, ChoicePoint, Chooser, Footprint};
+pub use chooser::{Access, ChoiceKind, ChoicePoint, Chooser, Footprint, Use};
 
 /// Chooses among enabled events.
 pub trait Scheduler: Send {
