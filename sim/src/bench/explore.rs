@@ -289,7 +289,7 @@ pub fn line(c: &Case) -> String {
     }
     let reach = match (c.repeat_cap, c.at_own) {
         (None, _) => format!(
-            "cap 1 did not finish in the budget ({})",
+            "repeat ≤ 1 did not finish in the budget ({})",
             counts(&c.reduced)
         ),
         (Some(_), true) => format!("own repeat counts (≤ {})", c.own_repeat),
@@ -330,24 +330,26 @@ fn counts(r: &Run) -> String {
     )
 }
 
-/// The report as a Markdown table (what `docs/benchmarks.md` shows).
+/// The report as a Markdown table (what `docs/benchmarks.md` shows); `cut` counts the paths
+/// on which the per-agent step budget stopped an agent (verdicts then hold within it).
 pub fn table(cases: &[Case]) -> String {
     let mut s = String::from(
-        "| scenario | runtime | repeat | schedules | classes | s | peak MiB | plain schedules \
-         | plain s | factor |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n",
+        "| scenario | runtime | repeat | schedules | classes | cut | s | peak MiB \
+         | plain schedules | plain s | factor |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for c in cases {
         let name = c.scenario.trim_start_matches("scenarios/");
         if let Some(why) = &c.refused {
             let _ = writeln!(
                 s,
-                "| {name} | {} | not explored: {why} |||||||| |",
+                "| {name} | {} | not explored: {why} ||||||||| |",
                 c.runtime
             );
             continue;
         }
         let repeat = match (c.repeat_cap, c.at_own) {
-            (None, _) => "none finished".to_owned(),
+            (None, _) if c.own_repeat == 1 => "own (1), stopped".to_owned(),
+            (None, _) => format!("≤ 1 of {}, stopped", c.own_repeat),
             (Some(n), true) => format!("own ({n})"),
             (Some(n), false) => format!("≤ {n} of {}", c.own_repeat),
         };
@@ -368,8 +370,8 @@ pub fn table(cases: &[Case]) -> String {
         });
         let _ = writeln!(
             s,
-            "| {name} | {} | {repeat} | {} | {} | {:.2} | {mem} | {ps} | {pt} | {f} |",
-            c.runtime, r.schedules, r.classes, r.seconds
+            "| {name} | {} | {repeat} | {} | {} | {} | {:.2} | {mem} | {ps} | {pt} | {f} |",
+            c.runtime, r.schedules, r.classes, r.budget_cut, r.seconds
         );
     }
     s
