@@ -29,13 +29,14 @@ use crate::util::root;
 /// second with no path cut by the step budget (the caps `agentsim bench explore` reports are
 /// larger). Not here: plan-execute and triage, whose polling loops meet the step budget on
 /// some path at any size (time is abstracted), so a sampled trial may run past the bound.
-const EXAMPLES: [(&str, u32); 6] = [
+const EXAMPLES: [(&str, u32); 7] = [
     ("scenarios/examples/edit-review.toml", 2),
     ("scenarios/explore/stale-review.toml", 1),
     ("scenarios/explore/retired-tool.toml", 1),
     ("scenarios/explore/effect-order.toml", 1),
+    ("scenarios/twins/a1.toml", 1),
     ("scenarios/twins/a2-width2.toml", 1),
-    ("scenarios/twins/a3-depth2.toml", 1),
+    ("scenarios/twins/a6-width4.toml", 1),
 ];
 /// Sampled trials per scheduler, runtime and example.
 const TRIALS: u64 = 300;
