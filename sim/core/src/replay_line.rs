@@ -1,10 +1,13 @@
 //! The one line that replays a trial: scenario, runtime, seed, trial and schedule.
 //!
-//! `scenario=<path> runtime=<name> seed=<n> trial=<k> schedule=<S1:…> [on_missing=stub]`,
+//! `scenario=<path> runtime=<name> seed=<n> trial=<k> schedule=<S1:…> [on_missing=stub]
+//! [repeat_max=<n>]`,
 //! whitespace-separated `key=value` tokens (so paths must not contain spaces). The parser
 //! accepts the line as `simulate` prints it, with or without the leading
 //! `replay: agentsim replay '…'`. A line replays exactly only against the same scenario
-//! file and the same build.
+//! file and the same build. `repeat_max` says the line came from the scenario with every
+//! agent's `repeat` capped (`Scenario::with_repeat_cap`, `agentsim explore --max-repeat`):
+//! a replay applies the same cap.
 
 use crate::scenario::{OnMissing, UnknownOnMissing};
 use crate::schedule::{Schedule, ScheduleError};
@@ -21,6 +24,8 @@ pub struct ReplayLine {
     pub trial: u64,
     pub schedule: Schedule,
     pub on_missing: Option<OnMissing>,
+    /// The repeat cap the scenario ran under, if any.
+    pub repeat_max: Option<u32>,
 }
 
 impl fmt::Display for ReplayLine {
@@ -37,6 +42,9 @@ impl fmt::Display for ReplayLine {
         if self.on_missing == Some(OnMissing::Stub) {
             f.write_str(" on_missing=stub")?;
         }
+        if let Some(n) = self.repeat_max {
+            write!(f, " repeat_max={n}")?;
+        }
         Ok(())
     }
 }
@@ -52,6 +60,7 @@ impl ReplayLine {
         let (mut scenario, mut runtime, mut seed, mut trial, mut schedule) =
             (None, None, None, None, None);
         let mut on_missing = None;
+        let mut repeat_max = None;
         let mut seen: Vec<&str> = Vec::new();
         let tokens = line
             .split_whitespace()
@@ -79,6 +88,10 @@ impl ReplayLine {
                 "trial" => trial = Some(num(v)?),
                 "schedule" => schedule = Some(Schedule::parse(v)?),
                 "on_missing" => on_missing = Some(OnMissing::parse(v)?),
+                "repeat_max" => match num(v)? {
+                    n @ 1..=0xFFFF_FFFF => repeat_max = Some(n as u32),
+                    _ => return Err(ReplayLineError::RepeatMax(v.to_owned())),
+                },
                 _ => return Err(ReplayLineError::UnknownKey(k.to_owned())),
             }
         }
@@ -93,6 +106,7 @@ impl ReplayLine {
             trial: trial.ok_or_else(|| need("trial"))?,
             schedule: schedule.ok_or_else(|| need("schedule"))?,
             on_missing,
+            repeat_max,
         })
     }
 }
@@ -102,6 +116,8 @@ impl ReplayLine {
 pub enum ReplayLineError {
     #[error("`{key}={value}` is not a number")]
     NotANumber { key: String, value: String },
+    #[error("`repeat_max={0}` is not a repeat cap (1 to 4294967295)")]
+    RepeatMax(String),
     #[error("unknown key `{0}` in replay line")]
     UnknownKey(String),
     #[error("key `{0}=` appears twice in the replay line; keep one")]
@@ -129,8 +145,16 @@ mod tests {
             trial: 3,
             schedule: Schedule::parse("S1:20:4=1").unwrap(),
             on_missing: Some(OnMissing::Stub),
+            repeat_max: None,
         };
         assert_eq!(ReplayLine::parse(&l.to_string()), Ok(l.clone()));
+        let capped = ReplayLine {
+            repeat_max: Some(2),
+            ..l.clone()
+        };
+        assert!(capped.to_string().ends_with(" repeat_max=2"));
+        assert_eq!(ReplayLine::parse(&capped.to_string()), Ok(capped));
+        assert!(ReplayLine::parse(&format!("{l} repeat_max=0")).is_err());
         let printed = format!("replay: {}", l.command());
         assert_eq!(ReplayLine::parse(&printed), Ok(l));
         assert!(

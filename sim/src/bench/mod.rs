@@ -5,6 +5,7 @@
 
 pub mod cpl;
 pub mod detect;
+pub mod explore;
 pub mod history;
 pub mod ingest;
 pub mod sim;

@@ -33,6 +33,8 @@ pub enum What {
     View(super::view::bench::Args),
     /// OTLP/JSON ingest on a generated export (written to `--out` and kept).
     Ingest(bench::ingest::Args),
+    /// `agentsim explore`: the largest repeat cap each scenario × runtime finishes in a budget.
+    Explore(bench::explore::Args),
 }
 
 /// `agentsim bench detect`.
@@ -110,6 +112,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Stream(a) => bench::stream::run(a),
         What::View(a) => super::view::bench::run(a),
         What::Ingest(a) => ingest(a),
+        What::Explore(a) => explore(a),
     }
 }
 
@@ -152,6 +155,16 @@ fn ingest(a: bench::ingest::Args) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&f)?);
     } else {
         print!("{}", bench::ingest::text(&f));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn explore(a: bench::explore::Args) -> anyhow::Result<ExitCode> {
+    let cases = bench::explore::run(&a)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&cases)?);
+    } else {
+        print!("{}", bench::explore::table(&cases));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -50,9 +50,15 @@ pub fn read_line_arg(arg: &str) -> Result<ReplayLine> {
     Ok(ReplayLine::parse(&text)?)
 }
 
-/// Loads the scenario and runtime a replay line names.
+/// Loads the scenario and runtime a replay line names (with its repeat cap, if it has one).
 pub fn load(line: &ReplayLine) -> Result<(Scenario, Stack)> {
-    let sc = Scenario::load(&line.scenario)?;
+    let mut sc = Scenario::load(&line.scenario)?;
+    if let Some(n) = line.repeat_max {
+        sc = sc
+            .with_repeat_cap(n)
+            .map_err(|e| anyhow!("repeat_max: {e}"))?
+            .0;
+    }
     Ok((sc, line.runtime))
 }
 

@@ -349,6 +349,7 @@ pub fn replay_line(cfg: &RunConfig<'_>, trial: u64, schedule: &str) -> Result<Re
         trial,
         schedule: agentsim_sim::schedule::Schedule::parse(schedule)?,
         on_missing: cfg.on_missing,
+        repeat_max: cfg.scenario.repeat_cap,
     })
 }
 

@@ -12,6 +12,7 @@ pub mod abstract_matrix;
 pub mod costs;
 pub mod cpl_guards;
 pub mod deployed;
+pub mod explore;
 pub mod fit_fix;
 pub mod front;
 pub mod lattice;
@@ -47,6 +48,7 @@ pub fn steps() -> Vec<Step> {
         split_view::STEP,
         cpl_guards::STEP,
         fit_fix::STEP,
+        explore::STEP,
     ]
 }
 
@@ -68,7 +70,8 @@ pub fn step_named(name: &str) -> Option<Step> {
 /// exhaustive realize search that picks its stacks, which every shard would repeat, and samples
 /// its workloads and its sweep at different trial counts, which one partial's single trial
 /// range cannot hold; `deployed` drives its four reproductions through their own loops, not a
-/// trial source, and takes under a tenth of a second whole.
+/// trial source, and takes under a tenth of a second whole; `explore` is mostly its exhaustive
+/// searches, which every shard would repeat.
 pub const SAMPLING: [&str; 6] = [
     "twins",
     "mechanism-twins",

@@ -76,6 +76,7 @@ fn replay_reproduces_every_anomalous_history() {
                 trial: t.metrics.trial,
                 schedule: t.metrics.schedule.parse().unwrap(),
                 on_missing: None,
+                repeat_max: None,
             };
             let line = ReplayLine::parse(&line.command()).unwrap();
             let again = run_one(

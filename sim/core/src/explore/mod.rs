@@ -476,6 +476,7 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
             trial: 0,
             schedule,
             on_missing: cfg.on_missing,
+            repeat_max: sc.repeat_cap,
         },
     });
 }

@@ -6,6 +6,7 @@
 //! every `goto` stays within one operation); that says nothing about whether the scenario
 //! models the system it claims to.
 
+pub mod cap;
 pub mod cpl;
 pub mod expect;
 
@@ -16,6 +17,7 @@ pub mod resolve;
 pub mod settings;
 
 pub use crate::source::ScenarioError;
+pub use cap::{RepeatCap, ZeroCap};
 pub use cpl::CplSpec;
 pub use limits::TRIALS_MAX;
 pub use mcp::McpClient;
@@ -62,6 +64,9 @@ pub struct Scenario {
     pub generator: GeneratorSpec,
     /// `[cpl]`: the compiled guards of `send`, `recv`, `set` and `act` steps.
     pub cpl: Option<Arc<CplSpec>>,
+    /// Every agent's `repeat` was capped at this ([`Scenario::with_repeat_cap`]); replay lines
+    /// carry it so that a replay runs the same capped scenario.
+    pub repeat_cap: Option<u32>,
 }
 
 /// One agent (a copy of an `[[agents]]` entry when `count > 1`).

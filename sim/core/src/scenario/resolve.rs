@@ -92,6 +92,7 @@ impl Resolver<'_> {
             events_max,
             generator,
             cpl: self.cpl.map(Arc::new),
+            repeat_cap: None,
         })
     }
 

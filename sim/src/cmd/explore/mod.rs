@@ -54,6 +54,10 @@ pub struct Args {
     /// Worker threads (the result is the same whatever the number).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Cap every agent's `repeat` at N (not `count`): explore a smaller size of a workload;
+    /// verdicts then say "at repeat ≤ N" and replay lines carry the cap.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_repeat: Option<u32>,
     /// Table of the anomaly sets (lattice points) reached under each runtime.
     #[arg(long)]
     pub coverage: bool,
@@ -80,7 +84,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.threads == 0 {
         bail!("--threads must be at least 1");
     }
-    let sc = Scenario::load(&args.scenario)?;
+    let mut sc = Scenario::load(&args.scenario)?;
+    if let Some(n) = args.max_repeat {
+        sc = sc.with_repeat_cap(n).context("--max-repeat")?.0;
+    }
     let runtimes = runtimes(&args, &sc);
     let cancel = cancel_on_signals().context("installing the signal handlers")?;
     let ticker = Mutex::new(Items::new("explore", "schedules", args.progress));

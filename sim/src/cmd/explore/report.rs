@@ -22,12 +22,19 @@ pub fn stopped_flag(s: Option<Stopped>) -> &'static str {
     }
 }
 
-fn verdict(e: &Exploration, r: Reach) -> String {
-    match r {
+fn verdict(sc: &Scenario, e: &Exploration, r: Reach) -> String {
+    let v = match r {
         Reach::Reachable => "reachable".to_owned(),
         Reach::Unreachable => format!("unreachable {}", e.bound_text()),
         Reach::CannotTell => format!("cannot tell ({} stopped it)", stopped_flag(e.stopped)),
-    }
+    };
+    format!("{v}{}", cap_text(sc))
+}
+
+/// " at repeat ≤ N" when the scenario was explored with its repeats capped, else nothing.
+pub fn cap_text(sc: &Scenario) -> String {
+    sc.repeat_cap
+        .map_or_else(String::new, |n| format!(" at repeat ≤ {n}"))
 }
 
 /// `{A1, A6}`, or `{}`.
@@ -47,9 +54,10 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
         };
         let _ = writeln!(
             s,
-            "explore {} under {}: {state}, {} schedules, {} classes, reduction {}, \
+            "explore {}{} under {}: {state}, {} schedules, {} classes, reduction {}, \
              {} steps per agent ({} paths cut), depth {}, {:.2} s",
             escape_text(&sc.name),
+            cap_text(sc),
             e.runtime,
             e.schedules,
             e.classes,
@@ -60,7 +68,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
             d.seconds
         );
         for f in &e.findings {
-            let _ = writeln!(s, "  {:<11} {}", f.anomaly.name(), verdict(e, f.reach));
+            let _ = writeln!(s, "  {:<11} {}", f.anomaly.name(), verdict(sc, e, f.reach));
             if let Some(w) = &f.witness {
                 let _ = writeln!(s, "              {} events: {}", w.events, w.line.command());
             }
@@ -120,7 +128,7 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
             f.anomaly.name().to_owned(),
             json!({
                 "reachable": reachable,
-                "verdict": verdict(e, f.reach),
+                "verdict": verdict(sc, e, f.reach),
                 "replay": f.witness.as_ref().map(|w| w.line.to_string()),
                 "events": f.witness.as_ref().map(|w| w.events),
             }),
@@ -144,6 +152,7 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
         "stopped": e.stopped.map(|s| stopped_flag(Some(s))),
         "reduction": e.reduction,
         "steps_per_agent": e.steps_per_agent,
+        "repeat_max": sc.repeat_cap,
         "schedules": e.schedules,
         "classes": e.classes,
         "budget_cut": e.budget_cut,

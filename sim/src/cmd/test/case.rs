@@ -387,6 +387,7 @@ fn witness_line(
         trial: first.metrics.trial,
         schedule: out.schedule,
         on_missing: None,
+        repeat_max: None,
     };
     Ok((line, note))
 }

@@ -69,6 +69,7 @@ pub fn find(sc: &Scenario, expected: &[OpKey]) -> anyhow::Result<Option<Reproduc
                 trial: t.metrics.trial,
                 schedule,
                 on_missing: None,
+                repeat_max: None,
             };
             // The line must replay to the same history, as `agentsim replay` will run it.
             let one = run_one(

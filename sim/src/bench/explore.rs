@@ -1,0 +1,378 @@
+//! `agentsim bench explore`: how far `agentsim explore` reaches in a time budget. For each
+//! scenario of the given folders × each runtime (vanilla and every named runtime), the search
+//! is run with reduction at repeat caps 1, 2, … up to the scenario's own largest `repeat`, and
+//! the largest cap whose search completes within the per-case budget is reported, with its
+//! schedules, classes, seconds and peak memory; then the plain enumeration (`--no-reduction`)
+//! at that cap, for the reduction factor (a lower bound, `≥`, when the plain search did not
+//! finish in the budget).
+//!
+//! A search past its budget is stopped through the explorer's cancel flag (as a signal stops
+//! `agentsim explore`), so a case costs at most a few budgets. Peak memory is the process's
+//! resident high-water mark (`VmHWM`), reset before each search through
+//! `/proc/self/clear_refs` where Linux allows it (else `null`): it includes the binary's own
+//! few MiB. Figures are wall-clock and machine-dependent; nothing here asserts a speed, and
+//! none of it goes into `results/`.
+
+use agentsim_models::runtime::{RuntimeKind, Stack};
+use agentsim_sim::explore::{explore, Exploration, ExploreConfig};
+use agentsim_sim::scenario::Scenario;
+use anyhow::{Context, Result};
+use clap::Args as ClapArgs;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The folders benchmarked when none is given.
+pub const DIRS_DEFAULT: [&str; 4] = [
+    "scenarios/examples",
+    "scenarios/workloads",
+    "scenarios/explore",
+    "scenarios/twins",
+];
+/// The per-case budget of `--quick`.
+pub const QUICK_BUDGET_S: f64 = 2.0;
+
+/// `agentsim bench explore`.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Folders of scenario files (every `*.toml` in each, sorted); default the examples,
+    /// workloads, worked examples and twins.
+    #[arg(long = "dir")]
+    pub dirs: Vec<PathBuf>,
+    /// Only scenario files whose path contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Runtimes, comma-separated; default vanilla and every named runtime.
+    #[arg(long, value_delimiter = ',')]
+    pub runtime: Vec<Stack>,
+    /// Seconds one search may take before it is stopped (a cap that does not finish in it
+    /// is past the reach).
+    #[arg(long, default_value_t = 60.0)]
+    pub budget_s: f64,
+    /// A short run: a 2 s budget per search and no plain enumeration.
+    #[arg(long)]
+    pub quick: bool,
+    /// Skip the plain enumeration (no reduction factor).
+    #[arg(long)]
+    pub no_plain: bool,
+    /// Worker threads of each search.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Print one JSON array on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// No per-case line on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// One search's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct Run {
+    pub complete: bool,
+    pub schedules: u64,
+    pub classes: u64,
+    /// Paths on which the per-agent step budget cut an agent.
+    pub budget_cut: u64,
+    pub seconds: f64,
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// One scenario under one runtime.
+#[derive(Clone, Debug, Serialize)]
+pub struct Case {
+    pub scenario: String,
+    pub runtime: String,
+    /// The scenario's own largest `repeat`.
+    pub own_repeat: u32,
+    /// The largest cap whose reduced search completed (`None`: not even 1).
+    pub repeat_cap: Option<u32>,
+    /// That cap is the scenario's own counts.
+    pub at_own: bool,
+    /// The reduced search at `repeat_cap`, or the stopped one at cap 1.
+    pub reduced: Run,
+    /// The next cap's reduced search, stopped by the budget (absent at the own counts).
+    pub next: Option<Run>,
+    /// The plain enumeration at `repeat_cap`.
+    pub plain: Option<Run>,
+    /// Plain schedules over reduced schedules; a lower bound when the plain search stopped.
+    pub reduction_factor: Option<f64>,
+    pub factor_is_lower_bound: bool,
+    pub threads: usize,
+    /// Why the scenario was not explored (e.g. `[cpl]`), if it was not.
+    pub refused: Option<String>,
+}
+
+/// The scenario files of `dirs` (sorted), filtered by `only`.
+pub fn files(dirs: &[PathBuf], only: Option<&str>) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for d in dirs {
+        let rd = std::fs::read_dir(d).with_context(|| format!("reading {}", d.display()))?;
+        for e in rd {
+            let p = e
+                .with_context(|| format!("reading {}", d.display()))?
+                .path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out.retain(|p| only.is_none_or(|o| p.to_string_lossy().contains(o)));
+    Ok(out)
+}
+
+/// Runs the benchmark.
+pub fn run(a: &Args) -> Result<Vec<Case>> {
+    anyhow::ensure!(a.threads >= 1, "--threads must be at least 1");
+    anyhow::ensure!(
+        a.budget_s > 0.0 && a.budget_s.is_finite(),
+        "--budget-s must be a positive number of seconds"
+    );
+    let dirs: Vec<PathBuf> = if a.dirs.is_empty() {
+        DIRS_DEFAULT.iter().map(PathBuf::from).collect()
+    } else {
+        a.dirs.clone()
+    };
+    let runtimes: Vec<Stack> = if a.runtime.is_empty() {
+        RuntimeKind::ALL.iter().map(|k| k.stack()).collect()
+    } else {
+        a.runtime.clone()
+    };
+    let budget = Duration::from_secs_f64(if a.quick { QUICK_BUDGET_S } else { a.budget_s });
+    let plain = !a.quick && !a.no_plain;
+    let mut cases = Vec::new();
+    for f in files(&dirs, a.only.as_deref())? {
+        let sc = Scenario::load(&f)?;
+        for &rt in &runtimes {
+            let c = case(&f, &sc, rt, budget, plain, a.threads);
+            if !a.quiet {
+                eprintln!("{}", line(&c));
+            }
+            cases.push(c);
+        }
+    }
+    Ok(cases)
+}
+
+/// One scenario under one runtime: the caps upwards until one does not finish.
+fn case(file: &Path, sc: &Scenario, rt: Stack, budget: Duration, plain: bool, t: usize) -> Case {
+    let own = sc.repeat_max();
+    let mut c = Case {
+        scenario: file.display().to_string(),
+        runtime: rt.to_string(),
+        own_repeat: own,
+        repeat_cap: None,
+        at_own: false,
+        reduced: Run::none(),
+        next: None,
+        plain: None,
+        reduction_factor: None,
+        factor_is_lower_bound: false,
+        threads: t,
+        refused: None,
+    };
+    let mut best: Option<Scenario> = None;
+    for cap in 1..=own {
+        let capped = match sc.with_repeat_cap(cap) {
+            Ok((s, _)) => s,
+            Err(e) => return c.refuse(e.to_string()),
+        };
+        let r = match timed(&capped, rt, true, budget, t) {
+            Ok(r) => r,
+            Err(e) => return c.refuse(e),
+        };
+        if !r.complete {
+            if best.is_none() {
+                c.reduced = r;
+            } else {
+                c.next = Some(r);
+            }
+            break;
+        }
+        c.repeat_cap = Some(cap);
+        c.at_own = cap == own;
+        c.reduced = r;
+        best = Some(capped);
+    }
+    if let (Some(s), true) = (best, plain) {
+        if let Ok(p) = timed(&s, rt, false, budget, t) {
+            let reduced = c.reduced.schedules.max(1) as f64;
+            c.reduction_factor = Some(p.schedules as f64 / reduced);
+            c.factor_is_lower_bound = !p.complete;
+            c.plain = Some(p);
+        }
+    }
+    c
+}
+
+impl Case {
+    fn refuse(mut self, why: String) -> Case {
+        self.refused = Some(why);
+        self
+    }
+}
+
+impl Run {
+    fn none() -> Run {
+        Run {
+            complete: false,
+            schedules: 0,
+            classes: 0,
+            budget_cut: 0,
+            seconds: 0.0,
+            peak_rss_mib: None,
+        }
+    }
+
+    fn of(e: &Exploration, seconds: f64, peak_rss_mib: Option<f64>) -> Run {
+        Run {
+            complete: e.complete,
+            schedules: e.schedules,
+            classes: e.classes,
+            budget_cut: e.budget_cut,
+            seconds,
+            peak_rss_mib,
+        }
+    }
+}
+
+/// One search, stopped when `budget` runs out.
+fn timed(
+    sc: &Scenario,
+    rt: Stack,
+    reduction: bool,
+    budget: Duration,
+    threads: usize,
+) -> Result<Run, String> {
+    let cancel = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let cfg = ExploreConfig {
+        reduction,
+        threads,
+        cancel: Some(&cancel),
+        ..ExploreConfig::new(rt)
+    };
+    reset_peak_rss();
+    let started = Instant::now();
+    let result = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::SeqCst) {
+                if started.elapsed() >= budget {
+                    cancel.store(true, Ordering::SeqCst);
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let r = explore(sc, &cfg);
+        done.store(true, Ordering::SeqCst);
+        r
+    });
+    let seconds = started.elapsed().as_secs_f64();
+    let e = result.map_err(|e| e.to_string())?;
+    Ok(Run::of(&e, seconds, super::detect::peak_rss_mib()))
+}
+
+/// Resets the process's resident high-water mark (Linux 4.0+); a no-op elsewhere, where
+/// the figure is then the whole run's peak.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// One case on one line (stderr while running, and the text report).
+pub fn line(c: &Case) -> String {
+    if let Some(why) = &c.refused {
+        return format!("{} under {}: not explored: {why}", c.scenario, c.runtime);
+    }
+    let reach = match (c.repeat_cap, c.at_own) {
+        (None, _) => format!(
+            "repeat ≤ 1 did not finish in the budget ({})",
+            counts(&c.reduced)
+        ),
+        (Some(_), true) => format!("own repeat counts (≤ {})", c.own_repeat),
+        (Some(n), false) => format!("capped at repeat ≤ {n} of {}", c.own_repeat),
+    };
+    let mut s = format!("{} under {}: {reach}", c.scenario, c.runtime);
+    if c.repeat_cap.is_some() {
+        let _ = write!(s, "; reduced {}", counts(&c.reduced));
+    }
+    if let Some(p) = &c.plain {
+        let _ = write!(s, "; plain {}", counts(p));
+    }
+    if let Some(f) = c.reduction_factor {
+        let ge = if c.factor_is_lower_bound { "≥ " } else { "" };
+        let _ = write!(s, "; factor {ge}{f:.1}×");
+    }
+    if let Some(n) = &c.next {
+        let _ = write!(s, "; next cap stopped at {} schedules", n.schedules);
+    }
+    s
+}
+
+fn counts(r: &Run) -> String {
+    let mem = r
+        .peak_rss_mib
+        .map_or_else(|| "peak ? MiB".to_owned(), |m| format!("peak {m:.0} MiB"));
+    let state = if r.complete { "" } else { ", stopped" };
+    format!(
+        "{} schedules, {} classes, {:.2} s, {mem}{state}{}",
+        r.schedules,
+        r.classes,
+        r.seconds,
+        if r.budget_cut > 0 {
+            ", step budget cut some paths"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The report as a Markdown table (what `docs/benchmarks.md` shows); `cut` counts the paths
+/// on which the per-agent step budget stopped an agent (verdicts then hold within it).
+pub fn table(cases: &[Case]) -> String {
+    let mut s = String::from(
+        "| scenario | runtime | repeat | schedules | classes | cut | s | peak MiB \
+         | plain schedules | plain s | factor |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for c in cases {
+        let name = c.scenario.trim_start_matches("scenarios/");
+        if let Some(why) = &c.refused {
+            let _ = writeln!(
+                s,
+                "| {name} | {} | not explored: {why} ||||||||| |",
+                c.runtime
+            );
+            continue;
+        }
+        let repeat = match (c.repeat_cap, c.at_own) {
+            (None, _) if c.own_repeat == 1 => "own (1), stopped".to_owned(),
+            (None, _) => format!("≤ 1 of {}, stopped", c.own_repeat),
+            (Some(n), true) => format!("own ({n})"),
+            (Some(n), false) => format!("≤ {n} of {}", c.own_repeat),
+        };
+        let r = &c.reduced;
+        let mem = r.peak_rss_mib.map_or("?".to_owned(), |m| format!("{m:.0}"));
+        let (ps, pt) = c
+            .plain
+            .as_ref()
+            .map_or(("–".to_owned(), "–".to_owned()), |p| {
+                let stop = if p.complete { "" } else { " (stopped)" };
+                (
+                    format!("{}{stop}", p.schedules),
+                    format!("{:.2}", p.seconds),
+                )
+            });
+        let f = c.reduction_factor.map_or("–".to_owned(), |f| {
+            format!("{}{f:.1}×", if c.factor_is_lower_bound { "≥ " } else { "" })
+        });
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {repeat} | {} | {} | {} | {:.2} | {mem} | {ps} | {pt} | {f} |",
+            c.runtime, r.schedules, r.classes, r.budget_cut, r.seconds
+        );
+    }
+    s
+}
