@@ -44,7 +44,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(code);
     }
     if args.junit.is_some() {
-        bail!("--junit merges `agentsim test` partials; these are a seeded command's");
+        bail!("--junit merges `agentsim test` partials; these are not");
+    }
+    if let Some(code) = crate::cmd::explore::merge_partials(&args.partials, args.run.json)? {
+        return Ok(code);
     }
     let mut parts = Vec::with_capacity(args.partials.len());
     for file in &args.partials {

@@ -5,6 +5,8 @@
 #[path = "../util/mod.rs"]
 mod util;
 
+mod shard_cli;
+
 use agentsim_models::Anomaly;
 use agentsim_sim::explore::{explore, ExploreConfig};
 use agentsim_sim::scenario::Scenario;

@@ -16,9 +16,11 @@
 //! generator's content is the stub's or the recording's), and `[cpl]` scenarios (messages are
 //! not explored: refused).
 
+mod partial;
 mod reduction;
 mod walk;
 
+pub use partial::{explore_shard, merge_shards, JoinError, ShardRun, ShardSet, SHARD_TASKS};
 pub use reduction::independent;
 
 use crate::engine::{run_trial_in, Pool, SimError, TrialRun, TrialSetup};
@@ -241,6 +243,37 @@ impl Shared<'_> {
 /// Explores `sc` under `cfg`: every path of the choice tree (reduced unless
 /// `cfg.reduction` is off), or as many as the budgets allow.
 pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, ExploreError> {
+    let threads = cfg.threads.max(1);
+    let want = if threads == 1 { 1 } else { threads * 8 };
+    let ran = run_tasks(sc, cfg, want, |_| true)?;
+    let classes = ran.classes.len() as u64;
+    Ok(conclude(
+        cfg,
+        ran.found,
+        ran.stopped,
+        ran.schedules,
+        classes,
+    ))
+}
+
+/// What a set of tasks ran: [`Found`], what stopped them, the paths run and their class keys.
+struct Ran {
+    found: Found,
+    stopped: Option<Stopped>,
+    schedules: u64,
+    classes: HashSet<u128>,
+    /// Tasks the tree was split into.
+    tasks: usize,
+}
+
+/// Splits the tree into at least `want` tasks ([`split`]) and runs those whose index `keep`
+/// selects, on `cfg.threads` threads.
+fn run_tasks(
+    sc: &Scenario,
+    cfg: &ExploreConfig<'_>,
+    want: usize,
+    keep: impl Fn(usize) -> bool,
+) -> Result<Ran, ExploreError> {
     if sc.cpl.is_some() {
         return Err(ExploreError::Cpl(sc.file.display().to_string()));
     }
@@ -248,7 +281,13 @@ pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, Ex
         return Err(ExploreError::Budget);
     }
     let threads = cfg.threads.max(1);
-    let tasks = split(sc, cfg, if threads == 1 { 1 } else { threads * 8 })?;
+    let all = split(sc, cfg, want)?;
+    let count = all.len();
+    let tasks: Vec<Vec<u32>> = all
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, t)| keep(i).then_some(t))
+        .collect();
     let shared = Shared {
         cfg,
         schedules: AtomicU64::new(0),
@@ -282,14 +321,13 @@ pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, Ex
         found.merge(p?);
     }
     let stopped = *shared.stop.lock().expect("threads are done");
-    let classes = shared.classes.lock().expect("threads are done").len() as u64;
-    Ok(conclude(
-        cfg,
+    Ok(Ran {
         found,
         stopped,
-        shared.schedules.load(Ordering::SeqCst),
-        classes,
-    ))
+        schedules: shared.schedules.load(Ordering::SeqCst),
+        classes: shared.classes.into_inner().expect("threads are done"),
+        tasks: count,
+    })
 }
 
 /// The verdicts from what the paths found.
