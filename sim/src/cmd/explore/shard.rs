@@ -224,6 +224,16 @@ fn check(mut parts: Vec<(String, Partial)>) -> Result<Vec<(String, Partial)>> {
     let (first_name, first) = &parts[0];
     let count = first.shard.count;
     for (name, p) in &parts {
+        if &p.build != mine {
+            bail!(
+                "{name}: made by build {} {}, this is {} {}; merge with the binary that ran \
+                 the shards",
+                p.build.version,
+                p.build.digest,
+                mine.version,
+                mine.digest
+            );
+        }
         let differs = [
             (p.command != COMMAND, "command"),
             (p.format != FORMAT, "format"),
@@ -234,15 +244,12 @@ fn check(mut parts: Vec<(String, Partial)>) -> Result<Vec<(String, Partial)>> {
                 "scenario_digest",
             ),
             (p.config != first.config, "config"),
-            (&p.build != mine, "build"),
             (p.runs.len() != p.config.runtimes.len(), "runs"),
         ];
         if let Some((_, field)) = differs.iter().find(|(d, _)| *d) {
             bail!(
-                "{name}: field `{field}`: not a shard of the same exploration as {first_name} \
-                 with this binary (build {} {})",
-                mine.version,
-                mine.digest
+                "{name}: field `{field}` differs from {first_name}'s: not a shard of the same \
+                 exploration"
             );
         }
     }
