@@ -11,7 +11,8 @@
 //! Exit 0: every search finished. Exit 2: bad input, or a search stopped by a budget
 //! (cannot tell) unless `--allow-cannot-tell`. Exit 130: SIGINT or SIGTERM stopped it
 //! (partial counts printed). Reachable anomalies are answers, not failures: exit 0.
-//! Progress goes to stderr (`--progress`, `--quiet`).
+//! Progress goes to stderr (`--progress`, `--quiet`). `--shard I/N --partial-out FILE` runs
+//! a share of the tree and writes it for `agentsim merge` instead of printing (`shard`).
 
 mod report;
 mod shard;
