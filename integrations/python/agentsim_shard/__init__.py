@@ -1,4 +1,4 @@
-"""agentsim-shard: fan a seeded agentsim command out over a Dask cluster and merge it.
+"""agentsim-shard: fan a seeded agentsim command or an exploration out over a Dask cluster.
 
     from dask.distributed import Client
     import agentsim_shard
@@ -9,9 +9,10 @@
 Each shard is one Dask task that runs `agentsim ARGS --shard I/N --partial-out FILE` on a
 worker and returns the partial's bytes; the client writes them to a local folder and runs
 `agentsim merge` there, so workers need the binary and the scenario files but no shared
-file system. See `driver.py` and docs/sharding.md.
+file system. `agentsim_shard.explore(client, "scenarios/x.toml", shards=8, flags=["--json"])`
+fans out `agentsim explore` the same way. See `driver.py` and docs/sharding.md.
 """
 
-from .driver import MergeError, ShardError, merge_flags, run
+from .driver import MergeError, ShardError, explore, merge_flags, run
 
-__all__ = ["MergeError", "ShardError", "merge_flags", "run"]
+__all__ = ["MergeError", "ShardError", "explore", "merge_flags", "run"]

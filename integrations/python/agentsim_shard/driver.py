@@ -7,8 +7,9 @@ cluster is a `dask scheduler` and `dask worker ADDRESS` on each machine, or any 
 package (dask-jobqueue for Slurm/PBS, dask-kubernetes).
 
 What the driver guarantees is only what `agentsim merge` checks: the partials belong together
-and cover every trial, so the merged bytes are the single run's. It does not balance load
-(shards are equal trial ranges) and retries a failed shard only as Dask's `retries` says.
+and cover every trial (for `explore`, every task of the split schedule tree), so the merged
+bytes are the single run's. It does not balance load (shards are equal trial ranges, or every
+N-th task of the tree) and retries a failed shard only as Dask's `retries` says.
 """
 
 from __future__ import annotations
@@ -109,6 +110,25 @@ def run(
     if done.returncode != 0:
         raise MergeError(done.returncode, done.stderr.decode(errors="replace"))
     return done
+
+
+def explore(
+    client,
+    scenario: str,
+    shards: int,
+    flags: Sequence[str] = (),
+    **kwargs,
+) -> subprocess.CompletedProcess:
+    """Explores `scenario` (`agentsim explore SCENARIO FLAGS`) as `shards` Dask tasks.
+
+    Each task runs its share of the schedule tree (`--shard I/N`: the tree is split by prefix
+    into a fixed task list, shard I takes every N-th task); `agentsim merge` joins the shares.
+    The `--json` output is the single run's bytes, and so is the text but for its seconds,
+    which are the shards' seconds added. A search a budget stopped (`--max-schedules`,
+    `--max-memory-mb`, spent per shard) is cannot tell, and the merge exits 2: `MergeError`
+    unless FLAGS has `--allow-cannot-tell`. Keyword arguments are `run`'s.
+    """
+    return run(client, ["explore", scenario, *flags], shards, **kwargs)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -1,8 +1,10 @@
 """The Dask driver on a LocalCluster of 2 worker processes: sharded twins, a sweep, a
 simulation and the split-view twin (partial fact rows), merged by `agentsim merge`, print the bytes the single run prints and write the
-same table files; a shard that fails and partials that do not cover the trials raise."""
+same table files; so does a sharded exploration (its text but for the seconds); a shard that
+fails and partials that do not cover the trials raise."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -58,6 +60,40 @@ def test_merged_bytes_equal_the_single_run(client, agentsim_binary, repo_root, t
         if out_flags:
             assert files(tmp_path / f"merged{fmt}") == files(tmp_path / f"single{fmt}")
             assert files(tmp_path / f"single{fmt}"), "the single run wrote its tables"
+
+
+def no_seconds(text: bytes) -> str:
+    """The explore text without each header line's wall time (`, 0.12 s`)."""
+    return re.sub(r"(?m)^(explore .*), [0-9.]+ s$", r"\1", text.decode())
+
+
+@pytest.mark.parametrize("scenario,flags", [
+    ("scenarios/explore/stale-review.toml", ["--coverage", "--runtime", "vanilla,ssi"]),
+    ("scenarios/explore/effect-order.toml", ["--no-reduction"]),
+    ("scenarios/examples/triage.toml", ["--steps-per-agent", "6"]),
+])
+@pytest.mark.parametrize("shards", [1, 3])
+def test_a_sharded_exploration_prints_the_single_run(client, agentsim_binary, repo_root, tmp_path,
+                                                     scenario, flags, shards):
+    for fmt in (["--json"], []):
+        want = single(agentsim_binary, repo_root, ["explore", scenario, *flags, *fmt])
+        got = agentsim_shard.explore(client, scenario, shards, [*flags, *fmt],
+                                     binary=agentsim_binary, cwd=str(repo_root),
+                                     partial_dir=str(tmp_path / f"parts{fmt}"))
+        if fmt:
+            assert got.stdout == want
+        else:
+            assert no_seconds(got.stdout) == no_seconds(want)
+            assert got.stdout.decode().startswith("explore ")
+        assert len(list((tmp_path / f"parts{fmt}").glob("*.json"))) == shards
+
+
+def test_a_stopped_exploration_raises_the_merge_exit(client, agentsim_binary, repo_root):
+    with pytest.raises(agentsim_shard.MergeError, match="cannot tell") as e:
+        agentsim_shard.explore(client, "scenarios/explore/stale-review-ssi.toml", 2,
+                               ["--max-schedules", "1"], binary=agentsim_binary,
+                               cwd=str(repo_root))
+    assert e.value.returncode == 2
 
 
 def test_a_failing_shard_raises_with_its_stderr(client, agentsim_binary, repo_root):

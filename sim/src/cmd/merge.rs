@@ -6,6 +6,8 @@
 //! and runs) and their trial ranges must be disjoint and cover every trial; otherwise exit 2
 //! naming the files. The figures are recomputed from the per-trial facts by the function the
 //! unsharded command uses. A merge does not re-run any trial: it trusts the partials' facts.
+//! `agentsim test` and `agentsim explore` partials have formats of their own and are merged by
+//! those commands' modules.
 
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{print_merged, Seeded};
@@ -44,7 +46,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(code);
     }
     if args.junit.is_some() {
-        bail!("--junit merges `agentsim test` partials; these are a seeded command's");
+        bail!("--junit merges `agentsim test` partials; these are not");
+    }
+    if let Some(code) = crate::cmd::explore::merge_partials(&args.partials, args.run.json)? {
+        return Ok(code);
     }
     let mut parts = Vec::with_capacity(args.partials.len());
     for file in &args.partials {

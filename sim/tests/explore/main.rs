@@ -6,6 +6,7 @@
 mod util;
 
 mod crosscheck;
+mod shard_cli;
 
 use agentsim_models::Anomaly;
 use agentsim_sim::explore::{explore, ExploreConfig};

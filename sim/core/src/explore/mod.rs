@@ -16,9 +16,11 @@
 //! generator's content is the stub's or the recording's), and `[cpl]` scenarios (messages are
 //! not explored: refused).
 
+mod partial;
 mod reduction;
 mod walk;
 
+pub use partial::{explore_shard, merge_shards, JoinError, ShardRun, ShardSet, SHARD_TASKS};
 pub use reduction::independent;
 
 use crate::engine::{run_trial_in, Pool, SimError, TrialRun, TrialSetup};
@@ -42,7 +44,7 @@ const SPLIT_DEPTH_MAX: usize = 64;
 /// The subtrees the tree is split into (at least, where it has that many), whatever the
 /// threads: with reduction the split decides which paths are run (each fixed prefix frame
 /// explores every alternative), so it must not depend on the thread count.
-const SPLIT_TASKS: usize = 16;
+pub(crate) const SPLIT_TASKS: usize = 16;
 /// Bytes one class key costs in the set (key, hash-table slot and slack), for the memory
 /// ceiling.
 const KEY_BYTES: u64 = 40;
@@ -249,6 +251,33 @@ impl Shared<'_> {
 /// Explores `sc` under `cfg`: every path of the choice tree (reduced unless
 /// `cfg.reduction` is off), or as many as the budgets allow.
 pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, ExploreError> {
+    let ran = run_tasks(sc, cfg, |_| true)?;
+    let classes = ran.classes.len() as u64;
+    let mut ex = conclude(cfg, ran.found, ran.stopped, ran.schedules, classes);
+    ex.redundant = ran.redundant;
+    Ok(ex)
+}
+
+/// What a set of tasks ran: [`Found`], what stopped them, the paths run and their class keys.
+struct Ran {
+    found: Found,
+    stopped: Option<Stopped>,
+    schedules: u64,
+    classes: HashSet<u128>,
+    /// Paths the reduction cut as redundant.
+    redundant: u64,
+    /// Tasks the tree was split into.
+    tasks: usize,
+}
+
+/// Splits the tree into at least [`SPLIT_TASKS`] tasks ([`split`]) and runs those whose index
+/// `keep` selects, on `cfg.threads` threads. One split for every run, sharded or not and
+/// whatever the threads: with reduction the split decides which paths run.
+fn run_tasks(
+    sc: &Scenario,
+    cfg: &ExploreConfig<'_>,
+    keep: impl Fn(usize) -> bool,
+) -> Result<Ran, ExploreError> {
     if sc.cpl.is_some() {
         return Err(ExploreError::Cpl(sc.file.display().to_string()));
     }
@@ -256,7 +285,13 @@ pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, Ex
         return Err(ExploreError::Budget);
     }
     let threads = cfg.threads.max(1);
-    let tasks = split(sc, cfg, SPLIT_TASKS)?;
+    let all = split(sc, cfg, SPLIT_TASKS)?;
+    let count = all.len();
+    let tasks: Vec<Vec<u32>> = all
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, t)| keep(i).then_some(t))
+        .collect();
     let shared = Shared {
         cfg,
         schedules: AtomicU64::new(0),
@@ -291,16 +326,14 @@ pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, Ex
         found.merge(p?);
     }
     let stopped = *shared.stop.lock().expect("threads are done");
-    let classes = shared.classes.lock().expect("threads are done").len() as u64;
-    let mut ex = conclude(
-        cfg,
+    Ok(Ran {
         found,
         stopped,
-        shared.schedules.load(Ordering::SeqCst),
-        classes,
-    );
-    ex.redundant = shared.redundant.load(Ordering::SeqCst);
-    Ok(ex)
+        schedules: shared.schedules.load(Ordering::SeqCst),
+        classes: shared.classes.into_inner().expect("threads are done"),
+        redundant: shared.redundant.load(Ordering::SeqCst),
+        tasks: count,
+    })
 }
 
 /// The verdicts from what the paths found.

@@ -11,9 +11,13 @@
 //! Exit 0: every search finished. Exit 2: bad input, or a search stopped by a budget
 //! (cannot tell) unless `--allow-cannot-tell`. Exit 130: SIGINT or SIGTERM stopped it
 //! (partial counts printed). Reachable anomalies are answers, not failures: exit 0.
-//! Progress goes to stderr (`--progress`, `--quiet`).
+//! Progress goes to stderr (`--progress`, `--quiet`). `--shard I/N --partial-out FILE` runs
+//! a share of the tree and writes it for `agentsim merge` instead of printing (`shard`).
 
 mod report;
+mod shard;
+
+pub use shard::merge_partials;
 
 use super::check_watch::{cancel_on_signals, INTERRUPTED};
 use super::gate::GateArgs;
@@ -25,7 +29,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -67,6 +71,12 @@ pub struct Args {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Run shard I of N (1-based) of the schedule tree and write it with --partial-out.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Write this shard's share as a partial result for `agentsim merge` (nothing is printed).
+    #[arg(long, value_name = "FILE")]
+    pub partial_out: Option<PathBuf>,
     #[command(flatten)]
     pub gate: GateArgs,
     #[command(flatten)]
@@ -84,6 +94,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.threads == 0 {
         bail!("--threads must be at least 1");
     }
+    let sharded = shard::flags(&args)?;
+    crate::artifacts::paths::Paths::new()
+        .input("the scenario", &args.scenario)
+        .output("--partial-out", args.partial_out.as_deref())
+        .check()?;
     let mut sc = Scenario::load(&args.scenario)?;
     if let Some(n) = args.max_repeat {
         sc = sc.with_repeat_cap(n).context("--max-repeat")?.0;
@@ -96,19 +111,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             t.done(n as usize, None);
         }
     };
+    if let Some(to) = sharded {
+        return shard::write(&args, &sc, &runtimes, to, &cancel, &progress);
+    }
     let mut done = Vec::new();
     for &rt in &runtimes {
-        let cfg = ExploreConfig {
-            reduction: !args.no_reduction,
-            steps_per_agent: args.steps_per_agent,
-            max_schedules: args.max_schedules,
-            max_memory_mb: args.max_memory_mb,
-            threads: args.threads,
-            on_missing: args.on_missing,
-            cancel: Some(&cancel),
-            progress: Some(&progress),
-            ..ExploreConfig::new(rt)
-        };
+        let cfg = config(&args, rt, &cancel, &progress);
         let started = Instant::now();
         let result = explore(&sc, &cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
         done.push(Explored {
@@ -122,22 +130,57 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Ok(t) = ticker.lock() {
         t.finish(done.iter().map(|d| d.result.schedules as usize).sum());
     }
-    if args.json {
+    let interrupted = cancel.load(Ordering::SeqCst);
+    let allow = args.gate.allow_cannot_tell;
+    emit(&sc, &done, args.json, args.coverage, allow, interrupted)
+}
+
+/// The exploration `args` asks for under `rt`.
+fn config<'a>(
+    args: &Args,
+    rt: Stack,
+    cancel: &'a AtomicBool,
+    progress: &'a (dyn Fn(u64, u64) + Sync),
+) -> ExploreConfig<'a> {
+    ExploreConfig {
+        reduction: !args.no_reduction,
+        steps_per_agent: args.steps_per_agent,
+        max_schedules: args.max_schedules,
+        max_memory_mb: args.max_memory_mb,
+        threads: args.threads,
+        on_missing: args.on_missing,
+        cancel: Some(cancel),
+        progress: Some(progress),
+        ..ExploreConfig::new(rt)
+    }
+}
+
+/// Prints the explorations (text or `--json`) and says which stopped; the exit code (the
+/// unsharded run's and the merge's).
+fn emit(
+    sc: &Scenario,
+    done: &[Explored],
+    json: bool,
+    coverage: bool,
+    allow_cannot_tell: bool,
+    interrupted: bool,
+) -> Result<ExitCode> {
+    if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report::json(&sc, &done, args.coverage))?
+            serde_json::to_string_pretty(&report::json(sc, done, coverage))?
         );
     } else {
-        print!("{}", report::text(&sc, &done, args.coverage));
+        print!("{}", report::text(sc, done, coverage));
     }
-    if cancel.load(Ordering::SeqCst) {
+    if interrupted {
         return Ok(ExitCode::from(INTERRUPTED));
     }
     let untold: Vec<&Explored> = done.iter().filter(|d| !d.result.complete).collect();
     if untold.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    let level = if args.gate.allow_cannot_tell {
+    let level = if allow_cannot_tell {
         "warning"
     } else {
         "error"
@@ -151,7 +194,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             d.result.schedules
         );
     }
-    Ok(if args.gate.allow_cannot_tell {
+    Ok(if allow_cannot_tell {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)

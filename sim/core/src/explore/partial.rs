@@ -1,0 +1,311 @@
+//! A share of an exploration as data, and the join of the shares into the exploration one
+//! process computes. The tree is split by prefix into a fixed list of tasks ([`SHARD_TASKS`]
+//! wanted, the same list whatever the shard count or the threads, and the same as an unsharded
+//! run's: with reduction the split decides which paths run); shard `I` of `N` runs the
+//! tasks whose index is `I - 1` modulo `N`. A share ([`ShardRun`]) carries what the join
+//! needs: the tasks it ran, the paths and the budget counters, what stopped it, every class
+//! key it saw (classes are a set: two shards can meet the same class, so the join counts the
+//! union, not the sum) and the shortest witness of each anomaly set with its replay line.
+//!
+//! The join of shares that cover every task once is the unsharded exploration for a complete
+//! search, field for field, because the tasks partition the paths one process runs (the same
+//! property that makes the result independent of the thread count). What it does not give:
+//! the counts of a search a budget stopped — each shard spends its own `max_schedules` and
+//! `max_memory_mb`, so a stopped join is *cannot tell* like a stopped run, with other counts.
+
+use super::{conclude, run_tasks, Exploration, ExploreConfig, ExploreError, Found, Stopped};
+use super::{Ran, Witness};
+use crate::replay_line::ReplayLine;
+use crate::scenario::Scenario;
+use agentsim_models::Anomaly;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// The tasks wanted from the split: the most shards that get work each.
+pub const SHARD_TASKS: usize = super::SPLIT_TASKS;
+
+/// One shard's share of one runtime's exploration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardRun {
+    /// Tasks the whole tree was split into.
+    pub tasks: u64,
+    /// The tasks this shard ran, ascending.
+    pub ran: Vec<u64>,
+    pub schedules: u64,
+    pub budget_cut: u64,
+    pub truncated: u64,
+    pub depth_max: u64,
+    /// Paths the reduction cut as redundant.
+    pub redundant: u64,
+    /// `schedules`, `memory` or `signal`; absent when every task finished.
+    pub stopped: Option<String>,
+    /// Every class key seen, 32 hex digits each, ascending.
+    pub classes: Vec<String>,
+    /// The shortest witness found of each anomaly set, in set order.
+    pub sets: Vec<ShardSet>,
+}
+
+/// The shortest witness a shard found of one anomaly set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardSet {
+    pub anomalies: Vec<Anomaly>,
+    pub events: u64,
+    /// The `X1` replay line.
+    pub replay: String,
+}
+
+/// Why shares do not join.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JoinError {
+    #[error("no shares to join")]
+    Empty,
+    #[error("{name}: field `tasks`: the tree was split into {this} tasks here, {first} in {of}")]
+    Tasks {
+        name: String,
+        this: u64,
+        first: u64,
+        of: String,
+    },
+    #[error("{name}: field `ran`: task {task} is out of range or ran twice")]
+    TaskTwice { name: String, task: u64 },
+    #[error("task {task} of {tasks} is in no share (a shard is missing)")]
+    TaskMissing { task: u64, tasks: u64 },
+    #[error("{name}: field `classes`: `{key}` is not 32 hex digits")]
+    Class { name: String, key: String },
+    #[error("{name}: field `stopped`: `{value}` is not schedules, memory or signal")]
+    Stopped { name: String, value: String },
+    #[error("{name}: field `replay`: {why}")]
+    Replay { name: String, why: String },
+}
+
+fn stopped_name(s: Stopped) -> &'static str {
+    match s {
+        Stopped::Schedules => "schedules",
+        Stopped::Memory => "memory",
+        Stopped::Signal => "signal",
+    }
+}
+
+fn stopped_of(name: &str, s: &str) -> Result<Stopped, JoinError> {
+    match s {
+        "schedules" => Ok(Stopped::Schedules),
+        "memory" => Ok(Stopped::Memory),
+        "signal" => Ok(Stopped::Signal),
+        _ => Err(JoinError::Stopped {
+            name: name.to_owned(),
+            value: s.to_owned(),
+        }),
+    }
+}
+
+/// Runs shard `index` of `count` (1-based) of `sc`'s exploration under `cfg`.
+pub fn explore_shard(
+    sc: &Scenario,
+    cfg: &ExploreConfig<'_>,
+    index: u64,
+    count: u64,
+) -> Result<ShardRun, ExploreError> {
+    assert!(index >= 1, "shard indices are 1-based");
+    assert!(index <= count, "a shard index is at most the count");
+    let mine = |i: usize| i as u64 % count == index - 1;
+    let Ran {
+        found,
+        stopped,
+        schedules,
+        classes,
+        redundant,
+        tasks,
+    } = run_tasks(sc, cfg, mine)?;
+    let mut keys: Vec<u128> = classes.into_iter().collect();
+    keys.sort_unstable();
+    Ok(ShardRun {
+        tasks: tasks as u64,
+        ran: (0..tasks).filter(|&i| mine(i)).map(|i| i as u64).collect(),
+        schedules,
+        budget_cut: found.budget_cut,
+        truncated: found.truncated,
+        depth_max: found.depth_max,
+        redundant,
+        stopped: stopped.map(|s| stopped_name(s).to_owned()),
+        classes: keys.iter().map(|k| format!("{k:032x}")).collect(),
+        sets: found
+            .sets
+            .into_values()
+            .map(|w| ShardSet {
+                anomalies: w.anomalies,
+                events: w.events,
+                replay: w.line.to_string(),
+            })
+            .collect(),
+    })
+}
+
+/// Joins the shares (named for messages, in shard order) of one runtime's exploration under
+/// `cfg` into the exploration one process computes: they must come from the same split and
+/// cover every task exactly once.
+pub fn merge_shards(
+    cfg: &ExploreConfig<'_>,
+    parts: &[(String, ShardRun)],
+) -> Result<Exploration, JoinError> {
+    let Some((first_name, first)) = parts.first() else {
+        return Err(JoinError::Empty);
+    };
+    let mut seen = vec![false; usize::try_from(first.tasks).unwrap_or(0)];
+    let mut found = Found::default();
+    let mut stopped = None;
+    let mut schedules = 0u64;
+    let mut redundant = 0u64;
+    let mut classes = BTreeSet::new();
+    for (name, p) in parts {
+        if p.tasks != first.tasks {
+            return Err(JoinError::Tasks {
+                name: name.clone(),
+                this: p.tasks,
+                first: first.tasks,
+                of: first_name.clone(),
+            });
+        }
+        for &t in &p.ran {
+            match usize::try_from(t).ok().and_then(|i| seen.get_mut(i)) {
+                Some(done) if !*done => *done = true,
+                _ => {
+                    return Err(JoinError::TaskTwice {
+                        name: name.clone(),
+                        task: t,
+                    })
+                }
+            }
+        }
+        join_one(name, p, &mut found, &mut classes)?;
+        schedules += p.schedules;
+        redundant += p.redundant;
+        if let (None, Some(s)) = (stopped, &p.stopped) {
+            stopped = Some(stopped_of(name, s)?);
+        }
+    }
+    if let Some(t) = seen.iter().position(|d| !d) {
+        return Err(JoinError::TaskMissing {
+            task: t as u64,
+            tasks: first.tasks,
+        });
+    }
+    let mut ex = conclude(cfg, found, stopped, schedules, classes.len() as u64);
+    ex.redundant = redundant;
+    Ok(ex)
+}
+
+/// Adds one share's counters, witnesses and class keys.
+fn join_one(
+    name: &str,
+    p: &ShardRun,
+    found: &mut Found,
+    classes: &mut BTreeSet<u128>,
+) -> Result<(), JoinError> {
+    for key in &p.classes {
+        let k = (key.len() == 32)
+            .then(|| u128::from_str_radix(key, 16).ok())
+            .flatten()
+            .ok_or_else(|| JoinError::Class {
+                name: name.to_owned(),
+                key: key.clone(),
+            })?;
+        classes.insert(k);
+    }
+    let mut part = Found {
+        budget_cut: p.budget_cut,
+        truncated: p.truncated,
+        depth_max: p.depth_max,
+        ..Found::default()
+    };
+    for s in &p.sets {
+        let line = ReplayLine::parse(&s.replay).map_err(|e| JoinError::Replay {
+            name: name.to_owned(),
+            why: e.to_string(),
+        })?;
+        part.add_witness(Witness {
+            anomalies: s.anomalies.clone(),
+            events: s.events,
+            line,
+        });
+    }
+    found.merge(part);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scenario(name: &str) -> Scenario {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        Scenario::load(&root.join(name)).expect("a shipped scenario")
+    }
+
+    fn shares(sc: &Scenario, cfg: &ExploreConfig<'_>, n: u64) -> Vec<(String, ShardRun)> {
+        (1..=n)
+            .map(|i| {
+                let run = explore_shard(sc, cfg, i, n).expect("explores");
+                // Through the partial's JSON, as `agentsim merge` reads it.
+                let text = serde_json::to_string(&run).expect("serializes");
+                let back: ShardRun = serde_json::from_str(&text).expect("parses");
+                assert_eq!(back, run);
+                (format!("shard {i}"), back)
+            })
+            .collect()
+    }
+
+    /// The join of 1, 2 and 3 shards is the one-process exploration, field for field.
+    #[test]
+    fn shares_join_into_the_whole() {
+        let files = [
+            "explore/stale-review.toml",
+            "explore/retired-tool.toml",
+            "explore/effect-order.toml",
+            "examples/triage.toml",
+        ];
+        for file in files {
+            let sc = scenario(file);
+            // The workload's plain enumeration is slow for a unit test; the CLI test has it.
+            let plain = !file.starts_with("examples/");
+            for reduction in [true, false].into_iter().filter(|&r| r || plain) {
+                let mut cfg = ExploreConfig::new(sc.runtime);
+                cfg.reduction = reduction;
+                cfg.steps_per_agent = 6;
+                let whole = super::super::explore(&sc, &cfg).expect("explores");
+                assert!(whole.complete);
+                for n in 1..=3 {
+                    let joined = merge_shards(&cfg, &shares(&sc, &cfg, n)).expect("joins");
+                    assert_eq!(format!("{joined:?}"), format!("{whole:?}"), "{file} {n}");
+                }
+            }
+        }
+    }
+
+    /// A missing, doubled or foreign share is refused.
+    #[test]
+    fn bad_share_sets_are_refused() {
+        let sc = scenario("explore/stale-review.toml");
+        let cfg = ExploreConfig::new(sc.runtime);
+        let parts = shares(&sc, &cfg, 2);
+        let missing = merge_shards(&cfg, &parts[..1]).unwrap_err();
+        assert!(
+            matches!(missing, JoinError::TaskMissing { .. }),
+            "{missing}"
+        );
+        let twice = vec![parts[0].clone(), parts[0].clone(), parts[1].clone()];
+        let err = merge_shards(&cfg, &twice).unwrap_err();
+        assert!(matches!(err, JoinError::TaskTwice { .. }), "{err}");
+        let mut other = parts.clone();
+        other[1].1.tasks += 1;
+        let err = merge_shards(&cfg, &other).unwrap_err();
+        assert!(matches!(err, JoinError::Tasks { .. }), "{err}");
+        let mut bad = parts.clone();
+        bad[1].1.classes.push("xyz".into());
+        let err = merge_shards(&cfg, &bad).unwrap_err();
+        assert!(matches!(err, JoinError::Class { .. }), "{err}");
+        assert!(matches!(merge_shards(&cfg, &[]), Err(JoinError::Empty)));
+    }
+}
