@@ -12,6 +12,7 @@
 //! did not sample (that is the exhaustive checker's job).
 
 pub mod digest;
+pub mod bounds;
 pub mod dist;
 pub mod engine;
 pub mod explore;
