@@ -45,7 +45,10 @@ impl Quantiles {
     pub fn parse(s: &str) -> Result<Quantiles, QuantilesError> {
         let err = || QuantilesError(s.to_owned());
         let (lo, hi) = s.split_once(',').ok_or_else(err)?;
-        let (lo_ppm, hi_ppm) = (ppm(lo.trim()).ok_or_else(err)?, ppm(hi.trim()).ok_or_else(err)?);
+        let (lo_ppm, hi_ppm) = (
+            ppm(lo.trim()).ok_or_else(err)?,
+            ppm(hi.trim()).ok_or_else(err)?,
+        );
         if lo_ppm == 0 || lo_ppm >= hi_ppm || hi_ppm >= PPM {
             return Err(err());
         }
@@ -173,8 +176,19 @@ mod tests {
         assert_eq!(q.to_string(), "0.001,0.999");
         assert_eq!(q.describe(), "the 0.1% and 99.9% quantiles");
         let r = Quantiles::parse("0.05, 0.95").unwrap();
-        assert_eq!((r.to_string(), r.describe()), ("0.05,0.95".into(), "the 5% and 95% quantiles".into()));
-        for bad in ["0.9,0.1", "0,0.5", "0.5,1", "0.5", "a,b", "0.0000001,0.5", "0.3,0.3"] {
+        assert_eq!(
+            (r.to_string(), r.describe()),
+            ("0.05,0.95".into(), "the 5% and 95% quantiles".into())
+        );
+        for bad in [
+            "0.9,0.1",
+            "0,0.5",
+            "0.5,1",
+            "0.5",
+            "a,b",
+            "0.0000001,0.5",
+            "0.3,0.3",
+        ] {
             assert!(Quantiles::parse(bad).is_err(), "{bad}");
         }
     }

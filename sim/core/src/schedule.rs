@@ -102,9 +102,7 @@ impl Schedule {
             }
         }
         let mut rest = parts.peekable();
-        if let Some(stop) =
-            rest.next_if(|p| !p.starts_with("steps=") && !p.starts_with("timed="))
-        {
+        if let Some(stop) = rest.next_if(|p| !p.starts_with("steps=") && !p.starts_with("timed=")) {
             let n = stop
                 .strip_prefix("stop=")
                 .and_then(|n| n.parse().ok())

@@ -176,7 +176,12 @@ pub(super) struct Zones {
 
 impl Zones {
     /// Now is 0 and agent i's first event is due within `starts[i]` (if `running[i]`).
-    pub(super) fn new(q: Quantiles, window_ms: u64, starts: &[(u64, u64)], running: &[bool]) -> Zones {
+    pub(super) fn new(
+        q: Quantiles,
+        window_ms: u64,
+        starts: &[(u64, u64)],
+        running: &[bool],
+    ) -> Zones {
         let mut z = Dbm::new(2 + starts.len());
         z.constrain(NOW, ZERO, 0);
         let mut out = Zones {
@@ -359,7 +364,10 @@ impl<R: Runtime> Engine<'_, R> {
                     d + u64::from(min_rest.is_some_and(|m| m < k)) <= slack
                 })
                 .collect();
-            assert!(!ok.is_empty(), "the ascending completion of a feasible prefix is feasible");
+            assert!(
+                !ok.is_empty(),
+                "the ascending completion of a feasible prefix is feasible"
+            );
             let r = if ok.len() >= 2 {
                 ok[self.choose_among(ChoiceKind::Order, ok.len(), a, &[], &[])]
             } else {
@@ -374,7 +382,6 @@ impl<R: Runtime> Engine<'_, R> {
         out
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -411,7 +418,10 @@ mod tests {
                 assert_eq!(inc, raw);
             }
         }
-        assert!((20..380).contains(&empties), "both outcomes tried: {empties}");
+        assert!(
+            (20..380).contains(&empties),
+            "both outcomes tried: {empties}"
+        );
     }
 
     /// The stale review's timing: the author's first event is due at 5000 ms, the reviewer's
@@ -421,11 +431,17 @@ mod tests {
     fn a_zone_rejects_an_order_the_bounds_forbid() {
         let q = Quantiles::default();
         let mut z = Zones::new(q, 0, &[(5000, 5000), (0, 0)], &[true, true]);
-        assert!(!z.feasible(0), "the author's 5 s start cannot come before 0 ms");
+        assert!(
+            !z.feasible(0),
+            "the author's 5 s start cannot come before 0 ms"
+        );
         assert!(z.feasible(1));
         z.fire(1).unwrap();
         z.schedule(1, 3000, 3000);
-        assert!(!z.feasible(0), "nor before the reviewer's generation ends at 3 s");
+        assert!(
+            !z.feasible(0),
+            "nor before the reviewer's generation ends at 3 s"
+        );
         assert!(z.feasible(1));
         z.fire(1).unwrap();
         z.schedule(1, 0, 0);
@@ -436,7 +452,10 @@ mod tests {
         assert!(!z.feasible(0));
         z.fire(1).unwrap();
         z.schedule(1, 3000, 3000);
-        assert!(z.feasible(0), "a start at 2..3 s lands inside the generation");
+        assert!(
+            z.feasible(0),
+            "a start at 2..3 s lands inside the generation"
+        );
         assert!(z.feasible(1), "and a start at 3..6 s after it");
         z.fire(0).unwrap();
         z.schedule(0, 500, 500);
@@ -445,13 +464,22 @@ mod tests {
         z.fire(0).unwrap();
         z.schedule(0, 0, 0);
         assert!(z.feasible(0));
-        assert!(z.feasible(1), "now in 2.5..=3 s: the generation's end at 3 s can tie");
+        assert!(
+            z.feasible(1),
+            "now in 2.5..=3 s: the generation's end at 3 s can tie"
+        );
         z.fire(0).unwrap();
         z.schedule(0, 1, 1);
-        assert!(z.feasible(1), "due at 3 s, the author's next at 2.501..=3.001 s");
+        assert!(
+            z.feasible(1),
+            "due at 3 s, the author's next at 2.501..=3.001 s"
+        );
         z.fire(1).unwrap();
         z.schedule(1, 0, 0);
-        assert!(z.feasible(0), "now is 3 s, the author's next at 3.001 s at the latest");
+        assert!(
+            z.feasible(0),
+            "now is 3 s, the author's next at 3.001 s at the latest"
+        );
         assert!(z.feasible(1));
     }
 

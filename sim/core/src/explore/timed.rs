@@ -52,7 +52,6 @@ pub fn holds_under(q: Quantiles) -> String {
     )
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,7 +109,11 @@ mod tests {
                  the 0.1% and 99.9% quantiles)"
             );
             let untimed = explore(&sc, &ExploreConfig::new(sc.runtime)).unwrap();
-            assert_eq!(untimed.finding(a).unwrap().reach, Reach::Reachable, "{file}");
+            assert_eq!(
+                untimed.finding(a).unwrap().reach,
+                Reach::Reachable,
+                "{file}"
+            );
 
             let sc = load("timed", &format!("{overlap}.toml"));
             let ex = timed(&sc, q);
@@ -121,8 +124,15 @@ mod tests {
             let text = w.line.to_string();
             assert!(text.ends_with(":timed=0.001,0.999"), "{text}");
             let line = ReplayLine::parse(&text).unwrap();
-            let t = run_one(&sc, line.runtime, line.seed, line.trial, &line.schedule, None)
-                .unwrap();
+            let t = run_one(
+                &sc,
+                line.runtime,
+                line.seed,
+                line.trial,
+                &line.schedule,
+                None,
+            )
+            .unwrap();
             assert!(t.metrics.has(a), "{overlap}: the witness replays to {a}");
             assert_eq!(t.run.schedule, line.schedule, "{overlap}: the same choices");
             assert_eq!(t.metrics.events, w.events);
@@ -146,7 +156,10 @@ mod tests {
         let wide = timed(&sc, Quantiles::default());
         assert_eq!(wide.finding(Anomaly::A1).unwrap().reach, Reach::Reachable);
         let narrow = timed(&sc, Quantiles::parse("0.001,0.6").unwrap());
-        assert_eq!(narrow.finding(Anomaly::A1).unwrap().reach, Reach::Unreachable);
+        assert_eq!(
+            narrow.finding(Anomaly::A1).unwrap().reach,
+            Reach::Unreachable
+        );
         assert!(narrow.bound_text().contains("the 0.1% and 60% quantiles"));
     }
 
@@ -198,7 +211,11 @@ mod tests {
                 "[[agents]]\nname = \"a{agent}\"\nstart_ms = {start}\nscript = [\n"
             ));
             for _ in 0..1 + usize::from(below(&mut rng, 4) == 0) {
-                let tool = if below(&mut rng, 2) == 0 { ", tool = \"t\"" } else { "" };
+                let tool = if below(&mut rng, 2) == 0 {
+                    ", tool = \"t\""
+                } else {
+                    ""
+                };
                 s.push_str(&format!(
                     "  {{ do = \"read\", cells = {}{tool} }},\n",
                     cells(&mut rng)
@@ -269,7 +286,12 @@ mod tests {
                 continue;
             }
             assert!(t.schedules <= u.schedules, "{what}");
-            assert!(sets(&t).is_subset(&sets(&u)), "{what}: {:?} ⊄ {:?}", sets(&t), sets(&u));
+            assert!(
+                sets(&t).is_subset(&sets(&u)),
+                "{what}: {:?} ⊄ {:?}",
+                sets(&t),
+                sets(&u)
+            );
             if sets(&t) == sets(&u) {
                 equal += 1;
             } else {
@@ -286,7 +308,10 @@ mod tests {
                 assert!(sets(&t).contains(&set), "{what}: sampled {set:?} not timed");
             }
         }
-        assert!(skipped <= 10, "most members finish untimed: {skipped} skipped");
+        assert!(
+            skipped <= 10,
+            "most members finish untimed: {skipped} skipped"
+        );
         assert!(pruned >= 5, "timing prunes some members: {pruned}");
         assert!(equal >= 5, "and leaves others alone: {equal}");
     }
