@@ -96,7 +96,7 @@ const SAMPLE_MAX: f64 = (u64::MAX / 4) as f64;
 /// `x.round().clamp(0.0, SAMPLE_MAX) as u64` (round half away from zero; NaN and negatives
 /// give 0), the same number for every `x`, without calling `f64::round`: on baseline x86-64
 /// that is a libm call, and it ran on every sample of the simulator's hot path.
-fn whole(x: f64) -> u64 {
+pub(crate) fn whole(x: f64) -> u64 {
     // NaN, negatives and zero all give 0.
     if x.is_nan() || x <= 0.0 {
         return 0;

@@ -12,9 +12,13 @@
 //! every nondeterministic draw that can change the history (a `prob` of a branch, retract or
 //! registry step, a `pick`, an effect completion order) is a choice point too. `<choices>`
 //! then maps the index of each choice point with two or more alternatives (counted from 0 in
-//! the order the trial meets them) to the alternative taken, when not 0. See
+//! the order the trial meets them) to the alternative taken, when not 0. A trailing
+//! `:timed=LO,HI` marks a timed exploration's path (`agentsim explore --timed`): only the
+//! orders the latency bounds allow are alternatives, a `lognormal` kept between the LO and HI
+//! quantiles, so replay must run timed too; lines without it parse as before. See
 //! docs/exploring.md.
 
+use crate::bounds::Quantiles;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -47,6 +51,9 @@ pub struct Schedule {
     /// `X1` only: the per-agent step budget the trial ran under (`steps=<n>`): an agent that
     /// has taken this many steps takes no more.
     pub steps_per_agent: Option<u64>,
+    /// `X1` only: the path of a timed exploration (`timed=<lo>,<hi>`), with the quantiles a
+    /// `lognormal` latency was kept between.
+    pub timed: Option<Quantiles>,
 }
 
 impl Schedule {
@@ -95,7 +102,7 @@ impl Schedule {
             }
         }
         let mut rest = parts.peekable();
-        if let Some(stop) = rest.next_if(|p| !p.starts_with("steps=")) {
+        if let Some(stop) = rest.next_if(|p| !p.starts_with("steps=") && !p.starts_with("timed=")) {
             let n = stop
                 .strip_prefix("stop=")
                 .and_then(|n| n.parse().ok())
@@ -103,12 +110,19 @@ impl Schedule {
             out.stop = Some(n);
         }
         if timing == Timing::Abstract {
-            if let Some(steps) = rest.next() {
+            if let Some(steps) = rest.next_if(|p| !p.starts_with("timed=")) {
                 let n = steps
                     .strip_prefix("steps=")
                     .and_then(|n| n.parse().ok())
                     .ok_or_else(|| err(Problem::Steps(steps.to_owned())))?;
                 out.steps_per_agent = Some(n);
+            }
+            if let Some(timed) = rest.next() {
+                let q = timed
+                    .strip_prefix("timed=")
+                    .and_then(|q| Quantiles::parse(q).ok())
+                    .ok_or_else(|| err(Problem::Timed(timed.to_owned())))?;
+                out.timed = Some(q);
             }
         }
         if let Some(extra) = rest.next() {
@@ -145,6 +159,8 @@ pub enum Problem {
     Stop(String),
     #[error("`{0}` is not steps=<per-agent step budget>")]
     Steps(String),
+    #[error("`{0}` is not timed=<lo>,<hi> (quantiles, as in timed=0.001,0.999)")]
+    Timed(String),
     #[error("unexpected `{0}`")]
     Extra(String),
 }
@@ -177,6 +193,9 @@ impl fmt::Display for Schedule {
         if let Some(steps) = self.steps_per_agent {
             write!(f, ":steps={steps}")?;
         }
+        if let Some(q) = self.timed {
+            write!(f, ":timed={q}")?;
+        }
         Ok(())
     }
 }
@@ -193,6 +212,8 @@ mod tests {
             "S1:9:4=1:stop=7",
             "X1:9:0=2:stop=4",
             "X1:9:-:steps=40",
+            "X1:9:0=1:steps=40:timed=0.001,0.999",
+            "X1:9:-:stop=3:timed=0.05,0.95",
         ] {
             assert_eq!(Schedule::parse(s).unwrap().to_string(), s);
         }
@@ -218,6 +239,10 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("two choices"));
+        assert!(Schedule::parse("X1:3:-:steps=4:timed=0.9,0.1")
+            .unwrap_err()
+            .to_string()
+            .contains("timed="));
         assert!(Schedule::parse("S1:3:-:halt=2")
             .unwrap_err()
             .to_string()

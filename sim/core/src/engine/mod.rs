@@ -32,8 +32,10 @@ mod mcp;
 mod messages;
 mod ops;
 mod pool;
+mod zone;
 
 pub use pool::Pool;
+pub use zone::{Dbm, ZONES_MAX};
 
 pub use messages::CplTrial;
 
@@ -121,6 +123,11 @@ pub struct TrialSetup<'a> {
 pub enum SimError {
     #[error(transparent)]
     Generation(#[from] GenError),
+    #[error(
+        "timed exploration kept more than {0} zones on one path (a window_ms this wide splits \
+         the order too often for an exact search)"
+    )]
+    Zones(usize),
 }
 
 /// An agent's operation between its read and its commit. Each agent keeps one for the whole
@@ -192,6 +199,10 @@ struct Engine<'a, R: Runtime> {
     steps: Vec<u64>,
     /// The stack locks cells (so a step's [`Access`] names the locks it takes).
     locking: bool,
+    /// Timed exploration: the zones of the pending events' times (see [`zone`]), and the
+    /// bounds of the delay the current step drew.
+    zone: Option<zone::Zones>,
+    span: (u64, u64),
 }
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
@@ -240,6 +251,11 @@ pub fn run_trial_in<R: Runtime>(
     let mut record_tokens = std::mem::take(&mut pool.record_tokens);
     record_tokens.clear();
     let abstract_time = setup.scheduler.chooser().is_some();
+    let zone = setup.scheduler.timed().filter(|_| abstract_time).map(|q| {
+        let starts: Vec<(u64, u64)> = sc.agents.iter().map(|s| q.bounds(s.start_ms)).collect();
+        let running: Vec<bool> = agents.iter().map(|a| !a.done).collect();
+        zone::Zones::new(q, sc.window_ms, &starts, &running)
+    });
     let sched = setup.scheduler;
     let (chooser, timed) = if abstract_time {
         (sched.chooser(), None)
@@ -274,6 +290,8 @@ pub fn run_trial_in<R: Runtime>(
             Vec::new()
         },
         locking,
+        zone,
+        span: (0, 0),
     };
     let schedule = e.run(timed, setup.trial_seed, setup.stop)?;
     Ok(e.finish(schedule, buffers))
@@ -336,6 +354,7 @@ impl<R: Runtime> Engine<'_, R> {
             schedule.timing = Timing::Abstract;
             schedule.steps_per_agent = c.steps_per_agent();
             schedule.choices = std::mem::take(&mut self.picks);
+            schedule.timed = self.zone.as_ref().map(|z| z.quantiles());
         }
         Ok(schedule)
     }
@@ -389,6 +408,7 @@ impl<R: Runtime> Engine<'_, R> {
             }
         }
         self.c.budget_cut |= cut;
+        self.timed_filter(enabled);
         if enabled.is_empty() {
             return None;
         }
@@ -645,6 +665,7 @@ impl<R: Runtime> Engine<'_, R> {
         );
         let mut next = Some(pc + 1);
         let mut delay = 0;
+        self.timed_fire(a)?;
         let text: String = match &script.steps[pc] {
             Step::Read { cells, pick, tool } => {
                 let cells = self.select(a, cells, *pick, &[]);
@@ -683,8 +704,9 @@ impl<R: Runtime> Engine<'_, R> {
                 String::new()
             }
             Step::Wait { latency_ms, prob } => {
-                if chance(&mut self.rng, *prob) {
+                if self.wait_fires(a, *prob) {
                     delay = latency_ms.sample(&mut self.rng);
+                    self.drew(*latency_ms);
                 }
                 self.traced(|| format!("wait {delay} ms"))
             }
@@ -744,6 +766,7 @@ impl<R: Runtime> Engine<'_, R> {
             st.pc = n;
         }
         normalize(st, script, spec.repeat);
+        self.timed_schedule(a);
         Ok(())
     }
 

@@ -75,6 +75,7 @@ impl<R: Runtime> Engine<'_, R> {
             st.attempts += 1;
             self.c.retries += 1;
             *delay = self.sc.retry.backoff_ms.sample(&mut self.rng);
+            self.drew(self.sc.retry.backoff_ms);
             true
         } else {
             st.attempts = 0;
@@ -120,6 +121,7 @@ impl<R: Runtime> Engine<'_, R> {
         let g = self.generator.generate(&input, &cost, &mut self.rng)?;
         let tokens = g.prompt_tokens.saturating_add(g.completion_tokens);
         let latency = g.latency_ms;
+        self.drew_generation(latency_ms, &g);
         self.c.generations += 1;
         self.c.tokens_total = self.c.tokens_total.saturating_add(tokens);
         note!(self, a, "generate {latency} ms, {tokens} tokens");
@@ -142,10 +144,11 @@ impl<R: Runtime> Engine<'_, R> {
     ) -> Result<u64, SimError> {
         let agent = Agent(a as u32);
         assert!(self.agents[a].open, "write inside an operation");
-        let chosen = self
-            .chooser
-            .is_some()
-            .then(|| self.abstract_order(a, ws.len(), order));
+        let chosen = match (&self.chooser, &self.zone) {
+            (None, _) => None,
+            (Some(_), None) => Some(self.abstract_order(a, ws.len(), order)),
+            (Some(_), Some(_)) => Some(self.timed_order(a, ws.len(), order, effect_ms)),
+        };
         let op = &mut self.agents[a].op;
         // The op's request is reused: empty its map (its keys are among the cells it issued).
         let req = &mut op.commit;

@@ -14,15 +14,18 @@
 //! per agent"), anything the abstraction changes (`timed` orders are a subset of these, so a
 //! reachable verdict may need latencies the scenario's distributions never draw; a
 //! generator's content is the stub's or the recording's), and `[cpl]` scenarios (messages are
-//! not explored: refused).
+//! not explored: refused). With [`ExploreConfig::timed`] the engine offers only the orders
+//! the latency bounds allow ([`timed`]); the search is then the plain enumeration.
 
 mod partial;
 mod reduction;
+mod timed;
 mod walk;
 
 pub use partial::{explore_shard, merge_shards, JoinError, ShardRun, ShardSet, SHARD_TASKS};
 pub use reduction::independent;
 
+use crate::bounds::Quantiles;
 use crate::engine::{run_trial_in, Pool, SimError, TrialRun, TrialSetup};
 use crate::metrics::{reported, TrialMetrics};
 use crate::replay_line::ReplayLine;
@@ -68,6 +71,9 @@ pub struct ExploreConfig<'a> {
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
     /// Keep the digest of every final history (for tests that compare searches).
     pub keep_histories: bool,
+    /// Timed exploration: only the orders the latency bounds allow, a `lognormal` kept
+    /// between these quantiles (needs `reduction` off: see [`timed`]).
+    pub timed: Option<Quantiles>,
 }
 
 impl<'a> ExploreConfig<'a> {
@@ -84,6 +90,7 @@ impl<'a> ExploreConfig<'a> {
             cancel: None,
             progress: None,
             keep_histories: false,
+            timed: None,
         }
     }
 }
@@ -137,6 +144,8 @@ pub struct Exploration {
     pub runtime: Stack,
     pub reduction: bool,
     pub steps_per_agent: u64,
+    /// The quantiles of a timed exploration (`None`: time abstracted).
+    pub timed: Option<Quantiles>,
     /// Every path of the (reduced) tree was run.
     pub complete: bool,
     pub stopped: Option<Stopped>,
@@ -168,12 +177,17 @@ impl Exploration {
         self.findings.iter().find(|f| f.anomaly == a)
     }
 
-    /// "unreachable" or "unreachable within N steps per agent" when the budget cut a path.
+    /// "unreachable" or "unreachable within N steps per agent" when the budget cut a path;
+    /// a timed search adds the bounds it holds under.
     pub fn bound_text(&self) -> String {
-        if self.budget_cut > 0 {
+        let base = if self.budget_cut > 0 {
             format!("within {} steps per agent", self.steps_per_agent)
         } else {
             "over every interleaving".to_owned()
+        };
+        match self.timed {
+            Some(q) => format!("{base} {}", timed::holds_under(q)),
+            None => base,
         }
     }
 }
@@ -190,6 +204,11 @@ pub enum ExploreError {
     Cpl(String),
     #[error("--steps-per-agent must be at least 1")]
     Budget,
+    #[error(
+        "timed exploration runs the plain enumeration: partial-order reduction is not sound \
+         with time (a local step moves time and can disable another agent's step)"
+    )]
+    TimedReduction,
 }
 
 /// What the paths of one or more tasks found.
@@ -284,6 +303,9 @@ fn run_tasks(
     if cfg.steps_per_agent == 0 {
         return Err(ExploreError::Budget);
     }
+    if cfg.timed.is_some() && cfg.reduction {
+        return Err(ExploreError::TimedReduction);
+    }
     let threads = cfg.threads.max(1);
     let all = split(sc, cfg, SPLIT_TASKS)?;
     let count = all.len();
@@ -369,6 +391,7 @@ fn conclude(
         runtime: cfg.runtime,
         reduction: cfg.reduction,
         steps_per_agent: cfg.steps_per_agent,
+        timed: cfg.timed,
         complete,
         stopped,
         schedules,
@@ -391,11 +414,19 @@ fn run_path(
     pool: &mut Pool,
 ) -> Result<TrialRun, SimError> {
     let generator = generator(sc, cfg.on_missing);
+    let mut timed;
+    let scheduler: &mut dyn crate::scheduler::Scheduler = match cfg.timed {
+        Some(q) => {
+            timed = timed::Timed::new(w, q);
+            &mut timed
+        }
+        None => w,
+    };
     let setup = TrialSetup {
         scenario: sc,
         trial_seed: trial_seed(sc.seed, 0),
         generator: generator.as_ref(),
-        scheduler: w,
+        scheduler,
         stop: None,
         trace: false,
         record: false,

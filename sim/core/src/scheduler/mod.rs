@@ -27,6 +27,13 @@ pub trait Scheduler: Send {
     fn chooser(&mut self) -> Option<&mut dyn Chooser> {
         None
     }
+
+    /// For an abstract-time trial: explore only the orders the latency bounds allow, a
+    /// `lognormal` kept between these quantiles (timed exploration, see
+    /// `crate::engine::zone`). `None`: time abstracted away.
+    fn timed(&self) -> Option<crate::bounds::Quantiles> {
+        None
+    }
 }
 
 /// Which scheduler to build: `random`, `pct:D` or a replayed schedule.

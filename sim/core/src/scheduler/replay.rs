@@ -55,6 +55,10 @@ impl Scheduler for Replay {
             Timing::Abstract => Some(self),
         }
     }
+
+    fn timed(&self) -> Option<crate::bounds::Quantiles> {
+        self.schedule.timed
+    }
 }
 
 #[cfg(test)]

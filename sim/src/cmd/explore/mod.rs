@@ -6,7 +6,9 @@
 //! N steps per agent" when the step budget cut a path), or *cannot tell* when
 //! `--max-schedules`, `--max-memory-mb` or a signal stopped the search (the partial counts
 //! are printed). `--coverage` tabulates the anomaly sets (lattice points) reached under each
-//! runtime (every named runtime unless `--runtime` names some).
+//! runtime (every named runtime unless `--runtime` names some). `--timed` explores only the
+//! orders the scenario's latency bounds allow (a `lognormal` between `--quantiles`), by the
+//! plain enumeration; its verdicts say which bounds they hold under.
 //!
 //! Exit 0: every search finished. Exit 2: bad input, or a search stopped by a budget
 //! (cannot tell) unless `--allow-cannot-tell`. Exit 130: SIGINT or SIGTERM stopped it
@@ -23,6 +25,7 @@ use super::check_watch::{cancel_on_signals, INTERRUPTED};
 use super::gate::GateArgs;
 use super::progress::{Items, ProgressArgs};
 use agentsim_models::runtime::{RuntimeKind, Stack};
+use agentsim_sim::bounds::Quantiles;
 use agentsim_sim::explore::{explore, Exploration, ExploreConfig, STEPS_PER_AGENT_DEFAULT};
 use agentsim_sim::scenario::{OnMissing, Scenario};
 use anyhow::{bail, Context, Result};
@@ -45,6 +48,15 @@ pub struct Args {
     /// Plain depth-first enumeration of every interleaving, without partial-order reduction.
     #[arg(long)]
     pub no_reduction: bool,
+    /// Explore only the orders the latency bounds allow (`fixed` exactly, `uniform` its
+    /// interval, `lognormal` between `--quantiles`); runs the plain enumeration, since
+    /// partial-order reduction is not sound with time.
+    #[arg(long)]
+    pub timed: bool,
+    /// With `--timed`: the quantiles LO,HI a `lognormal` latency is kept between.
+    #[arg(long, value_parser = Quantiles::parse, requires = "timed",
+          default_value = "0.001,0.999")]
+    pub quantiles: Quantiles,
     /// Steps (engine events; a `write` is two) each agent may take on one path; a path on
     /// which an agent would take more is cut there, and verdicts say so.
     #[arg(long, default_value_t = STEPS_PER_AGENT_DEFAULT)]
@@ -143,7 +155,9 @@ fn config<'a>(
     progress: &'a (dyn Fn(u64, u64) + Sync),
 ) -> ExploreConfig<'a> {
     ExploreConfig {
-        reduction: !args.no_reduction,
+        // Timed: the plain enumeration (reduction is not sound with time).
+        reduction: !args.no_reduction && !args.timed,
+        timed: args.timed.then_some(args.quantiles),
         steps_per_agent: args.steps_per_agent,
         max_schedules: args.max_schedules,
         max_memory_mb: args.max_memory_mb,

@@ -37,6 +37,13 @@ pub fn cap_text(sc: &Scenario) -> String {
         .map_or_else(String::new, |n| format!(" at repeat ≤ {n}"))
 }
 
+/// ", timed (lognormal between the 0.1% and 99.9% quantiles)" for a timed search.
+fn timed_text(e: &Exploration) -> String {
+    e.timed.map_or(String::new(), |q| {
+        format!(", timed (lognormal between {})", q.describe())
+    })
+}
+
 /// `{A1, A6}`, or `{}`.
 fn set_text(set: &[Anomaly]) -> String {
     format!("{{{}}}", Anomaly::join(set, ", "))
@@ -55,7 +62,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
         let _ = writeln!(
             s,
             "explore {}{} under {}: {state}, {} schedules, {} classes, reduction {}, \
-             {} steps per agent ({} paths cut), depth {}, {:.2} s",
+             {} steps per agent ({} paths cut), depth {}{}, {:.2} s",
             escape_text(&sc.name),
             cap_text(sc),
             e.runtime,
@@ -65,6 +72,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
             e.steps_per_agent,
             e.budget_cut,
             e.depth_max,
+            timed_text(e),
             d.seconds
         );
         for f in &e.findings {
@@ -151,6 +159,10 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
         "complete": e.complete,
         "stopped": e.stopped.map(|s| stopped_flag(Some(s))),
         "reduction": e.reduction,
+        "timed": e.timed.map(|q| {
+            let (lo, hi) = q.probabilities();
+            json!({"quantiles": [lo, hi], "search": "plain enumeration"})
+        }),
         "steps_per_agent": e.steps_per_agent,
         "repeat_max": sc.repeat_cap,
         "schedules": e.schedules,

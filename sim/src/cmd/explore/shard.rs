@@ -17,6 +17,7 @@ use crate::artifacts::output::write_atomic;
 use crate::cmd::check_watch::INTERRUPTED;
 use crate::cmd::sharding::{build, hex};
 use agentsim_models::runtime::Stack;
+use agentsim_sim::bounds::Quantiles;
 use agentsim_sim::explore::{explore_shard, merge_shards, ExploreConfig, ShardRun};
 use agentsim_sim::scenario::{OnMissing, Scenario};
 use agentsim_sim::shard::{Build, Shard};
@@ -71,6 +72,8 @@ pub struct Config {
     pub allow_cannot_tell: bool,
     /// `--max-repeat`: the cap on every agent's repeat the shards explored under.
     pub max_repeat: Option<u32>,
+    /// `--timed`: the quantiles `LO,HI` (as `--quantiles` takes them), or absent.
+    pub timed: Option<String>,
 }
 
 /// One runtime's share and the seconds it took.
@@ -112,6 +115,7 @@ fn config_of(args: &Args, runtimes: &[Stack]) -> Config {
         coverage: args.coverage,
         allow_cannot_tell: args.gate.allow_cannot_tell,
         max_repeat: args.max_repeat,
+        timed: args.timed.then(|| args.quantiles.to_string()),
     }
 }
 
@@ -293,6 +297,12 @@ fn join(parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
             .map_err(|e| anyhow!("{}: field `config.runtimes`: {e}", parts[0].0))?;
         let mut cfg = ExploreConfig::new(stack);
         cfg.reduction = c.reduction;
+        cfg.timed = c
+            .timed
+            .as_deref()
+            .map(Quantiles::parse)
+            .transpose()
+            .map_err(|e| anyhow!("{}: field `config.timed`: {e}", parts[0].0))?;
         cfg.steps_per_agent = c.steps_per_agent;
         cfg.on_missing = c
             .on_missing
