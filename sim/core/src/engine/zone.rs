@@ -369,7 +369,7 @@ impl<R: Runtime> Engine<'_, R> {
                 "the ascending completion of a feasible prefix is feasible"
             );
             let r = if ok.len() >= 2 {
-                ok[self.choose_among(ChoiceKind::Order, ok.len(), a, &[], &[])]
+                ok[self.choose_among(ChoiceKind::Order, ok.len(), a, &[], &[], &[])]
             } else {
                 ok[0]
             };
