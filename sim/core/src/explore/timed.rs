@@ -61,7 +61,6 @@ mod tests {
     use crate::replay_line::ReplayLine;
     use crate::runner::run_one;
     use crate::Scenario;
-    use agentsim_models::runtime::Stack;
     use agentsim_models::Anomaly;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
