@@ -79,7 +79,8 @@ pub struct BeginRequest {
     /// that caches it (an MCP client that ignores `notifications/tools/list_changed`):
     /// recorded as the snapshot's registry instead of the live one. `None` reads the live
     /// registry. Commit still resolves against the live registry unless a mechanism pins.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (Always serialized, as `observed` is: the checker's state codec is postcard, which
+    /// has no field names and cannot skip one.)
     pub observed_registry: Option<Registry>,
 }
 

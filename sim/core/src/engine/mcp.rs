@@ -20,7 +20,9 @@
 //!   reaches the client after the plan. The check at dispatch closes that window, and the
 //!   re-list keeps the regeneration from planning the same withdrawn tool again (a check
 //!   against a list that is never refreshed would refuse and regenerate the same plan until
-//!   the retries ran out).
+//!   the retries ran out). Nothing a client does closes the window between a call's dispatch
+//!   and its completion: a withdrawal there is still A2 (`agentsim explore` reaches it); only
+//!   a server that finishes calls against the version they were planned on (`pin`) does.
 //!
 //! A client plans only tools its list offers (the model is not offered the others); an
 //! agent without the key plans as before, against the live registry. This proves the twin's
