@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -91,8 +92,13 @@ def run(
         raise ValueError("shards must be at least 1")
     args = list(args)
     wb = worker_binary or binary
+    # Keys unique per call: Dask hands back a live future's result for a repeated key, so a
+    # second run of another command while the first one's futures are still referenced (by a
+    # traceback, say) would get the first one's partials.
+    run_id = uuid.uuid4().hex[:12]
     futures = [
-        client.submit(_shard, wb, args, i, shards, cwd, key=f"agentsim-shard-{i}-of-{shards}",
+        client.submit(_shard, wb, args, i, shards, cwd,
+                      key=f"agentsim-shard-{run_id}-{i}-of-{shards}",
                       pure=False, retries=retries)
         for i in range(1, shards + 1)
     ]
