@@ -156,7 +156,7 @@ fn a_send_fanout_to_a_plain_node_is_a6_and_the_ordered_handoff_fixes_it() {
     let w = fast::detect(&before.history).a6[0];
     let r = &before.history.records[w.record];
     assert_eq!(before.history.names.agent_name(r.agent), "worker");
-    // Sent refund, email, ticket; stored email (20 ms), ticket (80 ms), refund (150 ms).
+    // Sent refund, email, ticket; stored email (20 ms), ticket (120 ms), refund (300 ms).
     let sent = ["send:worker:0", "send:worker:1", "send:worker:2"];
     assert_eq!(effect_cells(&before, &r.io), sent);
     assert_eq!(

@@ -281,7 +281,9 @@ class Plan(TypedDict, total=False):
     results: Annotated[list, operator.add]
 
 
-LATENCY_S = {"refund": 0.15, "email": 0.02, "ticket": 0.08}
+# Wider apart than the tools' latencies, so that a loaded machine's thread start-up does not
+# reorder them.
+LATENCY_S = {"refund": 0.3, "email": 0.02, "ticket": 0.12}
 
 
 def send_fanout(fixed: bool) -> tuple[StateGraph, dict]:
@@ -302,7 +304,7 @@ def send_fanout(fixed: bool) -> tuple[StateGraph, dict]:
         if fixed and c["i"] > 0:
             landed[c["i"] - 1].wait(timeout=5)
             # Leave the previous task time to return and have its writes stored.
-            time.sleep(0.03)
+            time.sleep(0.1)
         with _WORLD_LOCK:
             WORLD.append((c["name"], c["arg"]))
         landed[c["i"]].set()
