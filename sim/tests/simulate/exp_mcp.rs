@@ -97,6 +97,7 @@ fn the_stale_clients_witness_replays_to_a2() {
             trial: t.metrics.trial,
             schedule: t.metrics.schedule.parse().expect("schedule"),
             on_missing: None,
+            repeat_max: None,
         };
         let line = ReplayLine::parse(&line.command()).expect("parses");
         let again = run_one(
