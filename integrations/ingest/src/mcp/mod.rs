@@ -38,10 +38,12 @@
 //! for what the plan was made from); a server that does not declare `tools.listChanged`, or a
 //! call after a `list_changed` that no later `tools/list` resolves, leaves A2 untold.
 
+mod join;
 mod log;
 mod map;
 mod timeline;
 
+pub use join::{LoggedCall, McpLog};
 pub use log::{parse_log, Dir, Line};
 
 use crate::error::IngestError;
