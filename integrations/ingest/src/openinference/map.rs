@@ -98,6 +98,8 @@ struct Cx<'a> {
     effects: u64,
     planned: u64,
     planned_without_tools: u64,
+    /// Of those, steps with no LLM span at all (CrewAI's own client is not instrumented).
+    planned_without_llm: u64,
     /// base → (start, registry) in time order; versions per (base, tool).
     seen: BTreeMap<String, Vec<(u64, Entries)>>,
     versions: BTreeMap<(String, String), Vec<String>>,
@@ -453,7 +455,10 @@ impl Cx<'_> {
             });
             match offered {
                 Some(e) => step.read_registry = e,
-                None => self.planned_without_tools += 1,
+                None => {
+                    self.planned_without_tools += 1;
+                    self.planned_without_llm += u64::from(generation.is_none());
+                }
             }
             let dispatch = first_tool.map_or(commit_at, |&t| spans[t].start);
             step.write_registry = self
@@ -548,11 +553,17 @@ impl Cx<'_> {
                     .to_owned(),
             }
         } else if self.planned_without_tools > 0 {
+            let no_llm = match self.planned_without_llm {
+                0 => String::new(),
+                n => format!(
+                    "; {n} of them have no LLM span (the planned tool is their first TOOL span)"
+                ),
+            };
             Verdict::Undecidable {
                 reason: format!(
                     "{} of {} steps planned tools but their LLM span carries no llm.tools \
                      (the OpenAI Agents instrumentor records none on the chat-completions \
-                     path): what the plan was made from is unknown",
+                     path){no_llm}: what the plan was made from is unknown",
                     self.planned_without_tools, self.planned
                 ),
             }
