@@ -28,6 +28,9 @@ pub(super) struct Call {
     view: Option<Entries>,
 }
 
+/// A client's views of a server's tools: each complete `tools/list` answer, at (t, line).
+pub(super) type Views = Vec<((u64, usize), Entries)>;
+
 /// A request waiting for its answer.
 struct Pending {
     method: String,
@@ -44,7 +47,7 @@ pub(super) struct Cx {
     pub(super) servers: BTreeMap<String, Timeline>,
     /// (client, server) → every complete `tools/list` answer the client received, in order:
     /// its view over time, for a join with a trace (`super::join`).
-    pub(super) view_log: BTreeMap<(String, String), Vec<((u64, usize), Entries)>>,
+    pub(super) view_log: BTreeMap<(String, String), Views>,
     /// (client, server) → the client's view and the line of the `list_changed` that made it
     /// stale, if any.
     views: BTreeMap<(String, String), (Entries, Option<usize>)>,

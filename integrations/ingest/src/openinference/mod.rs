@@ -28,6 +28,11 @@
 //! * `CHAIN`, `GUARDRAIL`, `EMBEDDING`, … → not steps (counted); they still link their
 //!   children to their agent.
 //!
+//! `--from otel` reads an export with this module when its step spans are OpenInference's
+//! ([`read_detected`], the rule in `convention`); `--mcp-log` joins the tool spans with an MCP
+//! JSON-RPC log of the same run (`join`), so the registries of the steps whose calls the log
+//! holds come from the servers' timelines.
+//!
 //! What the spans cannot show is said, not defaulted: OpenInference has no span kind for memory
 //! writes, so A1 is never decided from it (memory behind tools is ordinary `TOOL` spans); the
 //! registry when a tool runs is not on any span, so A2 is decided only when no tool was
