@@ -39,6 +39,13 @@ OPENAI_AGENTS_MCP_LOG = {
     "a2_mcp": (C, V, C, H),
     "a2_mcp_fixed": (C, H, C, H),
 }
+# The spans joined with that log (--mcp-log): each TOOL span matched to its tools/call, so the
+# agents' plans are checked against the server's registry timeline; A1, A3, A6 stay the spans'.
+OPENAI_AGENTS_JOINED = {
+    "a2_mcp": (C, V, C, H),
+    "a2_mcp_fixed": (C, H, C, H),
+}
+OPENINFERENCE_NOTE = "spans are OpenInference (openinference.span.kind); read as --from openinference"
 MCP = {
     "ignore": (C, V, C, H),
     "refresh": (C, H, C, H),
@@ -48,10 +55,10 @@ MCP = {
 }
 
 
-def detect(binary: str, source: str, path) -> dict:
-    out = subprocess.run([binary, "detect", str(path), "--from", source, "--json"],
+def detect(binary: str, source: str, path, *more: str) -> dict:
+    out = subprocess.run([binary, "detect", str(path), "--from", source, "--json", *more],
                          capture_output=True, text=True)
-    assert out.returncode == 0, f"agentsim detect --from {source} {path}: {out.stderr}"
+    assert out.returncode == 0, f"agentsim detect --from {source} {path} {more}: {out.stderr}"
     return json.loads(out.stdout)
 
 
@@ -75,6 +82,24 @@ def test_openai_agents_openinference(run, tmp_path, agentsim_binary):
     assert "tool" in ingest["A1"]["why"], ingest["A1"]
     if expected[1] == C:
         assert "llm.tools" in ingest["A2"]["why"], ingest["A2"]
+    # --from otel finds the OpenInference spans, says so, and answers the same.
+    auto = detect(agentsim_binary, "otel", tmp_path / "spans.jsonl")
+    assert verdicts(auto) == expected, json.dumps(auto["verdicts"], indent=1)
+    assert auto["ingest"]["source"] == "openinference", auto["ingest"]
+    assert auto["ingest"]["notes"][0] == OPENINFERENCE_NOTE, auto["ingest"]["notes"]
+    if run in OPENAI_AGENTS_JOINED:
+        joined = detect(agentsim_binary, "openinference", tmp_path / "spans.jsonl",
+                        "--mcp-log", str(tmp_path / "mcp.jsonl"))
+        expected_joined = OPENAI_AGENTS_JOINED[run]
+        assert verdicts(joined) == expected_joined, json.dumps(joined["verdicts"], indent=1)
+        assert (expected_joined[1] == V) == truth["a2"], truth
+        a2 = joined["ingest"]["decidable"]["A2"]
+        assert "all 2 planned steps joined" in a2["why"], a2
+        # Both agents' tool spans met their calls; the planner's `lookup` failed on the server
+        # (the span says OK), so only the admin's call is an effect.
+        counts = joined["ingest"]["counts"]
+        assert counts["mcp_log_matched_tool_spans"] == 2, counts
+        assert counts["mcp_log_failed_calls"] == (1 if run == "a2_mcp" else 0), counts
     if run in OPENAI_AGENTS_MCP_LOG:
         log = detect(agentsim_binary, "mcp", tmp_path / "mcp.jsonl")
         assert verdicts(log) == OPENAI_AGENTS_MCP_LOG[run], json.dumps(log["verdicts"], indent=1)
@@ -96,3 +121,25 @@ def test_mcp_clients(run, tmp_path, agentsim_binary):
     ingest = report["ingest"]
     assert ingest["counts"].get("stale_list_calls", 0) == truth.get("stale_calls", 0), ingest
     assert "tools/list" in ingest["decidable"]["A2"]["why"], ingest["decidable"]["A2"]
+
+
+def test_a_mixed_export_is_refused_by_otel_and_counted_by_openinference(tmp_path, agentsim_binary,
+                                                                        repo_root):
+    """OpenInference spans of the SDK and GenAI spans of another instrumentor in one export:
+    --from otel reads neither half silently (exit 2, the counts); --from openinference reads its
+    spans and counts the others."""
+    openai_agents_runs.run("a6", tmp_path)
+    genai = json.loads((repo_root / "scenarios/traces/otel/tool_reordering.json").read_text())
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text((tmp_path / "spans.jsonl").read_text() + json.dumps(genai) + "\n")
+    out = subprocess.run([agentsim_binary, "detect", str(mixed), "--from", "otel"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2, out
+    assert "the export mixes span conventions" in out.stderr, out.stderr
+    report = detect(agentsim_binary, "openinference", mixed)
+    ingest = report["ingest"]
+    assert ingest["counts"]["genai_spans_not_read"] > 0, ingest["counts"]
+    assert any("GenAI spans" in n for n in ingest["notes"]), ingest["notes"]
+    assert verdicts(report) == OPENAI_AGENTS["a6"], json.dumps(report["verdicts"], indent=1)
+    genai_only = detect(agentsim_binary, "genai", mixed)
+    assert genai_only["ingest"]["source"] == "otel", genai_only["ingest"]

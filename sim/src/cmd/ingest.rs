@@ -13,8 +13,11 @@
 
 use crate::artifacts::paths::Paths;
 use agentsim_ingest::langgraph::read_langgraph;
+use agentsim_ingest::mcp::McpLog;
 use agentsim_ingest::mcp::{parse_mcp_log, read_mcp_log};
-use agentsim_ingest::openinference::{parse_openinference, read_openinference};
+use agentsim_ingest::openinference::{
+    parse_openinference_with, read_detected, read_openinference_with, Export,
+};
 use agentsim_ingest::otel::{parse_otel, read_otel};
 use agentsim_ingest::{Ingested, Report};
 use agentsim_jsonl as jsonl;
@@ -67,7 +70,10 @@ pub struct Common {
 /// The sources `agentsim detect --from` takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum From {
+    /// OTLP/JSON: GenAI spans, or OpenInference spans (detected, and said so).
     Otel,
+    /// OTLP/JSON read by the GenAI conventions only (for an export mixing both).
+    Genai,
     Langgraph,
     Openinference,
     Mcp,
@@ -78,8 +84,10 @@ pub enum From {
 /// it again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ingest {
-    /// OTLP/JSON traces.
+    /// OTLP/JSON traces, by the convention their spans follow.
     Otel,
+    /// OTLP/JSON traces, GenAI spans only.
+    Genai,
     /// A LangGraph checkpointer database: `thread`, or the only one it holds.
     Langgraph { thread: Option<String> },
     /// OTLP/JSON traces of OpenInference spans.
@@ -96,6 +104,7 @@ impl Ingest {
             (Some(From::Langgraph), thread) => Some(Ingest::Langgraph { thread }),
             (_, Some(_)) => bail!("--thread applies to --from langgraph only"),
             (Some(From::Otel), None) => Some(Ingest::Otel),
+            (Some(From::Genai), None) => Some(Ingest::Genai),
             (Some(From::Openinference), None) => Some(Ingest::Openinference),
             (Some(From::Mcp), None) => Some(Ingest::Mcp),
             (None, None) => None,
@@ -112,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Source::Mcp(common) => (Ingest::Mcp, common),
     };
     let what = match source {
-        Ingest::Otel | Ingest::Openinference => "the trace",
+        Ingest::Otel | Ingest::Genai | Ingest::Openinference => "the trace",
         Ingest::Mcp => "the log",
         Ingest::Langgraph { .. } => "the database",
     };
@@ -140,13 +149,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Ingests `file` from `source` (`-` is stdin, for OTLP only).
+/// Ingests `file` from `source` (`-` is stdin, except for a database).
 pub fn load(source: &Ingest, file: &Path) -> anyhow::Result<Ingested> {
+    load_joined(source, file, None)
+}
+
+/// [`load`], an OpenInference trace's tool spans joined with the MCP log `mcp` (`--mcp-log`;
+/// the other sources refuse one).
+pub fn load_joined(source: &Ingest, file: &Path, mcp: Option<&Path>) -> anyhow::Result<Ingested> {
+    let log = mcp.map(McpLog::read).transpose()?;
+    let log = log.as_ref();
+    if log.is_some() && !matches!(source, Ingest::Otel | Ingest::Openinference) {
+        bail!("--mcp-log joins an OpenInference trace: it applies to --from openinference or otel");
+    }
     Ok(match source {
-        Ingest::Otel if is_stdin(file) => parse_otel(&stdin()?, "<stdin>")?,
-        Ingest::Otel => read_otel(file)?,
-        Ingest::Openinference if is_stdin(file) => parse_openinference(&stdin()?, "<stdin>")?,
-        Ingest::Openinference => read_openinference(file)?,
+        Ingest::Otel if is_stdin(file) => read_detected(Export::Text(&stdin()?), "<stdin>", log)?,
+        Ingest::Otel => read_detected(Export::File(file), &file.display().to_string(), log)?,
+        Ingest::Genai if is_stdin(file) => parse_otel(&stdin()?, "<stdin>")?,
+        Ingest::Genai => read_otel(file)?,
+        Ingest::Openinference if is_stdin(file) => {
+            parse_openinference_with(&stdin()?, "<stdin>", log)?
+        }
+        Ingest::Openinference => read_openinference_with(file, log)?,
         Ingest::Mcp if is_stdin(file) => parse_mcp_log(&stdin()?, "<stdin>")?,
         Ingest::Mcp => read_mcp_log(file)?,
         Ingest::Langgraph { .. } if is_stdin(file) => {

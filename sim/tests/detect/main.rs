@@ -14,3 +14,4 @@ mod detect_verdicts;
 mod escape_cli;
 mod ingest_cli;
 mod ingest_mcp_cli;
+mod openinference_cli;

@@ -14,18 +14,22 @@ use std::collections::BTreeMap;
 const NOTES_MAX: usize = 10;
 
 /// One `tools/call` and what became of it.
-struct Call {
-    client: String,
-    server: String,
-    tool: String,
+pub(super) struct Call {
+    pub(super) client: String,
+    pub(super) server: String,
+    pub(super) tool: String,
     /// `client/<JSON-RPC id>`: unique per client and call.
-    key: String,
-    sent: (u64, usize),
+    pub(super) key: String,
+    /// (t, line) of the request.
+    pub(super) sent: (u64, usize),
     /// When the answer came, and whether the effect landed (no error).
-    answered: Option<((u64, usize), bool, Json)>,
+    pub(super) answered: Option<((u64, usize), bool, Json)>,
     /// The client's view of the server's tools when it sent the call.
     view: Option<Entries>,
 }
+
+/// A client's views of a server's tools: each complete `tools/list` answer, at (t, line).
+pub(super) type Views = Vec<((u64, usize), Entries)>;
 
 /// A request waiting for its answer.
 struct Pending {
@@ -37,20 +41,24 @@ struct Pending {
 }
 
 #[derive(Default)]
-struct Cx {
+pub(super) struct Cx {
     counts: BTreeMap<String, u64>,
     notes: Vec<String>,
-    servers: BTreeMap<String, Timeline>,
+    pub(super) servers: BTreeMap<String, Timeline>,
+    /// (client, server) → every complete `tools/list` answer the client received, in order:
+    /// its view over time, for a join with a trace (`super::join`).
+    pub(super) view_log: BTreeMap<(String, String), Views>,
     /// (client, server) → the client's view and the line of the `list_changed` that made it
     /// stale, if any.
     views: BTreeMap<(String, String), (Entries, Option<usize>)>,
     /// (client, server) → a `tools/list` being read page by page.
     pages: BTreeMap<(String, String), Vec<Json>>,
     pending: BTreeMap<(String, String, String), Pending>,
-    calls: Vec<Call>,
+    pub(super) calls: Vec<Call>,
 }
 
-pub fn ingest(file: &str, lines: &[Line]) -> Ingested {
+/// The log's messages taken in (t, line) order: timelines, views and calls.
+pub(super) fn replay(lines: &[Line]) -> Cx {
     let mut order: Vec<&Line> = lines.iter().collect();
     order.sort_by_key(|l| (l.t, l.line));
     let mut cx = Cx::default();
@@ -61,6 +69,11 @@ pub fn ingest(file: &str, lines: &[Line]) -> Ingested {
             Dir::Recv => cx.received(l),
         }
     }
+    cx
+}
+
+pub fn ingest(file: &str, lines: &[Line]) -> Ingested {
+    let mut cx = replay(lines);
     let unanswered = cx.calls.iter().filter(|c| c.answered.is_none()).count();
     cx.count("unanswered_calls", unanswered as u64);
     let (steps, a2) = cx.steps();
@@ -211,6 +224,8 @@ impl Cx {
         let tl = self.servers.entry(l.server.clone()).or_default();
         let entries = tl.entries(&all);
         tl.list((l.t, l.line), entries.clone());
+        let log = self.view_log.entry(conn.clone()).or_default();
+        log.push(((l.t, l.line), entries.clone()));
         self.views.insert(conn, (entries, None));
         self.count("tool_lists", 1);
     }

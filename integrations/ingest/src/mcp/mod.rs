@@ -33,15 +33,20 @@
 //! sent from a view that a received `list_changed` had invalidated is reported as a stale-list
 //! call (counted and noted) whether or not its tool survived.
 //!
+//! [`McpLog`] is the same replay kept for a join with an OpenInference trace (its tool spans
+//! matched to these calls; `crate::openinference`).
+//!
 //! What a log cannot show, the report says: there are no memory operations (A1), no
 //! provenance (A3); the plan's generation is not in the log (the view at the first call stands
 //! for what the plan was made from); a server that does not declare `tools.listChanged`, or a
 //! call after a `list_changed` that no later `tools/list` resolves, leaves A2 untold.
 
+mod join;
 mod log;
 mod map;
 mod timeline;
 
+pub use join::{LoggedCall, McpLog};
 pub use log::{parse_log, Dir, Line};
 
 use crate::error::IngestError;

@@ -1,7 +1,9 @@
 //! OpenInference spans → steps: the mapping table of [`super`].
 
+use super::join::{Join, Match};
 use crate::build::{build, Seen, Step, Written};
 use crate::error::IngestError;
+use crate::mcp::McpLog;
 use crate::otel::otlp::Span;
 use crate::report::{Report, Verdict};
 use crate::value::{canonical, value_name};
@@ -89,19 +91,29 @@ struct Invocation {
 }
 
 #[derive(Default)]
-struct Cx {
+struct Cx<'a> {
     counts: BTreeMap<String, u64>,
     notes: Vec<String>,
     reads: u64,
     effects: u64,
     planned: u64,
     planned_without_tools: u64,
+    /// Of those, steps with no LLM span at all (CrewAI's own client is not instrumented).
+    planned_without_llm: u64,
     /// base → (start, registry) in time order; versions per (base, tool).
     seen: BTreeMap<String, Vec<(u64, Entries)>>,
     versions: BTreeMap<(String, String), Vec<String>>,
+    /// The MCP log the tool spans are joined with (`--mcp-log`).
+    join: Option<Join<'a>>,
 }
 
-pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError> {
+/// Maps the spans; each tool span joined with the `tools/call` of `mcp` it made, when given
+/// ([`super::join`]).
+pub fn ingest_with(
+    file: &str,
+    mut spans: Vec<Span>,
+    mcp: Option<&McpLog>,
+) -> Result<Ingested, IngestError> {
     spans.sort_by(|a, b| (a.start, &a.trace, &a.id).cmp(&(b.start, &b.trace, &b.id)));
     let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for (i, s) in spans.iter().enumerate() {
@@ -112,7 +124,10 @@ pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError>
             });
         }
     }
-    let mut cx = Cx::default();
+    let mut cx = Cx {
+        join: mcp.map(Join::new),
+        ..Cx::default()
+    };
     cx.count("spans", spans.len() as u64);
     let invocations = invocations(&spans, &index, &mut cx);
     cx.observe_registries(&spans, &invocations);
@@ -123,6 +138,11 @@ pub fn ingest(file: &str, mut spans: Vec<Span>) -> Result<Ingested, IngestError>
         }
     }
     let history = build(steps, false);
+    if let Some(j) = &cx.join {
+        let (matched, failed) = (j.matched_spans, j.failed_calls);
+        cx.count("mcp_log_matched_tool_spans", matched);
+        cx.count("mcp_log_failed_calls", failed);
+    }
     let verdicts = cx.verdicts();
     let report = Report {
         source: "openinference",
@@ -169,6 +189,9 @@ fn invocations(
             cx.count("openinference_spans", 1);
         } else {
             cx.count("ignored_spans", 1);
+            if s.attrs.contains_key("gen_ai.operation.name") {
+                cx.count("genai_spans_not_read", 1);
+            }
         }
         match r {
             Role::Agent | Role::Other => continue,
@@ -287,7 +310,7 @@ fn tool_name(s: &Span) -> String {
         .to_owned()
 }
 
-impl Cx {
+impl Cx<'_> {
     fn count(&mut self, what: &str, n: u64) {
         *self.counts.entry(what.to_owned()).or_default() += n;
     }
@@ -375,10 +398,24 @@ impl Cx {
             self.read(&spans[r], &mut step);
         }
         let mut effects: Vec<(u64, u64, &str, String)> = Vec::new();
+        let mut matches: BTreeMap<usize, Match> = BTreeMap::new();
+        if let Some(j) = &mut self.join {
+            let mut by_start = tools.clone();
+            by_start.sort_by_key(|&t| (spans[t].start, &spans[t].id));
+            for t in by_start {
+                let s = &spans[t];
+                matches.insert(t, j.match_span(&tool_name(s), s.start, s.end, &inv.base));
+            }
+        }
         for &t in &tools {
             let s = &spans[t];
             if s.error {
                 self.count("failed_tool_calls", 1);
+                continue;
+            }
+            let failed_in_log = matches.get(&t).zip(self.join.as_ref());
+            if failed_in_log.is_some_and(|(&m, j)| j.failed(m)) {
+                // The span says OK, the server answered an error: the effect did not land.
                 continue;
             }
             let cell = format!("tool:{}:{}", tool_name(s), s.id);
@@ -418,13 +455,32 @@ impl Cx {
             });
             match offered {
                 Some(e) => step.read_registry = e,
-                None => self.planned_without_tools += 1,
+                None => {
+                    self.planned_without_tools += 1;
+                    self.planned_without_llm += u64::from(generation.is_none());
+                }
             }
             let dispatch = first_tool.map_or(commit_at, |&t| spans[t].start);
             step.write_registry = self
                 .registry_at(&inv.base, dispatch)
                 .cloned()
                 .unwrap_or_default();
+            if let Some(j) = &mut self.join {
+                let planned = step.planned_tool.as_deref();
+                let span = (tools.iter().copied())
+                    .filter(|&t| Some(tool_name(&spans[t]).as_str()) == planned)
+                    .min_by_key(|&t| (spans[t].start, &spans[t].id));
+                let m = span.and_then(|t| matches.get(&t).copied());
+                let plan_at = generation.map_or(read_at, |g| spans[g].start);
+                match j.registries(m.unwrap_or(Match::None), plan_at) {
+                    Some((read, write)) => {
+                        step.read_registry = read;
+                        step.write_registry = write;
+                    }
+                    // Not from the log: no registry, so no witness the join cannot back.
+                    None => step.read_registry.clear(),
+                }
+            }
         }
         let mut seen = BTreeSet::new();
         step.reads.retain(|(c, _)| seen.insert(c.clone()));
@@ -483,17 +539,31 @@ impl Cx {
                  and after are not on spans; read the clients' JSON-RPC log with --from mcp"
             ));
         }
-        let a2 = if self.planned == 0 {
+        if let Some(&n) = self.counts.get("genai_spans_not_read") {
+            self.notes.push(format!(
+                "{n} GenAI spans (gen_ai.operation.name, no openinference.span.kind) are not \
+                 read here: the export mixes conventions"
+            ));
+        }
+        let a2 = if let Some(j) = self.join.as_ref().filter(|_| self.planned > 0) {
+            j.a2(self.planned)
+        } else if self.planned == 0 {
             Verdict::Decided {
                 basis: "no tool was planned (no tool_call in llm.output_messages, no TOOL span)"
                     .to_owned(),
             }
         } else if self.planned_without_tools > 0 {
+            let no_llm = match self.planned_without_llm {
+                0 => String::new(),
+                n => format!(
+                    "; {n} of them have no LLM span (the planned tool is their first TOOL span)"
+                ),
+            };
             Verdict::Undecidable {
                 reason: format!(
                     "{} of {} steps planned tools but their LLM span carries no llm.tools \
                      (the OpenAI Agents instrumentor records none on the chat-completions \
-                     path): what the plan was made from is unknown",
+                     path){no_llm}: what the plan was made from is unknown",
                     self.planned_without_tools, self.planned
                 ),
             }

@@ -28,33 +28,148 @@
 //! * `CHAIN`, `GUARDRAIL`, `EMBEDDING`, … → not steps (counted); they still link their
 //!   children to their agent.
 //!
+//! `--from otel` reads an export with this module when its step spans are OpenInference's
+//! ([`read_detected`], the rule in `convention`); `--mcp-log` joins the tool spans with an MCP
+//! JSON-RPC log of the same run (`join`), so the registries of the steps whose calls the log
+//! holds come from the servers' timelines.
+//!
 //! What the spans cannot show is said, not defaulted: OpenInference has no span kind for memory
 //! writes, so A1 is never decided from it (memory behind tools is ordinary `TOOL` spans); the
 //! registry when a tool runs is not on any span, so A2 is decided only when no tool was
 //! planned; nothing records provenance (A3).
 
+mod convention;
+mod join;
 mod map;
 
+pub use convention::{choose, classify, Conventions, Reader};
+
 use crate::error::IngestError;
+use crate::mcp::McpLog;
 use crate::Ingested;
 use std::path::Path;
 
 /// Ingests an OTLP/JSON file of OpenInference spans.
 pub fn read_openinference(path: impl AsRef<Path>) -> Result<Ingested, IngestError> {
+    read_openinference_with(path, None)
+}
+
+/// [`read_openinference`], the tool spans joined with an MCP log (`join`).
+pub fn read_openinference_with(
+    path: impl AsRef<Path>,
+    mcp: Option<&McpLog>,
+) -> Result<Ingested, IngestError> {
     let path = path.as_ref();
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
-        file: file.clone(),
-        source,
-    })?;
-    parse_openinference(&text, &file)
+    let text = read(path)?;
+    parse_openinference_with(&text, &file, mcp)
 }
 
 /// Ingests OTLP/JSON text of OpenInference spans; `file` names it in errors and the report.
 pub fn parse_openinference(text: &str, file: &str) -> Result<Ingested, IngestError> {
+    parse_openinference_with(text, file, None)
+}
+
+/// [`parse_openinference`], the tool spans joined with an MCP log.
+pub fn parse_openinference_with(
+    text: &str,
+    file: &str,
+    mcp: Option<&McpLog>,
+) -> Result<Ingested, IngestError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let spans = crate::otel::otlp::parse(text, file)?;
-    map::ingest(file, spans)
+    map::ingest_with(file, spans, mcp)
+}
+
+/// An OTLP/JSON export: a file, or text already read (stdin).
+#[derive(Clone, Copy, Debug)]
+pub enum Export<'a> {
+    File(&'a Path),
+    Text(&'a str),
+}
+
+/// What `--from otel` reads: the export by the convention its spans follow (`convention`):
+/// GenAI spans by [`crate::otel`], OpenInference spans here (the report's notes say so),
+/// joined with `mcp` when given (OpenInference only); a mixed export is refused, naming its
+/// counts. An export that never mentions `"openinference.span.kind"` goes to the GenAI reader
+/// unparsed here.
+pub fn read_detected(
+    export: Export<'_>,
+    file: &str,
+    mcp: Option<&McpLog>,
+) -> Result<Ingested, IngestError> {
+    let owned;
+    let text = match export {
+        Export::Text(t) if !convention::mentions_text(t) => return genai(export, file, mcp),
+        Export::Text(t) => t,
+        Export::File(p) if !convention::mentions(p)? => return genai(export, file, mcp),
+        Export::File(p) => {
+            owned = read(p)?;
+            &owned
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let spans = crate::otel::otlp::parse(text, file)?;
+    let c = classify(&spans);
+    match choose(&c) {
+        Reader::GenAi => genai(Export::Text(text), file, mcp),
+        Reader::Mixed => Err(IngestError::Ambiguous {
+            file: file.to_owned(),
+            message: convention::mixed_message(&c),
+        }),
+        Reader::OpenInference => {
+            let mut ing = map::ingest_with(file, spans, mcp)?;
+            let both = match c.both {
+                0 => String::new(),
+                n => format!(" ({n} of them also carry gen_ai.operation.name)"),
+            };
+            ing.report.notes.insert(
+                0,
+                format!(
+                    "spans are OpenInference (openinference.span.kind){both}; read as \
+                     --from openinference"
+                ),
+            );
+            Ok(ing)
+        }
+    }
+}
+
+/// The reader [`read_detected`] would choose for a file.
+pub fn reader_for(path: &Path) -> Result<Reader, IngestError> {
+    if !convention::mentions(path)? {
+        return Ok(Reader::GenAi);
+    }
+    let text = read(path)?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let spans = crate::otel::otlp::parse(text, &path.display().to_string())?;
+    Ok(choose(&classify(&spans)))
+}
+
+/// The GenAI reader, which takes no MCP log.
+fn genai(export: Export<'_>, file: &str, mcp: Option<&McpLog>) -> Result<Ingested, IngestError> {
+    if let Some(log) = mcp {
+        return Err(IngestError::Ambiguous {
+            file: file.to_owned(),
+            message: format!(
+                "--mcp-log {} joins OpenInference tool spans, and this export has no \
+                 OpenInference step span (openinference.span.kind AGENT/LLM/TOOL/RETRIEVER); \
+                 read the log alone with --from mcp",
+                log.file
+            ),
+        });
+    }
+    match export {
+        Export::File(p) => crate::otel::read_otel(p),
+        Export::Text(t) => crate::otel::parse_otel(t, file),
+    }
+}
+
+fn read(path: &Path) -> Result<String, IngestError> {
+    std::fs::read_to_string(path).map_err(|source| IngestError::Io {
+        file: path.display().to_string(),
+        source,
+    })
 }
 
 /// Whether a span is OpenInference's (`openinference.span.kind`): how `--from otel` can tell

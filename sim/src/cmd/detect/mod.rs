@@ -66,6 +66,11 @@ pub struct Args {
     /// and the agents that share a tool registry (docs/ingest.md, "Memory behind tools").
     #[arg(long, value_name = "MAP.toml")]
     pub tool_memory: Option<PathBuf>,
+    /// With `--from openinference` (or `otel` on OpenInference spans): an MCP JSON-RPC log of
+    /// the same run; each tool span is joined with its `tools/call`, so A2 is decided from the
+    /// servers' registry timelines (docs/ingest.md, "OpenInference with an MCP log").
+    #[arg(long, value_name = "LOG.jsonl")]
+    pub mcp_log: Option<PathBuf>,
     /// Print one JSON object: `anomalies`, `exhibits`, `level`, `L1_struct`, `left_out`.
     #[arg(long)]
     pub json: bool,
@@ -184,10 +189,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Errors already name the file, the line, the column and the key.
     let mut ingest = None;
     let outcome = if source.is_some() || args.spec || is_stdin(&args.file) {
-        let (h, report) = match (&args.tool_memory, &source) {
-            (Some(map), Some(super::ingest::Ingest::Otel)) => otel_with_map(&args.file, map)?,
-            (Some(_), _) => anyhow::bail!("--tool-memory applies to --from otel only"),
-            (None, _) => super::ingest::history_for_detect(&args.file, source.as_ref())?,
+        use super::ingest::Ingest;
+        let (h, report) = match (&args.tool_memory, &source, &args.mcp_log) {
+            (Some(_), _, Some(_)) => anyhow::bail!("--tool-memory and --mcp-log do not combine"),
+            (Some(map), Some(Ingest::Otel), None) if !is_stdin(&args.file) => {
+                use agentsim_ingest::openinference::{reader_for, Reader};
+                if reader_for(&args.file)? != Reader::GenAi {
+                    anyhow::bail!(
+                        "{file}: --tool-memory maps GenAI execute_tool spans, and this export's \
+                         spans are OpenInference (openinference.span.kind) or mixed"
+                    );
+                }
+                otel_with_map(&args.file, map)?
+            }
+            (Some(map), Some(Ingest::Otel | Ingest::Genai), None) => {
+                otel_with_map(&args.file, map)?
+            }
+            (Some(_), _, None) => anyhow::bail!("--tool-memory applies to --from otel only"),
+            (None, Some(source), Some(log)) => {
+                let ing = super::ingest::load_joined(source, &args.file, Some(log))?;
+                (ing.history, Some(ing.report))
+            }
+            (None, None, Some(_)) => anyhow::bail!("--mcp-log needs --from openinference"),
+            (None, _, None) => super::ingest::history_for_detect(&args.file, source.as_ref())?,
         };
         ingest = report;
         history_outcome(h, &file, &args)?

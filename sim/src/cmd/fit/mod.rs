@@ -130,7 +130,7 @@ pub fn observation(file: &Path, source: Option<&Ingest>) -> anyhow::Result<Obser
     let (history, _) = crate::cmd::ingest::history_for_detect(file, source)?;
     let kind = match source {
         None => Kind::History,
-        Some(Ingest::Otel) => Kind::Otel,
+        Some(Ingest::Otel | Ingest::Genai) => Kind::Otel,
         Some(Ingest::Langgraph { .. }) => Kind::LangGraph,
         Some(Ingest::Openinference) => Kind::OpenInference,
         Some(Ingest::Mcp) => Kind::Mcp,

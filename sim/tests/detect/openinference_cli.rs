@@ -1,0 +1,211 @@
+//! `agentsim detect --from otel` on OpenInference spans (read by the OpenInference reader,
+//! said in a note), on a mixed export (exit 2, the counts), and `--mcp-log` end to end: a
+//! corpus-shaped trace joined with its MCP log gives the A2 the spans alone cannot tell.
+
+use serde_json::Value as Json;
+use std::path::PathBuf;
+use std::process::Command;
+
+const KIND: &str = "openinference.span.kind";
+const CALL: &str = "llm.output_messages.0.message.tool_calls.0.tool_call.function.name";
+
+fn span(id: &str, parent: &str, t: (u64, u64), attrs: &[(&str, &str)]) -> String {
+    let attrs: Vec<String> = (attrs.iter())
+        .map(|(k, v)| format!(r#"{{"key":"{k}","value":{{"stringValue":{v:?}}}}}"#))
+        .collect();
+    let parent = match parent {
+        "" => String::new(),
+        p => format!(r#""parentSpanId":"{p}","#),
+    };
+    format!(
+        concat!(
+            r#"{{"traceId":"t","spanId":"{}",{}"name":"{}","startTimeUnixNano":{},"#,
+            r#""endTimeUnixNano":{},"attributes":[{}]}}"#
+        ),
+        id,
+        parent,
+        id,
+        t.0,
+        t.1,
+        attrs.join(",")
+    )
+}
+
+/// One agent plans `lookup` at 10..500 and calls it at 510..520.
+fn trace(extra: &str) -> String {
+    let spans = [
+        span(
+            "p",
+            "",
+            (1, 900),
+            &[(KIND, "AGENT"), ("agent.name", "planner")],
+        ),
+        span("g", "p", (10, 500), &[(KIND, "LLM"), (CALL, "lookup")]),
+        span(
+            "c",
+            "p",
+            (510, 520),
+            &[(KIND, "TOOL"), ("tool.name", "lookup")],
+        ),
+    ];
+    format!(
+        r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}{extra}]}}]}}]}}"#,
+        spans.join(",")
+    )
+}
+
+/// The planner lists [lookup] at 6; another client's change withdraws it (list_changed at
+/// 100, the other client's list at 200 without it, or with it when `kept`); the call at 512.
+fn log(kept: bool) -> String {
+    let init = r#""id":0,"result":{"capabilities":{"tools":{"listChanged":true}}}"#;
+    let after = if kept { r#"{"name":"lookup"}"# } else { "" };
+    let lines = [
+        (
+            2,
+            "planner",
+            "send",
+            r#""id":0,"method":"initialize""#.to_owned(),
+        ),
+        (3, "planner", "recv", init.to_owned()),
+        (
+            5,
+            "planner",
+            "send",
+            r#""id":1,"method":"tools/list""#.to_owned(),
+        ),
+        (
+            6,
+            "planner",
+            "recv",
+            r#""id":1,"result":{"tools":[{"name":"lookup"}]}"#.to_owned(),
+        ),
+        (
+            100,
+            "planner",
+            "recv",
+            r#""method":"notifications/tools/list_changed""#.to_owned(),
+        ),
+        (
+            190,
+            "admin",
+            "send",
+            r#""id":1,"method":"tools/list""#.to_owned(),
+        ),
+        (
+            200,
+            "admin",
+            "recv",
+            format!(r#""id":1,"result":{{"tools":[{after}]}}"#),
+        ),
+        (
+            512,
+            "planner",
+            "send",
+            r#""id":2,"method":"tools/call","params":{"name":"lookup"}"#.to_owned(),
+        ),
+        (
+            515,
+            "planner",
+            "recv",
+            r#""id":2,"result":{"content":[]}"#.to_owned(),
+        ),
+    ];
+    let each = lines.iter().map(|(t, c, d, m)| {
+        format!(r#"{{"t":{t},"client":"{c}","server":"s","dir":"{d}","message":{{"jsonrpc":"2.0",{m}}}}}"#)
+    });
+    each.collect::<Vec<_>>().join("\n")
+}
+
+/// A folder of one test's own (tests run in parallel).
+fn dir(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("agentsim-oi-cli-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn detect(args: &[&str]) -> (Option<i32>, Json, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .arg("detect")
+        .args(args)
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), json, err)
+}
+
+fn a2(v: &Json) -> &str {
+    v["verdicts"]["A2"]["verdict"].as_str().unwrap()
+}
+
+#[test]
+fn otel_reads_openinference_spans_and_joins_them_with_an_mcp_log() {
+    let d = dir("join");
+    let t = d.join("spans.json");
+    std::fs::write(&t, trace("")).unwrap();
+    let t = t.to_str().unwrap();
+    let (code, v, err) = detect(&[t, "--from", "otel", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["ingest"]["source"], "openinference");
+    assert_eq!(
+        v["ingest"]["notes"][0],
+        "spans are OpenInference (openinference.span.kind); read as --from openinference"
+    );
+    assert_eq!(a2(&v), "cannot_tell", "no llm.tools, no log");
+    for (kept, want) in [(false, "violated"), (true, "holds")] {
+        let l = d.join(format!("mcp-{kept}.jsonl"));
+        std::fs::write(&l, log(kept)).unwrap();
+        let l = l.to_str().unwrap();
+        for from in ["otel", "openinference"] {
+            let (code, v, err) = detect(&[t, "--from", from, "--mcp-log", l, "--json"]);
+            assert_eq!(code, Some(0), "{err}");
+            assert_eq!(a2(&v), want, "{from} {}", v["ingest"]);
+            assert_eq!(v["ingest"]["counts"]["mcp_log_matched_tool_spans"], 1);
+        }
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_mixed_export_and_misplaced_logs_exit_2() {
+    let d = dir("mixed");
+    let genai = r#"{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}"#;
+    let chat = format!(
+        r#",{{"traceId":"u","spanId":"x","name":"chat","startTimeUnixNano":1,"endTimeUnixNano":2,"attributes":[{genai}]}}"#
+    );
+    let mixed = d.join("mixed.json");
+    std::fs::write(&mixed, trace(&chat)).unwrap();
+    let mixed = mixed.to_str().unwrap();
+    let (code, _, err) = detect(&[mixed, "--from", "otel"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("the export mixes span conventions: 3 OpenInference step spans"),
+        "{err}"
+    );
+    let (code, v, err) = detect(&[mixed, "--from", "openinference", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["ingest"]["counts"]["genai_spans_not_read"], 1);
+    let (code, v, err) = detect(&[mixed, "--from", "genai", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["ingest"]["source"], "otel");
+    let path = d.join("mcp.jsonl");
+    std::fs::write(&path, log(true)).unwrap();
+    let path = path.to_str().unwrap();
+    let (code, _, err) = detect(&[path, "--from", "mcp", "--mcp-log", path]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--mcp-log joins an OpenInference trace"),
+        "{err}"
+    );
+    let gone = d.join("gone.jsonl");
+    let (code, _, err) = detect(&[
+        mixed,
+        "--from",
+        "openinference",
+        "--mcp-log",
+        gone.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("gone.jsonl"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
