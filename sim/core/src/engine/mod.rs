@@ -448,7 +448,8 @@ impl<R: Runtime> Engine<'_, R> {
     /// agent's own state alone: a `read` begins at the runtime (reads the store's clock,
     /// memory and provenance and the registry; takes the read cells' locks), the commit half
     /// of a `write` appends a record (writes the store; reads the registry it resolves
-    /// against; releases and tests the locks of the read and written cells), `retract` writes
+    /// against; releases and tests the locks of the read and written cells; a `refresh` MCP
+    /// client's issue half likewise), `retract` writes
     /// the store (aborted flags, cascades), `registry` writes the registry, a `generate`
     /// outside an operation reads the live registry. Steps on messages write everything.
     fn access(&self, a: usize) -> Access {
@@ -467,7 +468,12 @@ impl<R: Runtime> Engine<'_, R> {
                 ..Access::LOCAL
             },
             Step::Wait { .. } | Step::Branch { .. } => Access::LOCAL,
-            Step::Write { .. } if st.open && !st.op.issued => Access::LOCAL,
+            Step::Write { .. } if st.open && !st.op.issued && !self.mcp_checks(a) => {
+                Access::LOCAL
+            }
+            // A commit, or the issue half of a `refresh` client's write: its check reads the
+            // client's list (which a `registry` step changes) and a refusal abandons the
+            // operation at the runtime (locks, pending state), so it is taken as a commit.
             Step::Write { .. } if st.open => Access {
                 store: Use::Write,
                 registry: Use::Read,
