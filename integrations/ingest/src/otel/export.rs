@@ -220,18 +220,27 @@ fn by_trace(
     mapping: Option<&Mapping>,
 ) -> R<Option<Ingested>> {
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<R<(usize, Vec<Span>)>>(QUEUE_MAX);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<R<Batch>>(QUEUE_MAX);
         scope.spawn(move || {
+            let mut batch: Batch = Vec::with_capacity(BATCH_MAX);
             let read = lines(input, file, |n, line| {
                 if line.trim().is_empty() {
                     return Ok(true);
                 }
                 let mut spans = Vec::new();
-                let parsed = otlp::line_spans(line, file, n, &mut spans).map(|()| (n, spans));
-                let failed = parsed.is_err();
+                otlp::line_spans(line, file, n, &mut spans)?;
+                batch.push((n, spans));
+                if batch.len() < BATCH_MAX {
+                    return Ok(true);
+                }
                 // A closed queue: the mapper stopped (an error, or a missed trace).
-                Ok(tx.send(parsed).is_ok() && !failed)
+                Ok(tx.send(Ok(std::mem::take(&mut batch))).is_ok())
             });
+            // The lines parsed before the end (or before a bad line) go first, so the first
+            // error in file order is the one reported.
+            if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
+                return;
+            }
             if let Err(e) = read {
                 let _ = tx.send(Err(e));
             }
@@ -240,14 +249,21 @@ fn by_trace(
     })
 }
 
-/// Parsed lines waiting for the mapper, at most.
-const QUEUE_MAX: usize = 256;
+/// Parsed lines (number, spans), in file order.
+type Batch = Vec<(usize, Vec<Span>)>;
+
+/// Lines a batch holds, at most: a message per line would cost as much as a short line's
+/// mapping.
+const BATCH_MAX: usize = 64;
+
+/// Batches waiting for the mapper, at most.
+const QUEUE_MAX: usize = 4;
 
 /// The mapping side of [`by_trace`]: each trace goes to the mapper after the last line the
 /// index names for it; traces whose last naming line held none of their spans (a span link's
 /// `traceId`) wait for the end of the file.
 fn map_lines(
-    rx: std::sync::mpsc::Receiver<R<(usize, Vec<Span>)>>,
+    rx: std::sync::mpsc::Receiver<R<Batch>>,
     file: &str,
     index: &Index,
     mapping: Option<&Mapping>,
@@ -256,29 +272,30 @@ fn map_lines(
     let mut mapper = Mapper::new(file, mapping);
     // The traces whose last line this is (a trace's id once per span of it here).
     let mut ending: Vec<String> = Vec::new();
-    for parsed in rx {
-        let (n, spans) = parsed?;
-        for s in spans {
-            match index.last(&s.trace) {
-                Some(last) if last >= n => {
-                    if last == n {
-                        ending.push(s.trace.clone());
+    for batch in rx {
+        for (n, spans) in batch? {
+            for s in spans {
+                match index.last(&s.trace) {
+                    Some(last) if last >= n => {
+                        if last == n {
+                            ending.push(s.trace.clone());
+                        }
+                    }
+                    _ => return Ok(None),
+                }
+                match open.get_mut(&s.trace) {
+                    Some(t) => t.push(s),
+                    None => {
+                        open.insert(s.trace.clone(), vec![s]);
                     }
                 }
-                _ => return Ok(None),
             }
-            match open.get_mut(&s.trace) {
-                Some(t) => t.push(s),
-                None => {
-                    open.insert(s.trace.clone(), vec![s]);
+            ending.sort_unstable();
+            ending.dedup();
+            for id in ending.drain(..) {
+                if let Some(trace) = open.remove(&id) {
+                    mapper.trace(trace);
                 }
-            }
-        }
-        ending.sort_unstable();
-        ending.dedup();
-        for id in ending.drain(..) {
-            if let Some(trace) = open.remove(&id) {
-                mapper.trace(trace);
             }
         }
     }
