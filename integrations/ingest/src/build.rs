@@ -92,12 +92,24 @@ pub fn build_with(mut steps: Vec<Step>, provenance: Provenance) -> History {
     // Stable: equal commit instants keep the source's order.
     steps.sort_by_key(|s| s.commit_at);
     let commits: Vec<u128> = steps.iter().map(|s| s.commit_at).collect();
+    build_ordered(&commits, steps, provenance)
+}
+
+/// [`build_with`] of steps already in log order, `commits` their commit instants: a source
+/// that holds its steps packed hands them over one at a time, so they are never all held as
+/// [`Step`]s at once.
+pub fn build_ordered(
+    commits: &[u128],
+    steps: impl IntoIterator<Item = Step>,
+    provenance: Provenance,
+) -> History {
     let mut h = History::new(Names::new());
     // Each cell's visible writes, in log order: (index, value).
     let mut writes_of: BTreeMap<String, Vec<(usize, Option<String>)>> = BTreeMap::new();
     let mut versions: BTreeMap<String, u32> = BTreeMap::new();
     // Steps are dropped as their records are made, so a long trace is not held twice over.
     for (index, step) in steps.into_iter().enumerate() {
+        assert_eq!(commits[index], step.commit_at, "steps come in log order");
         let read_at = step.read_at.min(step.commit_at);
         let read_time = commits.partition_point(|&c| c < read_at);
         assert!(read_time <= index, "a step reads before it commits");
@@ -164,6 +176,7 @@ pub fn build_with(mut steps: Vec<Step>, provenance: Provenance) -> History {
             }
         }
     }
+    assert_eq!(h.len(), commits.len(), "a step for every commit instant");
     assert_eq!(h.validate(), Ok(()), "the builder made a malformed history");
     h
 }

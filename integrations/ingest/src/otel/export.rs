@@ -23,7 +23,7 @@ use super::mapping::Mapping;
 use super::otlp::{self, Span};
 use crate::error::IngestError;
 use crate::Ingested;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
@@ -130,7 +130,9 @@ fn utf8(n: usize, line: &[u8]) -> std::io::Result<&str> {
 
 /// Pass 1: for each trace id, the last line that names it.
 struct Index {
-    last: HashMap<String, usize>,
+    /// Keyed by [`id_hash`]: two ids that share a hash share the later last line, which only
+    /// keeps the other's trace open longer (no `String` per trace is held).
+    last: HashMap<u64, usize>,
     /// Non-blank lines.
     documents: usize,
     /// The first non-blank line is a JSON value by itself (a file of one document per line).
@@ -152,19 +154,31 @@ impl Index {
             if ix.documents == 1 {
                 ix.first_parses = serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok();
             }
-            for id in trace_ids(line.as_bytes()) {
-                ix.last.insert(id, n);
-            }
+            trace_ids(line.as_bytes(), |id| {
+                ix.last.insert(id_hash(id), n);
+            });
             Ok(true)
         })?;
         Ok(ix)
     }
+
+    /// The last line that names trace `id` (as a span gives it: lowercased).
+    fn last(&self, id: &str) -> Option<usize> {
+        self.last.get(&id_hash(id.as_bytes())).copied()
+    }
 }
 
-/// The values of the `"traceId"` and `"trace_id"` fields of a line, lowercased, as the JSON
+/// A trace id's hash, ASCII case ignored (FNV-1a: fixed, so runs agree; the index's order never
+/// reaches the output).
+fn id_hash(id: &[u8]) -> u64 {
+    id.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Calls `f` with the values of the `"traceId"` and `"trace_id"` fields of a line, as the JSON
 /// text spells them (a value with an escape is skipped: pass 2 notices its spans).
-fn trace_ids(line: &[u8]) -> Vec<String> {
-    let mut out = Vec::new();
+fn trace_ids(line: &[u8], mut f: impl FnMut(&[u8])) {
     for needle in [&b"\"traceId\""[..], &b"\"trace_id\""[..]] {
         for at in memchr::memmem::find_iter(line, needle) {
             let rest = &line[at + needle.len()..];
@@ -179,13 +193,10 @@ fn trace_ids(line: &[u8]) -> Vec<String> {
                 continue;
             };
             if rest[end] == b'"' {
-                if let Ok(id) = std::str::from_utf8(&rest[..end]) {
-                    out.push(id.to_ascii_lowercase());
-                }
+                f(&rest[..end]);
             }
         }
     }
-    out
 }
 
 fn skip_ws(b: &[u8]) -> &[u8] {
@@ -198,51 +209,101 @@ fn skip_ws(b: &[u8]) -> &[u8] {
 
 /// Pass 2: parses line by line and maps each trace after its last line. `None`: a span's
 /// trace was not where the index said (the caller reads the file whole instead).
+///
+/// A second thread reads and parses the lines ([`otlp::line_spans`]) while this one maps, a
+/// bounded queue apart; the lines arrive in file order, so the result (and the first error)
+/// is the one-thread result.
 fn by_trace(
     input: Input<'_>,
     file: &str,
     index: &Index,
     mapping: Option<&Mapping>,
 ) -> R<Option<Ingested>> {
-    let mut ends: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
-    for (id, &n) in &index.last {
-        ends.entry(n).or_default().push(id);
-    }
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<R<Batch>>(QUEUE_MAX);
+        scope.spawn(move || {
+            let mut batch: Batch = Vec::with_capacity(BATCH_MAX);
+            let read = lines(input, file, |n, line| {
+                if line.trim().is_empty() {
+                    return Ok(true);
+                }
+                let mut spans = Vec::new();
+                otlp::line_spans(line, file, n, &mut spans)?;
+                batch.push((n, spans));
+                if batch.len() < BATCH_MAX {
+                    return Ok(true);
+                }
+                // A closed queue: the mapper stopped (an error, or a missed trace).
+                Ok(tx.send(Ok(std::mem::take(&mut batch))).is_ok())
+            });
+            // The lines parsed before the end (or before a bad line) go first, so the first
+            // error in file order is the one reported.
+            if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
+                return;
+            }
+            if let Err(e) = read {
+                let _ = tx.send(Err(e));
+            }
+        });
+        map_lines(rx, file, index, mapping)
+    })
+}
+
+/// Parsed lines (number, spans), in file order.
+type Batch = Vec<(usize, Vec<Span>)>;
+
+/// Lines a batch holds, at most: a message per line would cost as much as a short line's
+/// mapping.
+const BATCH_MAX: usize = 64;
+
+/// Batches waiting for the mapper, at most.
+const QUEUE_MAX: usize = 4;
+
+/// The mapping side of [`by_trace`]: each trace goes to the mapper after the last line the
+/// index names for it; traces whose last naming line held none of their spans (a span link's
+/// `traceId`) wait for the end of the file.
+fn map_lines(
+    rx: std::sync::mpsc::Receiver<R<Batch>>,
+    file: &str,
+    index: &Index,
+    mapping: Option<&Mapping>,
+) -> R<Option<Ingested>> {
     let mut open: HashMap<String, Vec<Span>> = HashMap::new();
     let mut mapper = Mapper::new(file, mapping);
-    let mut missed = false;
-    let mut spans = Vec::new();
-    lines(input, file, |n, line| {
-        if line.trim().is_empty() {
-            return Ok(true);
-        }
-        otlp::line_spans(line, file, n, &mut spans)?;
-        for s in spans.drain(..) {
-            if index.last.get(&s.trace).is_none_or(|&last| last < n) {
-                missed = true;
-                return Ok(false);
+    // The traces whose last line this is (a trace's id once per span of it here).
+    let mut ending: Vec<String> = Vec::new();
+    for batch in rx {
+        for (n, spans) in batch? {
+            for s in spans {
+                match index.last(&s.trace) {
+                    Some(last) if last >= n => {
+                        if last == n {
+                            ending.push(s.trace.clone());
+                        }
+                    }
+                    _ => return Ok(None),
+                }
+                match open.get_mut(&s.trace) {
+                    Some(t) => t.push(s),
+                    None => {
+                        open.insert(s.trace.clone(), vec![s]);
+                    }
+                }
             }
-            match open.get_mut(&s.trace) {
-                Some(t) => t.push(s),
-                None => {
-                    open.insert(s.trace.clone(), vec![s]);
+            ending.sort_unstable();
+            ending.dedup();
+            for id in ending.drain(..) {
+                if let Some(trace) = open.remove(&id) {
+                    mapper.trace(trace);
                 }
             }
         }
-        for id in ends.remove(&n).unwrap_or_default() {
-            if let Some(trace) = open.remove(id) {
-                mapper.trace(trace);
-            }
-        }
-        Ok(true)
-    })?;
-    if missed {
-        return Ok(None);
     }
-    debug_assert!(
-        open.is_empty(),
-        "every trace ends on a line the index names"
-    );
+    let mut rest: Vec<(String, Vec<Span>)> = open.into_iter().collect();
+    rest.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, trace) in rest {
+        mapper.trace(trace);
+    }
     mapper.finish().map(Some)
 }
 
@@ -281,7 +342,7 @@ mod tests {
             doc("aa", "3", "chat", 3)
         );
         let index = Index::scan(Input::Text(&text), "t").unwrap();
-        assert_eq!((index.last["aa"], index.last["bb"]), (4, 2));
+        assert_eq!((index.last("aa"), index.last("bb")), (Some(4), Some(2)));
         let streamed = by_trace(Input::Text(&text), "t", &index, None)
             .unwrap()
             .unwrap();

@@ -3,7 +3,8 @@
 use super::gaps::{mistyped, Gaps};
 use super::mapping::Mapping;
 use super::otlp::Span;
-use crate::build::{build_with, Provenance, Seen, Step, Written};
+use super::pack::{Packed, Packer};
+use crate::build::{build_ordered, Provenance, Seen, Step, Written};
 use crate::error::IngestError;
 use crate::evidence::{self, MemoryEvidence, RegistryEvidence, RetractionEvidence};
 use crate::registry::{Observation, SharedRegistry};
@@ -116,9 +117,9 @@ struct Actor {
 
 /// A step mapped within its trace, waiting for what only the whole export knows: its actor's
 /// name (overlapping invocations) and its registries (the agent's group timeline across
-/// traces).
-struct Pending {
-    step: Step,
+/// traces). Held packed ([`Packed`]) from the end of its trace to the end of the export.
+struct Pending<S = Step> {
+    step: S,
     /// Index into [`Mapper::actors`].
     actor: usize,
     /// The spans whose registry views are its registry: its generation, else its
@@ -131,6 +132,21 @@ struct Pending {
     calls: bool,
     /// Its invocation's agent name (or id) has the wrong type.
     name_unknown: bool,
+}
+
+impl<S> Pending<S> {
+    fn map_step<T>(self, f: impl FnOnce(S) -> T) -> Pending<T> {
+        Pending {
+            step: f(self.step),
+            actor: self.actor,
+            generation: self.generation,
+            agent_span: self.agent_span,
+            dispatch: self.dispatch,
+            memory: self.memory,
+            calls: self.calls,
+            name_unknown: self.name_unknown,
+        }
+    }
 }
 
 /// A retracted invocation's note, written once its actor is named: the actor, the
@@ -147,7 +163,8 @@ pub struct Mapper<'m> {
     actors: Vec<Actor>,
     /// Registry views, each with its span: a group's timeline spans traces.
     observations: Vec<(SpanKey, Observation)>,
-    pending: Vec<Pending>,
+    pending: Vec<Pending<Packed>>,
+    packer: Packer,
     retractions: Vec<Retraction>,
     /// The first span (in start order) that repeats an earlier one of its trace.
     duplicate: Option<SpanKey>,
@@ -164,6 +181,7 @@ impl<'m> Mapper<'m> {
             actors: Vec::new(),
             observations: Vec::new(),
             pending: Vec::new(),
+            packer: Packer::default(),
             retractions: Vec::new(),
             duplicate: None,
         }
@@ -209,14 +227,16 @@ impl<'m> Mapper<'m> {
                 end: inv.end,
                 overlaps: false,
             });
-            let first = self.pending.len();
-            for members in segments(&cx.roles, &inv.members) {
-                let p = cx.step(&spans, inv, &members, actor);
-                self.pending.push(p);
-            }
-            if let Some(r) = cx.retract(&spans, inv, actor, &mut self.pending[first..]) {
+            let mut steps: Vec<Pending> = segments(&cx.roles, &inv.members)
+                .iter()
+                .map(|members| cx.step(&spans, inv, members, actor))
+                .collect();
+            if let Some(r) = cx.retract(&spans, inv, actor, &mut steps) {
                 self.retractions.push(r);
             }
+            let packer = &mut self.packer;
+            self.pending
+                .extend(steps.into_iter().map(|p| p.map_step(|s| packer.pack(s))));
         }
     }
 
@@ -244,22 +264,29 @@ impl<'m> Mapper<'m> {
                 self.actors[actor].agent
             ));
         }
-        // Stable: a step keeps its place among its invocation's steps.
+        // Stable: a step keeps its place among its invocation's steps, and then among the
+        // steps that commit at its instant (the builder's log order).
         self.pending.sort_by_key(|p| rank[p.actor]);
         let pending = std::mem::take(&mut self.pending);
-        let actors = &self.actors;
-        let mut steps: Vec<Step> = pending
-            .into_iter()
-            .map(|p| cx.registry(p, actors, &registry))
-            .collect();
-        cx.derive_uncaptured(&mut steps);
+        let mut log: Vec<usize> = (0..pending.len()).collect();
+        log.sort_by_key(|&i| pending[i].step.commit_at);
+        let commits: Vec<u128> = log.iter().map(|&i| pending[i].step.commit_at).collect();
+        let derived = cx.derived_cells();
         // Provenance only where a retraction makes it matter (A3), so other histories keep
         // their bytes.
         let provenance = match cx.retractions.retracted.is_empty() {
             true => Provenance::Off,
             false => Provenance::MatchingWrite,
         };
-        let history = build_with(steps, provenance);
+        let (packer, actors) = (&self.packer, &self.actors);
+        // Unpacked one at a time, as the builder takes them.
+        let steps = log.iter().map(|&i| {
+            let p = &pending[i];
+            let mut step = cx.registry(packer.unpack(&p.step), p, actors, &registry);
+            derive(&mut step, &derived);
+            step
+        });
+        let history = build_ordered(&commits, steps, provenance);
         let verdicts = cx.verdicts();
         let verdicts = cx.gaps.lower(verdicts, !cx.content.is_empty());
         let notes = cx.gaps.notes();
@@ -1007,8 +1034,13 @@ impl Cx<'_> {
     }
 
     /// A pending step's actor and registries, from what the whole export showed.
-    fn registry(&mut self, p: Pending, actors: &[Actor], reg: &Registries) -> Step {
-        let Pending { mut step, .. } = p;
+    fn registry<S>(
+        &mut self,
+        mut step: Step,
+        p: &Pending<S>,
+        actors: &[Actor],
+        reg: &Registries,
+    ) -> Step {
         let inv = &actors[p.actor];
         step.agent = inv.agent.clone();
         let g = &mut self.gaps;
@@ -1016,8 +1048,9 @@ impl Cx<'_> {
         // What the plan saw: the generation's own definitions, else the invocation's.
         let read = p
             .generation
-            .and_then(|g| reg.at_span.get(&*g))
-            .or_else(|| p.agent_span.and_then(|a| reg.at_span.get(&*a)));
+            .as_deref()
+            .and_then(|g| reg.at_span.get(g))
+            .or_else(|| p.agent_span.as_deref().and_then(|a| reg.at_span.get(a)));
         step.read_registry = read.cloned().unwrap_or_default();
         g.unnamed_tools += u64::from(p.name_unknown && (p.calls || !step.read_registry.is_empty()));
         if step.planned_tool.is_none() {
@@ -1036,32 +1069,22 @@ impl Cx<'_> {
         step
     }
 
-    /// Cells some access of which carried no content are compared by version throughout.
-    fn derive_uncaptured(&mut self, steps: &mut [Step]) {
-        let derived: BTreeSet<&String> = self
+    /// Cells some access of which carried no content: they are compared by version throughout
+    /// ([`derive`]).
+    fn derived_cells(&mut self) -> BTreeSet<String> {
+        let derived: BTreeSet<String> = self
             .content
             .iter()
             .filter(|(_, &all)| !all)
-            .map(|(c, _)| c)
+            .map(|(c, _)| c.clone())
             .collect();
-        for step in steps.iter_mut() {
-            for (c, seen) in &mut step.reads {
-                if derived.contains(c) {
-                    *seen = Seen::Derive;
-                }
-            }
-            for (c, w) in &mut step.writes {
-                if derived.contains(c) && matches!(w, Written::Value(Some(_))) {
-                    *w = Written::NewVersion;
-                }
-            }
-        }
         let n = derived.len() as u64;
         self.memory.cells = self.content.len();
         self.memory.by_version = derived.len();
         self.count("memory_cells", self.content.len() as u64);
         self.count("memory_cells_by_version", n);
         self.count("failed_tool_calls", self.failed_tools);
+        derived
     }
 
     fn verdicts(&mut self) -> Vec<(Anomaly, Verdict)> {
@@ -1106,6 +1129,23 @@ const UNNAMED: &str = "no gen_ai.memory.records ids, gen_ai.memory.record.id or 
 const STORE_CELLS: &str = "Strands' memory.* spans name stores (memory.store.names), not \
                            records, and their contents are in span events: a store is one \
                            cell, compared by version, so an add of any entry counts as a change";
+
+/// A step's reads and writes of `derived` cells ([`Cx::derived_cells`]) by version.
+fn derive(step: &mut Step, derived: &BTreeSet<String>) {
+    if derived.is_empty() {
+        return;
+    }
+    for (c, seen) in &mut step.reads {
+        if derived.contains(c) {
+            *seen = Seen::Derive;
+        }
+    }
+    for (c, w) in &mut step.writes {
+        if derived.contains(c) && matches!(w, Written::Value(Some(_))) {
+            *w = Written::NewVersion;
+        }
+    }
+}
 
 /// A step writing a cell twice keeps the last write (the builder takes one per cell).
 fn dedup_writes(step: &mut Step) {

@@ -53,6 +53,7 @@ mod gaps;
 mod map;
 pub mod mapping;
 pub mod otlp;
+mod pack;
 mod span;
 
 use crate::error::IngestError;
