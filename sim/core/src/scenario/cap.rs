@@ -58,7 +58,8 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    const TEXT: &str = "name = \"c\"\ncells = [\"x\"]\n\
+    const TEXT: &str =
+        "name = \"c\"\nruntime = \"vanilla\"\ntrials = 1\nseed = 1\ncells = [\"x\"]\n\
         [[agents]]\nname = \"a\"\nrepeat = 5\nscript = [{ do = \"read\", cells = [\"x\"] }, \
         { do = \"write\", cells = [\"x\"] }]\n\
         [[agents]]\nname = \"b\"\ncount = 3\nscript = [{ do = \"read\", cells = [\"x\"] }, \
