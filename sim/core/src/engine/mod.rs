@@ -468,9 +468,7 @@ impl<R: Runtime> Engine<'_, R> {
                 ..Access::LOCAL
             },
             Step::Wait { .. } | Step::Branch { .. } => Access::LOCAL,
-            Step::Write { .. } if st.open && !st.op.issued && !self.mcp_checks(a) => {
-                Access::LOCAL
-            }
+            Step::Write { .. } if st.open && !st.op.issued && !self.mcp_checks(a) => Access::LOCAL,
             // A commit, or the issue half of a `refresh` client's write: its check reads the
             // client's list (which a `registry` step changes) and a refusal abandons the
             // operation at the runtime (locks, pending state), so it is taken as a commit.
