@@ -80,6 +80,9 @@ pub struct Report {
     pub errors: Vec<RunError>,
     /// Anything else the user should know (choices made, parts skipped), in input order.
     pub notes: Vec<String>,
+    /// Each record's read and commit instants in Unix nanoseconds, in log order, when the
+    /// source has a wall clock (OTel spans); not part of the text or JSON report.
+    pub wall_ns: Option<Vec<(u128, u128)>>,
 }
 
 impl Report {
@@ -178,6 +181,7 @@ mod tests {
             ],
             errors: vec![],
             notes: vec!["n".into()],
+            wall_ns: None,
         };
         let j = r.to_json();
         assert_eq!(j["decidable"]["A1"]["status"], "decided");

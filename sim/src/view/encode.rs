@@ -146,5 +146,6 @@ pub fn encode(page: &Page) -> Json {
         "ingest": page.ingest,
         "steps": steps,
         "notes": page.notes,
+        "clock": if page.wall { "wall ms" } else { "simulated ms" },
     })
 }

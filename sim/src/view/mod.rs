@@ -64,7 +64,8 @@ pub struct Rec {
     pub preds: Vec<u32>,
     /// The registry at commit: each tool and its signature version.
     pub registry: Vec<(String, u32)>,
-    /// Simulated milliseconds of its read and its commit, when the input has a clock.
+    /// Milliseconds of its read and its commit, when the input has a clock: the simulated
+    /// clock of a schedule, or wall time since the trace's first step ([`Page::wall`]).
     pub ms: Option<(u64, u64)>,
 }
 
@@ -109,6 +110,8 @@ pub struct Page {
     pub steps: Vec<Step>,
     /// Notes shown above the timeline (what was narrowed, what could not be shown).
     pub notes: Vec<String>,
+    /// The records' milliseconds are wall time (a trace's span times), not a simulated clock.
+    pub wall: bool,
 }
 
 const TEMPLATE: &str = include_str!("page.html");

@@ -99,7 +99,7 @@
       axis.appendChild(svg("line", { x1: x(t), x2: x(t), y1: TOP + AXIS_H - 4, y2: H - 4 }));
       axis.appendChild(svg("text", { x: x(t) + 2, y: TOP + 12 }, st.ms ? t + " ms" : "t=" + t));
     }
-    axis.appendChild(svg("text", { x: 4, y: TOP + 12 }, st.ms ? "simulated ms" : "log time"));
+    axis.appendChild(svg("text", { x: 4, y: TOP + 12 }, st.ms ? D.clock : "log time"));
     tl.appendChild(axis);
     const laneY = (k) => TOP + AXIS_H + k * LANE_H;
     const groups = lanes.map((a, k) => {
@@ -297,7 +297,7 @@
     const l = el("label", {}, "time axis ");
     const sel = el("select", { id: "axis" });
     sel.appendChild(el("option", { value: "log" }, "log time"));
-    sel.appendChild(el("option", { value: "ms" }, "simulated ms"));
+    sel.appendChild(el("option", { value: "ms" }, D.clock));
     sel.addEventListener("change", () => { st.ms = sel.value === "ms"; draw(); });
     l.appendChild(sel);
     $("notes").appendChild(l);

@@ -100,6 +100,7 @@ pub fn ingest(file: &str, rows: Rows) -> Result<Ingested, IngestError> {
         counts: std::mem::take(&mut cx.counts),
         errors,
         notes: std::mem::take(&mut cx.notes),
+        wall_ns: None,
     };
     Ok(Ingested { history, report })
 }

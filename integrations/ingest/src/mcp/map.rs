@@ -87,6 +87,7 @@ pub fn ingest(file: &str, lines: &[Line]) -> Ingested {
         counts: std::mem::take(&mut cx.counts),
         errors: Vec::new(),
         notes: std::mem::take(&mut cx.notes),
+        wall_ns: None,
     };
     Ingested { history, report }
 }

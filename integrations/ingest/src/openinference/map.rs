@@ -152,6 +152,7 @@ pub fn ingest_with(
         counts: std::mem::take(&mut cx.counts),
         errors: Vec::new(),
         notes: std::mem::take(&mut cx.notes),
+        wall_ns: None,
     };
     Ok(Ingested { history, report })
 }

@@ -279,14 +279,18 @@ impl<'m> Mapper<'m> {
             false => Provenance::MatchingWrite,
         };
         let (packer, actors) = (&self.packer, &self.actors);
-        // Unpacked one at a time, as the builder takes them.
+        // Unpacked one at a time, as the builder takes them; each read instant is kept for
+        // the wall-clock axis of `agentsim view` (span times are Unix nanoseconds).
+        let mut reads = Vec::with_capacity(log.len());
         let steps = log.iter().map(|&i| {
             let p = &pending[i];
             let mut step = cx.registry(packer.unpack(&p.step), p, actors, &registry);
             derive(&mut step, &derived);
+            reads.push(step.read_at.min(step.commit_at));
             step
         });
         let history = build_ordered(&commits, steps, provenance);
+        let wall_ns = Some(reads.into_iter().zip(commits.iter().copied()).collect());
         let verdicts = cx.verdicts();
         let verdicts = cx.gaps.lower(verdicts, !cx.content.is_empty());
         let notes = cx.gaps.notes();
@@ -299,6 +303,7 @@ impl<'m> Mapper<'m> {
             counts: std::mem::take(&mut cx.counts),
             errors: Vec::new(),
             notes: std::mem::take(&mut cx.notes),
+            wall_ns,
         };
         Ok(Ingested { history, report })
     }

@@ -100,7 +100,11 @@ fn title_of(p: &Path) -> String {
 /// A history already read (`file` names it in detect's report), with detect's report and,
 /// for an ingested trace, the ingest's.
 pub fn page_of(h: History, title: String, file: &str, ingest: Option<Report>) -> Result<Page> {
-    let records = records_of(&h);
+    let mut records = records_of(&h);
+    let wall = ingest
+        .as_ref()
+        .and_then(|r| r.wall_ns.as_ref())
+        .is_some_and(|w| with_wall_time(&mut records, w));
     let explained = explain(h, file, ingest.as_ref())?;
     let kind = if ingest.is_some() {
         Kind::Trace
@@ -115,8 +119,24 @@ pub fn page_of(h: History, title: String, file: &str, ingest: Option<Report>) ->
         anomalies: anomalies_of(&explained),
         report: explained.text,
         ingest: ingest.map(|r| r.to_text()),
+        wall,
         ..Page::default()
     })
+}
+
+/// Gives each record its read and commit in wall milliseconds since the trace's first read,
+/// from the ingest's Unix-nanosecond instants (one pair per record, in log order); `false`,
+/// changing nothing, when they do not pair up with the records.
+fn with_wall_time(records: &mut [Rec], wall_ns: &[(u128, u128)]) -> bool {
+    if records.is_empty() || wall_ns.len() != records.len() {
+        return false;
+    }
+    let t0 = wall_ns.iter().map(|&(r, _)| r).min().unwrap_or(0);
+    let ms = |t: u128| u64::try_from((t - t0) / 1_000_000).unwrap_or(u64::MAX);
+    for (r, &(read, commit)) in records.iter_mut().zip(wall_ns) {
+        r.ms = Some((ms(read), ms(commit.max(read))));
+    }
+    true
 }
 
 /// A JSON Lines history, with detect's report.

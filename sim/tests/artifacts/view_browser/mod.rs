@@ -165,6 +165,15 @@ fn trace(b: &mut Browser) {
     );
     b.click("#anomlist li button");
     assert!(count(b, "#tl .op.hl") >= 1);
+    // The spans' own clock: wall milliseconds since the trace's first step.
+    b.eval(
+        "(() => { const s = document.getElementById('axis'); s.value = 'ms'; \
+         s.dispatchEvent(new Event('change')); })()",
+    );
+    assert!(
+        text(b, "#tl .axis").contains("wall ms"),
+        "the trace's wall-clock axis"
+    );
     shot(b, "trace-otel-selected");
     no_errors(b, file);
 }
