@@ -45,12 +45,7 @@ pub struct LoggedCall<'a> {
 impl McpLog {
     /// Reads and replays an MCP JSON-RPC log file.
     pub fn read(path: impl AsRef<Path>) -> Result<McpLog, IngestError> {
-        let path = path.as_ref();
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
-            file: file.clone(),
-            source,
-        })?;
+        let (text, file) = super::read_text(path.as_ref())?;
         McpLog::parse(&text, &file)
     }
 

@@ -55,13 +55,18 @@ use std::path::Path;
 
 /// Ingests an MCP JSON-RPC log file.
 pub fn read_mcp_log(path: impl AsRef<Path>) -> Result<Ingested, IngestError> {
-    let path = path.as_ref();
+    let (text, file) = read_text(path.as_ref())?;
+    parse_mcp_log(&text, &file)
+}
+
+/// A log file's text and its name for messages.
+fn read_text(path: &Path) -> Result<(String, String), IngestError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| IngestError::Io {
         file: file.clone(),
         source,
     })?;
-    parse_mcp_log(&text, &file)
+    Ok((text, file))
 }
 
 /// Ingests MCP JSON-RPC log text; `file` names it in errors and in the report.

@@ -21,6 +21,24 @@ fn stack(name: &str) -> Stack {
     Stack::parse(name).expect("named runtime")
 }
 
+/// Replays `w`'s line through its text (as a user pastes it) and checks that the trial takes
+/// the same choices, the same number of events, and exhibits `a`.
+pub(super) fn replays_to(sc: &Scenario, w: &Witness, a: Anomaly, what: &str) {
+    let line = ReplayLine::parse(&w.line.to_string()).unwrap();
+    let t = run_one(
+        sc,
+        line.runtime,
+        line.seed,
+        line.trial,
+        &line.schedule,
+        None,
+    )
+    .unwrap();
+    assert!(t.metrics.has(a), "{what}: the witness replays to {a}");
+    assert_eq!(t.run.schedule, line.schedule, "{what}: the same choices");
+    assert_eq!(t.metrics.events, w.events);
+}
+
 /// Each worked example: the anomaly reachable under vanilla with a witness that replays to a
 /// history exhibiting it, and unreachable under its fixed twin's runtime; both complete.
 #[test]
@@ -36,20 +54,7 @@ fn worked_examples_and_their_twins() {
         assert!(ex.complete, "{file}");
         let f = ex.finding(a).unwrap();
         assert_eq!(f.reach, Reach::Reachable, "{file}");
-        let w = f.witness.as_ref().unwrap();
-        let line = ReplayLine::parse(&w.line.to_string()).unwrap();
-        let t = run_one(
-            &sc,
-            line.runtime,
-            line.seed,
-            line.trial,
-            &line.schedule,
-            None,
-        )
-        .unwrap();
-        assert!(t.metrics.has(a), "{file}: the witness replays to {a}");
-        assert_eq!(t.run.schedule, line.schedule, "{file}: the same choices");
-        assert_eq!(t.metrics.events, w.events);
+        replays_to(&sc, f.witness.as_ref().unwrap(), a, file);
         let sc = example(twin);
         let ex = explore(&sc, &ExploreConfig::new(sc.runtime)).unwrap();
         assert!(ex.complete, "{twin}");

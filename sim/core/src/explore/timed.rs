@@ -58,8 +58,6 @@ mod tests {
     use crate::dist::below;
     use crate::explore::{explore, Exploration, ExploreConfig, ExploreError, Reach};
     use crate::metrics::reported;
-    use crate::replay_line::ReplayLine;
-    use crate::runner::run_one;
     use crate::Scenario;
     use agentsim_models::Anomaly;
     use rand::SeedableRng;
@@ -122,19 +120,7 @@ mod tests {
             let w = f.witness.as_ref().unwrap();
             let text = w.line.to_string();
             assert!(text.ends_with(":timed=0.001,0.999"), "{text}");
-            let line = ReplayLine::parse(&text).unwrap();
-            let t = run_one(
-                &sc,
-                line.runtime,
-                line.seed,
-                line.trial,
-                &line.schedule,
-                None,
-            )
-            .unwrap();
-            assert!(t.metrics.has(a), "{overlap}: the witness replays to {a}");
-            assert_eq!(t.run.schedule, line.schedule, "{overlap}: the same choices");
-            assert_eq!(t.metrics.events, w.events);
+            crate::explore::tests::replays_to(&sc, w, a, overlap);
         }
     }
 
