@@ -18,9 +18,10 @@
 //! first bad line in file order, with its line and JSON path; invalid UTF-8 anywhere is a read
 //! error before any JSON error.
 
+use super::lean::LeanSpan as Span;
 use super::map::{self, Mapper};
 use super::mapping::Mapping;
-use super::otlp::{self, Span};
+use super::otlp;
 use crate::error::IngestError;
 use crate::Ingested;
 use std::collections::HashMap;
@@ -228,7 +229,7 @@ fn by_trace(
                     return Ok(true);
                 }
                 let mut spans = Vec::new();
-                otlp::line_spans(line, file, n, &mut spans)?;
+                otlp::line_lean(line, file, n, &mut spans)?;
                 batch.push((n, spans));
                 if batch.len() < BATCH_MAX {
                     return Ok(true);
@@ -275,18 +276,18 @@ fn map_lines(
     for batch in rx {
         for (n, spans) in batch? {
             for s in spans {
-                match index.last(&s.trace) {
+                match index.last(s.trace()) {
                     Some(last) if last >= n => {
                         if last == n {
-                            ending.push(s.trace.clone());
+                            ending.push(s.trace().to_owned());
                         }
                     }
                     _ => return Ok(None),
                 }
-                match open.get_mut(&s.trace) {
+                match open.get_mut(s.trace()) {
                     Some(t) => t.push(s),
                     None => {
-                        open.insert(s.trace.clone(), vec![s]);
+                        open.insert(s.trace().to_owned(), vec![s]);
                     }
                 }
             }

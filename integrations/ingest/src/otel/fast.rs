@@ -1,5 +1,7 @@
-//! The fast path of the OTLP/JSON reader: one document deserialized straight into [`Span`]s,
-//! with no `serde_json::Value` tree of the document and no JSON paths.
+//! The fast path of the OTLP/JSON reader: one document deserialized straight into [`Span`]s
+//! (or the mapping's [`LeanSpan`]s), with no `serde_json::Value` tree of the document and no
+//! JSON paths. Strings are borrowed from the text where they have no escape, so a span costs
+//! the allocations of what it is built into and no more.
 //!
 //! It accepts a strict subset of what [`super::otlp::document`] (the walker over a parsed
 //! `Value`) accepts, and yields the same spans for it; anything else (a type error, a field
@@ -9,20 +11,27 @@
 //! reports nothing: the walker stays the definition. The unit tests below hold the two to the
 //! same spans on every example trace and on variants that exercise each rule.
 
+use super::lean::{self, Builder, Head, LeanSpan, Val};
 use super::span::{service_of, Span, SpanEvent};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The spans of one document, or `None` when the walker must decide.
-pub fn document(text: &str) -> Option<Vec<Span>> {
+/// The document's resource spans, or `None` when the walker must decide.
+fn parse(text: &str) -> Option<Vec<Obj<ResourceSpans<'_>>>> {
     let mut de = serde_json::Deserializer::from_str(text);
     let doc = Obj::<Doc>::deserialize(&mut de).ok()?;
     de.end().ok()?;
+    doc.0.resource_spans
+}
+
+/// The spans of one document, or `None` when the walker must decide.
+pub fn document(text: &str) -> Option<Vec<Span>> {
     let mut out = Vec::new();
-    for rs in doc.0.resource_spans? {
+    for rs in parse(text)? {
         let rs = rs.0;
         let service = service_of(rs.resource.as_ref());
         for ss in rs.scope_spans.unwrap_or_default() {
@@ -34,17 +43,37 @@ pub fn document(text: &str) -> Option<Vec<Span>> {
     Some(out)
 }
 
-fn span(s: RawSpan, service: Option<String>) -> Option<Span> {
-    let id = |v: Option<String>| {
-        let mut t = v?;
-        t.make_ascii_lowercase();
-        (!t.is_empty()).then_some(t)
-    };
-    let (start, end) = (s.start?.0, s.end?.0);
-    if end < start {
-        return None;
+/// The spans of one document as the mapping reads them ([`LeanSpan`]), appended to `out`; or
+/// `false` (and `out` as it was) when the walker must decide.
+pub fn lean_document(text: &str, out: &mut Vec<LeanSpan>) -> bool {
+    let before = out.len();
+    let ok = (|| {
+        for rs in parse(text)? {
+            for ss in rs.0.scope_spans.unwrap_or_default() {
+                for s in ss.0.spans.unwrap_or_default() {
+                    out.push(lean_span(s.0)?);
+                }
+            }
+        }
+        Some(())
+    })()
+    .is_some();
+    if !ok {
+        out.truncate(before);
     }
-    let status = s.status.map(|st| st.0);
+    ok
+}
+
+/// A non-empty id, lowercased.
+fn owned_id(v: Option<Str<'_>>) -> Option<String> {
+    let mut t = v?.0.into_owned();
+    t.make_ascii_lowercase();
+    (!t.is_empty()).then_some(t)
+}
+
+/// Whether `status` says ERROR, and its message if not empty.
+fn status<'a>(status: Option<Obj<Status<'a>>>) -> (bool, Option<Cow<'a, str>>) {
+    let status = status.map(|st| st.0);
     let error = status
         .as_ref()
         .and_then(|st| st.code.as_ref())
@@ -52,17 +81,29 @@ fn span(s: RawSpan, service: Option<String>) -> Option<Span> {
             matches!(c, Json::Number(n) if n.as_u64() == Some(2))
                 || c.as_str() == Some("STATUS_CODE_ERROR")
         });
-    let status_message = status.and_then(|st| st.message).filter(|m| !m.is_empty());
+    let message = status
+        .and_then(|st| st.message)
+        .map(|m| m.0)
+        .filter(|m| !m.is_empty());
+    (error, message)
+}
+
+fn span(s: RawSpan<'_>, service: Option<String>) -> Option<Span> {
+    let (start, end) = (s.start?.0, s.end?.0);
+    if end < start {
+        return None;
+    }
+    let (error, status_message) = status(s.status);
     Some(Span {
-        trace: id(s.trace)?,
-        id: id(s.span)?,
-        parent: id(s.parent),
-        name: s.name.unwrap_or_default(),
+        trace: owned_id(s.trace)?,
+        id: owned_id(s.span)?,
+        parent: owned_id(s.parent),
+        name: s.name.map(|n| n.0.into_owned()).unwrap_or_default(),
         start,
         end,
         attrs: attributes(s.attributes)?,
         error,
-        status_message,
+        status_message: status_message.map(Cow::into_owned),
         events: s
             .events
             .unwrap_or_default()
@@ -70,7 +111,7 @@ fn span(s: RawSpan, service: Option<String>) -> Option<Span> {
             .map(|e| {
                 let e = e.0;
                 Some(SpanEvent {
-                    name: e.name.unwrap_or_default(),
+                    name: e.name.map(|n| n.0.into_owned()).unwrap_or_default(),
                     time: e.time.map_or(0, |t| t.0),
                     attrs: attributes(e.attributes)?,
                 })
@@ -80,13 +121,111 @@ fn span(s: RawSpan, service: Option<String>) -> Option<Span> {
     })
 }
 
-fn attributes(kvs: Option<Vec<Obj<KeyValue>>>) -> Option<BTreeMap<String, Json>> {
+fn attributes(kvs: Option<Vec<Obj<KeyValue<'_>>>>) -> Option<BTreeMap<String, Json>> {
     let mut attrs = BTreeMap::new();
     for kv in kvs.unwrap_or_default() {
         let kv = kv.0;
-        attrs.insert(kv.key, kv.value.map_or(Some(Json::Null), |v| v.json())?);
+        attrs.insert(
+            kv.key.0.into_owned(),
+            kv.value.map_or(Some(Json::Null), |v| v.json())?,
+        );
     }
     Some(attrs)
+}
+
+/// The bytes of the strings a [`LeanSpan`] keeps of these attributes (a lower bound).
+fn attrs_len(kvs: &Option<Vec<Obj<KeyValue<'_>>>>) -> usize {
+    kvs.iter()
+        .flatten()
+        .map(|kv| {
+            let v = kv.0.value.as_ref().and_then(|v| v.string.as_ref());
+            kv.0.key.0.len() + v.map_or(0, |v| v.0.len())
+        })
+        .sum()
+}
+
+fn lean_span(s: RawSpan<'_>) -> Option<LeanSpan> {
+    let (start, end) = (s.start?.0, s.end?.0);
+    if end < start {
+        return None;
+    }
+    let id = |b: &mut Builder, v: &Option<Str<'_>>| {
+        v.as_ref().filter(|t| !t.0.is_empty()).map(|t| b.id(&t.0))
+    };
+    let (error, status_message) = status(s.status);
+    let len = [&s.trace, &s.span, &s.parent]
+        .iter()
+        .map(|v| v.as_ref().map_or(0, |t| t.0.len()))
+        .sum::<usize>()
+        + status_message.as_ref().map_or(0, |m| m.len())
+        + attrs_len(&s.attributes);
+    let mut b = Builder::with_capacity(len);
+    let head = Head {
+        trace: id(&mut b, &s.trace)?,
+        id: id(&mut b, &s.span)?,
+        parent: id(&mut b, &s.parent),
+        start,
+        end,
+        error,
+        status_message: status_message.map(|m| b.str(&m)),
+    };
+    let attrs = lean_attributes(&mut b, s.attributes)?;
+    let events = s
+        .events
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| {
+            let e = e.0;
+            let attrs = lean_attributes(&mut b, e.attributes)?;
+            let name = e.name.as_ref().map_or("", |n| &n.0);
+            Some(b.event(name, e.time.map_or(0, |t| t.0), attrs))
+        })
+        .collect::<Option<_>>()?;
+    Some(b.finish(head, attrs, events))
+}
+
+fn lean_attributes(
+    b: &mut Builder,
+    kvs: Option<Vec<Obj<KeyValue<'_>>>>,
+) -> Option<Vec<(lean::Str, Val)>> {
+    let kvs = kvs.unwrap_or_default();
+    let mut attrs = Vec::with_capacity(kvs.len());
+    for kv in kvs {
+        let kv = kv.0;
+        let key = b.str(&kv.key.0);
+        let value = match kv.value {
+            Some(v) => v.lean(b)?,
+            None => Val::Json(Json::Null),
+        };
+        attrs.push((key, value));
+    }
+    lean::settle(b, &mut attrs);
+    Some(attrs)
+}
+
+/// A string, borrowed from the text unless it has an escape.
+struct Str<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 /// A JSON object only: serde's derived structs also take arrays (positional fields), which the
@@ -110,60 +249,70 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
 }
 
 #[derive(Deserialize)]
-struct Doc {
-    #[serde(rename = "resourceSpans", alias = "resource_spans")]
-    resource_spans: Option<Vec<Obj<ResourceSpans>>>,
+struct Doc<'a> {
+    #[serde(rename = "resourceSpans", alias = "resource_spans", borrow)]
+    resource_spans: Option<Vec<Obj<ResourceSpans<'a>>>>,
 }
 
 #[derive(Deserialize)]
-struct ResourceSpans {
+struct ResourceSpans<'a> {
     /// Read as the walker reads it ([`service_of`]): leniently, for `service.name` only.
     resource: Option<Json>,
-    #[serde(rename = "scopeSpans", alias = "scope_spans")]
-    scope_spans: Option<Vec<Obj<ScopeSpans>>>,
+    #[serde(rename = "scopeSpans", alias = "scope_spans", borrow)]
+    scope_spans: Option<Vec<Obj<ScopeSpans<'a>>>>,
 }
 
 #[derive(Deserialize)]
-struct ScopeSpans {
-    spans: Option<Vec<Obj<RawSpan>>>,
+struct ScopeSpans<'a> {
+    #[serde(borrow)]
+    spans: Option<Vec<Obj<RawSpan<'a>>>>,
 }
 
 #[derive(Deserialize)]
-struct RawSpan {
-    #[serde(rename = "traceId", alias = "trace_id")]
-    trace: Option<String>,
-    #[serde(rename = "spanId", alias = "span_id")]
-    span: Option<String>,
-    #[serde(rename = "parentSpanId", alias = "parent_span_id")]
-    parent: Option<String>,
-    name: Option<String>,
+struct RawSpan<'a> {
+    #[serde(rename = "traceId", alias = "trace_id", borrow)]
+    trace: Option<Str<'a>>,
+    #[serde(rename = "spanId", alias = "span_id", borrow)]
+    span: Option<Str<'a>>,
+    #[serde(rename = "parentSpanId", alias = "parent_span_id", borrow)]
+    parent: Option<Str<'a>>,
+    #[serde(borrow)]
+    name: Option<Str<'a>>,
     #[serde(rename = "startTimeUnixNano", alias = "start_time_unix_nano")]
     start: Option<U64>,
     #[serde(rename = "endTimeUnixNano", alias = "end_time_unix_nano")]
     end: Option<U64>,
-    attributes: Option<Vec<Obj<KeyValue>>>,
-    status: Option<Obj<Status>>,
-    events: Option<Vec<Obj<RawEvent>>>,
+    #[serde(borrow)]
+    attributes: Option<Vec<Obj<KeyValue<'a>>>>,
+    #[serde(borrow)]
+    status: Option<Obj<Status<'a>>>,
+    #[serde(borrow)]
+    events: Option<Vec<Obj<RawEvent<'a>>>>,
 }
 
 #[derive(Deserialize)]
-struct Status {
+struct Status<'a> {
     code: Option<Json>,
-    message: Option<String>,
+    #[serde(borrow)]
+    message: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
-struct RawEvent {
-    name: Option<String>,
+struct RawEvent<'a> {
+    #[serde(borrow)]
+    name: Option<Str<'a>>,
     #[serde(rename = "timeUnixNano", alias = "time_unix_nano")]
     time: Option<U64>,
-    attributes: Option<Vec<Obj<KeyValue>>>,
+    #[serde(borrow)]
+    attributes: Option<Vec<Obj<KeyValue<'a>>>>,
 }
 
 #[derive(Deserialize)]
-struct KeyValue {
-    key: String,
-    value: Option<AnyValue>,
+struct KeyValue<'a> {
+    #[serde(borrow)]
+    key: Str<'a>,
+    #[serde(borrow)]
+    value: Option<AnyValue<'a>>,
 }
 
 /// An unsigned 64-bit integer: a JSON number or a decimal string.
@@ -218,15 +367,15 @@ impl<'de> Deserialize<'de> for I64 {
 
 /// `AnyValue`: its known fields as given (each at most once, in either spelling).
 #[derive(Default)]
-struct AnyValue {
+struct AnyValue<'a> {
     keys: usize,
-    string: Option<String>,
+    string: Option<Str<'a>>,
     boolean: Option<bool>,
     int: Option<i64>,
     double: Option<Json>,
-    array: Option<Vec<AnyValue>>,
-    kvlist: Option<Vec<Obj<KeyValue>>>,
-    bytes: Option<String>,
+    array: Option<Vec<AnyValue<'a>>>,
+    kvlist: Option<Vec<Obj<KeyValue<'a>>>>,
+    bytes: Option<Str<'a>>,
 }
 
 #[derive(Clone, Copy, Deserialize)]
@@ -255,15 +404,15 @@ struct Values<T> {
     values: Option<Vec<T>>,
 }
 
-impl<'de> Deserialize<'de> for AnyValue {
+impl<'de: 'a, 'a> Deserialize<'de> for AnyValue<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = AnyValue;
+            type Value = AnyValue<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("an AnyValue object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnyValue, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnyValue<'de>, A::Error> {
                 let mut v = AnyValue::default();
                 let mut seen = [false; 7];
                 while let Some(k) = map.next_key::<AnyKey>()? {
@@ -284,11 +433,11 @@ impl<'de> Deserialize<'de> for AnyValue {
                         AnyKey::Int => v.int = map.next_value::<Option<I64>>()?.map(|i| i.0),
                         AnyKey::Double => v.double = map.next_value()?,
                         AnyKey::Array => {
-                            let a: Option<Obj<Values<AnyValue>>> = map.next_value()?;
+                            let a: Option<Obj<Values<AnyValue<'de>>>> = map.next_value()?;
                             v.array = a.map(|a| a.0.values.unwrap_or_default());
                         }
                         AnyKey::Kvlist => {
-                            let a: Option<Obj<Values<Obj<KeyValue>>>> = map.next_value()?;
+                            let a: Option<Obj<Values<Obj<KeyValue<'de>>>>> = map.next_value()?;
                             v.kvlist = a.map(|a| a.0.values.unwrap_or_default());
                         }
                         AnyKey::Bytes => v.bytes = map.next_value()?,
@@ -302,14 +451,27 @@ impl<'de> Deserialize<'de> for AnyValue {
     }
 }
 
-impl AnyValue {
+impl AnyValue<'_> {
+    /// The value as a [`LeanSpan`] keeps it: a string in its text, else as [`AnyValue::json`].
+    fn lean(self, b: &mut Builder) -> Option<Val> {
+        if self.keys > 0 {
+            if let Some(s) = &self.string {
+                return Some(Val::Str(b.str(&s.0)));
+            }
+        }
+        Some(match self.json()? {
+            Json::String(t) => Val::Str(b.str(&t)),
+            v => Val::Json(v),
+        })
+    }
+
     /// The value as the walker gives it: the first known field in its order of precedence.
     fn json(self) -> Option<Json> {
         if self.keys == 0 {
             return Some(Json::Null);
         }
         if let Some(s) = self.string {
-            return Some(Json::String(s));
+            return Some(Json::String(s.0.into_owned()));
         }
         if let Some(b) = self.boolean {
             return Some(Json::Bool(b));
@@ -331,11 +493,14 @@ impl AnyValue {
             let mut m = Map::new();
             for kv in pairs {
                 let kv = kv.0;
-                m.insert(kv.key, kv.value.map_or(Some(Json::Null), |v| v.json())?);
+                m.insert(
+                    kv.key.0.into_owned(),
+                    kv.value.map_or(Some(Json::Null), |v| v.json())?,
+                );
             }
             return Some(Json::Object(m));
         }
-        self.bytes.map(Json::String)
+        self.bytes.map(|b| Json::String(b.0.into_owned()))
     }
 }
 
@@ -352,14 +517,31 @@ mod tests {
         Ok(out)
     }
 
-    /// The fast path yields the walker's spans, or leaves the document to it.
+    /// The fast path yields the walker's spans, or leaves the document to it; so does its
+    /// lean form, which reads as the walker's spans converted.
     fn agree(text: &str) -> bool {
         let fast = document(text);
+        let mut lean = vec![LeanSpan::from_span(&walked(ONE).unwrap()[0])];
+        let lean_ok = lean_document(text, &mut lean);
+        assert_eq!(fast.is_some(), lean_ok, "{text}");
         if let Some(f) = &fast {
             assert_eq!(Ok(f), walked(text).as_ref(), "{text}");
+            let converted: Vec<LeanSpan> = walked(ONE)
+                .unwrap()
+                .iter()
+                .chain(f)
+                .map(LeanSpan::from_span)
+                .collect();
+            assert_eq!(lean, converted, "{text}");
+        } else {
+            assert_eq!(lean.len(), 1, "{text}");
         }
         fast.is_some()
     }
+
+    /// A span already in the output, which the lean path appends after (or leaves alone).
+    const ONE: &str = r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"EE","spanId":"1",
+        "startTimeUnixNano":1,"endTimeUnixNano":2}]}]}]}"#;
 
     #[test]
     fn the_example_traces_take_the_fast_path_with_the_walkers_spans() {
@@ -400,6 +582,8 @@ mod tests {
             r#","attributes":[{"key":"k","value":{"kvlistValue":{"values":[{"key":"i","value":{"arrayValue":{}}}]}}}]"#,
             r#","events":[{"name":"e","timeUnixNano":"5","attributes":[{"key":"x","value":{"boolValue":true}}]},{}]"#,
             r#","parentSpanId":"","name":"n","kind":"SPAN_KIND_CLIENT","links":[{"traceId":"cd"}]"#,
+            r#","parentSpanId":"F\u0046","attributes":[{"key":"z","value":{"stringValue":"q\"1"}},{"key":"b\u0061","value":{"bytesValue":"AA=="}},{"key":"z","value":{"stringValue":"2"}},{"key":"ba","value":{"boolValue":false}}]"#,
+            r#","status":{"code":"STATUS_CODE_ERROR","message":"m\n"},"events":[{"name":"e\t","attributes":[{"key":"y","value":{"stringValue":"1"}},{"key":"x","value":{"doubleValue":1.5}}]}]"#,
         ];
         for body in fast {
             assert!(agree(&span(body)), "{body}");

@@ -31,7 +31,7 @@
 //!   memory). Nothing is hidden: a step belongs to the invocation its parent links reach, not
 //!   to the agent's name, so A6 (one record's effects) is not lowered.
 
-use super::otlp::Span;
+use super::lean::{Attr, LeanSpan as Span};
 use crate::report::Verdict;
 use agentsim_models::Anomaly;
 use serde_json::Value as Json;
@@ -49,7 +49,7 @@ pub(super) struct Tally {
 
 impl Tally {
     pub fn add(&mut self, span: &Span) {
-        self.add_at(span.start, &span.trace, &span.id);
+        self.add_at(span.start, span.trace(), span.id());
     }
 
     pub fn add_at(&mut self, start: u64, trace: &str, id: &str) {
@@ -99,7 +99,11 @@ const ARRAYS: &[&str] = &[
     "gen_ai.tool.definitions",
 ];
 
-fn found(v: &Json) -> &'static str {
+fn found(v: Attr<'_>) -> &'static str {
+    let v = match v {
+        Attr::Str(_) => return "a string that is not a JSON array",
+        Attr::Json(v) => v,
+    };
     match v {
         Json::Null => "null",
         Json::Bool(_) => "a boolean",
@@ -113,27 +117,39 @@ fn found(v: &Json) -> &'static str {
 
 /// Whether attribute `key` of `s` is present with a type the mapping cannot read.
 pub(super) fn mistyped(s: &Span, key: &str) -> bool {
-    match s.attrs.get(key) {
-        None | Some(Json::Null) => false,
-        Some(Json::String(t)) if ARRAYS.contains(&key) => {
+    s.get(key).is_some_and(|v| wrong(key, v))
+}
+
+/// Whether `v` is of a type the mapping cannot read for attribute `key`.
+fn wrong(key: &str, v: Attr<'_>) -> bool {
+    match v {
+        Attr::Json(Json::Null) => false,
+        Attr::Str(t) if ARRAYS.contains(&key) => {
             !matches!(serde_json::from_str::<Json>(t), Ok(Json::Array(_)))
         }
-        Some(v) if ARRAYS.contains(&key) => !v.is_array(),
-        Some(v) => !v.is_string(),
+        Attr::Json(v) if ARRAYS.contains(&key) => !v.is_array(),
+        Attr::Str(_) => false,
+        Attr::Json(v) => !v.is_string(),
     }
 }
 
 impl Gaps {
-    /// Records every mistyped key of `s` the mapping reads.
+    /// Records every mistyped key of `s` the mapping reads (each key once: a span's keys are
+    /// distinct).
     pub fn check_types(&mut self, s: &Span) {
-        for &key in STRINGS.iter().chain(ARRAYS) {
-            if mistyped(s, key) {
+        for (key, v) in s.attrs() {
+            if !key.starts_with("gen_ai.") {
+                continue;
+            }
+            let Some(&key) = STRINGS.iter().chain(ARRAYS).find(|&&k| k == key) else {
+                continue;
+            };
+            if wrong(key, v) {
                 let expected = if ARRAYS.contains(&key) {
                     "an array or a JSON string of one"
                 } else {
                     "a string"
                 };
-                let v = &s.attrs[key];
                 self.mistyped
                     .entry((key, expected, found(v)))
                     .or_default()

@@ -1,8 +1,9 @@
 //! GenAI spans → steps: the mapping table of [`super`].
 
 use super::gaps::{mistyped, Gaps};
+use super::lean::{Attr, LeanSpan as Span};
 use super::mapping::Mapping;
-use super::otlp::Span;
+use super::otlp;
 use super::pack::{Packed, Packer};
 use crate::build::{build_ordered, Provenance, Seen, Step, Written};
 use crate::error::IngestError;
@@ -94,14 +95,13 @@ struct Cx<'m> {
 type SpanKey = (u64, String, String);
 
 fn key(s: &Span) -> SpanKey {
-    (s.start, s.trace.clone(), s.id.clone())
+    (s.start, s.trace().to_owned(), s.id().to_owned())
 }
 
 /// The span's key if it carries a registry view (`gen_ai.tool.definitions` or
 /// `gen_ai.agent.tools`, see [`view`]).
 fn definitions(s: &Span) -> Option<Box<SpanKey>> {
-    (s.attrs.contains_key("gen_ai.tool.definitions") || s.attrs.contains_key("gen_ai.agent.tools"))
-        .then(|| Box::new(key(s)))
+    (s.has("gen_ai.tool.definitions") || s.has("gen_ai.agent.tools")).then(|| Box::new(key(s)))
 }
 
 /// An invocation as the whole export sees it: what naming its actor needs.
@@ -189,11 +189,11 @@ impl<'m> Mapper<'m> {
 
     /// Maps one trace: every span of it (and of no other trace).
     pub fn trace(&mut self, mut spans: Vec<Span>) {
-        spans.sort_by(|a, b| (a.start, &a.trace, &a.id).cmp(&(b.start, &b.trace, &b.id)));
+        spans.sort_by(|a, b| (a.start, a.trace(), a.id()).cmp(&(b.start, b.trace(), b.id())));
         let cx = &mut self.cx;
         let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
         for (i, s) in spans.iter().enumerate() {
-            if index.insert((&s.trace, &s.id), i).is_some() {
+            if index.insert((s.trace(), s.id()), i).is_some() {
                 let k = key(s);
                 if self.duplicate.as_ref().is_none_or(|d| k < *d) {
                     self.duplicate = Some(k);
@@ -206,9 +206,8 @@ impl<'m> Mapper<'m> {
         cx.count("spans", spans.len() as u64);
         for s in &spans {
             cx.gaps.check_types(s);
-            if s.parent
-                .as_deref()
-                .is_some_and(|p| !index.contains_key(&(&s.trace, p)))
+            if s.parent()
+                .is_some_and(|p| !index.contains_key(&(s.trace(), p)))
             {
                 cx.gaps.orphans.add(s);
             }
@@ -220,7 +219,7 @@ impl<'m> Mapper<'m> {
             self.actors.push(Actor {
                 order: match inv.span {
                     Some(a) => (inv.start, Some(Box::new(key(&spans[a]))), String::new()),
-                    None => (inv.start, None, spans[inv.members[0]].trace.clone()),
+                    None => (inv.start, None, spans[inv.members[0]].trace().to_owned()),
                 },
                 base: inv.base.clone(),
                 agent: inv.agent.clone(),
@@ -312,12 +311,13 @@ impl<'m> Mapper<'m> {
 /// Maps a whole export at once.
 pub fn ingest(
     file: &str,
-    spans: Vec<Span>,
+    spans: Vec<otlp::Span>,
     mapping: Option<&Mapping>,
 ) -> Result<Ingested, IngestError> {
     let mut traces: BTreeMap<String, Vec<Span>> = BTreeMap::new();
     for s in spans {
-        traces.entry(s.trace.clone()).or_default().push(s);
+        let s = Span::from_span(&s);
+        traces.entry(s.trace().to_owned()).or_default().push(s);
     }
     let mut m = Mapper::new(file, mapping);
     for (_, spans) in traces {
@@ -348,7 +348,7 @@ fn invocations(
         }
         match cx.roles[i] {
             Role::Agent => {
-                by_owner.entry((s.trace.clone(), Some(i))).or_default();
+                by_owner.entry((s.trace().to_owned(), Some(i))).or_default();
             }
             Role::Other => cx.count("genai_spans_not_steps", 1),
             _ => {
@@ -358,7 +358,7 @@ fn invocations(
                     Link::UnknownParent => cx.gaps.unknown_parent.add(s),
                     Link::Known => {}
                 }
-                let group = by_owner.entry((s.trace.clone(), owner)).or_default();
+                let group = by_owner.entry((s.trace().to_owned(), owner)).or_default();
                 group.0.push(i);
                 group.1 |= link != Link::Known;
             }
@@ -480,10 +480,10 @@ fn agent_ancestor(
     let mut link = Link::Known;
     // Each step goes one parent up; more steps than spans means a cycle.
     for _ in 0..spans.len() {
-        let Some(parent) = spans[at].parent.as_deref() else {
+        let Some(parent) = spans[at].parent() else {
             return (None, link);
         };
-        let Some(&p) = index.get(&(spans[at].trace.as_str(), parent)) else {
+        let Some(&p) = index.get(&(spans[at].trace(), parent)) else {
             return (None, Link::Orphaned);
         };
         if at == i && !known_parent(&spans[p]) {
@@ -528,20 +528,17 @@ fn segments(roles: &[Role], members: &[usize]) -> Vec<Vec<usize>> {
 
 /// Parses an attribute that is structured or a JSON string of it.
 fn structured(s: &Span, key: &str) -> Option<Json> {
-    match s.attrs.get(key)? {
-        Json::String(text) => serde_json::from_str(text).ok(),
-        Json::Null => None,
-        v => Some(v.clone()),
+    match s.get(key)? {
+        Attr::Str(text) => serde_json::from_str(text).ok(),
+        Attr::Json(Json::Null) => None,
+        Attr::Json(v) => Some(v.clone()),
     }
 }
 
 /// The attribute `key` of the first event of `s` named `event` (Strands puts a tool's
 /// arguments, its result and memory contents there).
-fn event_attr<'a>(s: &'a Span, event: &str, key: &str) -> Option<&'a Json> {
-    s.events
-        .iter()
-        .find(|e| e.name == event)
-        .and_then(|e| e.attrs.get(key))
+fn event_attr<'a>(s: &'a Span, event: &str, key: &str) -> Option<Attr<'a>> {
+    s.event_attr(event, key)
 }
 
 /// A tool call's arguments: `gen_ai.tool.call.arguments`, else the `content` of Strands'
@@ -551,14 +548,17 @@ fn tool_args(s: &Span) -> Option<serde_json::Map<String, Json>> {
         let c = event_attr(s, "gen_ai.tool.message", "content")?;
         c.as_str().and_then(|t| serde_json::from_str(t).ok())
     })?;
-    v.as_object().cloned()
+    match v {
+        Json::Object(m) => Some(m),
+        _ => None,
+    }
 }
 
 /// A tool call's result: `gen_ai.tool.call.result`, else the `message` of Strands'
 /// `gen_ai.choice` event (`[{"text": …}]`, read as the text when it is one part).
 fn tool_result(s: &Span) -> Option<Json> {
-    if let Some(v) = s.attrs.get("gen_ai.tool.call.result") {
-        return Some(structured(s, "gen_ai.tool.call.result").unwrap_or_else(|| v.clone()));
+    if let Some(v) = s.get("gen_ai.tool.call.result") {
+        return Some(structured(s, "gen_ai.tool.call.result").unwrap_or_else(|| v.to_json()));
     }
     let m = event_attr(s, "gen_ai.choice", "message")?;
     let parsed = m
@@ -570,7 +570,7 @@ fn tool_result(s: &Span) -> Option<Json> {
             None => Some(Json::Array(parts)),
         },
         Some(v) => Some(v),
-        None => Some(m.clone()),
+        None => Some(m.to_json()),
     }
 }
 
@@ -587,7 +587,7 @@ fn store_names(s: &Span) -> Option<Vec<String>> {
 
 /// A registry view from a span: full definitions, or names only.
 fn view(s: &Span) -> Option<(BTreeMap<String, Option<String>>, &'static str)> {
-    if s.attrs.contains_key("gen_ai.tool.definitions") {
+    if s.has("gen_ai.tool.definitions") {
         let defs = structured(s, "gen_ai.tool.definitions");
         let items = defs.as_ref().and_then(Json::as_array).cloned();
         let tools = items
@@ -749,19 +749,16 @@ impl Cx<'_> {
         self.retractions.aborted += u64::from(step.aborted);
         // A write made inside a tool call of the step (Strands' `memory.add` under
         // `execute_tool add_memory`) is part of that call's effect, not one of its own.
-        let tool_ids: BTreeSet<&str> = tools.iter().map(|&t| spans[t].id.as_str()).collect();
+        let tool_ids: BTreeSet<&str> = tools.iter().map(|&t| spans[t].id()).collect();
         for &w in &writes {
             let written = self.write(&spans[w]);
             if spans[w].error && !step.aborted {
                 continue;
             }
-            let nested = spans[w]
-                .parent
-                .as_deref()
-                .is_some_and(|p| tool_ids.contains(p));
+            let nested = spans[w].parent().is_some_and(|p| tool_ids.contains(p));
             for (k, (cell, value)) in written.into_iter().enumerate() {
                 if !nested {
-                    effects.push((spans[w].start, spans[w].end, &spans[w].id, k, cell.clone()));
+                    effects.push((spans[w].start, spans[w].end, spans[w].id(), k, cell.clone()));
                 }
                 step.writes.push((cell, value));
             }
@@ -774,14 +771,14 @@ impl Cx<'_> {
                 continue;
             }
             let name = s.str("gen_ai.tool.name").unwrap_or("?");
-            let call = s.str("gen_ai.tool.call.id").unwrap_or(&s.id);
+            let call = s.str("gen_ai.tool.call.id").unwrap_or(s.id());
             let cell = format!("tool:{name}:{call}");
             let value = match tool_result(s) {
                 Some(v) => Written::Value(value_name(&v)),
                 None => Written::NewVersion,
             };
             step.writes.push((cell.clone(), value));
-            effects.push((s.start, s.end, &s.id, 0, cell));
+            effects.push((s.start, s.end, s.id(), 0, cell));
         }
         self.effects += effects.len() as u64;
         let mut io = effects.clone();
@@ -795,7 +792,7 @@ impl Cx<'_> {
             .iter()
             .copied()
             .filter(|&m| op(&spans[m]) == Some("execute_tool"))
-            .min_by_key(|&t| (spans[t].start, &spans[t].id));
+            .min_by_key(|&t| (spans[t].start, spans[t].id()));
         step.planned_tool = first_tool
             .and_then(|t| spans[t].str("gen_ai.tool.name"))
             .map(str::to_owned);
@@ -841,11 +838,8 @@ impl Cx<'_> {
         let e = &mut self.retractions.retracted;
         *e.entry("invoke_agent spans with status ERROR".to_owned())
             .or_default() += 1;
-        let why = spans[a]
-            .status_message
-            .as_deref()
-            .unwrap_or("no status message");
-        Some((actor, spans[a].id.clone(), why.to_owned()))
+        let why = spans[a].status_message().unwrap_or("no status message");
+        Some((actor, spans[a].id().to_owned(), why.to_owned()))
     }
 
     fn source(&mut self, what: String) {
@@ -904,7 +898,7 @@ impl Cx<'_> {
                     self.memory.coarse = Some(STORE_CELLS.to_owned());
                     for store in stores {
                         let seen = match results {
-                            Some(v) => Seen::Value(value_name(v)),
+                            Some(v) => Seen::Value(value_name(&v.to_json())),
                             None => Seen::Derive,
                         };
                         self.access(&store, matches!(seen, Seen::Value(_)));

@@ -50,6 +50,7 @@
 mod export;
 mod fast;
 mod gaps;
+mod lean;
 mod map;
 pub mod mapping;
 pub mod otlp;

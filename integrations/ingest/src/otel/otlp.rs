@@ -17,6 +17,7 @@
 //! yields the same spans without a `Value` tree, and the walker runs on what it refuses.
 //! Whole files go through [`super::export`], which reads them a line and a trace at a time.
 
+use super::lean::LeanSpan;
 use crate::error::IngestError;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -231,6 +232,18 @@ pub fn line_spans(doc: &str, file: &str, line: usize, out: &mut Vec<Span>) -> R<
     }
     let v: Json = serde_json::from_str(doc).map_err(|e| bad_json(file, line, &e))?;
     document(&v, file, line, out)
+}
+
+/// [`line_spans`], the spans as the mapping reads them ([`LeanSpan`]).
+pub(super) fn line_lean(doc: &str, file: &str, line: usize, out: &mut Vec<LeanSpan>) -> R<()> {
+    if super::fast::lean_document(doc, out) {
+        return Ok(());
+    }
+    let v: Json = serde_json::from_str(doc).map_err(|e| bad_json(file, line, &e))?;
+    let mut spans = Vec::new();
+    document(&v, file, line, &mut spans)?;
+    out.extend(spans.iter().map(LeanSpan::from_span));
+    Ok(())
 }
 
 /// The spans of one document (`TracesData`), the one on `line` of `file`, appended to `out`.
