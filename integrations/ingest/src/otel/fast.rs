@@ -21,9 +21,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The document's resource spans, or `None` when the walker must decide.
-fn parse(text: &str) -> Option<Vec<Obj<ResourceSpans<'_>>>> {
+fn parse<'a, R: Deserialize<'a>>(text: &'a str) -> Option<Vec<Obj<ResourceSpans<'a, R>>>> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let doc = Obj::<Doc>::deserialize(&mut de).ok()?;
+    let doc = Obj::<Doc<R>>::deserialize(&mut de).ok()?;
     de.end().ok()?;
     doc.0.resource_spans
 }
@@ -31,7 +31,7 @@ fn parse(text: &str) -> Option<Vec<Obj<ResourceSpans<'_>>>> {
 /// The spans of one document, or `None` when the walker must decide.
 pub fn document(text: &str) -> Option<Vec<Span>> {
     let mut out = Vec::new();
-    for rs in parse(text)? {
+    for rs in parse::<Json>(text)? {
         let rs = rs.0;
         let service = service_of(rs.resource.as_ref());
         for ss in rs.scope_spans.unwrap_or_default() {
@@ -48,7 +48,8 @@ pub fn document(text: &str) -> Option<Vec<Span>> {
 pub fn lean_document(text: &str, out: &mut Vec<LeanSpan>) -> bool {
     let before = out.len();
     let ok = (|| {
-        for rs in parse(text)? {
+        // The resource is not read (the mapping does not need the service), only checked.
+        for rs in parse::<Valid>(text)? {
             for ss in rs.0.scope_spans.unwrap_or_default() {
                 for s in ss.0.spans.unwrap_or_default() {
                     out.push(lean_span(s.0)?);
@@ -77,10 +78,7 @@ fn status<'a>(status: Option<Obj<Status<'a>>>) -> (bool, Option<Cow<'a, str>>) {
     let error = status
         .as_ref()
         .and_then(|st| st.code.as_ref())
-        .is_some_and(|c| {
-            matches!(c, Json::Number(n) if n.as_u64() == Some(2))
-                || c.as_str() == Some("STATUS_CODE_ERROR")
-        });
+        .is_some_and(|c| c.0);
     let message = status
         .and_then(|st| st.message)
         .map(|m| m.0)
@@ -228,6 +226,93 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     }
 }
 
+/// Any JSON value, read as a `serde_json::Value` is (so refused where that is refused, a
+/// number out of range for one) but not kept; `true` for an array.
+struct Valid(bool);
+
+impl<'de> Deserialize<'de> for Valid {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(AnyVisitor(|s| matches!(s, Scalar::Array)))
+    }
+}
+
+/// Whether `text` is a JSON array (`serde_json::from_str::<Value>` gives an array), without
+/// building it.
+pub fn is_array_text(text: &str) -> bool {
+    let mut de = serde_json::Deserializer::from_str(text);
+    matches!(Valid::deserialize(&mut de), Ok(Valid(true))) && de.end().is_ok()
+}
+
+/// `status.code`: whether it is ERROR (the number 2 or its enum name); any other JSON value
+/// is not.
+struct Code(bool);
+
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        fn error(s: Scalar<'_>) -> bool {
+            match s {
+                Scalar::U64(n) => n == 2,
+                Scalar::Str(s) => s == "STATUS_CODE_ERROR",
+                Scalar::Array | Scalar::Other => false,
+            }
+        }
+        d.deserialize_any(AnyVisitor(error)).map(|v| Code(v.0))
+    }
+}
+
+/// A value as [`AnyVisitor`] shows it to its test.
+enum Scalar<'s> {
+    U64(u64),
+    Str(&'s str),
+    Array,
+    Other,
+}
+
+/// Walks any JSON value as `serde_json::Value` would read it; the value is what its function
+/// says of it (the items of an array and the entries of an object are walked as [`Valid`]).
+struct AnyVisitor(fn(Scalar<'_>) -> bool);
+
+impl<'de> Visitor<'de> for AnyVisitor {
+    type Value = Valid;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Valid, E> {
+        Ok(Valid(self.0(Scalar::Other)))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Valid, E> {
+        Ok(Valid(self.0(Scalar::Other)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Valid, E> {
+        Ok(Valid(self.0(Scalar::U64(v))))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Valid, E> {
+        Ok(Valid(self.0(Scalar::Other)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Valid, E> {
+        Ok(Valid(self.0(Scalar::Str(v))))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Valid, E> {
+        Ok(Valid(self.0(Scalar::Other)))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Valid, E> {
+        Ok(Valid(self.0(Scalar::Other)))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Valid, D::Error> {
+        Valid::deserialize(d)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Valid, A::Error> {
+        while seq.next_element::<Valid>()?.is_some() {}
+        Ok(Valid(self.0(Scalar::Array)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Valid, A::Error> {
+        while map.next_key::<Valid>()?.is_some() {
+            map.next_value::<Valid>()?;
+        }
+        Ok(Valid(self.0(Scalar::Other)))
+    }
+}
+
 /// A JSON object only: serde's derived structs also take arrays (positional fields), which the
 /// walker refuses.
 struct Obj<T>(T);
@@ -249,15 +334,16 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
 }
 
 #[derive(Deserialize)]
-struct Doc<'a> {
+struct Doc<'a, R> {
     #[serde(rename = "resourceSpans", alias = "resource_spans", borrow)]
-    resource_spans: Option<Vec<Obj<ResourceSpans<'a>>>>,
+    resource_spans: Option<Vec<Obj<ResourceSpans<'a, R>>>>,
 }
 
+/// `R`: how the resource is read: as JSON for [`service_of`] (as the walker reads it:
+/// leniently, for `service.name` only), or [`Valid`] when the service is not wanted.
 #[derive(Deserialize)]
-struct ResourceSpans<'a> {
-    /// Read as the walker reads it ([`service_of`]): leniently, for `service.name` only.
-    resource: Option<Json>,
+struct ResourceSpans<'a, R> {
+    resource: Option<R>,
     #[serde(rename = "scopeSpans", alias = "scope_spans", borrow)]
     scope_spans: Option<Vec<Obj<ScopeSpans<'a>>>>,
 }
@@ -292,7 +378,7 @@ struct RawSpan<'a> {
 
 #[derive(Deserialize)]
 struct Status<'a> {
-    code: Option<Json>,
+    code: Option<Code>,
     #[serde(borrow)]
     message: Option<Str<'a>>,
 }
@@ -564,6 +650,25 @@ mod tests {
     }
 
     #[test]
+    fn an_array_text_is_what_serde_json_reads_as_an_array() {
+        for text in [
+            " [ ] ",
+            "[1,{\"a\":[2,null]},\"x\\u0041\"]",
+            "[1] x",
+            "[1e400]",
+            "[1,]",
+            "{\"a\":[1]}",
+            "\"[1]\"",
+            "",
+            "[\"\\ud800\"]",
+        ] {
+            let value = matches!(serde_json::from_str::<Json>(text), Ok(Json::Array(_)));
+            assert_eq!(is_array_text(text), value, "{text}");
+        }
+        assert!(is_array_text("[[1]]") && !is_array_text("[1e400]"));
+    }
+
+    #[test]
     fn what_the_walker_decides_is_left_to_it() {
         let span = |body: &str| {
             format!(
@@ -583,6 +688,8 @@ mod tests {
             r#","events":[{"name":"e","timeUnixNano":"5","attributes":[{"key":"x","value":{"boolValue":true}}]},{}]"#,
             r#","parentSpanId":"","name":"n","kind":"SPAN_KIND_CLIENT","links":[{"traceId":"cd"}]"#,
             r#","parentSpanId":"F\u0046","attributes":[{"key":"z","value":{"stringValue":"q\"1"}},{"key":"b\u0061","value":{"bytesValue":"AA=="}},{"key":"z","value":{"stringValue":"2"}},{"key":"ba","value":{"boolValue":false}}]"#,
+            r#","status":{"code":2.0,"message":null}"#,
+            r#","status":{"code":{"a":[2]}}"#,
             r#","status":{"code":"STATUS_CODE_ERROR","message":"m\n"},"events":[{"name":"e\t","attributes":[{"key":"y","value":{"stringValue":"1"}},{"key":"x","value":{"doubleValue":1.5}}]}]"#,
         ];
         for body in fast {
@@ -610,6 +717,8 @@ mod tests {
         assert!(!agree(&span("").replace("\"traceId\":\"AB\",", "")));
         assert!(!agree(&span("").replace("\"10\"", "\"+1x\"")));
         assert!(!agree(r#"{"resourceSpans":null}"#));
+        assert!(!agree(r#"{"resourceSpans":[{"resource":{"x":[1e400]}}]}"#));
+        assert!(!agree(&span(r#","status":{"code":[1e400]}"#)));
         assert!(!agree(r#"["resourceSpans"]"#));
         assert!(agree(
             r#"{"resource_spans":[{"scope_spans":[{"spans":[]}]}],"x":1}"#

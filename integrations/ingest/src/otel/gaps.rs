@@ -124,9 +124,7 @@ pub(super) fn mistyped(s: &Span, key: &str) -> bool {
 fn wrong(key: &str, v: Attr<'_>) -> bool {
     match v {
         Attr::Json(Json::Null) => false,
-        Attr::Str(t) if ARRAYS.contains(&key) => {
-            !matches!(serde_json::from_str::<Json>(t), Ok(Json::Array(_)))
-        }
+        Attr::Str(t) if ARRAYS.contains(&key) => !super::fast::is_array_text(t),
         Attr::Json(v) if ARRAYS.contains(&key) => !v.is_array(),
         Attr::Str(_) => false,
         Attr::Json(v) => !v.is_string(),

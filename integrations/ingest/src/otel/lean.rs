@@ -73,7 +73,13 @@ pub struct LeanSpan {
     status_message: Option<Str>,
     attrs: Vec<(Str, Val)>,
     events: Vec<LeanEvent>,
+    /// `gen_ai.operation.name` when a string, looked up once: the mapping asks for it of
+    /// every span, many times.
+    op: Option<Str>,
 }
+
+/// The attribute the mapping reads most.
+const OP: &str = "gen_ai.operation.name";
 
 /// Builds a [`LeanSpan`]: strings are appended to its text as they come.
 pub struct Builder {
@@ -100,8 +106,9 @@ impl Builder {
         r
     }
 
+    /// The span; `attrs` sorted by key, each key once ([`settle`]).
     pub fn finish(self, head: Head, attrs: Vec<(Str, Val)>, events: Vec<LeanEvent>) -> LeanSpan {
-        LeanSpan {
+        let mut span = LeanSpan {
             text: self.text,
             trace: head.trace,
             id: head.id,
@@ -112,7 +119,16 @@ impl Builder {
             status_message: head.status_message,
             attrs,
             events,
+            op: None,
+        };
+        let op = span
+            .attrs
+            .binary_search_by(|(k, _)| span.s(*k).cmp(OP))
+            .ok();
+        if let Some((_, Val::Str(v))) = op.map(|i| &span.attrs[i]) {
+            span.op = Some(*v);
         }
+        span
     }
 
     pub fn event(&mut self, name: &str, time: u64, attrs: Vec<(Str, Val)>) -> LeanEvent {
@@ -200,6 +216,14 @@ impl LeanSpan {
     /// A string attribute.
     pub fn str(&self, key: &str) -> Option<&str> {
         self.get(key)?.as_str()
+    }
+
+    /// `gen_ai.operation.name`, when a string.
+    pub fn op(&self) -> Option<&str> {
+        match self.op {
+            Some(op) => Some(self.s(op)),
+            None => self.str(OP),
+        }
     }
 
     /// The keys and values of the attributes, in key order.

@@ -327,7 +327,7 @@ pub fn ingest(
 }
 
 fn op(s: &Span) -> Option<&str> {
-    s.str("gen_ai.operation.name")
+    s.op()
 }
 
 /// Groups the step spans by their nearest `invoke_agent` ancestor and names the agents.
@@ -535,6 +535,14 @@ fn structured(s: &Span, key: &str) -> Option<Json> {
     }
 }
 
+/// The items of an array.
+fn array(v: Json) -> Option<Vec<Json>> {
+    match v {
+        Json::Array(items) => Some(items),
+        _ => None,
+    }
+}
+
 /// The attribute `key` of the first event of `s` named `event` (Strands puts a tool's
 /// arguments, its result and memory contents there).
 fn event_attr<'a>(s: &'a Span, event: &str, key: &str) -> Option<Attr<'a>> {
@@ -588,8 +596,7 @@ fn store_names(s: &Span) -> Option<Vec<String>> {
 /// A registry view from a span: full definitions, or names only.
 fn view(s: &Span) -> Option<(BTreeMap<String, Option<String>>, &'static str)> {
     if s.has("gen_ai.tool.definitions") {
-        let defs = structured(s, "gen_ai.tool.definitions");
-        let items = defs.as_ref().and_then(Json::as_array).cloned();
+        let items = structured(s, "gen_ai.tool.definitions").and_then(array);
         let tools = items
             .unwrap_or_default()
             .iter()
@@ -922,7 +929,7 @@ impl Cx<'_> {
         } else {
             "gen_ai.retrieval.documents"
         };
-        let items = structured(s, key).and_then(|v| v.as_array().cloned());
+        let items = structured(s, key).and_then(array);
         let single = s.str("gen_ai.memory.record.id").filter(|_| search);
         match (items, single) {
             (Some(items), _) => {
@@ -994,7 +1001,7 @@ impl Cx<'_> {
             .to_owned();
         let delete = op(s) == Some("delete_memory");
         let single = s.str("gen_ai.memory.record.id");
-        let items = structured(s, "gen_ai.memory.records").and_then(|v| v.as_array().cloned());
+        let items = structured(s, "gen_ai.memory.records").and_then(array);
         match (items, single) {
             (Some(items), single) if !delete => {
                 let lone = items.len() == 1;
