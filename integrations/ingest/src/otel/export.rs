@@ -271,14 +271,15 @@ fn map_lines(
 ) -> R<Option<Ingested>> {
     let mut open: HashMap<String, Vec<Span>> = HashMap::new();
     let mut mapper = Mapper::new(file, mapping);
-    // The traces whose last line this is (a trace's id once per span of it here).
+    // The traces whose last line this is.
     let mut ending: Vec<String> = Vec::new();
     for batch in rx {
         for (n, spans) in batch? {
             for s in spans {
                 match index.last(s.trace()) {
                     Some(last) if last >= n => {
-                        if last == n {
+                        // A trace's spans mostly come together: its id once for them.
+                        if last == n && ending.last().map(String::as_str) != Some(s.trace()) {
                             ending.push(s.trace().to_owned());
                         }
                     }

@@ -458,6 +458,13 @@ struct AnyValue<'a> {
     string: Option<Str<'a>>,
     boolean: Option<bool>,
     int: Option<i64>,
+    /// The other fields, boxed: the profile found the copies of a large `AnyValue` (one per
+    /// attribute, moved as serde builds the lists) to be a sixth of the parse thread's time.
+    rare: Option<Box<Rare<'a>>>,
+}
+
+#[derive(Default)]
+struct Rare<'a> {
     double: Option<Json>,
     array: Option<Vec<AnyValue<'a>>>,
     kvlist: Option<Vec<Obj<KeyValue<'a>>>>,
@@ -517,16 +524,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for AnyValue<'a> {
                         AnyKey::String => v.string = map.next_value()?,
                         AnyKey::Bool => v.boolean = map.next_value()?,
                         AnyKey::Int => v.int = map.next_value::<Option<I64>>()?.map(|i| i.0),
-                        AnyKey::Double => v.double = map.next_value()?,
+                        AnyKey::Double => v.rare().double = map.next_value()?,
                         AnyKey::Array => {
                             let a: Option<Obj<Values<AnyValue<'de>>>> = map.next_value()?;
-                            v.array = a.map(|a| a.0.values.unwrap_or_default());
+                            v.rare().array = a.map(|a| a.0.values.unwrap_or_default());
                         }
                         AnyKey::Kvlist => {
                             let a: Option<Obj<Values<Obj<KeyValue<'de>>>>> = map.next_value()?;
-                            v.kvlist = a.map(|a| a.0.values.unwrap_or_default());
+                            v.rare().kvlist = a.map(|a| a.0.values.unwrap_or_default());
                         }
-                        AnyKey::Bytes => v.bytes = map.next_value()?,
+                        AnyKey::Bytes => v.rare().bytes = map.next_value()?,
                         AnyKey::Other => unreachable!("handled above"),
                     }
                 }
@@ -537,7 +544,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for AnyValue<'a> {
     }
 }
 
-impl AnyValue<'_> {
+impl<'a> AnyValue<'a> {
+    fn rare(&mut self) -> &mut Rare<'a> {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
     /// The value as a [`LeanSpan`] keeps it: a string in its text, else as [`AnyValue::json`].
     fn lean(self, b: &mut Builder) -> Option<Val> {
         if self.keys > 0 {
@@ -565,17 +576,18 @@ impl AnyValue<'_> {
         if let Some(i) = self.int {
             return Some(Json::from(i));
         }
-        if let Some(d) = self.double {
+        let rare = *self.rare?;
+        if let Some(d) = rare.double {
             return matches!(d, Json::Number(_) | Json::String(_)).then_some(d);
         }
-        if let Some(items) = self.array {
+        if let Some(items) = rare.array {
             return items
                 .into_iter()
                 .map(AnyValue::json)
                 .collect::<Option<_>>()
                 .map(Json::Array);
         }
-        if let Some(pairs) = self.kvlist {
+        if let Some(pairs) = rare.kvlist {
             let mut m = Map::new();
             for kv in pairs {
                 let kv = kv.0;
@@ -586,7 +598,7 @@ impl AnyValue<'_> {
             }
             return Some(Json::Object(m));
         }
-        self.bytes.map(|b| Json::String(b.0.into_owned()))
+        rare.bytes.map(|b| Json::String(b.0.into_owned()))
     }
 }
 
