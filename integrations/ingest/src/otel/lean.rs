@@ -278,7 +278,8 @@ impl LeanSpan {
 /// Two spans are equal when the mapping reads the same of them, whatever their texts' layout.
 impl PartialEq for LeanSpan {
     fn eq(&self, o: &LeanSpan) -> bool {
-        let attrs = |s: &LeanSpan, a: &[(Str, Val)]| -> Vec<(String, Json)> {
+        type Attrs = Vec<(String, Json)>;
+        let attrs = |s: &LeanSpan, a: &[(Str, Val)]| -> Attrs {
             a.iter()
                 .map(|(k, v)| {
                     let v = match v {
@@ -289,7 +290,7 @@ impl PartialEq for LeanSpan {
                 })
                 .collect()
         };
-        let events = |s: &LeanSpan| -> Vec<(String, u64, Vec<(String, Json)>)> {
+        let events = |s: &LeanSpan| -> Vec<(String, u64, Attrs)> {
             s.events
                 .iter()
                 .map(|e| (s.s(e.name).to_owned(), e.time, attrs(s, &e.attrs)))
