@@ -1,15 +1,20 @@
-//! `agentsim ingest otel|langgraph|openinference|mcp FILE`: an agentsim history from what an
-//! agent system wrote.
+//! `agentsim ingest otel|genai|langgraph|openinference|mcp FILE`: an agentsim history from
+//! what an agent system wrote.
 //!
-//! `otel` reads OTLP/JSON traces that follow the OpenTelemetry GenAI semantic conventions;
-//! `langgraph` reads a LangGraph SQLite checkpointer database (one thread); `openinference`
-//! reads OTLP/JSON traces of OpenInference spans; `mcp` an MCP client's JSON-RPC log. Each
-//! writes the JSON Lines history (stdout, or `-o FILE`) and says on stderr what the input let
-//! it decide (`--report FILE` writes that report as JSON): the mapping and its limits are in
-//! `agentsim_ingest`. `agentsim detect --from otel|langgraph` does both steps at once, through
-//! [`load`]. Exit 0, or 2 when the input is unreadable (the message names the file and what
-//! was wrong). A history written here is only as complete as the report says; a detector's
-//! "none" on an anomaly reported undecidable means nothing.
+//! `otel` reads OTLP/JSON traces: GenAI spans (the OpenTelemetry GenAI semantic conventions),
+//! or OpenInference spans, detected and said so, a mixed export refused (the rule and the
+//! reader are `detect --from otel`'s, [`load_joined`]); `genai` reads them by the GenAI
+//! conventions only; `langgraph` reads a LangGraph SQLite checkpointer database (one thread);
+//! `openinference` reads OTLP/JSON traces of OpenInference spans; `mcp` an MCP client's
+//! JSON-RPC log. `otel` and `openinference` take `--mcp-log LOG`, joining the tool spans with
+//! the log of the same run. Each writes the JSON Lines history (stdout, or `-o FILE`) and says
+//! on stderr what the input let it decide (`--report FILE` writes that report as JSON; `detect
+//! HISTORY --ingest-report FILE` reads it back, [`saved_report`]): the mapping and its limits
+//! are in `agentsim_ingest`. `agentsim detect --from SOURCE` does both steps at once, through
+//! [`load_joined`], so the two give the same history and report. Exit 0, or 2 when the input
+//! is unreadable (the message names the file and what was wrong). A history written here is
+//! only as complete as the report says; a detector's "none" on an anomaly reported undecidable
+//! means nothing.
 
 use crate::artifacts::paths::Paths;
 use agentsim_ingest::langgraph::read_langgraph;
@@ -38,8 +43,11 @@ pub struct Args {
 /// Where the history comes from.
 #[derive(Debug, Subcommand)]
 pub enum Source {
-    /// OTLP/JSON traces with OpenTelemetry GenAI spans (`-` reads stdin).
-    Otel(Common),
+    /// OTLP/JSON traces (`-` reads stdin): GenAI spans, or OpenInference spans (detected, and
+    /// said so); an export mixing both is refused (choose `genai` or `openinference`).
+    Otel(Traced),
+    /// OTLP/JSON traces read by the OpenTelemetry GenAI conventions only (for a mixed export).
+    Genai(Common),
     /// A LangGraph SQLite checkpointer database (langgraph-checkpoint-sqlite).
     Langgraph {
         #[command(flatten)]
@@ -49,12 +57,24 @@ pub enum Source {
         thread: Option<String>,
     },
     /// OTLP/JSON traces with OpenInference spans (`openinference.span.kind`; `-` reads stdin).
-    Openinference(Common),
+    Openinference(Traced),
     /// An MCP JSON-RPC log: the messages each client sent and received, one a line.
     Mcp(Common),
 }
 
-/// Flags both sources take.
+/// Flags a trace of OpenInference spans takes: `Common`, and an MCP log to join it with.
+#[derive(Debug, ClapArgs)]
+pub struct Traced {
+    #[command(flatten)]
+    pub common: Common,
+    /// An MCP JSON-RPC log of the same run: each OpenInference tool span is joined with its
+    /// `tools/call`, so A2 is decided from the servers' registry timelines (docs/ingest.md,
+    /// "OpenInference with an MCP log").
+    #[arg(long, value_name = "LOG.jsonl")]
+    pub mcp_log: Option<PathBuf>,
+}
+
+/// Flags every source takes.
 #[derive(Debug, ClapArgs)]
 pub struct Common {
     /// The input file.
@@ -114,26 +134,32 @@ impl Ingest {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (source, common) = match args.source {
-        Source::Otel(common) => (Ingest::Otel, common),
-        Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, common),
-        Source::Openinference(common) => (Ingest::Openinference, common),
-        Source::Mcp(common) => (Ingest::Mcp, common),
+    let (source, common, mcp_log) = match args.source {
+        Source::Otel(Traced { common, mcp_log }) => (Ingest::Otel, common, mcp_log),
+        Source::Genai(common) => (Ingest::Genai, common, None),
+        Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, common, None),
+        Source::Openinference(Traced { common, mcp_log }) => {
+            (Ingest::Openinference, common, mcp_log)
+        }
+        Source::Mcp(common) => (Ingest::Mcp, common, None),
     };
     let what = match source {
         Ingest::Otel | Ingest::Genai | Ingest::Openinference => "the trace",
         Ingest::Mcp => "the log",
         Ingest::Langgraph { .. } => "the database",
     };
-    Paths::new()
-        .input(what, &common.file)
+    let mut paths = Paths::new().input(what, &common.file);
+    if let Some(log) = &mcp_log {
+        paths = paths.input("the MCP log", log);
+    }
+    paths
         .output("-o", common.out.as_deref())
         .output("--report", common.report.as_deref())
         .check()?;
     for p in common.out.iter().chain(&common.report) {
         crate::artifacts::output::preflight(p)?;
     }
-    let ingested = load(&source, &common.file)?;
+    let ingested = load_joined(&source, &common.file, mcp_log.as_deref())?;
     let text = jsonl::write_history(&ingested.history);
     match &common.out {
         Some(out) => write_file(out, text.as_bytes())?,
@@ -178,6 +204,21 @@ pub fn load_joined(source: &Ingest, file: &Path, mcp: Option<&Path>) -> anyhow::
         }
         Ingest::Langgraph { thread } => read_langgraph(file, thread.as_deref())?,
     })
+}
+
+/// The report `ingest --report` wrote beside a history of `records` records, read back for
+/// `detect --ingest-report`; one of another history (its record count differs) is refused.
+pub fn saved_report(path: &Path, records: u64) -> anyhow::Result<Report> {
+    let report = agentsim_ingest::saved::read_report(path)?;
+    if report.records as u64 != records {
+        bail!(
+            "{}: the report is of {} ({} records), and this history has {records} records",
+            path.display(),
+            agentsim_models::escape_text(&report.file),
+            report.records
+        );
+    }
+    Ok(report)
 }
 
 /// What `agentsim detect` reads whole: a JSON Lines history (`-` is stdin), or, with

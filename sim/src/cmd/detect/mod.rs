@@ -71,6 +71,11 @@ pub struct Args {
     /// servers' registry timelines (docs/ingest.md, "OpenInference with an MCP log").
     #[arg(long, value_name = "LOG.jsonl")]
     pub mcp_log: Option<PathBuf>,
+    /// The report `agentsim ingest --report` wrote with FILE (or the recorder's): the verdicts
+    /// then weigh what the input could decide, as with `--from` (docs/ingest.md, "Saved
+    /// histories").
+    #[arg(long, value_name = "REPORT.json", conflicts_with_all = ["from", "stream"])]
+    pub ingest_report: Option<PathBuf>,
     /// Print one JSON object: `anomalies`, `exhibits`, `level`, `L1_struct`, `left_out`.
     #[arg(long)]
     pub json: bool,
@@ -223,6 +228,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let expect = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
         batch::run(f, &file, expect, batch_config(&args))?
     };
+    if let Some(saved) = &args.ingest_report {
+        ingest = Some(super::ingest::saved_report(saved, outcome.summary.records)?);
+    }
     let verdicts = Verdicts::of(&outcome.summary, &file, ingest.as_ref());
     let printed = match args.json {
         true => {
