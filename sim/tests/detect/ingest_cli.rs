@@ -33,6 +33,11 @@ fn point(v: &Json) -> Vec<String> {
         .collect()
 }
 
+/// `v` with every mention of the file `from` said as `to`.
+pub fn renamed(v: &Json, from: &str, to: &str) -> Json {
+    serde_json::from_str(&v.to_string().replace(from, to)).unwrap()
+}
+
 /// (source, file, the anomaly set it must exhibit).
 const CASES: &[(&str, &str, &[&str])] = &[
     ("langgraph", "langgraph/stale_read.sqlite", &["A1"]),
@@ -86,6 +91,18 @@ fn ingest_then_detect_and_detect_from_agree_with_the_predictions() {
         let written: Json =
             serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
         assert_eq!(written, one_step["ingest"], "{file}");
+        // The saved history with its saved report gives the verdicts detect --from gives.
+        let saved = json(&run(&[
+            "detect",
+            out.to_str().unwrap(),
+            "--ingest-report",
+            report.to_str().unwrap(),
+            "--json",
+        ]));
+        // (A4's reason names the file read: the history here, the input there.)
+        let saved = renamed(&saved, out.to_str().unwrap(), &input);
+        assert_eq!(saved["verdicts"], one_step["verdicts"], "{file}");
+        assert_eq!(saved["ingest"], one_step["ingest"], "{file}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -114,6 +131,15 @@ fn recorder_runs_give_the_predicted_sets() {
             "{name}"
         );
     }
+    // The recorder's report read back: a ToolNode's tools are fixed, so A2 is not "holds".
+    let file = "scenarios/traces/recorder/toolnode_fanout.jsonl";
+    let report = "scenarios/traces/recorder/toolnode_fanout.report.json";
+    let bare = json(&run(&["detect", file, "--json"]));
+    let saved = json(&run(&["detect", file, "--ingest-report", report, "--json"]));
+    assert_eq!(bare["verdicts"]["A2"]["verdict"], "holds");
+    assert_eq!(saved["verdicts"]["A2"]["verdict"], "cannot_tell");
+    assert_eq!(saved["verdicts"]["A6"]["verdict"], "violated");
+    assert_eq!(saved["ingest"]["source"], "recorder");
     let report: Json = serde_json::from_str(
         &std::fs::read_to_string(root().join("scenarios/traces/recorder/double_write.report.json"))
             .unwrap(),
