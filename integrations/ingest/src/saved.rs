@@ -94,12 +94,14 @@ struct Source(usize);
 
 impl<'de> Deserialize<'de> for Source {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Source, D::Error> {
-        d.deserialize_str(Named(|s: &str| match SOURCES.iter().position(|&k| k == s) {
-            Some(i) => Ok(Source(i)),
-            None => Err(format!(
-                "source: unknown `{s}` (expected {})",
-                SOURCES.join(", ")
-            )),
+        d.deserialize_str(Named(|s: &str| {
+            match SOURCES.iter().position(|&k| k == s) {
+                Some(i) => Ok(Source(i)),
+                None => Err(format!(
+                    "source: unknown `{s}` (expected {})",
+                    SOURCES.join(", ")
+                )),
+            }
         }))
     }
 }
@@ -201,9 +203,24 @@ mod tests {
                         reason: "no memory".into(),
                     },
                 ),
-                (Anomaly::A2, Verdict::LowerBound { basis: "log".into() }),
-                (Anomaly::A3, Verdict::UpperBound { basis: "all".into() }),
-                (Anomaly::A6, Verdict::Decided { basis: "ends".into() }),
+                (
+                    Anomaly::A2,
+                    Verdict::LowerBound {
+                        basis: "log".into(),
+                    },
+                ),
+                (
+                    Anomaly::A3,
+                    Verdict::UpperBound {
+                        basis: "all".into(),
+                    },
+                ),
+                (
+                    Anomaly::A6,
+                    Verdict::Decided {
+                        basis: "ends".into(),
+                    },
+                ),
             ],
             errors: vec![RunError {
                 kind: "InvalidUpdateError".into(),
@@ -229,8 +246,16 @@ mod tests {
         let cases = [
             ("\"lower_bound\"", "\"lowish\"", "unknown variant `lowish`"),
             ("\"A6\"", "\"A9\"", "decidable: unknown anomaly `A9`"),
-            ("\"openinference\"", "\"jaeger\"", "source: unknown `jaeger`"),
-            ("\"records\": 3", "\"records\": -3", "invalid value: integer `-3`"),
+            (
+                "\"openinference\"",
+                "\"jaeger\"",
+                "source: unknown `jaeger`",
+            ),
+            (
+                "\"records\": 3",
+                "\"records\": -3",
+                "invalid value: integer `-3`",
+            ),
             ("\"notes\"", "\"note\"", "unknown field `note`"),
         ];
         for (from, to, want) in cases {

@@ -226,7 +226,11 @@ fn agentsim(args: &[&str]) -> (Option<i32>, String) {
 
 /// What `detect --json` says that a saved history must say again.
 fn answer(v: &Json) -> (Json, Json, Json) {
-    (v["exhibits"].clone(), v["verdicts"].clone(), v["ingest"].clone())
+    (
+        v["exhibits"].clone(),
+        v["verdicts"].clone(),
+        v["ingest"].clone(),
+    )
 }
 
 #[test]
@@ -235,13 +239,18 @@ fn ingest_with_an_mcp_log_saves_what_detect_from_decides() {
     let t = d.join("spans.json");
     std::fs::write(&t, trace("")).unwrap();
     let (h, r) = (d.join("h.jsonl"), d.join("r.json"));
-    let (t, h, r) = (t.to_str().unwrap(), h.to_str().unwrap(), r.to_str().unwrap());
+    let (t, h, r) = (
+        t.to_str().unwrap(),
+        h.to_str().unwrap(),
+        r.to_str().unwrap(),
+    );
     for (kept, a2_want) in [(false, "violated"), (true, "holds")] {
         let l = d.join(format!("mcp-{kept}.jsonl"));
         std::fs::write(&l, log(kept)).unwrap();
         let l = l.to_str().unwrap();
         for from in ["otel", "openinference"] {
-            let (code, err) = agentsim(&["ingest", from, t, "--mcp-log", l, "-o", h, "--report", r]);
+            let (code, err) =
+                agentsim(&["ingest", from, t, "--mcp-log", l, "-o", h, "--report", r]);
             assert_eq!(code, Some(0), "{err}");
             assert!(err.contains("mcp_log_matched_tool_spans 1"), "{err}");
             let (code, direct, err) = detect(&[t, "--from", from, "--mcp-log", l, "--json"]);
@@ -276,7 +285,11 @@ fn ingest_refuses_what_detect_refuses_and_leaves_its_output_alone() {
     std::fs::write(&l, log(true)).unwrap();
     let h = d.join("h.jsonl");
     std::fs::write(&h, "kept\n").unwrap();
-    let (mixed, l, h) = (mixed.to_str().unwrap(), l.to_str().unwrap(), h.to_str().unwrap());
+    let (mixed, l, h) = (
+        mixed.to_str().unwrap(),
+        l.to_str().unwrap(),
+        h.to_str().unwrap(),
+    );
     let (code, err) = agentsim(&["ingest", "otel", mixed, "-o", h]);
     assert_eq!(code, Some(2));
     assert!(err.contains("the export mixes span conventions"), "{err}");
@@ -291,12 +304,19 @@ fn ingest_refuses_what_detect_refuses_and_leaves_its_output_alone() {
     let genai_only = d.join("genai.json");
     std::fs::write(
         &genai_only,
-        format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#, &chat[1..]),
+        format!(
+            r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+            &chat[1..]
+        ),
     )
     .unwrap();
     let genai_only = genai_only.to_str().unwrap();
     let bad = d.join("bad.jsonl");
-    std::fs::write(&bad, log(true).replacen("\"dir\":\"send\"", "\"dir\":\"sent\"", 1)).unwrap();
+    std::fs::write(
+        &bad,
+        log(true).replacen("\"dir\":\"send\"", "\"dir\":\"sent\"", 1),
+    )
+    .unwrap();
     let bad = bad.to_str().unwrap();
     let refused: [(&[&str], &str); 4] = [
         (
@@ -329,7 +349,11 @@ fn a_report_of_another_history_or_a_bad_one_exits_2() {
     let t = d.join("spans.json");
     std::fs::write(&t, trace("")).unwrap();
     let (h, r) = (d.join("h.jsonl"), d.join("r.json"));
-    let (t, h, r) = (t.to_str().unwrap(), h.to_str().unwrap(), r.to_str().unwrap());
+    let (t, h, r) = (
+        t.to_str().unwrap(),
+        h.to_str().unwrap(),
+        r.to_str().unwrap(),
+    );
     let (code, err) = agentsim(&["ingest", "openinference", t, "-o", h, "--report", r]);
     assert_eq!(code, Some(0), "{err}");
     let other = d.join("other.jsonl");
