@@ -200,6 +200,22 @@ fn a_mixed_export_and_misplaced_logs_exit_2() {
         err.contains("--mcp-log joins an OpenInference trace"),
         "{err}"
     );
+    // A history file with a log or a mapping but no --from: refused, not read without them.
+    let h = d.join("h.jsonl");
+    std::fs::write(&h, "").unwrap();
+    let h = h.to_str().unwrap();
+    let (code, _, err) = detect(&[h, "--mcp-log", path]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--mcp-log needs --from openinference"),
+        "{err}"
+    );
+    let (code, _, err) = detect(&[h, "--tool-memory", path]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--tool-memory applies to --from otel only"),
+        "{err}"
+    );
     let gone = d.join("gone.jsonl");
     let (code, _, err) = detect(&[
         mixed,

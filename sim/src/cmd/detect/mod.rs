@@ -193,7 +193,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let source = super::ingest::Ingest::of(args.from, args.thread.clone())?;
     // Errors already name the file, the line, the column and the key.
     let mut ingest = None;
-    let outcome = if source.is_some() || args.spec || is_stdin(&args.file) {
+    // A mapping or a log without `--from` is refused below, not ignored by the batch path.
+    let joined = args.tool_memory.is_some() || args.mcp_log.is_some();
+    let outcome = if source.is_some() || args.spec || is_stdin(&args.file) || joined {
         use super::ingest::Ingest;
         let (h, report) = match (&args.tool_memory, &source, &args.mcp_log) {
             (Some(_), _, Some(_)) => anyhow::bail!("--tool-memory and --mcp-log do not combine"),
