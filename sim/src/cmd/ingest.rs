@@ -7,7 +7,8 @@
 //! conventions only; `langgraph` reads a LangGraph SQLite checkpointer database (one thread);
 //! `openinference` reads OTLP/JSON traces of OpenInference spans; `mcp` an MCP client's
 //! JSON-RPC log. `otel` and `openinference` take `--mcp-log LOG`, joining the tool spans with
-//! the log of the same run. Each writes the JSON Lines history (stdout, or `-o FILE`) and says
+//! the log of the same run; `otel` and `genai` take `--tool-memory MAP.toml`, the tools that
+//! are memory ([`load_with`]). Each writes the JSON Lines history (stdout, or `-o FILE`) and says
 //! on stderr what the input let it decide (`--report FILE` writes that report as JSON; `detect
 //! HISTORY --ingest-report FILE` reads it back, [`saved_report`]): the mapping and its limits
 //! are in `agentsim_ingest`. `agentsim detect --from SOURCE` does both steps at once, through
@@ -45,9 +46,21 @@ pub struct Args {
 pub enum Source {
     /// OTLP/JSON traces (`-` reads stdin): GenAI spans, or OpenInference spans (detected, and
     /// said so); an export mixing both is refused (choose `genai` or `openinference`).
-    Otel(Traced),
+    Otel {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        mcp: McpLogArg,
+        #[command(flatten)]
+        map: ToolMemoryArg,
+    },
     /// OTLP/JSON traces read by the OpenTelemetry GenAI conventions only (for a mixed export).
-    Genai(Common),
+    Genai {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        map: ToolMemoryArg,
+    },
     /// A LangGraph SQLite checkpointer database (langgraph-checkpoint-sqlite).
     Langgraph {
         #[command(flatten)]
@@ -57,21 +70,33 @@ pub enum Source {
         thread: Option<String>,
     },
     /// OTLP/JSON traces with OpenInference spans (`openinference.span.kind`; `-` reads stdin).
-    Openinference(Traced),
+    Openinference {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        mcp: McpLogArg,
+    },
     /// An MCP JSON-RPC log: the messages each client sent and received, one a line.
     Mcp(Common),
 }
 
-/// Flags a trace of OpenInference spans takes: `Common`, and an MCP log to join it with.
+/// `--mcp-log`, which the sources of OpenInference spans take.
 #[derive(Debug, ClapArgs)]
-pub struct Traced {
-    #[command(flatten)]
-    pub common: Common,
+pub struct McpLogArg {
     /// An MCP JSON-RPC log of the same run: each OpenInference tool span is joined with its
     /// `tools/call`, so A2 is decided from the servers' registry timelines (docs/ingest.md,
     /// "OpenInference with an MCP log").
     #[arg(long, value_name = "LOG.jsonl")]
     pub mcp_log: Option<PathBuf>,
+}
+
+/// `--tool-memory`, which the sources of GenAI spans take.
+#[derive(Debug, ClapArgs)]
+pub struct ToolMemoryArg {
+    /// A mapping file (TOML) naming the tools that read or write memory and the agents that
+    /// share a tool registry (docs/ingest.md, "Memory behind tools").
+    #[arg(long, value_name = "MAP.toml")]
+    pub tool_memory: Option<PathBuf>,
 }
 
 /// Flags every source takes.
@@ -134,23 +159,27 @@ impl Ingest {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (source, common, mcp_log) = match args.source {
-        Source::Otel(Traced { common, mcp_log }) => (Ingest::Otel, common, mcp_log),
-        Source::Genai(common) => (Ingest::Genai, common, None),
-        Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, common, None),
-        Source::Openinference(Traced { common, mcp_log }) => {
-            (Ingest::Openinference, common, mcp_log)
+    let none = |common| (common, None, None);
+    let (source, (common, mcp_log, tool_memory)) = match args.source {
+        Source::Otel { common, mcp, map } => (Ingest::Otel, (common, mcp.mcp_log, map.tool_memory)),
+        Source::Genai { common, map } => (Ingest::Genai, (common, None, map.tool_memory)),
+        Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, none(common)),
+        Source::Openinference { common, mcp } => {
+            (Ingest::Openinference, (common, mcp.mcp_log, None))
         }
-        Source::Mcp(common) => (Ingest::Mcp, common, None),
+        Source::Mcp(common) => (Ingest::Mcp, none(common)),
     };
     let what = match source {
         Ingest::Otel | Ingest::Genai | Ingest::Openinference => "the trace",
         Ingest::Mcp => "the log",
         Ingest::Langgraph { .. } => "the database",
     };
+    let beside = Beside::of(mcp_log.as_deref(), tool_memory.as_deref())?;
     let mut paths = Paths::new().input(what, &common.file);
-    if let Some(log) = &mcp_log {
-        paths = paths.input("the MCP log", log);
+    for (what, p) in [("the MCP log", &mcp_log), ("the mapping", &tool_memory)] {
+        if let Some(p) = p {
+            paths = paths.input(what, p);
+        }
     }
     paths
         .output("-o", common.out.as_deref())
@@ -159,7 +188,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for p in common.out.iter().chain(&common.report) {
         crate::artifacts::output::preflight(p)?;
     }
-    let ingested = load_joined(&source, &common.file, mcp_log.as_deref())?;
+    let ingested = load_with(&source, &common.file, beside)?;
     let text = jsonl::write_history(&ingested.history);
     match &common.out {
         Some(out) => write_file(out, text.as_bytes())?,
@@ -173,6 +202,72 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     eprint!("{}", ingested.report.to_text());
     Ok(ExitCode::SUCCESS)
+}
+
+/// What is read beside the input: an MCP log to join with OpenInference tool spans
+/// (`--mcp-log`), or a mapping of the GenAI tools that are memory (`--tool-memory`).
+#[derive(Clone, Copy, Debug)]
+pub enum Beside<'a> {
+    Nothing,
+    McpLog(&'a Path),
+    ToolMemory(&'a Path),
+}
+
+impl<'a> Beside<'a> {
+    /// From the two flags, which do not combine.
+    pub fn of(mcp_log: Option<&'a Path>, tool_memory: Option<&'a Path>) -> anyhow::Result<Self> {
+        Ok(match (mcp_log, tool_memory) {
+            (Some(_), Some(_)) => bail!("--tool-memory and --mcp-log do not combine"),
+            (Some(log), None) => Beside::McpLog(log),
+            (None, Some(map)) => Beside::ToolMemory(map),
+            (None, None) => Beside::Nothing,
+        })
+    }
+}
+
+/// Ingests `file` from `source` with what is read beside it: the one reader `ingest` and
+/// `detect --from` share, so the history saved is the history detected.
+pub fn load_with(source: &Ingest, file: &Path, beside: Beside<'_>) -> anyhow::Result<Ingested> {
+    match beside {
+        Beside::Nothing => load_joined(source, file, None),
+        Beside::McpLog(log) => load_joined(source, file, Some(log)),
+        Beside::ToolMemory(map) => load_mapped(source, file, map),
+    }
+}
+
+/// An OTLP/JSON trace of GenAI spans read with a mapping file; `--from otel` first checks that
+/// the export's spans are GenAI's (the mapping names `execute_tool` spans).
+fn load_mapped(source: &Ingest, file: &Path, map: &Path) -> anyhow::Result<Ingested> {
+    use agentsim_ingest::openinference::{choose, classify, reader_for, Reader};
+    use agentsim_ingest::otel::{mapping::Mapping, otlp, parse_otel_with, read_otel_with};
+    if !matches!(source, Ingest::Otel | Ingest::Genai) {
+        bail!("--tool-memory applies to --from otel only");
+    }
+    let text = is_stdin(file).then(stdin).transpose()?;
+    let name = match text {
+        Some(_) => "<stdin>".to_owned(),
+        None => file.display().to_string(),
+    };
+    if *source == Ingest::Otel {
+        let reader = match &text {
+            Some(t) => {
+                let t = t.strip_prefix('\u{feff}').unwrap_or(t);
+                choose(&classify(&otlp::parse(t, &name)?))
+            }
+            None => reader_for(file)?,
+        };
+        if reader != Reader::GenAi {
+            bail!(
+                "{name}: --tool-memory maps GenAI execute_tool spans, and this export's spans \
+                 are OpenInference (openinference.span.kind) or mixed"
+            );
+        }
+    }
+    let mapping = Mapping::read(map)?;
+    Ok(match &text {
+        Some(t) => parse_otel_with(t, &name, Some(&mapping))?,
+        None => read_otel_with(file, Some(&mapping))?,
+    })
 }
 
 /// Ingests `file` from `source` (`-` is stdin, except for a database).

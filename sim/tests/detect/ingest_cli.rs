@@ -425,3 +425,95 @@ fn a_leading_byte_order_mark_is_skipped_by_every_reader() {
     assert_eq!(o.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `ingest otel|genai --tool-memory` saves the history `detect --from otel --tool-memory`
+/// reads (memory behind tools: the A1 of `profile_tools.json`), from a file or from stdin;
+/// an OpenInference export with a mapping is refused from stdin as from a file.
+#[test]
+fn ingest_with_a_tool_memory_mapping_saves_what_detect_from_decides() {
+    let dir = std::env::temp_dir().join(format!("agentsim-ingest-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = "scenarios/traces/otel/profile_tools.json";
+    let map = "scenarios/traces/otel/profile_map.toml";
+    let (h, r) = (dir.join("h.jsonl"), dir.join("r.json"));
+    let (h, r) = (h.to_str().unwrap(), r.to_str().unwrap());
+    let direct = json(&run(&[
+        "detect",
+        trace,
+        "--from",
+        "otel",
+        "--tool-memory",
+        map,
+        "--json",
+    ]));
+    assert_eq!(point(&direct), vec!["A1"]);
+    assert_eq!(direct["verdicts"]["A1"]["verdict"], "violated");
+    for source in ["otel", "genai"] {
+        let o = run(&[
+            "ingest",
+            source,
+            trace,
+            "--tool-memory",
+            map,
+            "-o",
+            h,
+            "--report",
+            r,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let saved = json(&run(&["detect", h, "--ingest-report", r, "--json"]));
+        let saved = renamed(&saved, h, trace);
+        assert_eq!(point(&saved), vec!["A1"], "{source}");
+        assert_eq!(saved["verdicts"], direct["verdicts"], "{source}");
+        assert_eq!(saved["ingest"], direct["ingest"], "{source}");
+    }
+    let stdin = |args: &[&str], input: &[u8]| {
+        let mut child = bin()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let text = std::fs::read(root().join(trace)).unwrap();
+    let piped = json(&stdin(
+        &[
+            "detect",
+            "-",
+            "--from",
+            "otel",
+            "--tool-memory",
+            map,
+            "--json",
+        ],
+        &text,
+    ));
+    assert_eq!(piped["verdicts"], direct["verdicts"]);
+    let oi = br#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","spanId":"a","name":"a","startTimeUnixNano":1,"endTimeUnixNano":2,"attributes":[{"key":"openinference.span.kind","value":{"stringValue":"AGENT"}}]}]}]}]}"#;
+    let o = stdin(&["ingest", "otel", "-", "--tool-memory", map], oi);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("<stdin>: --tool-memory maps GenAI execute_tool spans"),
+        "{err}"
+    );
+    let o = run(&[
+        "ingest",
+        "otel",
+        trace,
+        "--tool-memory",
+        map,
+        "--mcp-log",
+        map,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--tool-memory and --mcp-log do not combine"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
