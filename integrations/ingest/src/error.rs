@@ -34,6 +34,13 @@ pub enum IngestError {
         line: usize,
         message: String,
     },
+    /// A saved report that does not read back (`crate::saved`): `line` is 1-based.
+    #[error("{file}:{line}: {message}")]
+    SavedReport {
+        file: String,
+        line: usize,
+        message: String,
+    },
     #[error("{file}: not a LangGraph SQLite checkpointer database: {what}")]
     NotCheckpointer { file: String, what: String },
     #[error("{file}: the database is damaged or truncated: {message}")]

@@ -31,6 +31,7 @@ pub mod openinference;
 pub mod otel;
 pub mod registry;
 pub mod report;
+pub mod saved;
 pub mod value;
 
 pub use error::IngestError;

@@ -1,6 +1,7 @@
 """The real-framework corpus: Microsoft Agent Framework and Strands Agents, driven by the real
 ``openai`` client against the scripted server, traced by their own instrumentation to OTLP/JSON
-files, and read back with ``agentsim detect --from otel``.
+files, and read back with ``agentsim detect --from otel`` (and saved with ``agentsim ingest otel``
+and read back with its report, which must answer the same).
 
 Each run declares the verdict agentsim must give on every lattice anomaly (violated, holds,
 or cannot tell); a run passes only with exactly that set. The traces are made here, by the
@@ -49,15 +50,34 @@ def _detect(binary: str, run: Run, mapping: bool = True) -> dict:
     return json.loads(out.stdout)
 
 
+def _saved(binary: str, run: Run, folder: Path) -> dict:
+    """The same run through ``agentsim ingest otel`` (with the same mapping) to a history and a
+    report, read back with ``detect HISTORY --ingest-report`` (A4's reason names the history,
+    so it is renamed to the trace for comparison)."""
+    history, report = folder / f"{run.name}.history.jsonl", folder / f"{run.name}.report.json"
+    args = [binary, "ingest", "otel", str(run.trace), "-o", str(history), "--report", str(report)]
+    if run.mapping is not None:
+        args += ["--tool-memory", str(run.mapping)]
+    out = subprocess.run(args, capture_output=True, text=True)
+    assert out.returncode == 0, f"{' '.join(args)}: {out.stderr}"
+    args = [binary, "detect", str(history), "--ingest-report", str(report), "--json"]
+    out = subprocess.run(args, capture_output=True, text=True)
+    assert out.returncode == 0, f"{' '.join(args)}: {out.stderr}"
+    return json.loads(out.stdout.replace(str(history), str(run.trace)))
+
+
 def _verdicts(report: dict) -> dict[str, str]:
     return {a: report["verdicts"][a]["verdict"].replace("_", " ") for a in LATTICE}
 
 
-def test_every_run_gives_its_anomaly_set(corpus, agentsim_binary):
+def test_every_run_gives_its_anomaly_set(corpus, agentsim_binary, tmp_path):
     rows, wrong = [], []
     for run in corpus:
         report = _detect(agentsim_binary, run)
         got = _verdicts(report)
+        saved = _saved(agentsim_binary, run, tmp_path)
+        for key in ("exhibits", "verdicts", "ingest"):
+            assert saved[key] == report[key], (run.name, key, saved[key], report[key])
         found = {a: len(report["anomalies"].get(a, [])) for a in LATTICE}
         decidable = {a: report["ingest"]["decidable"][a]["status"] for a in LATTICE}
         kinds = {a: report["verdicts"][a].get("reason", {}).get("kind") for a in LATTICE}

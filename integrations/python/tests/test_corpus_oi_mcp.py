@@ -4,7 +4,9 @@ lattice anomaly: ``violated``, ``holds``, or ``cannot_tell`` where the trace can
 
 Skipped when the corpus's packages are not installed (requirements-corpus-oi-mcp.txt); CI
 installs them. Each run is generated here, into the test's temporary folder, and also checked
-against what the run itself observed (``truth``), so an expectation cannot drift from the run.
+against what the run itself observed (``truth``), so an expectation cannot drift from the run,
+and saved with ``agentsim ingest`` and read back (``detect HISTORY --ingest-report REPORT``),
+which must answer as ``detect --from`` does.
 """
 
 import json
@@ -62,6 +64,30 @@ def detect(binary: str, source: str, path, *more: str) -> dict:
     return json.loads(out.stdout)
 
 
+def ingested(binary: str, source: str, path, tmp_path, *more: str) -> dict:
+    """``agentsim ingest`` to a history and a report, then ``detect HISTORY --ingest-report``:
+    what a user who saves the history gets back (A4's reason names the history, so it is
+    renamed to the input for comparison)."""
+    history, report = tmp_path / f"{source}.history.jsonl", tmp_path / f"{source}.report.json"
+    args = [binary, "ingest", source, str(path), *more, "-o", str(history), "--report", str(report)]
+    out = subprocess.run(args, capture_output=True, text=True)
+    assert out.returncode == 0, f"{' '.join(args)}: {out.stderr}"
+    saved = detect_history(binary, history, "--ingest-report", str(report))
+    return json.loads(json.dumps(saved).replace(str(history), str(path)))
+
+
+def detect_history(binary: str, path, *more: str) -> dict:
+    out = subprocess.run([binary, "detect", str(path), "--json", *more],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, f"agentsim detect {path} {more}: {out.stderr}"
+    return json.loads(out.stdout)
+
+
+def same_answer(saved: dict, direct: dict) -> None:
+    for key in ("exhibits", "verdicts", "ingest"):
+        assert saved[key] == direct[key], (key, saved[key], direct[key])
+
+
 def verdicts(report: dict) -> tuple:
     return tuple(report["verdicts"][a]["verdict"] for a in LATTICE)
 
@@ -77,6 +103,8 @@ def test_openai_agents_openinference(run, tmp_path, agentsim_binary):
         assert truth["a1"] == (run == "a1"), truth
     report = detect(agentsim_binary, "openinference", tmp_path / "spans.jsonl")
     assert verdicts(report) == expected, json.dumps(report["verdicts"], indent=1)
+    same_answer(ingested(agentsim_binary, "openinference", tmp_path / "spans.jsonl", tmp_path),
+                report)
     ingest = report["ingest"]["decidable"]
     # Every "cannot tell" says why, naming what the spans lacked.
     assert "tool" in ingest["A1"]["why"], ingest["A1"]
@@ -87,11 +115,18 @@ def test_openai_agents_openinference(run, tmp_path, agentsim_binary):
     assert verdicts(auto) == expected, json.dumps(auto["verdicts"], indent=1)
     assert auto["ingest"]["source"] == "openinference", auto["ingest"]
     assert auto["ingest"]["notes"][0] == OPENINFERENCE_NOTE, auto["ingest"]["notes"]
+    same_answer(ingested(agentsim_binary, "otel", tmp_path / "spans.jsonl", tmp_path), auto)
     if run in OPENAI_AGENTS_JOINED:
         joined = detect(agentsim_binary, "openinference", tmp_path / "spans.jsonl",
                         "--mcp-log", str(tmp_path / "mcp.jsonl"))
         expected_joined = OPENAI_AGENTS_JOINED[run]
         assert verdicts(joined) == expected_joined, json.dumps(joined["verdicts"], indent=1)
+        # `ingest` saves the joined history and its report; both conventions' readers agree.
+        for source in ("openinference", "otel"):
+            saved = ingested(agentsim_binary, source, tmp_path / "spans.jsonl", tmp_path,
+                             "--mcp-log", str(tmp_path / "mcp.jsonl"))
+            same_answer(saved, detect(agentsim_binary, source, tmp_path / "spans.jsonl",
+                                      "--mcp-log", str(tmp_path / "mcp.jsonl")))
         assert (expected_joined[1] == V) == truth["a2"], truth
         a2 = joined["ingest"]["decidable"]["A2"]
         assert "all 2 planned steps joined" in a2["why"], a2
@@ -118,6 +153,7 @@ def test_mcp_clients(run, tmp_path, agentsim_binary):
         assert (expected[3] == V) == truth["a6"], truth
     report = detect(agentsim_binary, "mcp", tmp_path / "mcp.jsonl")
     assert verdicts(report) == expected, json.dumps(report["verdicts"], indent=1)
+    same_answer(ingested(agentsim_binary, "mcp", tmp_path / "mcp.jsonl", tmp_path), report)
     ingest = report["ingest"]
     assert ingest["counts"].get("stale_list_calls", 0) == truth.get("stale_calls", 0), ingest
     assert "tools/list" in ingest["decidable"]["A2"]["why"], ingest["decidable"]["A2"]

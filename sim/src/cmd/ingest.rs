@@ -1,15 +1,21 @@
-//! `agentsim ingest otel|langgraph|openinference|mcp FILE`: an agentsim history from what an
-//! agent system wrote.
+//! `agentsim ingest otel|genai|langgraph|openinference|mcp FILE`: an agentsim history from
+//! what an agent system wrote.
 //!
-//! `otel` reads OTLP/JSON traces that follow the OpenTelemetry GenAI semantic conventions;
-//! `langgraph` reads a LangGraph SQLite checkpointer database (one thread); `openinference`
-//! reads OTLP/JSON traces of OpenInference spans; `mcp` an MCP client's JSON-RPC log. Each
-//! writes the JSON Lines history (stdout, or `-o FILE`) and says on stderr what the input let
-//! it decide (`--report FILE` writes that report as JSON): the mapping and its limits are in
-//! `agentsim_ingest`. `agentsim detect --from otel|langgraph` does both steps at once, through
-//! [`load`]. Exit 0, or 2 when the input is unreadable (the message names the file and what
-//! was wrong). A history written here is only as complete as the report says; a detector's
-//! "none" on an anomaly reported undecidable means nothing.
+//! `otel` reads OTLP/JSON traces: GenAI spans (the OpenTelemetry GenAI semantic conventions),
+//! or OpenInference spans, detected and said so, a mixed export refused (the rule and the
+//! reader are `detect --from otel`'s, [`load_joined`]); `genai` reads them by the GenAI
+//! conventions only; `langgraph` reads a LangGraph SQLite checkpointer database (one thread);
+//! `openinference` reads OTLP/JSON traces of OpenInference spans; `mcp` an MCP client's
+//! JSON-RPC log. `otel` and `openinference` take `--mcp-log LOG`, joining the tool spans with
+//! the log of the same run; `otel` and `genai` take `--tool-memory MAP.toml`, the tools that
+//! are memory ([`load_with`]). Each writes the JSON Lines history (stdout, or `-o FILE`) and says
+//! on stderr what the input let it decide (`--report FILE` writes that report as JSON; `detect
+//! HISTORY --ingest-report FILE` reads it back, [`saved_report`]): the mapping and its limits
+//! are in `agentsim_ingest`. `agentsim detect --from SOURCE` does both steps at once, through
+//! [`load_joined`], so the two give the same history and report. Exit 0, or 2 when the input
+//! is unreadable (the message names the file and what was wrong). A history written here is
+//! only as complete as the report says; a detector's "none" on an anomaly reported undecidable
+//! means nothing.
 
 use crate::artifacts::paths::Paths;
 use agentsim_ingest::langgraph::read_langgraph;
@@ -38,8 +44,23 @@ pub struct Args {
 /// Where the history comes from.
 #[derive(Debug, Subcommand)]
 pub enum Source {
-    /// OTLP/JSON traces with OpenTelemetry GenAI spans (`-` reads stdin).
-    Otel(Common),
+    /// OTLP/JSON traces (`-` reads stdin): GenAI spans, or OpenInference spans (detected, and
+    /// said so); an export mixing both is refused (choose `genai` or `openinference`).
+    Otel {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        mcp: McpLogArg,
+        #[command(flatten)]
+        map: ToolMemoryArg,
+    },
+    /// OTLP/JSON traces read by the OpenTelemetry GenAI conventions only (for a mixed export).
+    Genai {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        map: ToolMemoryArg,
+    },
     /// A LangGraph SQLite checkpointer database (langgraph-checkpoint-sqlite).
     Langgraph {
         #[command(flatten)]
@@ -49,12 +70,36 @@ pub enum Source {
         thread: Option<String>,
     },
     /// OTLP/JSON traces with OpenInference spans (`openinference.span.kind`; `-` reads stdin).
-    Openinference(Common),
+    Openinference {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        mcp: McpLogArg,
+    },
     /// An MCP JSON-RPC log: the messages each client sent and received, one a line.
     Mcp(Common),
 }
 
-/// Flags both sources take.
+/// `--mcp-log`, which the sources of OpenInference spans take.
+#[derive(Debug, ClapArgs)]
+pub struct McpLogArg {
+    /// An MCP JSON-RPC log of the same run: each OpenInference tool span is joined with its
+    /// `tools/call`, so A2 is decided from the servers' registry timelines (docs/ingest.md,
+    /// "OpenInference with an MCP log").
+    #[arg(long, value_name = "LOG.jsonl")]
+    pub mcp_log: Option<PathBuf>,
+}
+
+/// `--tool-memory`, which the sources of GenAI spans take.
+#[derive(Debug, ClapArgs)]
+pub struct ToolMemoryArg {
+    /// A mapping file (TOML) naming the tools that read or write memory and the agents that
+    /// share a tool registry (docs/ingest.md, "Memory behind tools").
+    #[arg(long, value_name = "MAP.toml")]
+    pub tool_memory: Option<PathBuf>,
+}
+
+/// Flags every source takes.
 #[derive(Debug, ClapArgs)]
 pub struct Common {
     /// The input file.
@@ -114,26 +159,36 @@ impl Ingest {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (source, common) = match args.source {
-        Source::Otel(common) => (Ingest::Otel, common),
-        Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, common),
-        Source::Openinference(common) => (Ingest::Openinference, common),
-        Source::Mcp(common) => (Ingest::Mcp, common),
+    let none = |common| (common, None, None);
+    let (source, (common, mcp_log, tool_memory)) = match args.source {
+        Source::Otel { common, mcp, map } => (Ingest::Otel, (common, mcp.mcp_log, map.tool_memory)),
+        Source::Genai { common, map } => (Ingest::Genai, (common, None, map.tool_memory)),
+        Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, none(common)),
+        Source::Openinference { common, mcp } => {
+            (Ingest::Openinference, (common, mcp.mcp_log, None))
+        }
+        Source::Mcp(common) => (Ingest::Mcp, none(common)),
     };
     let what = match source {
         Ingest::Otel | Ingest::Genai | Ingest::Openinference => "the trace",
         Ingest::Mcp => "the log",
         Ingest::Langgraph { .. } => "the database",
     };
-    Paths::new()
-        .input(what, &common.file)
+    let beside = Beside::of(mcp_log.as_deref(), tool_memory.as_deref())?;
+    let mut paths = Paths::new().input(what, &common.file);
+    for (what, p) in [("the MCP log", &mcp_log), ("the mapping", &tool_memory)] {
+        if let Some(p) = p {
+            paths = paths.input(what, p);
+        }
+    }
+    paths
         .output("-o", common.out.as_deref())
         .output("--report", common.report.as_deref())
         .check()?;
     for p in common.out.iter().chain(&common.report) {
         crate::artifacts::output::preflight(p)?;
     }
-    let ingested = load(&source, &common.file)?;
+    let ingested = load_with(&source, &common.file, beside)?;
     let text = jsonl::write_history(&ingested.history);
     match &common.out {
         Some(out) => write_file(out, text.as_bytes())?,
@@ -147,6 +202,72 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     eprint!("{}", ingested.report.to_text());
     Ok(ExitCode::SUCCESS)
+}
+
+/// What is read beside the input: an MCP log to join with OpenInference tool spans
+/// (`--mcp-log`), or a mapping of the GenAI tools that are memory (`--tool-memory`).
+#[derive(Clone, Copy, Debug)]
+pub enum Beside<'a> {
+    Nothing,
+    McpLog(&'a Path),
+    ToolMemory(&'a Path),
+}
+
+impl<'a> Beside<'a> {
+    /// From the two flags, which do not combine.
+    pub fn of(mcp_log: Option<&'a Path>, tool_memory: Option<&'a Path>) -> anyhow::Result<Self> {
+        Ok(match (mcp_log, tool_memory) {
+            (Some(_), Some(_)) => bail!("--tool-memory and --mcp-log do not combine"),
+            (Some(log), None) => Beside::McpLog(log),
+            (None, Some(map)) => Beside::ToolMemory(map),
+            (None, None) => Beside::Nothing,
+        })
+    }
+}
+
+/// Ingests `file` from `source` with what is read beside it: the one reader `ingest` and
+/// `detect --from` share, so the history saved is the history detected.
+pub fn load_with(source: &Ingest, file: &Path, beside: Beside<'_>) -> anyhow::Result<Ingested> {
+    match beside {
+        Beside::Nothing => load_joined(source, file, None),
+        Beside::McpLog(log) => load_joined(source, file, Some(log)),
+        Beside::ToolMemory(map) => load_mapped(source, file, map),
+    }
+}
+
+/// An OTLP/JSON trace of GenAI spans read with a mapping file; `--from otel` first checks that
+/// the export's spans are GenAI's (the mapping names `execute_tool` spans).
+fn load_mapped(source: &Ingest, file: &Path, map: &Path) -> anyhow::Result<Ingested> {
+    use agentsim_ingest::openinference::{choose, classify, reader_for, Reader};
+    use agentsim_ingest::otel::{mapping::Mapping, otlp, parse_otel_with, read_otel_with};
+    if !matches!(source, Ingest::Otel | Ingest::Genai) {
+        bail!("--tool-memory applies to --from otel only");
+    }
+    let text = is_stdin(file).then(stdin).transpose()?;
+    let name = match text {
+        Some(_) => "<stdin>".to_owned(),
+        None => file.display().to_string(),
+    };
+    if *source == Ingest::Otel {
+        let reader = match &text {
+            Some(t) => {
+                let t = t.strip_prefix('\u{feff}').unwrap_or(t);
+                choose(&classify(&otlp::parse(t, &name)?))
+            }
+            None => reader_for(file)?,
+        };
+        if reader != Reader::GenAi {
+            bail!(
+                "{name}: --tool-memory maps GenAI execute_tool spans, and this export's spans \
+                 are OpenInference (openinference.span.kind) or mixed"
+            );
+        }
+    }
+    let mapping = Mapping::read(map)?;
+    Ok(match &text {
+        Some(t) => parse_otel_with(t, &name, Some(&mapping))?,
+        None => read_otel_with(file, Some(&mapping))?,
+    })
 }
 
 /// Ingests `file` from `source` (`-` is stdin, except for a database).
@@ -178,6 +299,21 @@ pub fn load_joined(source: &Ingest, file: &Path, mcp: Option<&Path>) -> anyhow::
         }
         Ingest::Langgraph { thread } => read_langgraph(file, thread.as_deref())?,
     })
+}
+
+/// The report `ingest --report` wrote beside a history of `records` records, read back for
+/// `detect --ingest-report`; one of another history (its record count differs) is refused.
+pub fn saved_report(path: &Path, records: u64) -> anyhow::Result<Report> {
+    let report = agentsim_ingest::saved::read_report(path)?;
+    if report.records as u64 != records {
+        bail!(
+            "{}: the report is of {} ({} records), and this history has {records} records",
+            path.display(),
+            agentsim_models::escape_text(&report.file),
+            report.records
+        );
+    }
+    Ok(report)
 }
 
 /// What `agentsim detect` reads whole: a JSON Lines history (`-` is stdin), or, with

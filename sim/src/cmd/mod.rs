@@ -45,7 +45,7 @@ pub enum Command {
     Reproduce(reproduce::Args),
     /// Detect anomalies (A1, A2, A3, A6; A4 with replica metadata) in a JSON Lines history.
     Detect(detect::Args),
-    /// Convert OpenTelemetry GenAI traces or LangGraph checkpoints into a history.
+    /// Convert traces (GenAI, OpenInference), MCP logs or LangGraph checkpoints into a history.
     Ingest(ingest::Args),
     /// Fit a scenario of the observed system to a history or a trace.
     Fit(fit::Args),

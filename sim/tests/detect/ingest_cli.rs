@@ -33,6 +33,11 @@ fn point(v: &Json) -> Vec<String> {
         .collect()
 }
 
+/// `v` with every mention of the file `from` said as `to`.
+pub fn renamed(v: &Json, from: &str, to: &str) -> Json {
+    serde_json::from_str(&v.to_string().replace(from, to)).unwrap()
+}
+
 /// (source, file, the anomaly set it must exhibit).
 const CASES: &[(&str, &str, &[&str])] = &[
     ("langgraph", "langgraph/stale_read.sqlite", &["A1"]),
@@ -86,6 +91,18 @@ fn ingest_then_detect_and_detect_from_agree_with_the_predictions() {
         let written: Json =
             serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
         assert_eq!(written, one_step["ingest"], "{file}");
+        // The saved history with its saved report gives the verdicts detect --from gives.
+        let saved = json(&run(&[
+            "detect",
+            out.to_str().unwrap(),
+            "--ingest-report",
+            report.to_str().unwrap(),
+            "--json",
+        ]));
+        // (A4's reason names the file read: the history here, the input there.)
+        let saved = renamed(&saved, out.to_str().unwrap(), &input);
+        assert_eq!(saved["verdicts"], one_step["verdicts"], "{file}");
+        assert_eq!(saved["ingest"], one_step["ingest"], "{file}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -114,6 +131,15 @@ fn recorder_runs_give_the_predicted_sets() {
             "{name}"
         );
     }
+    // The recorder's report read back: a ToolNode's tools are fixed, so A2 is not "holds".
+    let file = "scenarios/traces/recorder/toolnode_fanout.jsonl";
+    let report = "scenarios/traces/recorder/toolnode_fanout.report.json";
+    let bare = json(&run(&["detect", file, "--json"]));
+    let saved = json(&run(&["detect", file, "--ingest-report", report, "--json"]));
+    assert_eq!(bare["verdicts"]["A2"]["verdict"], "holds");
+    assert_eq!(saved["verdicts"]["A2"]["verdict"], "cannot_tell");
+    assert_eq!(saved["verdicts"]["A6"]["verdict"], "violated");
+    assert_eq!(saved["ingest"]["source"], "recorder");
     let report: Json = serde_json::from_str(
         &std::fs::read_to_string(root().join("scenarios/traces/recorder/double_write.report.json"))
             .unwrap(),
@@ -397,5 +423,99 @@ fn a_leading_byte_order_mark_is_skipped_by_every_reader() {
     std::fs::write(&p, late).unwrap();
     let o = run(&["detect", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `ingest otel|genai --tool-memory` saves the history `detect --from otel --tool-memory`
+/// reads (memory behind tools: the A1 of `profile_tools.json`), from a file or from stdin;
+/// an OpenInference export with a mapping is refused from stdin as from a file.
+#[test]
+fn ingest_with_a_tool_memory_mapping_saves_what_detect_from_decides() {
+    let dir = std::env::temp_dir().join(format!("agentsim-ingest-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = "scenarios/traces/otel/profile_tools.json";
+    let map = "scenarios/traces/otel/profile_map.toml";
+    let (h, r) = (dir.join("h.jsonl"), dir.join("r.json"));
+    let (h, r) = (h.to_str().unwrap(), r.to_str().unwrap());
+    let direct = json(&run(&[
+        "detect",
+        trace,
+        "--from",
+        "otel",
+        "--tool-memory",
+        map,
+        "--json",
+    ]));
+    assert_eq!(point(&direct), vec!["A1"]);
+    assert_eq!(direct["verdicts"]["A1"]["verdict"], "violated");
+    for source in ["otel", "genai"] {
+        let o = run(&[
+            "ingest",
+            source,
+            trace,
+            "--tool-memory",
+            map,
+            "-o",
+            h,
+            "--report",
+            r,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let saved = json(&run(&["detect", h, "--ingest-report", r, "--json"]));
+        let saved = renamed(&saved, h, trace);
+        assert_eq!(point(&saved), vec!["A1"], "{source}");
+        assert_eq!(saved["verdicts"], direct["verdicts"], "{source}");
+        assert_eq!(saved["ingest"], direct["ingest"], "{source}");
+    }
+    let stdin = |args: &[&str], input: &[u8]| {
+        let mut child = bin()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let text = std::fs::read(root().join(trace)).unwrap();
+    let piped = json(&stdin(
+        &[
+            "detect",
+            "-",
+            "--from",
+            "otel",
+            "--tool-memory",
+            map,
+            "--json",
+        ],
+        &text,
+    ));
+    // (A4's reason names the input: `-` here.)
+    let piped = renamed(&piped, "and - has", &format!("and {trace} has"));
+    assert_eq!(piped["verdicts"], direct["verdicts"]);
+    let oi = br#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","spanId":"a","name":"a","startTimeUnixNano":1,"endTimeUnixNano":2,"attributes":[{"key":"openinference.span.kind","value":{"stringValue":"AGENT"}}]}]}]}]}"#;
+    let o = stdin(&["ingest", "otel", "-", "--tool-memory", map], oi);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("<stdin>: --tool-memory maps GenAI execute_tool spans"),
+        "{err}"
+    );
+    let o = run(&[
+        "ingest",
+        "otel",
+        trace,
+        "--tool-memory",
+        map,
+        "--mcp-log",
+        map,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--tool-memory and --mcp-log do not combine"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

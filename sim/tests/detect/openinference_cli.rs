@@ -1,6 +1,9 @@
 //! `agentsim detect --from otel` on OpenInference spans (read by the OpenInference reader,
 //! said in a note), on a mixed export (exit 2, the counts), and `--mcp-log` end to end: a
-//! corpus-shaped trace joined with its MCP log gives the A2 the spans alone cannot tell.
+//! corpus-shaped trace joined with its MCP log gives the A2 the spans alone cannot tell. The
+//! same through `agentsim ingest … -o H --report R` and `detect H --ingest-report R`: the saved
+//! history and report give what `detect --from` gives, and without the report a saved history
+//! would claim *holds* where the spans cannot tell.
 
 use serde_json::Value as Json;
 use std::path::PathBuf;
@@ -197,6 +200,22 @@ fn a_mixed_export_and_misplaced_logs_exit_2() {
         err.contains("--mcp-log joins an OpenInference trace"),
         "{err}"
     );
+    // A history file with a log or a mapping but no --from: refused, not read without them.
+    let h = d.join("h.jsonl");
+    std::fs::write(&h, "").unwrap();
+    let h = h.to_str().unwrap();
+    let (code, _, err) = detect(&[h, "--mcp-log", path]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--mcp-log needs --from openinference"),
+        "{err}"
+    );
+    let (code, _, err) = detect(&[h, "--tool-memory", path]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--tool-memory applies to --from otel only"),
+        "{err}"
+    );
     let gone = d.join("gone.jsonl");
     let (code, _, err) = detect(&[
         mixed,
@@ -207,5 +226,166 @@ fn a_mixed_export_and_misplaced_logs_exit_2() {
     ]);
     assert_eq!(code, Some(2));
     assert!(err.contains("gone.jsonl"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+fn agentsim(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// What `detect --json` says that a saved history must say again.
+fn answer(v: &Json) -> (Json, Json, Json) {
+    (
+        v["exhibits"].clone(),
+        v["verdicts"].clone(),
+        v["ingest"].clone(),
+    )
+}
+
+#[test]
+fn ingest_with_an_mcp_log_saves_what_detect_from_decides() {
+    let d = dir("ingest");
+    let t = d.join("spans.json");
+    std::fs::write(&t, trace("")).unwrap();
+    let (h, r) = (d.join("h.jsonl"), d.join("r.json"));
+    let (t, h, r) = (
+        t.to_str().unwrap(),
+        h.to_str().unwrap(),
+        r.to_str().unwrap(),
+    );
+    for (kept, a2_want) in [(false, "violated"), (true, "holds")] {
+        let l = d.join(format!("mcp-{kept}.jsonl"));
+        std::fs::write(&l, log(kept)).unwrap();
+        let l = l.to_str().unwrap();
+        for from in ["otel", "openinference"] {
+            let (code, err) =
+                agentsim(&["ingest", from, t, "--mcp-log", l, "-o", h, "--report", r]);
+            assert_eq!(code, Some(0), "{err}");
+            assert!(err.contains("mcp_log_matched_tool_spans 1"), "{err}");
+            let (code, direct, err) = detect(&[t, "--from", from, "--mcp-log", l, "--json"]);
+            assert_eq!(code, Some(0), "{err}");
+            let (code, saved, err) = detect(&[h, "--ingest-report", r, "--json"]);
+            assert_eq!(code, Some(0), "{err}");
+            let saved = crate::ingest_cli::renamed(&saved, h, t);
+            assert_eq!(answer(&saved), answer(&direct), "{from} kept={kept}");
+            assert_eq!(a2(&saved), a2_want);
+            let written: Json = serde_json::from_str(&std::fs::read_to_string(r).unwrap()).unwrap();
+            assert_eq!(written, direct["ingest"]);
+            // Without its report the history cannot know that no span shows memory.
+            let (code, bare, err) = detect(&[h, "--json"]);
+            assert_eq!(code, Some(0), "{err}");
+            assert_eq!(bare["verdicts"]["A1"]["verdict"], "holds");
+            assert_eq!(saved["verdicts"]["A1"]["verdict"], "cannot_tell");
+        }
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn ingest_refuses_what_detect_refuses_and_leaves_its_output_alone() {
+    let d = dir("ingest-refuse");
+    let genai = r#"{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}"#;
+    let chat = format!(
+        r#",{{"traceId":"u","spanId":"x","name":"chat","startTimeUnixNano":1,"endTimeUnixNano":2,"attributes":[{genai}]}}"#
+    );
+    let mixed = d.join("mixed.json");
+    std::fs::write(&mixed, trace(&chat)).unwrap();
+    let l = d.join("mcp.jsonl");
+    std::fs::write(&l, log(true)).unwrap();
+    let h = d.join("h.jsonl");
+    std::fs::write(&h, "kept\n").unwrap();
+    let (mixed, l, h) = (
+        mixed.to_str().unwrap(),
+        l.to_str().unwrap(),
+        h.to_str().unwrap(),
+    );
+    let (code, err) = agentsim(&["ingest", "otel", mixed, "-o", h]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("the export mixes span conventions"), "{err}");
+    let (code, err) = agentsim(&["ingest", "genai", mixed, "-o", h]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("1 records from otel"), "{err}");
+    std::fs::write(h, "kept\n").unwrap();
+    let (code, err) = agentsim(&["ingest", "openinference", mixed, "-o", h]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("genai_spans_not_read 1"), "{err}");
+    std::fs::write(h, "kept\n").unwrap();
+    let genai_only = d.join("genai.json");
+    std::fs::write(
+        &genai_only,
+        format!(
+            r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+            &chat[1..]
+        ),
+    )
+    .unwrap();
+    let genai_only = genai_only.to_str().unwrap();
+    let bad = d.join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        log(true).replacen("\"dir\":\"send\"", "\"dir\":\"sent\"", 1),
+    )
+    .unwrap();
+    let bad = bad.to_str().unwrap();
+    let refused: [(&[&str], &str); 4] = [
+        (
+            &["ingest", "otel", genai_only, "--mcp-log", l, "-o", h],
+            "joins OpenInference tool spans",
+        ),
+        (
+            &["ingest", "openinference", mixed, "--mcp-log", bad, "-o", h],
+            "bad.jsonl:1: dir: expected \"send\" or \"recv\", found \"sent\"",
+        ),
+        (
+            &["ingest", "openinference", mixed, "--mcp-log", l, "-o", l],
+            "mcp.jsonl",
+        ),
+        (&["ingest", "mcp", l, "--mcp-log", l], "--mcp-log"),
+    ];
+    for (args, want) in refused {
+        let (code, err) = agentsim(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(std::fs::read_to_string(h).unwrap(), "kept\n", "{args:?}");
+    }
+    assert_eq!(std::fs::read_to_string(l).unwrap(), log(true));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_report_of_another_history_or_a_bad_one_exits_2() {
+    let d = dir("saved-report");
+    let t = d.join("spans.json");
+    std::fs::write(&t, trace("")).unwrap();
+    let (h, r) = (d.join("h.jsonl"), d.join("r.json"));
+    let (t, h, r) = (
+        t.to_str().unwrap(),
+        h.to_str().unwrap(),
+        r.to_str().unwrap(),
+    );
+    let (code, err) = agentsim(&["ingest", "openinference", t, "-o", h, "--report", r]);
+    assert_eq!(code, Some(0), "{err}");
+    let other = d.join("other.jsonl");
+    std::fs::write(&other, "").unwrap();
+    let (code, _, err) = detect(&[other.to_str().unwrap(), "--ingest-report", r]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("r.json: the report is of"), "{err}");
+    assert!(err.contains("and this history has 0 records"), "{err}");
+    let text = std::fs::read_to_string(r).unwrap();
+    std::fs::write(r, text.replacen("\"undecidable\"", "\"unknowable\"", 1)).unwrap();
+    let (code, _, err) = detect(&[h, "--ingest-report", r]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("r.json:"), "{err}");
+    assert!(err.contains("unknown variant `unknowable`"), "{err}");
+    let (code, _, err) = detect(&[t, "--from", "openinference", "--ingest-report", r]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("cannot be used with"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
 }

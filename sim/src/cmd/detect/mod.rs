@@ -71,6 +71,11 @@ pub struct Args {
     /// servers' registry timelines (docs/ingest.md, "OpenInference with an MCP log").
     #[arg(long, value_name = "LOG.jsonl")]
     pub mcp_log: Option<PathBuf>,
+    /// The report `agentsim ingest --report` wrote with FILE (or the recorder's): the verdicts
+    /// then weigh what the input could decide, as with `--from` (docs/ingest.md, "Saved
+    /// histories").
+    #[arg(long, value_name = "REPORT.json", conflicts_with_all = ["from", "stream"])]
+    pub ingest_report: Option<PathBuf>,
     /// Print one JSON object: `anomalies`, `exhibits`, `level`, `L1_struct`, `left_out`.
     #[arg(long)]
     pub json: bool,
@@ -188,30 +193,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let source = super::ingest::Ingest::of(args.from, args.thread.clone())?;
     // Errors already name the file, the line, the column and the key.
     let mut ingest = None;
-    let outcome = if source.is_some() || args.spec || is_stdin(&args.file) {
-        use super::ingest::Ingest;
-        let (h, report) = match (&args.tool_memory, &source, &args.mcp_log) {
-            (Some(_), _, Some(_)) => anyhow::bail!("--tool-memory and --mcp-log do not combine"),
-            (Some(map), Some(Ingest::Otel), None) if !is_stdin(&args.file) => {
-                use agentsim_ingest::openinference::{reader_for, Reader};
-                if reader_for(&args.file)? != Reader::GenAi {
-                    anyhow::bail!(
-                        "{file}: --tool-memory maps GenAI execute_tool spans, and this export's \
-                         spans are OpenInference (openinference.span.kind) or mixed"
-                    );
-                }
-                otel_with_map(&args.file, map)?
-            }
-            (Some(map), Some(Ingest::Otel | Ingest::Genai), None) => {
-                otel_with_map(&args.file, map)?
-            }
-            (Some(_), _, None) => anyhow::bail!("--tool-memory applies to --from otel only"),
-            (None, Some(source), Some(log)) => {
-                let ing = super::ingest::load_joined(source, &args.file, Some(log))?;
+    // A mapping or a log without `--from` is refused below, not ignored by the batch path.
+    let joined = args.tool_memory.is_some() || args.mcp_log.is_some();
+    let outcome = if source.is_some() || args.spec || is_stdin(&args.file) || joined {
+        use super::ingest::Beside;
+        let beside = Beside::of(args.mcp_log.as_deref(), args.tool_memory.as_deref())?;
+        let (h, report) = match (&source, beside) {
+            (Some(source), beside) => {
+                let ing = super::ingest::load_with(source, &args.file, beside)?;
                 (ing.history, Some(ing.report))
             }
-            (None, None, Some(_)) => anyhow::bail!("--mcp-log needs --from openinference"),
-            (None, _, None) => super::ingest::history_for_detect(&args.file, source.as_ref())?,
+            (None, Beside::McpLog(_)) => anyhow::bail!("--mcp-log needs --from openinference"),
+            (None, Beside::ToolMemory(_)) => {
+                anyhow::bail!("--tool-memory applies to --from otel only")
+            }
+            (None, Beside::Nothing) => super::ingest::history_for_detect(&args.file, None)?,
         };
         ingest = report;
         history_outcome(h, &file, &args)?
@@ -223,6 +219,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let expect = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
         batch::run(f, &file, expect, batch_config(&args))?
     };
+    if let Some(saved) = &args.ingest_report {
+        ingest = Some(super::ingest::saved_report(saved, outcome.summary.records)?);
+    }
     let verdicts = Verdicts::of(&outcome.summary, &file, ingest.as_ref());
     let printed = match args.json {
         true => {
@@ -251,17 +250,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// with its reason, so that the absence of a witness is never read as a pass.
 fn gate(v: &Verdicts, fail_on: &[Anomaly], gate: super::gate::GateArgs) -> ExitCode {
     gate.finish("--fail-on", &v.gated(fail_on))
-}
-
-/// An OTLP/JSON trace ingested with a mapping file (`--tool-memory`).
-fn otel_with_map(
-    file: &std::path::Path,
-    map: &std::path::Path,
-) -> anyhow::Result<(History, Option<agentsim_ingest::Report>)> {
-    use agentsim_ingest::otel::{mapping::Mapping, read_otel_with};
-    let mapping = Mapping::read(map)?;
-    let agentsim_ingest::Ingested { history, report } = read_otel_with(file, Some(&mapping))?;
-    Ok((history, Some(report)))
 }
 
 /// Whether an error is a write to a closed pipe (the reader of stdout went away).
