@@ -48,7 +48,7 @@
 //! the lexicographically least linearisation of its dependence order ([`Hb::class_key`]).
 
 use crate::digest::Fnv1a;
-use crate::scheduler::{Access, Footprint};
+use crate::scheduler::{Access, Footprint, Use};
 
 /// Whether steps with these footprints, of two different agents, commute under every
 /// runtime: a local step commutes with anything (the coarse relation the finer [`Access`]
@@ -73,6 +73,73 @@ pub(super) fn dependent(a: &Event, b: &Event) -> bool {
     a.agent == b.agent || a.access.conflicts(&b.access)
 }
 
+/// The latest accesses of each shared object on a path, for [`Hb::new`]: of the store and
+/// the registry, the last write and each agent's last read since it; of each lock bit, the
+/// last step that touched it. Every earlier step dependent with a new one happens before
+/// one of these (an earlier write or a read before the last write conflicts with that write;
+/// an agent's earlier read is before its later one), which is why meeting these suffices.
+struct Latest {
+    store: Rw,
+    registry: Rw,
+    locks: [Option<usize>; 64],
+}
+
+/// The last write of one read/write object and each agent's last read since.
+struct Rw {
+    write: Option<usize>,
+    reads: Vec<Option<usize>>,
+}
+
+impl Rw {
+    fn new(agents: usize) -> Rw {
+        Rw {
+            write: None,
+            reads: vec![None; agents],
+        }
+    }
+
+    /// Pushes onto `met` the accesses step `j` (of `agent`, using the object `u`) conflicts
+    /// with, and records it.
+    fn meet(&mut self, j: usize, agent: usize, u: Use, met: &mut Vec<usize>) {
+        match u {
+            Use::None => {}
+            Use::Read => {
+                met.extend(self.write);
+                self.reads[agent] = Some(j);
+            }
+            Use::Write => {
+                met.extend(self.write);
+                met.extend(self.reads.iter_mut().filter_map(Option::take));
+                self.write = Some(j);
+            }
+        }
+    }
+}
+
+impl Latest {
+    fn new(agents: usize) -> Latest {
+        Latest {
+            store: Rw::new(agents),
+            registry: Rw::new(agents),
+            locks: [None; 64],
+        }
+    }
+
+    /// Sets `met` to the latest accesses step `j` conflicts with (any agent's, unsorted,
+    /// maybe repeated), and records it.
+    fn meet(&mut self, j: usize, e: &Event, met: &mut Vec<usize>) {
+        met.clear();
+        self.store.meet(j, e.agent, e.access.store, met);
+        self.registry.meet(j, e.agent, e.access.registry, met);
+        let mut bits = e.access.locks;
+        while bits != 0 {
+            let b = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            met.extend(self.locks[b].replace(j));
+        }
+    }
+}
+
 /// Happens-before over one path's steps: vector clocks, and the races found building them.
 pub(super) struct Hb {
     agents: usize,
@@ -86,29 +153,34 @@ pub(super) struct Hb {
 
 impl Hb {
     /// Happens-before of `events` (the transitive closure of program order and dependence in
-    /// path order) and its races.
+    /// path order) and its races, in O(n * (agents + objects)): each step meets only the
+    /// latest accesses of the objects it touches ([`Latest`]), and every earlier dependent
+    /// step happens before one of those or is one.
     pub(super) fn new(events: &[Event]) -> Hb {
         let agents = events.iter().map(|e| e.agent + 1).max().unwrap_or(0);
         let n = events.len();
         let mut clock = vec![0u32; n * agents];
         let mut local = vec![0u32; n];
         let mut last: Vec<Option<usize>> = vec![None; agents];
+        let mut latest = Latest::new(agents);
         let mut races = Vec::new();
         let mut c = vec![0u32; agents];
+        let mut met = Vec::new();
         for j in 0..n {
             let p = events[j].agent;
             match last[p] {
                 Some(k) => c.copy_from_slice(&clock[k * agents..(k + 1) * agents]),
                 None => c.iter_mut().for_each(|x| *x = 0),
             }
+            latest.meet(j, &events[j], &mut met);
+            met.retain(|&i| events[i].agent != p);
+            met.sort_unstable_by(|a, b| b.cmp(a));
+            met.dedup();
             // Latest first: a dependent step already ordered before `j` through a later one
             // is not in a race with it.
-            for i in (0..j).rev() {
-                let q = events[i].agent;
-                if q == p || !dependent(&events[i], &events[j]) {
-                    continue;
-                }
-                if c[q] < local[i] {
+            for &i in &met {
+                debug_assert!(dependent(&events[i], &events[j]));
+                if c[events[i].agent] < local[i] {
                     races.push((i, j));
                 }
                 for (x, &y) in c.iter_mut().zip(&clock[i * agents..(i + 1) * agents]) {
@@ -194,7 +266,7 @@ impl Hb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheduler::Use;
+    use proptest::prelude::*;
 
     fn ev(agent: usize, store: Use) -> Event {
         Event {
@@ -236,5 +308,73 @@ mod tests {
         assert_eq!(hb.initials(&e, 0, 2), vec![1, 2]);
         assert!(independent(Footprint::Local, Footprint::Shared));
         assert!(!independent(Footprint::Shared, Footprint::Shared));
+    }
+
+    /// The definition [`Hb::new`] computes faster: every earlier step of another agent is
+    /// checked for dependence, latest first (O(n^2) a path).
+    fn naive(events: &[Event]) -> (Vec<u32>, Vec<u32>, Vec<(usize, usize)>) {
+        let agents = events.iter().map(|e| e.agent + 1).max().unwrap_or(0);
+        let n = events.len();
+        let mut clock = vec![0u32; n * agents];
+        let mut local = vec![0u32; n];
+        let mut last: Vec<Option<usize>> = vec![None; agents];
+        let mut races = Vec::new();
+        for j in 0..n {
+            let p = events[j].agent;
+            let mut c = match last[p] {
+                Some(k) => clock[k * agents..(k + 1) * agents].to_vec(),
+                None => vec![0; agents],
+            };
+            for i in (0..j).rev() {
+                let q = events[i].agent;
+                if q == p || !dependent(&events[i], &events[j]) {
+                    continue;
+                }
+                if c[q] < local[i] {
+                    races.push((i, j));
+                }
+                for (x, &y) in c.iter_mut().zip(&clock[i * agents..(i + 1) * agents]) {
+                    *x = (*x).max(y);
+                }
+            }
+            local[j] = last[p].map_or(1, |k| local[k] + 1);
+            c[p] = local[j];
+            clock[j * agents..(j + 1) * agents].copy_from_slice(&c);
+            last[p] = Some(j);
+        }
+        (clock, local, races)
+    }
+
+    fn use_of(k: u8) -> Use {
+        [Use::None, Use::Read, Use::Write][usize::from(k % 3)]
+    }
+
+    proptest! {
+        /// The races and clocks from the latest accesses are the definition's, in its
+        /// order (the backtrack sets depend on the order races are met).
+        #[test]
+        fn latest_accesses_give_the_definitions_races(
+            steps in prop::collection::vec((0usize..5, 0u8..3, 0u8..3, 0u64..16), 0..40)
+        ) {
+            let events: Vec<Event> = steps
+                .iter()
+                .map(|&(agent, s, r, l)| Event {
+                    agent,
+                    access: Access {
+                        store: use_of(s),
+                        registry: use_of(r),
+                        // Few, overlapping lock bits, one of them past 63.
+                        locks: (l & 7) | ((l & 8) << 60),
+                    },
+                    frame: None,
+                    label: 0,
+                })
+                .collect();
+            let hb = Hb::new(&events);
+            let (clock, local, races) = naive(&events);
+            prop_assert_eq!(&hb.races, &races);
+            prop_assert_eq!(&hb.clock, &clock);
+            prop_assert_eq!(&hb.local, &local);
+        }
     }
 }
