@@ -240,16 +240,21 @@ impl Hb {
         }
         let mut head = vec![0usize; a];
         let mut placed = vec![0u32; a];
+        // `unmet[p]`: the agents whose placed steps fall short of what `p`'s next step needs
+        // (0: it can be placed). Kept step by step, so a placement costs O(agents).
+        let mut unmet = vec![0usize; a];
+        let need = |j: usize, q: usize| self.clock[j * a + q];
+        for p in 0..a {
+            if let Some(&j) = queues[p].first() {
+                unmet[p] = (0..a).filter(|&q| q != p && need(j, q) > 0).count();
+            }
+        }
         let mut x = Fnv1a::new();
         let mut y = Fnv1a::new();
         y.word(0x9e37_79b9_7f4a_7c15);
         for _ in 0..events.len() {
             let p = (0..a)
-                .find(|&p| {
-                    queues[p].get(head[p]).is_some_and(|&j| {
-                        (0..a).all(|q| q == p || placed[q] >= self.clock[j * a + q])
-                    })
-                })
+                .find(|&p| head[p] < queues[p].len() && unmet[p] == 0)
                 .expect("a step whose predecessors are placed (happens-before is acyclic)");
             let j = queues[p][head[p]];
             head[p] += 1;
@@ -257,6 +262,18 @@ impl Hb {
             for h in [&mut x, &mut y] {
                 h.word(p as u64);
                 h.word(events[j].label);
+            }
+            if let Some(&k) = queues[p].get(head[p]) {
+                unmet[p] = (0..a).filter(|&q| q != p && placed[q] < need(k, q)).count();
+            }
+            // A need grows one step at a time, so it is met exactly when it equals `placed`.
+            for r in (0..a).filter(|&r| r != p) {
+                if queues[r]
+                    .get(head[r])
+                    .is_some_and(|&k| need(k, p) == placed[p])
+                {
+                    unmet[r] -= 1;
+                }
             }
         }
         (u128::from(x.finish()) << 64) | u128::from(y.finish())
@@ -345,13 +362,46 @@ mod tests {
         (clock, local, races)
     }
 
+    /// The definition [`Hb::class_key`] computes incrementally: at each place, the least
+    /// agent whose next step has every predecessor placed, found by checking them all.
+    fn naive_class_key(hb: &Hb, events: &[Event]) -> u128 {
+        let a = hb.agents;
+        let mut queues: Vec<Vec<usize>> = vec![Vec::new(); a];
+        for (j, e) in events.iter().enumerate() {
+            queues[e.agent].push(j);
+        }
+        let mut head = vec![0usize; a];
+        let mut placed = vec![0u32; a];
+        let mut x = Fnv1a::new();
+        let mut y = Fnv1a::new();
+        y.word(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..events.len() {
+            let p = (0..a)
+                .find(|&p| {
+                    queues[p].get(head[p]).is_some_and(|&j| {
+                        (0..a).all(|q| q == p || placed[q] >= hb.clock[j * a + q])
+                    })
+                })
+                .expect("acyclic");
+            let j = queues[p][head[p]];
+            head[p] += 1;
+            placed[p] += 1;
+            for h in [&mut x, &mut y] {
+                h.word(p as u64);
+                h.word(events[j].label);
+            }
+        }
+        (u128::from(x.finish()) << 64) | u128::from(y.finish())
+    }
+
     fn use_of(k: u8) -> Use {
         [Use::None, Use::Read, Use::Write][usize::from(k % 3)]
     }
 
     proptest! {
         /// The races and clocks from the latest accesses are the definition's, in its
-        /// order (the backtrack sets depend on the order races are met).
+        /// order (the backtrack sets depend on the order races are met), and so is the
+        /// incremental class key.
         #[test]
         fn latest_accesses_give_the_definitions_races(
             steps in prop::collection::vec((0usize..5, 0u8..3, 0u8..3, 0u64..16), 0..40)
@@ -367,10 +417,11 @@ mod tests {
                         locks: (l & 7) | ((l & 8) << 60),
                     },
                     frame: None,
-                    label: 0,
+                    label: u64::from(s),
                 })
                 .collect();
             let hb = Hb::new(&events);
+            prop_assert_eq!(hb.class_key(&events), naive_class_key(&hb, &events));
             let (clock, local, races) = naive(&events);
             prop_assert_eq!(&hb.races, &races);
             prop_assert_eq!(&hb.clock, &clock);
