@@ -177,7 +177,8 @@ pub struct Exploration {
     pub sets: BTreeMap<Vec<Anomaly>, Witness>,
     /// One per reported anomaly (`metrics::reported`), in that order.
     pub findings: Vec<Finding>,
-    /// Digests of the final histories, when asked for.
+    /// Digests of the final histories (normalised: a read time counts only the records
+    /// that write a cell, see [`reduction`]), when asked for.
     pub histories: Option<std::collections::BTreeSet<u64>>,
 }
 
@@ -538,7 +539,7 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
     found.depth_max = found.depth_max.max(w.depth() as u64);
     if cfg.keep_histories {
         found.histories.insert(crate::digest::fnv1a64(
-            format!("{:?}", history.records).as_bytes(),
+            format!("{:?}", reduction::normalised(&history.records)).as_bytes(),
         ));
     }
     let schedule: Schedule = run.schedule.clone();

@@ -13,18 +13,26 @@
 //! |-----------------------------------|-------|----------|------------------------------|
 //! | `read` (begin, admitted or dropped)| read  | read     | write, each listed cell      |
 //! | `write`, commit half              | write | read     | write, cells read and issued |
+//! | `write`, commit half, no cell     | append| read     | write, cells read            |
 //! | `retract` (fired or skipped)      | write | –        | –                            |
 //! | `registry` (fired or skipped)     | –     | write    | –                            |
 //! | `generate` outside an operation   | –     | read     | –                            |
 //! | `generate` inside one, `wait`, `branch`, `write`'s issue half | – | – | –            |
 //!
 //! The store is one object: a begin takes its read time from the commit clock (the log's
-//! length), so a begin and any commit never commute, whatever the cells; a commit appends
-//! the next record, so two commits never commute either (their records' indices and write
-//! times would swap). What is independent, then: two begins (they only read the store and
-//! the registry; under a `lock` stack, only when their cell lists share no lock), a local
-//! step and anything, a registry change and a retraction or a begin-free step, a generation
-//! outside an operation and a retraction or a commit. The runtimes' own state is all in
+//! length), so a begin and a commit that writes a cell never commute, whatever the cells; a
+//! commit appends the next record, so two commits never commute either (their records'
+//! indices and write times would swap). A commit that writes no cell (a poll's `write []`)
+//! *appends*: against a begin, its order moves only the begin's read time, by one, and
+//! every use of a read time (validation's "a live writer of a read cell at an index at or
+//! after it", provenance's "the latest live writer before it", the detectors' windows) looks
+//! only at records that write a cell, so the two orders give histories that differ in that
+//! read time alone: one history up to the renumbering [`normalised`] undoes. What is
+//! independent, then: two begins (they only read the store and the registry; under a `lock`
+//! stack, only when their cell lists share no lock), a begin and a cell-free commit (under a
+//! `lock` stack, only when the begin's cells and the commit's read cells share no lock), a
+//! local step and anything, a registry change and a retraction or a begin-free step, a
+//! generation outside an operation and a retraction or a commit. The runtimes' own state is all in
 //! these objects: the lock table is the in-flight ops' read sets (`lock`); validation
 //! (`si`, `ssi`) reads the log after the read time at commit; provenance, dead-predecessor
 //! validation and cascades (`causal`, `saga`) read and write records and their aborted
@@ -33,7 +41,7 @@
 //! commit. The draws on the trial's stream (latencies, backoffs, token counts) are shared,
 //! but in abstract time no history depends on them. The test `independent_steps_commute`
 //! runs both orders of every declared-independent pair on random engine states under every
-//! named runtime and compares the final histories.
+//! named runtime and compares the final histories, normalised.
 //!
 //! # The search
 //!
@@ -49,6 +57,7 @@
 
 use crate::digest::Fnv1a;
 use crate::scheduler::{Access, Footprint, Use};
+use agentsim_models::record::OpRecord;
 
 /// Whether steps with these footprints, of two different agents, commute under every
 /// runtime: a local step commutes with anything (the coarse relation the finer [`Access`]
@@ -74,20 +83,23 @@ pub(super) fn dependent(a: &Event, b: &Event) -> bool {
 }
 
 /// The latest accesses of each shared object on a path, for [`Hb::new`]: of the store and
-/// the registry, the last write and each agent's last read since it; of each lock bit, the
-/// last step that touched it. Every earlier step dependent with a new one happens before
-/// one of these (an earlier write or a read before the last write conflicts with that write;
-/// an agent's earlier read is before its later one), which is why meeting these suffices.
+/// the registry, the last write, each agent's last read since it and the last append since
+/// it; of each lock bit, the last step that touched it. Every earlier step dependent with a
+/// new one happens before one of these (an earlier write, read or append before the last
+/// write conflicts with that write; an agent's earlier read is before its later one; an
+/// earlier append since the write conflicts with the later one), so meeting these suffices.
 struct Latest {
     store: Rw,
     registry: Rw,
     locks: [Option<usize>; 64],
 }
 
-/// The last write of one read/write object and each agent's last read since.
+/// The last write of one read/write object, each agent's last read since, and the last
+/// append since (appends since the last write are ordered among themselves).
 struct Rw {
     write: Option<usize>,
     reads: Vec<Option<usize>>,
+    append: Option<usize>,
 }
 
 impl Rw {
@@ -95,6 +107,7 @@ impl Rw {
         Rw {
             write: None,
             reads: vec![None; agents],
+            append: None,
         }
     }
 
@@ -107,9 +120,14 @@ impl Rw {
                 met.extend(self.write);
                 self.reads[agent] = Some(j);
             }
+            Use::Append => {
+                met.extend(self.write);
+                met.extend(self.append.replace(j));
+            }
             Use::Write => {
                 met.extend(self.write);
                 met.extend(self.reads.iter_mut().filter_map(Option::take));
+                met.extend(self.append.take());
                 self.write = Some(j);
             }
         }
@@ -138,6 +156,24 @@ impl Latest {
             met.extend(self.locks[b].replace(j));
         }
     }
+}
+
+/// A history's records with each read time renumbered to count only the records before it
+/// that write a cell: the form in which a begin and a cell-free commit commute (see the
+/// module header). Two histories the reduction treats as one trace have one normal form.
+pub(super) fn normalised(records: &[OpRecord]) -> Vec<OpRecord> {
+    let mut free_before = Vec::with_capacity(records.len() + 1);
+    free_before.push(0u64);
+    for r in records {
+        let last = *free_before.last().expect("pushed");
+        free_before.push(last + u64::from(r.write_set.is_empty()));
+    }
+    let mut out = records.to_vec();
+    for r in &mut out {
+        let t = (r.read_time as usize).min(records.len());
+        r.read_time -= free_before[t];
+    }
+    out
 }
 
 /// Happens-before over one path's steps: vector clocks, and the races found building them.
@@ -395,7 +431,7 @@ mod tests {
     }
 
     fn use_of(k: u8) -> Use {
-        [Use::None, Use::Read, Use::Write][usize::from(k % 3)]
+        [Use::None, Use::Read, Use::Write, Use::Append][usize::from(k % 4)]
     }
 
     proptest! {
@@ -404,7 +440,7 @@ mod tests {
         /// incremental class key.
         #[test]
         fn latest_accesses_give_the_definitions_races(
-            steps in prop::collection::vec((0usize..5, 0u8..3, 0u8..3, 0u64..16), 0..40)
+            steps in prop::collection::vec((0usize..5, 0u8..4, 0u8..3, 0u64..16), 0..40)
         ) {
             let events: Vec<Event> = steps
                 .iter()
