@@ -25,6 +25,17 @@ pub fn reported() -> impl Iterator<Item = Anomaly> {
     Anomaly::LATTICE.into_iter().chain(rest)
 }
 
+/// Whether a trial with these lattice anomalies (`Report::anomalies`) and this A3 residue
+/// exhibits `a`: what [`TrialMetrics::has`] answers, for callers that need no metrics.
+pub fn exhibits(lattice: &[Anomaly], a3_residue: bool, a: Anomaly) -> bool {
+    match a {
+        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A6 => lattice.contains(&a),
+        Anomaly::A3Residue => a3_residue,
+        // The engine's single store records no replica metadata.
+        Anomaly::A4 => false,
+    }
+}
+
 /// What one trial produced (also the per-trial fact a partial result carries).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -82,12 +93,7 @@ impl TrialMetrics {
 
     /// Whether the trial exhibits `a`.
     pub fn has(&self, a: Anomaly) -> bool {
-        match a {
-            Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A6 => self.anomalies.contains(&a),
-            Anomaly::A3Residue => self.a3_residue,
-            // The engine's single store records no replica metadata.
-            Anomaly::A4 => false,
-        }
+        exhibits(&self.anomalies, self.a3_residue, a)
     }
 
     /// Simulated operations: records appended plus operations dropped before generation.

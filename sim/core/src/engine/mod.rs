@@ -473,7 +473,11 @@ impl<R: Runtime> Engine<'_, R> {
             // client's list (which a `registry` step changes) and a refusal abandons the
             // operation at the runtime (locks, pending state), so it is taken as a commit.
             Step::Write { .. } if st.open => Access {
-                store: Use::Write,
+                store: if st.op.issued && st.op.commit.issue.is_empty() {
+                    Use::Append
+                } else {
+                    Use::Write
+                },
                 registry: Use::Read,
                 locks: locks(
                     &mut st

@@ -27,7 +27,7 @@ pub use reduction::independent;
 
 use crate::bounds::Quantiles;
 use crate::engine::{run_trial_in, Pool, SimError, TrialRun, TrialSetup};
-use crate::metrics::{reported, TrialMetrics};
+use crate::metrics::{exhibits, reported};
 use crate::replay_line::ReplayLine;
 use crate::runner::{detect, generator, trial_seed};
 use crate::scenario::{OnMissing, Scenario};
@@ -128,6 +128,16 @@ impl Witness {
             self.line.schedule.to_string(),
         )
     }
+
+    /// `self.rank() < other.rank()`, rendering the schedules only on a tie of the rest (every
+    /// path is offered as a witness: rendering two schedules a path was a tenth of its cost).
+    fn shorter_than(&self, other: &Witness) -> bool {
+        let key = |w: &Witness| (w.events, w.line.schedule.deviations());
+        match key(self).cmp(&key(other)) {
+            std::cmp::Ordering::Equal => self.rank() < other.rank(),
+            o => o == std::cmp::Ordering::Less,
+        }
+    }
 }
 
 /// One anomaly's verdict and, when reachable, its shortest witness.
@@ -167,7 +177,8 @@ pub struct Exploration {
     pub sets: BTreeMap<Vec<Anomaly>, Witness>,
     /// One per reported anomaly (`metrics::reported`), in that order.
     pub findings: Vec<Finding>,
-    /// Digests of the final histories, when asked for.
+    /// Digests of the final histories (normalised: a read time counts only the records
+    /// that write a cell, see [`reduction`]), when asked for.
     pub histories: Option<std::collections::BTreeSet<u64>>,
 }
 
@@ -224,7 +235,7 @@ struct Found {
 impl Found {
     fn add_witness(&mut self, w: Witness) {
         match self.sets.get(&w.anomalies) {
-            Some(old) if old.rank() <= w.rank() => {}
+            Some(old) if !w.shorter_than(old) => {}
             _ => {
                 self.sets.insert(w.anomalies.clone(), w);
             }
@@ -519,14 +530,16 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
 fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, found: &mut Found) {
     let history = History::from_records(run.records.clone());
     let report = detect(&history);
-    let metrics = TrialMetrics::new(0, run, &report);
-    let anomalies: Vec<Anomaly> = reported().filter(|&a| metrics.has(a)).collect();
+    let (lattice, residue) = (report.anomalies(), !report.a3_residue.is_empty());
+    let anomalies: Vec<Anomaly> = reported()
+        .filter(|&a| exhibits(&lattice, residue, a))
+        .collect();
     found.budget_cut += u64::from(run.counters.budget_cut);
     found.truncated += u64::from(run.counters.truncated);
     found.depth_max = found.depth_max.max(w.depth() as u64);
     if cfg.keep_histories {
         found.histories.insert(crate::digest::fnv1a64(
-            format!("{:?}", history.records).as_bytes(),
+            format!("{:?}", reduction::normalised(&history.records)).as_bytes(),
         ));
     }
     let schedule: Schedule = run.schedule.clone();

@@ -45,13 +45,24 @@ pub enum Use {
     None,
     Read,
     Write,
+    /// Of the store only: appends a record that writes no cell (the commit of an operation
+    /// that writes nothing, such as a poll's `write []`). Ordered against every write and
+    /// append (the record's index), not against a read: all a begin's order against it moves
+    /// is the begin's read time, by one, and no runtime or detector compares a read time
+    /// with anything but the writers of a cell.
+    Append,
 }
 
 impl Use {
-    /// Whether two uses of one object conflict (write/write or read/write).
+    /// Whether two uses of one object conflict: a write against anything, an append
+    /// against an append; two reads, a read and an append, or no use, commute.
     pub fn conflicts(self, other: Use) -> bool {
-        // A write against a read or a write; two reads, or no use, commute.
-        (self == Use::Write && other != Use::None) || (other == Use::Write && self != Use::None)
+        match (self, other) {
+            (Use::None, _) | (_, Use::None) => false,
+            (Use::Write, _) | (_, Use::Write) => true,
+            (Use::Append, Use::Append) => true,
+            (Use::Read, _) | (_, Use::Read) => false,
+        }
     }
 }
 
