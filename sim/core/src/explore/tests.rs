@@ -84,6 +84,12 @@ fn sampling_misses_the_worked_examples() {
 /// order), a branch, and maybe an admin who changes the registry or a supervisor who retracts,
 /// each with a `prob` of 0.5.
 fn family(seed: u64, ops_max: usize) -> Scenario {
+    family_with(seed, ops_max, [1, 1])
+}
+
+/// A member of the generated family whose two agent entries have these `count`s (a count of
+/// 1 writes no `count` key: the member is [`family`]'s).
+pub(super) fn family_with(seed: u64, ops_max: usize, counts: [u32; 2]) -> Scenario {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let cells = |rng: &mut ChaCha8Rng| match below(rng, 3) {
         0 => "[\"x\"]",
@@ -96,7 +102,11 @@ fn family(seed: u64, ops_max: usize) -> Scenario {
         below(&mut rng, 2)
     );
     for agent in 0..2 {
-        s.push_str(&format!("[[agents]]\nname = \"a{agent}\"\nscript = [\n"));
+        s.push_str(&format!("[[agents]]\nname = \"a{agent}\"\n"));
+        if counts[agent] > 1 {
+            s.push_str(&format!("count = {}\n", counts[agent]));
+        }
+        s.push_str("script = [\n");
         for _ in 0..1 + below(&mut rng, ops_max) {
             let read = cells(&mut rng);
             let pick = if read.contains(',') && below(&mut rng, 3) == 0 {
