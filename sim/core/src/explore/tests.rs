@@ -83,13 +83,7 @@ fn sampling_misses_the_worked_examples() {
 /// over two cells and a tool, reads that may `pick`, writes of one or two effects (either
 /// order), a branch, and maybe an admin who changes the registry or a supervisor who retracts,
 /// each with a `prob` of 0.5.
-fn family(seed: u64, ops_max: usize) -> Scenario {
-    family_with(seed, ops_max, [1, 1])
-}
-
-/// A member of the generated family whose two agent entries have these `count`s (a count of
-/// 1 writes no `count` key: the member is [`family`]'s).
-pub(super) fn family_with(seed: u64, ops_max: usize, counts: [u32; 2]) -> Scenario {
+pub(super) fn family(seed: u64, ops_max: usize) -> Scenario {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let cells = |rng: &mut ChaCha8Rng| match below(rng, 3) {
         0 => "[\"x\"]",
@@ -102,11 +96,7 @@ pub(super) fn family_with(seed: u64, ops_max: usize, counts: [u32; 2]) -> Scenar
         below(&mut rng, 2)
     );
     for agent in 0..2 {
-        s.push_str(&format!("[[agents]]\nname = \"a{agent}\"\n"));
-        if counts[agent] > 1 {
-            s.push_str(&format!("count = {}\n", counts[agent]));
-        }
-        s.push_str("script = [\n");
+        s.push_str(&format!("[[agents]]\nname = \"a{agent}\"\nscript = [\n"));
         for _ in 0..1 + below(&mut rng, ops_max) {
             let read = cells(&mut rng);
             let pick = if read.contains(',') && below(&mut rng, 3) == 0 {
