@@ -473,7 +473,8 @@ fn split(
         let mut next = Vec::new();
         let mut grew = false;
         for p in tasks {
-            let mut w = Walker::new(&p, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
+            let mut w =
+                Walker::new(&p, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
             run_path(sc, cfg, &mut w, &mut pool)?;
             match w.alternatives_at(p.len()) {
                 Some(alts) => {
@@ -498,7 +499,8 @@ fn split(
 /// Explores the subtree below `prefix`.
 fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, ExploreError> {
     let cfg = shared.cfg;
-    let mut w = Walker::new(prefix, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
+    let mut w =
+        Walker::new(prefix, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
     let mut found = Found::default();
     let mut pool = Pool::default();
     loop {
@@ -549,7 +551,9 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
     found.depth_max = found.depth_max.max(w.depth() as u64);
     if cfg.keep_histories {
         // Up to renaming copies, so that searches with and without symmetry compare.
-        found.histories.insert(Copies::of(sc).history_digest(&history.records));
+        found
+            .histories
+            .insert(Copies::of(sc).history_digest(&history.records));
     }
     let schedule: Schedule = run.schedule.clone();
     found.add_witness(Witness {

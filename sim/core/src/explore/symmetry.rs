@@ -148,7 +148,11 @@ impl Copies {
                     .unwrap_or(a);
                 agents.insert(a, to);
             }
-            let seen = r.read_values.entries().iter().chain(r.write_values.entries());
+            let seen = r
+                .read_values
+                .entries()
+                .iter()
+                .chain(r.write_values.entries());
             for &(_, v) in seen.chain(&r.io).chain(&r.co) {
                 if v.0 >= STUB_VALUE_BASE && !values.contains_key(&v) {
                     values.insert(v, STUB_VALUE_BASE + values.len() as u32);
@@ -187,14 +191,14 @@ impl Copies {
 mod tests {
     use super::super::tests::{family, replays_to};
     use super::super::*;
-    use crate::dist::below;
-    use rand::SeedableRng;
-    use rand_chacha::ChaCha8Rng;
     use super::Copies;
+    use crate::dist::below;
     use crate::generator::stub::STUB_VALUE_BASE;
     use agentsim_models::names::{Agent, Cell, Value};
     use agentsim_models::record::{OpRecord, ValueMap};
     use agentsim_models::runtime::RuntimeKind;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
     use std::path::{Path, PathBuf};
 
     /// A small scenario with copies: an entry of 2 or 3 copies and one of 1 or 2 (4 agents at
@@ -213,8 +217,10 @@ mod tests {
         let counts = [c, if c == 2 { 1 + seed / 2 % 2 } else { 1 }];
         for (name, count) in ["c", "d"].into_iter().zip(counts) {
             let tool = ["", ", tool = \"t\""][below(&mut rng, 2)];
-            let generate = ["", "  { do = \"generate\", latency_ms = { fixed = 100 } },\n"]
-                [below(&mut rng, 2)];
+            let generate = [
+                "",
+                "  { do = \"generate\", latency_ms = { fixed = 100 } },\n",
+            ][below(&mut rng, 2)];
             s.push_str(&format!(
                 "[[agents]]\nname = \"{name}\"\ncount = {count}\nscript = [\n  \
                  {{ do = \"read\", cells = {}{tool} }},\n{generate}  \
@@ -281,8 +287,14 @@ mod tests {
                 }
             }
         }
-        assert!(compared >= 60, "enough members finished without symmetry: {compared}");
-        assert!(folded * 2 > compared, "symmetry folds most members: {folded}/{compared}");
+        assert!(
+            compared >= 60,
+            "enough members finished without symmetry: {compared}"
+        );
+        assert!(
+            folded * 2 > compared,
+            "symmetry folds most members: {folded}/{compared}"
+        );
     }
 
     /// Folding two agents that are not copies loses histories on some member: the comparison
@@ -300,7 +312,10 @@ mod tests {
             assert!(wrong.is_subset(&all), "member {seed}");
             lost += usize::from(wrong.len() < all.len());
         }
-        assert!(lost >= 3, "a wrong fold loses histories: {lost} of 6 members");
+        assert!(
+            lost >= 3,
+            "a wrong fold loses histories: {lost} of 6 members"
+        );
     }
 
     fn stack_of(name: &str) -> Stack {
@@ -356,7 +371,12 @@ mod tests {
                 assert_eq!(format!("{one:?}"), format!("{two:?}"), "{name}");
                 for n in 1..=3 {
                     let parts: Vec<(String, ShardRun)> = (1..=n)
-                        .map(|i| (format!("shard {i}"), explore_shard(&sc, &cfg, i, n).unwrap()))
+                        .map(|i| {
+                            (
+                                format!("shard {i}"),
+                                explore_shard(&sc, &cfg, i, n).unwrap(),
+                            )
+                        })
                         .collect();
                     let joined = merge_shards(&cfg, &parts).unwrap();
                     assert_eq!(format!("{joined:?}"), format!("{one:?}"), "{name} {n}");
