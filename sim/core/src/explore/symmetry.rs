@@ -36,14 +36,20 @@
 //! trace up to renaming (`s` the state at the choice point, `j` an unstarted non-canonical
 //! copy there, `i` the canonical one of its class):
 //!
-//! | rule                                          | why                                     |
-//! |-----------------------------------------------|-----------------------------------------|
-//! | a new choice point never takes `j` first       | every path from `s` starting with `j` is σ of one starting with `i` |
-//! | a race asking for `j` at `s` adds `i` instead  | σ of the reversal `j·w` is `i·σ(w)`, a path from `s` with `i` as an initial |
-//! | nothing when `i` is already in the backtrack set (done or to do) | the subtree after `i` covers `i·σ(w)` |
-//! | nothing when `i` is asleep at `s`              | the sleep set's invariant: every trace from `s` starting with `i` is explored on an earlier branch, so `i·σ(w)` is |
-//! | a path whose only awake canonical agents are asleep is redundant | the agents left are non-canonical copies: their paths are σ of the sleeping canonical ones' |
-//! | a split's fixed frame offers canonical agents only; its earlier alternatives go to sleep only if canonical | the fixed frames prune as the walker does, so threads and shards run the same paths |
+//! - *A new choice point never takes `j`.* Every path from `s` starting with `j` is σ of one
+//!   starting with `i`.
+//! - *A race asking for `j` at `s` asks for `i` instead.* σ of the reversal `j·w` is `i·σ(w)`,
+//!   a path from `s` with `i` as an initial.
+//! - *Nothing more when `i` is in the backtrack set already (done or to do).* The subtree
+//!   after `i` covers `i·σ(w)`.
+//! - *Nothing when `i` is asleep at `s`.* The sleep set's invariant: every trace from `s`
+//!   that starts with `i` is explored on an earlier branch, so `i·σ(w)` is.
+//! - *A path whose only canonical agents left are asleep is redundant.* The agents left
+//!   awake are unstarted non-canonical copies, whose paths are σ of the sleeping canonical
+//!   ones' (as for a path blocked by the sleep set alone).
+//! - *A split's fixed frame offers canonical agents only, and only canonical earlier
+//!   alternatives go to sleep there.* The fixed frames prune as the walker does (a folded
+//!   copy was explored in no task), so threads and shards run the same paths.
 //!
 //! Each rule applies at one state with one σ that fixes it; along a path the renamings
 //! compose into one permutation of copies, under which anomaly sets are invariant. This is a
