@@ -19,11 +19,13 @@
 
 mod partial;
 mod reduction;
+mod symmetry;
 mod timed;
 mod walk;
 
 pub use partial::{explore_shard, merge_shards, JoinError, ShardRun, ShardSet, SHARD_TASKS};
 pub use reduction::independent;
+pub use symmetry::has_copies;
 
 use crate::bounds::Quantiles;
 use crate::engine::{run_trial_in, Pool, SimError, TrialRun, TrialSetup};
@@ -38,6 +40,7 @@ use agentsim_models::Anomaly;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
+use symmetry::Copies;
 use walk::Walker;
 
 /// The default per-agent step budget (steps = engine events; a `write` is two).
@@ -58,6 +61,8 @@ pub struct ExploreConfig<'a> {
     pub runtime: Stack,
     /// Partial-order reduction (`false`: plain depth-first enumeration).
     pub reduction: bool,
+    /// Symmetry over `count` copies ([`symmetry`]; with reduction, untimed, only).
+    pub symmetry: bool,
     pub steps_per_agent: u64,
     /// Stop after this many schedules (cannot tell).
     pub max_schedules: Option<u64>,
@@ -82,6 +87,7 @@ impl<'a> ExploreConfig<'a> {
         ExploreConfig {
             runtime,
             reduction: true,
+            symmetry: true,
             steps_per_agent: STEPS_PER_AGENT_DEFAULT,
             max_schedules: None,
             max_memory_mb: None,
@@ -153,6 +159,8 @@ pub struct Finding {
 pub struct Exploration {
     pub runtime: Stack,
     pub reduction: bool,
+    /// Symmetry over copies was on: counts are up to renaming copies ([`symmetry`]).
+    pub symmetry: bool,
     pub steps_per_agent: u64,
     /// The quantiles of a timed exploration (`None`: time abstracted).
     pub timed: Option<Quantiles>,
@@ -177,8 +185,9 @@ pub struct Exploration {
     pub sets: BTreeMap<Vec<Anomaly>, Witness>,
     /// One per reported anomaly (`metrics::reported`), in that order.
     pub findings: Vec<Finding>,
-    /// Digests of the final histories (normalised: a read time counts only the records
-    /// that write a cell, see [`reduction`]), when asked for.
+    /// Digests of the final histories when asked for: normalised (a read time counts only
+    /// the records that write a cell, see [`reduction`]) and up to renaming copies (see
+    /// [`symmetry`]).
     pub histories: Option<std::collections::BTreeSet<u64>>,
 }
 
@@ -401,6 +410,7 @@ fn conclude(
     Exploration {
         runtime: cfg.runtime,
         reduction: cfg.reduction,
+        symmetry: symmetric(cfg),
         steps_per_agent: cfg.steps_per_agent,
         timed: cfg.timed,
         complete,
@@ -414,6 +424,20 @@ fn conclude(
         sets: found.sets,
         findings,
         histories: cfg.keep_histories.then_some(found.histories),
+    }
+}
+
+/// Whether `cfg` folds interchangeable copies: asked for, with reduction, untimed.
+fn symmetric(cfg: &ExploreConfig<'_>) -> bool {
+    cfg.symmetry && cfg.reduction && cfg.timed.is_none()
+}
+
+/// The copies the walker folds under `cfg`.
+fn copies(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Copies {
+    if symmetric(cfg) {
+        Copies::of(sc)
+    } else {
+        Copies::none()
     }
 }
 
@@ -461,7 +485,8 @@ fn split(
         let mut next = Vec::new();
         let mut grew = false;
         for p in tasks {
-            let mut w = Walker::new(&p, cfg.reduction, cfg.steps_per_agent);
+            let mut w =
+                Walker::new(&p, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
             run_path(sc, cfg, &mut w, &mut pool)?;
             match w.alternatives_at(p.len()) {
                 Some(alts) => {
@@ -486,7 +511,8 @@ fn split(
 /// Explores the subtree below `prefix`.
 fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, ExploreError> {
     let cfg = shared.cfg;
-    let mut w = Walker::new(prefix, cfg.reduction, cfg.steps_per_agent);
+    let mut w =
+        Walker::new(prefix, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
     let mut found = Found::default();
     let mut pool = Pool::default();
     loop {
@@ -538,9 +564,11 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
     found.truncated += u64::from(run.counters.truncated);
     found.depth_max = found.depth_max.max(w.depth() as u64);
     if cfg.keep_histories {
-        found.histories.insert(crate::digest::fnv1a64(
-            format!("{:?}", reduction::normalised(&history.records)).as_bytes(),
-        ));
+        // Normalised and up to renaming copies, so that searches with and without the
+        // reduction or symmetry compare.
+        found
+            .histories
+            .insert(Copies::of(sc).history_digest(&reduction::normalised(&history.records)));
     }
     let schedule: Schedule = run.schedule.clone();
     found.add_witness(Witness {

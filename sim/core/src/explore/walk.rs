@@ -17,8 +17,14 @@
 //! ignored, and a task starts with the sleep set the sequential search would have there (the
 //! earlier alternatives at each fixed agent choice point), so the search is the same whatever
 //! the threads.
+//!
+//! With symmetry ([`super::symmetry`]) an unstarted copy that has an interchangeable
+//! lower-indexed copy unstarted is never taken at an agent choice point, a fixed prefix
+//! frame's included (it counts as asleep there), and a race that asks for it asks for that
+//! lower copy instead.
 
 use super::reduction::{Event, Hb};
+use super::symmetry::Copies;
 use crate::digest::Fnv1a;
 use crate::scheduler::{Access, ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler};
 
@@ -27,7 +33,7 @@ use crate::scheduler::{Access, ChoiceKind, ChoicePoint, Chooser, Footprint, Sche
 struct AgentFrame {
     enabled: Vec<usize>,
     access: Vec<Access>,
-    /// Asleep on entry (never explored here).
+    /// Asleep on entry, or a copy folded by symmetry (never explored here).
     asleep: Vec<bool>,
     backtrack: Vec<bool>,
     done: Vec<bool>,
@@ -73,6 +79,10 @@ pub(super) struct Walker {
     blocked: bool,
     /// Happens-before of the path just run, once computed.
     hb: Option<Hb>,
+    /// The interchangeable copies (none: no symmetry).
+    copies: Copies,
+    /// Which agents have stepped on the path so far (with symmetry only).
+    started: Vec<bool>,
 }
 
 impl Walker {
@@ -97,7 +107,23 @@ impl Walker {
             sleep: Vec::new(),
             blocked: false,
             hb: None,
+            copies: Copies::none(),
+            started: Vec::new(),
         }
+    }
+
+    /// The same walker, taking only the canonical one of interchangeable copies (see
+    /// [`super::symmetry`]); meant with reduction on.
+    pub(super) fn with_copies(mut self, copies: Copies) -> Self {
+        self.started = vec![false; copies.agents()];
+        self.copies = copies;
+        self
+    }
+
+    /// Whether agent `a` is the one of its interchangeable copies the search takes now.
+    fn canonical(&self, a: usize) -> bool {
+        let started = |b: usize| self.started.get(b).copied().unwrap_or(true);
+        self.copies.canonical(a, started) == a
     }
 
     /// Whether the path just run was cut as redundant (sleep-set blocked).
@@ -143,7 +169,20 @@ impl Walker {
             let Some(d) = self.frames[fi].dpor.as_deref_mut() else {
                 continue;
             };
-            let initials = hb.initials(&self.events, i, j);
+            // With symmetry, an unstarted copy stands for the lowest unstarted one of its class
+            // (the agents that stepped before step i are those started at its choice point).
+            let before = &self.events[..i];
+            let canon = |a: usize| {
+                let started = |b: usize| before.iter().any(|e| e.agent == b);
+                self.copies.canonical(a, started)
+            };
+            let mut initials: Vec<usize> = Vec::new();
+            for a in hb.initials(&self.events, i, j) {
+                let c = canon(a);
+                if !initials.contains(&c) {
+                    initials.push(c);
+                }
+            }
             let pos = |a: usize| d.enabled.iter().position(|&e| e == a);
             if initials
                 .iter()
@@ -152,7 +191,7 @@ impl Walker {
                 continue;
             }
             // The racing agent first, then any initial, each preferably awake here.
-            let racer = self.events[j].agent;
+            let racer = canon(self.events[j].agent);
             let order = initials
                 .iter()
                 .filter(|&&a| a == racer)
@@ -213,8 +252,13 @@ impl Walker {
                 // A fixed prefix frame: the alternatives before it run in other tasks.
                 assert!(self.cursor < self.fixed, "an agent frame is an agent frame");
                 let c = f.alts[f.next] as usize;
+                assert!(
+                    c >= p.n || self.canonical(p.enabled[c]),
+                    "a split offers no folded copy"
+                );
+                // Folded copies were explored in no task: they do not go to sleep.
                 for k in 0..c.min(p.n) {
-                    if !asleep(p.enabled[k], &self.sleep) {
+                    if !asleep(p.enabled[k], &self.sleep) && self.canonical(p.enabled[k]) {
                         self.sleep.push((p.enabled[k], p.access[k]));
                     }
                 }
@@ -234,7 +278,11 @@ impl Walker {
                 Some(d.cur)
             }
             None => {
-                let asleep: Vec<bool> = p.enabled.iter().map(|&a| asleep(a, &self.sleep)).collect();
+                let asleep: Vec<bool> = p
+                    .enabled
+                    .iter()
+                    .map(|&a| asleep(a, &self.sleep) || !self.canonical(a))
+                    .collect();
                 let cur = asleep.iter().position(|&s| !s)?;
                 let mut backtrack = vec![false; p.n];
                 backtrack[cur] = true;
@@ -265,6 +313,7 @@ impl Chooser for Walker {
         self.sleep.clear();
         self.blocked = false;
         self.hb = None;
+        self.started.iter_mut().for_each(|s| *s = false);
     }
 
     fn pick(&mut self, p: &ChoicePoint<'_>) -> usize {
@@ -329,6 +378,9 @@ impl Chooser for Walker {
             // The only agent left to run is asleep.
             self.blocked = true;
             return;
+        }
+        if let Some(s) = self.started.get_mut(agent) {
+            *s = true;
         }
         self.sleep.retain(|(_, a)| !a.conflicts(&access));
         self.events.push(Event {

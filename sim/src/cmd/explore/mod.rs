@@ -48,6 +48,10 @@ pub struct Args {
     /// Plain depth-first enumeration of every interleaving, without partial-order reduction.
     #[arg(long)]
     pub no_reduction: bool,
+    /// Explore every order in which a `count` entry's interchangeable copies start, not only
+    /// index order (counts are then not up to renaming copies; see docs/exploring.md).
+    #[arg(long)]
+    pub no_symmetry: bool,
     /// Explore only the orders the latency bounds allow (`fixed` exactly, `uniform` its
     /// interval, `lognormal` between `--quantiles`); runs the plain enumeration, since
     /// partial-order reduction is not sound with time.
@@ -157,6 +161,7 @@ fn config<'a>(
     ExploreConfig {
         // Timed: the plain enumeration (reduction is not sound with time).
         reduction: !args.no_reduction && !args.timed,
+        symmetry: !args.no_symmetry,
         timed: args.timed.then_some(args.quantiles),
         steps_per_agent: args.steps_per_agent,
         max_schedules: args.max_schedules,

@@ -6,7 +6,7 @@ use super::Explored;
 use agentsim_models::escape_text;
 use agentsim_models::lattice::{level, Point};
 use agentsim_models::Anomaly;
-use agentsim_sim::explore::{Exploration, Reach, Stopped};
+use agentsim_sim::explore::{has_copies, Exploration, Reach, Stopped};
 use agentsim_sim::scenario::Scenario;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -44,6 +44,20 @@ fn timed_text(e: &Exploration) -> String {
     })
 }
 
+/// Whether the counts are up to renaming copies: symmetry on and copies to fold.
+fn folded(sc: &Scenario, e: &Exploration) -> bool {
+    e.symmetry && has_copies(sc)
+}
+
+/// ", symmetry on" or ", symmetry off" for a scenario with copies; nothing without.
+fn symmetry_text(sc: &Scenario, e: &Exploration) -> &'static str {
+    match (has_copies(sc), folded(sc, e)) {
+        (false, _) => "",
+        (true, true) => ", symmetry on",
+        (true, false) => ", symmetry off",
+    }
+}
+
 /// `{A1, A6}`, or `{}`.
 fn set_text(set: &[Anomaly]) -> String {
     format!("{{{}}}", Anomaly::join(set, ", "))
@@ -61,7 +75,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
         };
         let _ = writeln!(
             s,
-            "explore {}{} under {}: {state}, {} schedules, {} classes, reduction {}, \
+            "explore {}{} under {}: {state}, {} schedules, {} classes, reduction {}{}, \
              {} steps per agent ({} paths cut), depth {}{}, {:.2} s",
             escape_text(&sc.name),
             cap_text(sc),
@@ -69,6 +83,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
             e.schedules,
             e.classes,
             if e.reduction { "on" } else { "off" },
+            symmetry_text(sc, e),
             e.steps_per_agent,
             e.budget_cut,
             e.depth_max,
@@ -159,6 +174,7 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
         "complete": e.complete,
         "stopped": e.stopped.map(|s| stopped_flag(Some(s))),
         "reduction": e.reduction,
+        "symmetry": folded(sc, e),
         "timed": e.timed.map(|q| {
             let (lo, hi) = q.probabilities();
             json!({"quantiles": [lo, hi], "search": "plain enumeration"})

@@ -64,6 +64,9 @@ pub struct ShardNo {
 pub struct Config {
     pub runtimes: Vec<String>,
     pub reduction: bool,
+    /// Symmetry over copies (absent in partials written before it existed: off).
+    #[serde(default)]
+    pub symmetry: bool,
     pub steps_per_agent: u64,
     pub max_schedules: Option<u64>,
     pub max_memory_mb: Option<u64>,
@@ -108,6 +111,7 @@ fn config_of(args: &Args, runtimes: &[Stack]) -> Config {
     Config {
         runtimes: runtimes.iter().map(|r| r.to_string()).collect(),
         reduction: !args.no_reduction,
+        symmetry: !args.no_symmetry && !args.no_reduction && !args.timed,
         steps_per_agent: args.steps_per_agent,
         max_schedules: args.max_schedules,
         max_memory_mb: args.max_memory_mb,
@@ -297,6 +301,7 @@ fn join(parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
             .map_err(|e| anyhow!("{}: field `config.runtimes`: {e}", parts[0].0))?;
         let mut cfg = ExploreConfig::new(stack);
         cfg.reduction = c.reduction;
+        cfg.symmetry = c.symmetry;
         cfg.timed = c
             .timed
             .as_deref()
