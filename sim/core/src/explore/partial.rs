@@ -313,6 +313,7 @@ mod tests {
             prefix: Vec::new(),
             alts: None,
             blocked,
+            size: 1,
         };
         let parts: Vec<_> = [false, true, false, false, true, true, false]
             .into_iter()
@@ -326,9 +327,15 @@ mod tests {
     /// A missing, doubled or foreign share is refused.
     #[test]
     fn bad_share_sets_are_refused() {
-        let sc = scenario("explore/stale-review.toml");
-        let cfg = ExploreConfig::new(sc.runtime);
+        // A tree the split cuts (a worked example's is one small task).
+        let sc = scenario("examples/triage.toml");
+        let mut cfg = ExploreConfig::new(sc.runtime);
+        cfg.steps_per_agent = 16;
         let parts = shares(&sc, &cfg, 2);
+        assert!(
+            parts.iter().all(|(_, p)| !p.ran.is_empty()),
+            "both shards have tasks"
+        );
         let missing = merge_shards(&cfg, &parts[..1]).unwrap_err();
         assert!(
             matches!(missing, JoinError::TaskMissing { .. }),
