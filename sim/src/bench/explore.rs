@@ -4,7 +4,11 @@
 //! the largest cap whose search completes within the per-case budget is reported, with its
 //! schedules, classes, seconds and peak memory; then the plain enumeration (`--no-reduction`)
 //! at that cap, for the reduction factor (a lower bound, `≥`, when the plain search did not
-//! finish in the budget).
+//! finish in the budget). When the own counts do not finish at the default per-agent step
+//! budget, the reduced search at the own counts is run again at smaller step budgets
+//! ([`STEPS_TRIED`], upwards until one does not finish), and the largest that completes is
+//! reported: its verdicts hold within that many steps per agent, and only there; a budget
+//! that did not finish says *cannot tell*.
 //!
 //! A search past its budget is stopped through the explorer's cancel flag (as a signal stops
 //! `agentsim explore`), so a case costs at most a few budgets. Peak memory is the process's
@@ -14,7 +18,8 @@
 //! none of it goes into `results/`.
 
 use agentsim_models::runtime::{RuntimeKind, Stack};
-use agentsim_sim::explore::{explore, Exploration, ExploreConfig};
+use agentsim_models::Anomaly;
+use agentsim_sim::explore::{explore, Exploration, ExploreConfig, Reach, STEPS_PER_AGENT_DEFAULT};
 use agentsim_sim::scenario::Scenario;
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
@@ -33,6 +38,9 @@ pub const DIRS_DEFAULT: [&str; 4] = [
 ];
 /// The per-case budget of `--quick`.
 pub const QUICK_BUDGET_S: f64 = 2.0;
+/// The per-agent step budgets tried, smallest first, when the own counts do not finish at
+/// the default budget (a polling loop is bounded by the step budget alone).
+pub const STEPS_TRIED: [u64; 5] = [8, 12, 16, 24, 32];
 
 /// `agentsim bench explore`.
 #[derive(Debug, ClapArgs)]
@@ -78,6 +86,20 @@ pub struct Run {
     pub budget_cut: u64,
     pub seconds: f64,
     pub peak_rss_mib: Option<f64>,
+    /// The anomalies the search reached (a witness each).
+    pub reachable: Vec<Anomaly>,
+}
+
+/// The own counts at smaller per-agent step budgets.
+#[derive(Clone, Debug, Serialize)]
+pub struct Steps {
+    /// The largest budget tried whose search completed (`None`: not even the smallest).
+    pub steps_per_agent: Option<u64>,
+    /// The search at that budget, or the smallest budget's stopped one.
+    pub run: Run,
+    /// "unreachable within N steps per agent" (or "over every interleaving" when no path was
+    /// cut) for a completed search; "cannot tell" otherwise.
+    pub verdict: String,
 }
 
 /// One scenario under one runtime.
@@ -97,6 +119,9 @@ pub struct Case {
     pub next: Option<Run>,
     /// The plain enumeration at `repeat_cap`.
     pub plain: Option<Run>,
+    /// The own counts at smaller per-agent step budgets, when they did not finish at the
+    /// default one.
+    pub steps: Option<Steps>,
     /// Plain schedules over reduced schedules; a lower bound when the plain search stopped.
     pub reduction_factor: Option<f64>,
     pub factor_is_lower_bound: bool,
@@ -169,6 +194,7 @@ fn case(file: &Path, sc: &Scenario, rt: Stack, budget: Duration, plain: bool, t:
         reduced: Run::none(),
         next: None,
         plain: None,
+        steps: None,
         reduction_factor: None,
         factor_is_lower_bound: false,
         threads: t,
@@ -180,7 +206,7 @@ fn case(file: &Path, sc: &Scenario, rt: Stack, budget: Duration, plain: bool, t:
             Ok((s, _)) => s,
             Err(e) => return c.refuse(e.to_string()),
         };
-        let r = match timed(&capped, rt, true, budget, t) {
+        let r = match timed(&capped, rt, true, budget, t, STEPS_PER_AGENT_DEFAULT) {
             Ok(r) => r,
             Err(e) => return c.refuse(e),
         };
@@ -197,8 +223,11 @@ fn case(file: &Path, sc: &Scenario, rt: Stack, budget: Duration, plain: bool, t:
         c.reduced = r;
         best = Some(capped);
     }
+    if !c.at_own {
+        c.steps = step_budgets(sc, rt, budget, t);
+    }
     if let (Some(s), true) = (best, plain) {
-        if let Ok(p) = timed(&s, rt, false, budget, t) {
+        if let Ok(p) = timed(&s, rt, false, budget, t, STEPS_PER_AGENT_DEFAULT) {
             let reduced = c.reduced.schedules.max(1) as f64;
             c.reduction_factor = Some(p.schedules as f64 / reduced);
             c.factor_is_lower_bound = !p.complete;
@@ -206,6 +235,37 @@ fn case(file: &Path, sc: &Scenario, rt: Stack, budget: Duration, plain: bool, t:
         }
     }
     c
+}
+
+/// The own counts at the budgets of [`STEPS_TRIED`], upwards until one does not finish.
+fn step_budgets(sc: &Scenario, rt: Stack, budget: Duration, t: usize) -> Option<Steps> {
+    let mut out: Option<Steps> = None;
+    for steps in STEPS_TRIED {
+        let Ok(r) = timed(sc, rt, true, budget, t, steps) else {
+            break;
+        };
+        if !r.complete {
+            if out.is_none() {
+                out = Some(Steps {
+                    steps_per_agent: None,
+                    run: r,
+                    verdict: "cannot tell".to_owned(),
+                });
+            }
+            break;
+        }
+        let verdict = if r.budget_cut > 0 {
+            format!("unreachable within {steps} steps per agent")
+        } else {
+            "unreachable over every interleaving".to_owned()
+        };
+        out = Some(Steps {
+            steps_per_agent: Some(steps),
+            run: r,
+            verdict,
+        });
+    }
+    out
 }
 
 impl Case {
@@ -224,6 +284,7 @@ impl Run {
             budget_cut: 0,
             seconds: 0.0,
             peak_rss_mib: None,
+            reachable: Vec::new(),
         }
     }
 
@@ -235,6 +296,12 @@ impl Run {
             budget_cut: e.budget_cut,
             seconds,
             peak_rss_mib,
+            reachable: e
+                .findings
+                .iter()
+                .filter(|f| f.reach == Reach::Reachable)
+                .map(|f| f.anomaly)
+                .collect(),
         }
     }
 }
@@ -246,12 +313,14 @@ fn timed(
     reduction: bool,
     budget: Duration,
     threads: usize,
+    steps_per_agent: u64,
 ) -> Result<Run, String> {
     let cancel = AtomicBool::new(false);
     let done = AtomicBool::new(false);
     let cfg = ExploreConfig {
         reduction,
         threads,
+        steps_per_agent,
         cancel: Some(&cancel),
         ..ExploreConfig::new(rt)
     };
@@ -309,7 +378,59 @@ pub fn line(c: &Case) -> String {
     if let Some(n) = &c.next {
         let _ = write!(s, "; next cap stopped at {} schedules", n.schedules);
     }
+    if let Some(st) = &c.steps {
+        let _ = write!(s, "; own counts {}", steps_text(st));
+    }
     s
+}
+
+/// The step-budget result in words: the largest budget that completed with its verdict, or
+/// the smallest's stopped search.
+fn steps_text(st: &Steps) -> String {
+    let r = &st.run;
+    match st.steps_per_agent {
+        Some(n) => {
+            let reach = if r.reachable.is_empty() {
+                "none reachable".to_owned()
+            } else {
+                let names: Vec<String> = r.reachable.iter().map(|a| a.to_string()).collect();
+                format!("{} reachable", names.join(", "))
+            };
+            format!(
+                "complete within {n} steps per agent ({}; {reach}, the rest {})",
+                counts(r),
+                st.verdict
+            )
+        }
+        None => format!(
+            "not complete even within {} steps per agent ({}): cannot tell",
+            STEPS_TRIED[0],
+            counts(r)
+        ),
+    }
+}
+
+/// The step-budget result in a table cell.
+fn steps_cell(st: &Steps) -> String {
+    let r = &st.run;
+    match st.steps_per_agent {
+        Some(n) => {
+            let reach: Vec<String> = r.reachable.iter().map(|a| a.to_string()).collect();
+            let reach = if reach.is_empty() {
+                "none reachable".to_owned()
+            } else {
+                format!("{} reachable", reach.join(", "))
+            };
+            format!(
+                "{n} steps/agent: {} schedules, {:.2} s; {reach}",
+                r.schedules, r.seconds
+            )
+        }
+        None => format!(
+            "not even {} steps/agent ({} schedules, stopped): cannot tell",
+            STEPS_TRIED[0], r.schedules
+        ),
+    }
 }
 
 fn counts(r: &Run) -> String {
@@ -335,14 +456,15 @@ fn counts(r: &Run) -> String {
 pub fn table(cases: &[Case]) -> String {
     let mut s = String::from(
         "| scenario | runtime | repeat | schedules | classes | cut | s | peak MiB \
-         | plain schedules | plain s | factor |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+         | plain schedules | plain s | factor | own counts within |\n\
+         |---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n",
     );
     for c in cases {
         let name = c.scenario.trim_start_matches("scenarios/");
         if let Some(why) = &c.refused {
             let _ = writeln!(
                 s,
-                "| {name} | {} | not explored: {why} ||||||||| |",
+                "| {name} | {} | not explored: {why} |||||||||| |",
                 c.runtime
             );
             continue;
@@ -368,9 +490,11 @@ pub fn table(cases: &[Case]) -> String {
         let f = c.reduction_factor.map_or("–".to_owned(), |f| {
             format!("{}{f:.1}×", if c.factor_is_lower_bound { "≥ " } else { "" })
         });
+        let within = c.steps.as_ref().map_or("–".to_owned(), steps_cell);
         let _ = writeln!(
             s,
-            "| {name} | {} | {repeat} | {} | {} | {} | {:.2} | {mem} | {ps} | {pt} | {f} |",
+            "| {name} | {} | {repeat} | {} | {} | {} | {:.2} | {mem} | {ps} | {pt} | {f} \
+             | {within} |",
             c.runtime, r.schedules, r.classes, r.budget_cut, r.seconds
         );
     }

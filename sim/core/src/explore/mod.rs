@@ -45,12 +45,20 @@ use walk::Walker;
 
 /// The default per-agent step budget (steps = engine events; a `write` is two).
 pub const STEPS_PER_AGENT_DEFAULT: u64 = 40;
-/// The most prefixes the tree is split into for threads and shards.
+/// The most levels of choice points the split goes down.
 const SPLIT_DEPTH_MAX: usize = 64;
-/// The subtrees the tree is split into (at least, where it has that many), whatever the
-/// threads: with reduction the split decides which paths are run (each fixed prefix frame
-/// explores every alternative), so it must not depend on the thread count.
-pub(crate) const SPLIT_TASKS: usize = 16;
+/// The live subtrees (first path not blocked) the tree is split into, at least, where it
+/// has that many large ones, whatever the threads and shards: with reduction the split
+/// decides which paths are run (each fixed prefix frame explores every alternative not
+/// asleep), so it must not depend on them. Sleep sets keep every completed path a distinct
+/// class, so a deeper split adds redundant (blocked) paths and the split's own probes, not
+/// schedules.
+pub(crate) const SPLIT_TASKS: usize = 1024;
+/// A subtree whose estimate ([`Part::size`]) is at most this is not split further: the
+/// split's probes go to the large subtrees, where the work is (on the examples, 2^16 gives
+/// shards within 3 % of an even share, and a small tree is not cut into tasks of a path or
+/// two each, which cost a probe and a redundant path apiece).
+const SPLIT_SMALL: u64 = 1 << 16;
 /// Bytes one class key costs in the set (key, hash-table slot and slack), for the memory
 /// ceiling.
 const KEY_BYTES: u64 = 40;
@@ -290,7 +298,7 @@ impl Shared<'_> {
 /// Explores `sc` under `cfg`: every path of the choice tree (reduced unless
 /// `cfg.reduction` is off), or as many as the budgets allow.
 pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, ExploreError> {
-    let ran = run_tasks(sc, cfg, |_| true)?;
+    let ran = run_tasks(sc, cfg, None)?;
     let classes = ran.classes.len() as u64;
     let mut ex = conclude(cfg, ran.found, ran.stopped, ran.schedules, classes);
     ex.redundant = ran.redundant;
@@ -307,15 +315,17 @@ struct Ran {
     redundant: u64,
     /// Tasks the tree was split into.
     tasks: usize,
+    /// The indices of the tasks run, ascending.
+    ran: Vec<u64>,
 }
 
-/// Splits the tree into at least [`SPLIT_TASKS`] tasks ([`split`]) and runs those whose index
-/// `keep` selects, on `cfg.threads` threads. One split for every run, sharded or not and
+/// Splits the tree into tasks ([`split`]) and runs them, or shard `I` of `N`'s share of them
+/// ([`owners`]), on `cfg.threads` threads. One split for every run, sharded or not and
 /// whatever the threads: with reduction the split decides which paths run.
 fn run_tasks(
     sc: &Scenario,
     cfg: &ExploreConfig<'_>,
-    keep: impl Fn(usize) -> bool,
+    shard: Option<(u64, u64)>,
 ) -> Result<Ran, ExploreError> {
     if sc.cpl.is_some() {
         return Err(ExploreError::Cpl(sc.file.display().to_string()));
@@ -326,14 +336,50 @@ fn run_tasks(
     if cfg.timed.is_some() && cfg.reduction {
         return Err(ExploreError::TimedReduction);
     }
+    let parts = split(sc, cfg, SPLIT_TASKS)?;
+    let mine: Vec<bool> = match shard {
+        None => vec![true; parts.len()],
+        Some((index, count)) => owners(&parts, count)
+            .into_iter()
+            .map(|o| o == index - 1)
+            .collect(),
+    };
+    let all: Vec<Vec<u32>> = parts.into_iter().map(|p| p.prefix).collect();
+    run_list(sc, cfg, &all, |i| mine[i])
+}
+
+/// The shard (0-based, of `count`) that runs each task: the live tasks (first path not
+/// blocked) dealt round in tree order from the first shard, the blocked ones (next to no
+/// work each, but a path each) from the last. Neighbouring subtrees are alike, so dealing
+/// them round spreads the work; a function of the split and the count alone.
+pub(super) fn owners(parts: &[Part], count: u64) -> Vec<u64> {
+    assert!(count >= 1, "at least one shard");
+    let (mut live, mut blocked) = (0u64, 0u64);
+    parts
+        .iter()
+        .map(|p| {
+            if p.blocked {
+                blocked += 1;
+                count - 1 - (blocked - 1) % count
+            } else {
+                live += 1;
+                (live - 1) % count
+            }
+        })
+        .collect()
+}
+
+/// Runs the tasks of `all` whose index `keep` selects, on `cfg.threads` threads.
+fn run_list(
+    sc: &Scenario,
+    cfg: &ExploreConfig<'_>,
+    all: &[Vec<u32>],
+    keep: impl Fn(usize) -> bool,
+) -> Result<Ran, ExploreError> {
     let threads = cfg.threads.max(1);
-    let all = split(sc, cfg, SPLIT_TASKS)?;
     let count = all.len();
-    let tasks: Vec<Vec<u32>> = all
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, t)| keep(i).then_some(t))
-        .collect();
+    let ran: Vec<u64> = (0..count).filter(|&i| keep(i)).map(|i| i as u64).collect();
+    let tasks: Vec<&Vec<u32>> = ran.iter().map(|&i| &all[i as usize]).collect();
     let shared = Shared {
         cfg,
         schedules: AtomicU64::new(0),
@@ -375,6 +421,7 @@ fn run_tasks(
         classes: shared.classes.into_inner().expect("threads are done"),
         redundant: shared.redundant.load(Ordering::SeqCst),
         tasks: count,
+        ran,
     })
 }
 
@@ -469,43 +516,79 @@ fn run_path(
     run_trial_in(cfg.runtime.build(sc.registry(), sc.provenance), setup, pool)
 }
 
-/// Splits the tree into at least `want` subtrees (where it has that many), by prefix,
-/// breadth first: the same list whatever the threads run them.
-fn split(
+/// One task of the split: a prefix of choices and what the first path below it showed.
+#[derive(Clone, Debug)]
+pub(super) struct Part {
+    pub prefix: Vec<u32>,
+    /// The alternatives at the first choice point past the prefix (`None`: a leaf).
+    alts: Option<Vec<u32>>,
+    /// The first path was cut as redundant (its sleep set blocks it): the subtree is not
+    /// split further, and shards share such tasks apart from the live ones.
+    pub blocked: bool,
+    /// The product of the alternatives at the choice points of the first path past the
+    /// prefix, saturating (Knuth's estimate of the subtree along one path; with reduction an
+    /// overestimate, since it counts alternatives the backtrack sets may never take).
+    pub size: u64,
+}
+
+/// Runs the first path below `prefix`.
+fn probe(
     sc: &Scenario,
     cfg: &ExploreConfig<'_>,
-    want: usize,
-) -> Result<Vec<Vec<u32>>, ExploreError> {
-    let mut tasks: Vec<Vec<u32>> = vec![Vec::new()];
+    prefix: Vec<u32>,
+    pool: &mut Pool,
+) -> Result<Part, ExploreError> {
+    let mut w =
+        Walker::new(&prefix, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
+    run_path(sc, cfg, &mut w, pool)?;
+    let alts = w.alternatives_at(prefix.len());
+    let mut size = 1u64;
+    let mut i = prefix.len();
+    while let Some(a) = w.alternatives_at(i) {
+        size = size.saturating_mul(a.len().max(1) as u64);
+        i += 1;
+    }
+    Ok(Part {
+        prefix,
+        alts,
+        blocked: w.blocked(),
+        size,
+    })
+}
+
+/// Splits the tree by prefix, breadth first, until it has `want` live subtrees or none is
+/// left to cut, cutting only the subtrees whose first path is not blocked (a blocked first
+/// path is, in practice, a subtree of redundant paths) and whose estimate is above
+/// [`SPLIT_SMALL`]: the list is in tree order and depends on the scenario and `cfg` alone.
+fn split(sc: &Scenario, cfg: &ExploreConfig<'_>, want: usize) -> Result<Vec<Part>, ExploreError> {
     let mut pool = Pool::default();
+    let mut parts = vec![probe(sc, cfg, Vec::new(), &mut pool)?];
     for _ in 0..SPLIT_DEPTH_MAX {
-        if tasks.len() >= want {
+        let live = parts.iter().filter(|p| !p.blocked).count();
+        if live >= want {
             break;
         }
-        let mut next = Vec::new();
+        let mut next = Vec::with_capacity(parts.len() * 2);
         let mut grew = false;
-        for p in tasks {
-            let mut w =
-                Walker::new(&p, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
-            run_path(sc, cfg, &mut w, &mut pool)?;
-            match w.alternatives_at(p.len()) {
-                Some(alts) => {
+        for p in parts {
+            match (&p.alts, p.blocked) {
+                (Some(alts), false) if !alts.is_empty() && p.size > SPLIT_SMALL => {
                     grew |= alts.len() > 1;
-                    for a in alts {
-                        let mut q = p.clone();
+                    for &a in alts {
+                        let mut q = p.prefix.clone();
                         q.push(a);
-                        next.push(q);
+                        next.push(probe(sc, cfg, q, &mut pool)?);
                     }
                 }
-                None => next.push(p),
+                _ => next.push(p),
             }
         }
-        tasks = next;
-        if !grew && tasks.iter().all(|t| t.is_empty()) {
+        parts = next;
+        if !grew {
             break;
         }
     }
-    Ok(tasks)
+    Ok(parts)
 }
 
 /// Explores the subtree below `prefix`.

@@ -2,7 +2,8 @@
 //! process computes. The tree is split by prefix into a fixed list of tasks ([`SHARD_TASKS`]
 //! wanted, the same list whatever the shard count or the threads, and the same as an unsharded
 //! run's: with reduction the split decides which paths run); shard `I` of `N` runs the
-//! tasks whose index is `I - 1` modulo `N`. A share ([`ShardRun`]) carries what the join
+//! tasks `owners` deals it (the live tasks round in tree order, the blocked ones from the
+//! other end), so the shards get similar work, not just similar task counts. A share ([`ShardRun`]) carries what the join
 //! needs: the tasks it ran, the paths and the budget counters, what stopped it, every class
 //! key it saw (classes are a set: two shards can meet the same class, so the join counts the
 //! union, not the sum) and the shortest witness of each anomaly set with its replay line.
@@ -21,7 +22,7 @@ use agentsim_models::Anomaly;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-/// The tasks wanted from the split: the most shards that get work each.
+/// The live tasks wanted from the split: the most shards that get work each.
 pub const SHARD_TASKS: usize = super::SPLIT_TASKS;
 
 /// One shard's share of one runtime's exploration.
@@ -109,7 +110,6 @@ pub fn explore_shard(
 ) -> Result<ShardRun, ExploreError> {
     assert!(index >= 1, "shard indices are 1-based");
     assert!(index <= count, "a shard index is at most the count");
-    let mine = |i: usize| i as u64 % count == index - 1;
     let Ran {
         found,
         stopped,
@@ -117,12 +117,13 @@ pub fn explore_shard(
         classes,
         redundant,
         tasks,
-    } = run_tasks(sc, cfg, mine)?;
+        ran,
+    } = run_tasks(sc, cfg, Some((index, count)))?;
     let mut keys: Vec<u128> = classes.into_iter().collect();
     keys.sort_unstable();
     Ok(ShardRun {
         tasks: tasks as u64,
-        ran: (0..tasks).filter(|&i| mine(i)).map(|i| i as u64).collect(),
+        ran,
         schedules,
         budget_cut: found.budget_cut,
         truncated: found.truncated,
@@ -284,12 +285,57 @@ mod tests {
         }
     }
 
+    /// The shards get similar work, not only similar task counts: on the triage example,
+    /// where dealing every other task of a 16-task split gave two shards 19 % and 81 % of
+    /// the paths, each of two shards runs at least 40 % and none of four more than 30 %.
+    #[test]
+    fn shards_get_similar_work() {
+        let sc = scenario("examples/triage.toml");
+        let cfg = ExploreConfig::new(sc.runtime);
+        let whole = super::super::explore(&sc, &cfg).expect("explores");
+        for n in [2u64, 4] {
+            let work: Vec<u64> = (1..=n)
+                .map(|i| explore_shard(&sc, &cfg, i, n).expect("explores").schedules)
+                .collect();
+            assert_eq!(work.iter().sum::<u64>(), whole.schedules);
+            let (lo, hi) = if n == 2 { (40, 60) } else { (15, 30) };
+            for &w in &work {
+                let pct = w * 100 / whole.schedules;
+                assert!((lo..=hi).contains(&pct), "{n} shards: {work:?}");
+            }
+        }
+    }
+
+    /// Live tasks are dealt round from the first shard, blocked ones from the last.
+    #[test]
+    fn owners_deal_live_and_blocked_tasks_apart() {
+        let part = |blocked: bool| super::super::Part {
+            prefix: Vec::new(),
+            alts: None,
+            blocked,
+            size: 1,
+        };
+        let parts: Vec<_> = [false, true, false, false, true, true, false]
+            .into_iter()
+            .map(part)
+            .collect();
+        assert_eq!(super::super::owners(&parts, 2), vec![0, 1, 1, 0, 0, 1, 1]);
+        assert_eq!(super::super::owners(&parts, 3), vec![0, 2, 1, 2, 1, 0, 0]);
+        assert_eq!(super::super::owners(&parts, 1), vec![0; 7]);
+    }
+
     /// A missing, doubled or foreign share is refused.
     #[test]
     fn bad_share_sets_are_refused() {
-        let sc = scenario("explore/stale-review.toml");
-        let cfg = ExploreConfig::new(sc.runtime);
+        // A tree the split cuts (a worked example's is one small task).
+        let sc = scenario("examples/triage.toml");
+        let mut cfg = ExploreConfig::new(sc.runtime);
+        cfg.steps_per_agent = 16;
         let parts = shares(&sc, &cfg, 2);
+        assert!(
+            parts.iter().all(|(_, p)| !p.ran.is_empty()),
+            "both shards have tasks"
+        );
         let missing = merge_shards(&cfg, &parts[..1]).unwrap_err();
         assert!(
             matches!(missing, JoinError::TaskMissing { .. }),
