@@ -345,3 +345,20 @@ fn a_long_stream_of_fresh_values_is_the_same_in_any_window(name: fn(u64) -> Stri
     assert_eq!(e["witnesses"]["A1"], n);
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
+
+/// `--stream` reads a history as it grows; a mapping or an MCP log cannot apply to it, so each
+/// is refused with exit 2 rather than silently ignored.
+#[test]
+fn stream_refuses_a_mapping_or_an_mcp_log() {
+    let history = sample("a1_stale_generation.jsonl");
+    for flag in ["--tool-memory", "--mcp-log"] {
+        let out = agentsim(&["detect", &history, "--stream", flag, &history]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {stderr}");
+        assert!(
+            stderr.contains(flag) && stderr.contains("--stream"),
+            "{flag}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

@@ -64,12 +64,12 @@ pub struct Args {
     pub thread: Option<String>,
     /// With `--from otel`: a mapping file (TOML) naming the tools that read or write memory
     /// and the agents that share a tool registry (docs/ingest.md, "Memory behind tools").
-    #[arg(long, value_name = "MAP.toml")]
+    #[arg(long, value_name = "MAP.toml", conflicts_with = "stream")]
     pub tool_memory: Option<PathBuf>,
     /// With `--from openinference` (or `otel` on OpenInference spans): an MCP JSON-RPC log of
     /// the same run; each tool span is joined with its `tools/call`, so A2 is decided from the
     /// servers' registry timelines (docs/ingest.md, "OpenInference with an MCP log").
-    #[arg(long, value_name = "LOG.jsonl")]
+    #[arg(long, value_name = "LOG.jsonl", conflicts_with = "stream")]
     pub mcp_log: Option<PathBuf>,
     /// The report `agentsim ingest --report` wrote with FILE (or the recorder's): the verdicts
     /// then weigh what the input could decide, as with `--from` (docs/ingest.md, "Saved
