@@ -73,14 +73,22 @@ async def _parallel_run(variant: str, llm: ScriptedLLM, base: str, url: str, log
             tools=planner.openai_tools())
         calls = reply.choices[0].message.tool_calls or []
         truth["planned"] = [c.function.name for c in calls]
+        answered: list[str] = []
+
+        async def call(c: Any) -> None:
+            await planner.call(c.function.name, json.loads(c.function.arguments))
+            answered.append(c.function.name)
+
         if variant == "parallel":
             # Sent together; the server holds lookup's answer until search has answered.
-            await asyncio.gather(*(planner.call(c.function.name, json.loads(c.function.arguments))
-                                   for c in calls))
+            await asyncio.gather(*(call(c) for c in calls))
         else:
             for c in calls:
-                await planner.call(c.function.name, json.loads(c.function.arguments))
-    truth["a6"] = variant == "parallel"
+                await call(c)
+    # What happened, as the client saw it (not what the variant intended): the answers came
+    # back in another order than the calls went out.
+    truth["answered"] = answered
+    truth["a6"] = answered != truth["planned"]
 
 
 def run(variant: str, folder: Path) -> dict[str, Any]:

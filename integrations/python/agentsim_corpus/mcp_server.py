@@ -65,8 +65,12 @@ class RegistryServer:
         @mcp.tool()
         async def lookup(key: str) -> str:
             """Looks a key up."""
-            if owner.reorder and not await asyncio.to_thread(owner.search_done.wait, 20):
-                raise TimeoutError("search was never called")
+            if owner.reorder:
+                if not await asyncio.to_thread(owner.search_done.wait, 20):
+                    raise TimeoutError("search was never called")
+                # search sets the event before its answer is written: give that answer time
+                # to reach the client first, or the two answers race.
+                await asyncio.sleep(0.5)
             return f"value of {key}"
 
         @mcp.tool()
