@@ -74,6 +74,12 @@ def _traced(path: Path) -> tuple[TracerProvider, OpenAIAgentsInstrumentor]:
     return provider, instrumentor
 
 
+# The call that waited returns well after the one it waited for, so the spans end in the order
+# the effects landed even on a loaded machine (the SDK's own work after a tool returns, ending
+# its span, takes milliseconds).
+SETTLE_S = 0.3
+
+
 async def _a6(variant: str, truth: dict[str, Any]) -> None:
     fast_done = asyncio.Event()
     slow_done = asyncio.Event()
@@ -84,6 +90,7 @@ async def _a6(variant: str, truth: dict[str, Any]) -> None:
         """Slow tool."""
         if variant == "a6":
             await fast_done.wait()
+            await asyncio.sleep(SETTLE_S)
         order.append("slow")
         slow_done.set()
         return f"slow {item}"
@@ -93,6 +100,7 @@ async def _a6(variant: str, truth: dict[str, Any]) -> None:
         """Fast tool."""
         if variant == "a6_fixed":
             await slow_done.wait()
+            await asyncio.sleep(SETTLE_S)
         order.append("fast")
         fast_done.set()
         return f"fast {item}"
