@@ -3,10 +3,10 @@
 //! The Collector's file exporter writes one `TracesData` document per line, and a trace's spans
 //! may be spread over several lines (batches). Two passes over the input:
 //!
-//! 1. **Index**: each line is checked for UTF-8 and scanned, without parsing it, for the
-//!    values of its `"traceId"` / `"trace_id"` fields; the index keeps, for each trace id, the
-//!    last line that names it.
-//! 2. **Map**: each line is parsed ([`super::otlp::line_spans`]) and its spans join their trace;
+//! 1. **Index** ([`super::index`]): each line is checked for UTF-8 and scanned, without
+//!    parsing it, for the values of its `"traceId"` / `"trace_id"` fields; the index keeps,
+//!    for each trace id, the last line that names it.
+//! 2. **Map**: each line is parsed ([`super::otlp::line_lean`]) and its spans join their trace;
 //!    after the last line of a trace, the whole trace goes to [`Mapper::trace`] and its spans
 //!    are dropped.
 //!
@@ -27,8 +27,8 @@ use crate::error::IngestError;
 use crate::Ingested;
 use std::collections::HashMap;
 use std::io::Read;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 type R<T> = Result<T, IngestError>;
 
@@ -387,7 +387,14 @@ mod tests {
         // Enough lines for batches of both kinds; trace i % 7 on line i, so traces stay open
         // across batches.
         let docs: Vec<String> = (0..5 * BATCH_MAX)
-            .map(|i| doc(&format!("{:x}", 0xa0 + i % 7), &i.to_string(), "chat", i as u64))
+            .map(|i| {
+                doc(
+                    &format!("{:x}", 0xa0 + i % 7),
+                    &i.to_string(),
+                    "chat",
+                    i as u64,
+                )
+            })
             .collect();
         let text = docs.join("\n");
         same(
@@ -400,7 +407,11 @@ mod tests {
         let e = ingest(Input::Text(&bad), "t", None).unwrap_err();
         let w = otlp::parse(&bad, "t").unwrap_err();
         assert_eq!(e.to_string(), w.to_string());
-        assert!(e.to_string().starts_with(&format!("t:{}:", 3 * BATCH_MAX + 6)), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("t:{}:", 3 * BATCH_MAX + 6)),
+            "{e}"
+        );
     }
 
     #[test]
