@@ -67,11 +67,12 @@ impl Index {
             false => None,
         };
         let Some(split) = split else {
-            return Ok(Index::part(path, file, 0, len)?.0);
+            // To the end, whatever the length said (a pipe's is 0).
+            return Ok(Index::part(path, file, 0, None)?.0);
         };
         let (first, second) = std::thread::scope(|scope| {
-            let second = scope.spawn(|| Index::part(path, file, split, len));
-            let first = Index::part(path, file, 0, split);
+            let second = scope.spawn(|| Index::part(path, file, split, None));
+            let first = Index::part(path, file, 0, Some(split));
             (first, second.join().expect("the index scan does not panic"))
         });
         let (mut ix, lines) = first?;
@@ -87,19 +88,22 @@ impl Index {
         Ok(ix)
     }
 
-    /// The index of bytes `from..to` of the file (`from` at a line start), its lines numbered
-    /// from 1, and how many lines it has.
-    fn part(path: &Path, file: &str, from: u64, to: u64) -> R<(Index, usize)> {
+    /// The index of bytes `from..to` of the file (`from` at a line start; no `to`: to the
+    /// end), its lines numbered from 1, and how many lines it has.
+    fn part(path: &Path, file: &str, from: u64, to: Option<u64>) -> R<(Index, usize)> {
         let io = |source| IngestError::Io {
             file: file.to_owned(),
             source,
         };
         let mut handle = std::fs::File::open(path).map_err(io)?;
-        handle.seek(SeekFrom::Start(from)).map_err(io)?;
+        if from > 0 {
+            handle.seek(SeekFrom::Start(from)).map_err(io)?;
+        }
         let mut ix = Index::empty();
         // The first line of the file (and only it) may start with a byte-order mark.
         let before = usize::from(from > 0);
-        let lines = read_lines(handle.take(to - from), before, file, |n, line| {
+        let limit = to.map_or(u64::MAX, |to| to - from);
+        let lines = read_lines(handle.take(limit), before, file, |n, line| {
             ix.line(n - before, line);
             Ok(true)
         })?;
