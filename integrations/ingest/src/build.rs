@@ -20,8 +20,7 @@
 //! read sees the latest commit, as a LangGraph superstep does.
 
 use agentsim_models::record::{normalize_set, OpRecord, Registry, ToolEntry, ValueMap};
-use agentsim_models::{History, Names, Value};
-use std::collections::BTreeMap;
+use agentsim_models::{Cell, History, Names, Value};
 
 /// A value a step read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,15 +97,20 @@ pub fn build_with(mut steps: Vec<Step>, provenance: Provenance) -> History {
 /// [`build_with`] of steps already in log order, `commits` their commit instants: a source
 /// that holds its steps packed hands them over one at a time, so they are never all held as
 /// [`Step`]s at once.
+///
+/// Names are interned as each record is made, in the order a record lists them (reads, writes,
+/// effects, registries, agent, planned tool), so ids are the order of first appearance; the
+/// log of visible writes holds those ids, not copies of the names.
 pub fn build_ordered(
     commits: &[u128],
     steps: impl IntoIterator<Item = Step>,
     provenance: Provenance,
 ) -> History {
     let mut h = History::new(Names::new());
-    // Each cell's visible writes, in log order: (index, value).
-    let mut writes_of: BTreeMap<String, Vec<(usize, Option<String>)>> = BTreeMap::new();
-    let mut versions: BTreeMap<String, u32> = BTreeMap::new();
+    // Sized once: a vector of records grown as it fills is copied at each growth, and the
+    // kernel zeroes every larger copy's pages.
+    h.records.reserve_exact(commits.len());
+    let mut log = Visible::default();
     // Steps are dropped as their records are made, so a long trace is not held twice over.
     for (index, step) in steps.into_iter().enumerate() {
         assert_eq!(commits[index], step.commit_at, "steps come in log order");
@@ -117,62 +121,21 @@ pub fn build_ordered(
         // write of each with a log index below read_time. Read times are not monotone in
         // commit order (a long generation reads early and commits late), so each step looks
         // its own instant up.
-        let latest: BTreeMap<String, (usize, Option<String>)> = step
+        let latest: Vec<Option<(usize, Value)>> = step
             .reads
             .iter()
-            .filter_map(|(cell, _)| {
-                let ws = writes_of.get(cell)?;
-                let i = ws.partition_point(|(k, _)| *k < read_time).checked_sub(1)?;
-                Some((cell.clone(), ws[i].clone()))
-            })
+            .map(|(cell, _)| log.latest(&h.names, cell, read_time))
             .collect();
-        let reads: Vec<(String, Option<String>)> = step
-            .reads
-            .iter()
-            .map(|(cell, seen)| {
-                let v = match seen {
-                    Seen::Value(v) => v.clone(),
-                    Seen::Derive => match latest.get(cell) {
-                        Some((_, v)) => v.clone(),
-                        None => Some("v0".to_owned()),
-                    },
-                };
-                (cell.clone(), v)
-            })
-            .collect();
-        let writes: Vec<(String, Option<String>)> = step
-            .writes
-            .iter()
-            .map(|(cell, w)| {
-                let v = match w {
-                    Written::Value(v) => v.clone(),
-                    Written::NewVersion => {
-                        let k = versions.entry(cell.clone()).or_insert(0);
-                        *k += 1;
-                        Some(format!("v{k}"))
-                    }
-                };
-                (cell.clone(), v)
-            })
-            .collect();
-        let preds = match provenance {
-            Provenance::Off => Vec::new(),
-            Provenance::LatestWrite => producers(&h.records, &reads, &latest, false),
-            Provenance::MatchingWrite => producers(&h.records, &reads, &latest, true),
-        };
-        let record = record(
-            &mut h.names,
-            &step,
-            &reads,
-            &writes,
+        let made = Made {
             read_time,
             index,
-            preds,
-        );
+            provenance,
+        };
+        let (record, writes) = record(&mut h.names, &mut log, &h.records, &step, &latest, made);
         h.records.push(record);
         if !step.aborted || step.retracted {
             for (cell, v) in writes {
-                writes_of.entry(cell).or_default().push((index, v));
+                log.push(cell, index, v);
             }
         }
     }
@@ -181,18 +144,54 @@ pub fn build_ordered(
     h
 }
 
+/// The visible (committed, or retracted) writes so far, by cell id, and each cell's count of
+/// new versions.
+#[derive(Default)]
+struct Visible {
+    /// `writes[cell]`: (log index, value), in log order.
+    writes: Vec<Vec<(usize, Value)>>,
+    versions: Vec<u32>,
+}
+
+impl Visible {
+    /// The last visible write of `cell` with a log index below `read_time`.
+    fn latest(&self, names: &Names, cell: &str, read_time: usize) -> Option<(usize, Value)> {
+        let ws = self.writes.get(names.cells.get(cell)? as usize)?;
+        let i = ws.partition_point(|(k, _)| *k < read_time).checked_sub(1)?;
+        Some(ws[i])
+    }
+
+    fn push(&mut self, cell: Cell, index: usize, v: Value) {
+        let c = cell.0 as usize;
+        if self.writes.len() <= c {
+            self.writes.resize_with(c + 1, Vec::new);
+        }
+        self.writes[c].push((index, v));
+    }
+
+    /// The next version's ordinal among `cell`'s writes (1 for its first).
+    fn next_version(&mut self, cell: Cell) -> u32 {
+        let c = cell.0 as usize;
+        if self.versions.len() <= c {
+            self.versions.resize(c + 1, 0);
+        }
+        self.versions[c] += 1;
+        self.versions[c]
+    }
+}
+
 /// The producers of what `reads` read (the latest write of each cell; with `matching`, only
 /// when the value read is the value it wrote), and transitively their preds.
 fn producers(
     log: &[OpRecord],
-    reads: &[(String, Option<String>)],
-    latest: &BTreeMap<String, (usize, Option<String>)>,
+    reads: &[(Cell, Value)],
+    latest: &[Option<(usize, Value)>],
     matching: bool,
 ) -> Vec<u32> {
     let mut preds: Vec<u32> = Vec::new();
-    for (cell, read) in reads {
-        let found = latest.get(cell).filter(|(_, w)| !matching || w == read);
-        if let Some(&(k, _)) = found {
+    for (&(_, read), found) in reads.iter().zip(latest) {
+        let found = found.filter(|&(_, w)| !matching || w == read);
+        if let Some((k, _)) = found {
             preds.push(k as u32);
             preds.extend_from_slice(&log[k].preds);
         }
@@ -201,43 +200,76 @@ fn producers(
     preds
 }
 
-fn record(
-    names: &mut Names,
-    step: &Step,
-    reads: &[(String, Option<String>)],
-    writes: &[(String, Option<String>)],
+/// Where a record goes in the log, and how its `preds` are filled.
+#[derive(Clone, Copy)]
+struct Made {
     read_time: usize,
     index: usize,
-    preds: Vec<u32>,
-) -> OpRecord {
+    provenance: Provenance,
+}
+
+/// The record of `step` (each read's latest visible write in `latest`), and its writes in the
+/// step's order, to be made visible.
+fn record(
+    names: &mut Names,
+    visible: &mut Visible,
+    log: &[OpRecord],
+    step: &Step,
+    latest: &[Option<(usize, Value)>],
+    made: Made,
+) -> (OpRecord, Vec<(Cell, Value)>) {
     let value = |names: &mut Names, v: &Option<String>| match v {
         Some(v) => names.value(v),
         None => Value::NULL,
     };
-    let read_values = ValueMap::from_pairs(
-        reads
-            .iter()
-            .map(|(c, v)| (names.cell(c), value(names, v)))
-            .collect::<Vec<_>>(),
-    );
-    let mut read_set: Vec<_> = reads.iter().map(|(c, _)| names.cell(c)).collect();
+    let reads: Vec<(Cell, Value)> = step
+        .reads
+        .iter()
+        .zip(latest)
+        .map(|((c, seen), latest)| {
+            let cell = names.cell(c);
+            let v = match (seen, latest) {
+                (Seen::Value(v), _) => value(names, v),
+                (Seen::Derive, Some((_, v))) => *v,
+                (Seen::Derive, None) => names.value("v0"),
+            };
+            (cell, v)
+        })
+        .collect();
+    let preds = match made.provenance {
+        Provenance::Off => Vec::new(),
+        Provenance::LatestWrite => producers(log, &reads, latest, false),
+        Provenance::MatchingWrite => producers(log, &reads, latest, true),
+    };
+    let read_values = ValueMap::from_pairs(reads.iter().copied());
+    let mut read_set: Vec<_> = reads.iter().map(|&(c, _)| c).collect();
     normalize_set(&mut read_set);
-    let written: BTreeMap<&str, &Option<String>> =
-        writes.iter().map(|(c, v)| (c.as_str(), v)).collect();
-    let write_values = ValueMap::from_pairs(
-        writes
-            .iter()
-            .map(|(c, v)| (names.cell(c), value(names, v)))
-            .collect::<Vec<_>>(),
-    );
-    let mut write_set: Vec<_> = writes.iter().map(|(c, _)| names.cell(c)).collect();
+    let writes: Vec<(Cell, Value)> = step
+        .writes
+        .iter()
+        .map(|(c, w)| {
+            let cell = names.cell(c);
+            let v = match w {
+                Written::Value(v) => value(names, v),
+                Written::NewVersion => {
+                    let k = visible.next_version(cell);
+                    names.value(&format!("v{k}"))
+                }
+            };
+            (cell, v)
+        })
+        .collect();
+    let write_values = ValueMap::from_pairs(writes.iter().copied());
+    let mut write_set: Vec<_> = writes.iter().map(|&(c, _)| c).collect();
     normalize_set(&mut write_set);
+    // An effect's value is the step's (last) write of its cell, NULL if it wrote none.
     let mut effects = |order: &[String]| -> Vec<_> {
         order
             .iter()
             .map(|c| {
-                let v = written.get(c.as_str()).copied().cloned().flatten();
-                (names.cell(c), value(names, &v))
+                let cell = names.cell(c);
+                let v = writes.iter().rev().find(|w| w.0 == cell);
+                (cell, v.map_or(Value::NULL, |w| w.1))
             })
             .collect()
     };
@@ -251,23 +283,24 @@ fn record(
     };
     let read_registry = registry(&step.read_registry);
     let write_registry = registry(&step.write_registry);
-    OpRecord {
+    let record = OpRecord {
         agent: names.agent(&step.agent),
         read_set,
         read_values,
         read_registry,
         planned_tool: step.planned_tool.as_deref().map(|t| names.tool(t)),
-        read_time: read_time as u64,
+        read_time: made.read_time as u64,
         write_set,
         write_values,
         write_registry,
-        write_time: index as u64 + 1,
+        write_time: made.index as u64 + 1,
         io,
         co,
         aborted: step.aborted || step.retracted,
         preds,
         read_meta: Vec::new(),
-    }
+    };
+    (record, writes)
 }
 
 #[cfg(test)]

@@ -3,10 +3,10 @@
 //! The Collector's file exporter writes one `TracesData` document per line, and a trace's spans
 //! may be spread over several lines (batches). Two passes over the input:
 //!
-//! 1. **Index**: each line is checked for UTF-8 and scanned, without parsing it, for the
-//!    values of its `"traceId"` / `"trace_id"` fields; the index keeps, for each trace id, the
-//!    last line that names it.
-//! 2. **Map**: each line is parsed ([`super::otlp::line_spans`]) and its spans join their trace;
+//! 1. **Index** ([`super::index`]): each line is checked for UTF-8 and scanned, without
+//!    parsing it, for the values of its `"traceId"` / `"trace_id"` fields; the index keeps,
+//!    for each trace id, the last line that names it.
+//! 2. **Map**: each line is parsed ([`super::otlp::line_lean`]) and its spans join their trace;
 //!    after the last line of a trace, the whole trace goes to [`Mapper::trace`] and its spans
 //!    are dropped.
 //!
@@ -18,6 +18,7 @@
 //! first bad line in file order, with its line and JSON path; invalid UTF-8 anywhere is a read
 //! error before any JSON error.
 
+use super::index::Index;
 use super::lean::LeanSpan as Span;
 use super::map::{self, Mapper};
 use super::mapping::Mapping;
@@ -27,6 +28,7 @@ use crate::Ingested;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 type R<T> = Result<T, IngestError>;
 
@@ -78,37 +80,53 @@ fn lines(input: Input<'_>, file: &str, mut f: impl FnMut(usize, &str) -> R<bool>
             }
         }
         Input::File(path) => {
-            let mut handle = std::fs::File::open(path).map_err(io)?;
-            // Lines are handed out of a block of the file in place; a block starts with what
-            // the last one left of an unfinished line.
-            let mut buf: Vec<u8> = Vec::with_capacity(BLOCK);
-            let mut n = 0;
-            loop {
-                let got = (&mut handle)
-                    .take(BLOCK as u64)
-                    .read_to_end(&mut buf)
-                    .map_err(io)?;
-                let mut at = 0;
-                while let Some(i) = memchr::memchr(b'\n', &buf[at..]) {
-                    n += 1;
-                    let line = &buf[at..at + i];
-                    at += i + 1;
-                    let line = line.strip_suffix(b"\r").unwrap_or(line);
-                    if !f(n, utf8(n, line).map_err(io)?)? {
-                        return Ok(());
-                    }
-                }
-                if got == 0 {
-                    if at < buf.len() {
-                        f(n + 1, utf8(n + 1, &buf[at..]).map_err(io)?)?;
-                    }
-                    break;
-                }
-                buf.drain(..at);
-            }
+            let handle = std::fs::File::open(path).map_err(io)?;
+            read_lines(handle, 0, file, f)?;
         }
     }
     Ok(())
+}
+
+/// [`lines`] of a reader whose first line is line `before + 1` (a byte-order mark is dropped
+/// only from line 1); stops when `f` says so. The number of the last line read.
+pub(super) fn read_lines(
+    mut handle: impl Read,
+    before: usize,
+    file: &str,
+    mut f: impl FnMut(usize, &str) -> R<bool>,
+) -> R<usize> {
+    let io = |source| IngestError::Io {
+        file: file.to_owned(),
+        source,
+    };
+    // Lines are handed out of a block of the file in place; a block starts with what the last
+    // one left of an unfinished line.
+    let mut buf: Vec<u8> = Vec::with_capacity(BLOCK);
+    let mut n = before;
+    loop {
+        let got = (&mut handle)
+            .take(BLOCK as u64)
+            .read_to_end(&mut buf)
+            .map_err(io)?;
+        let mut at = 0;
+        while let Some(i) = memchr::memchr(b'\n', &buf[at..]) {
+            n += 1;
+            let line = &buf[at..at + i];
+            at += i + 1;
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if !f(n, utf8(n, line).map_err(io)?)? {
+                return Ok(n);
+            }
+        }
+        if got == 0 {
+            if at < buf.len() {
+                n += 1;
+                f(n, utf8(n, &buf[at..]).map_err(io)?)?;
+            }
+            return Ok(n);
+        }
+        buf.drain(..at);
+    }
 }
 
 /// How much of a file is read at a time.
@@ -129,129 +147,96 @@ fn utf8(n: usize, line: &[u8]) -> std::io::Result<&str> {
     })
 }
 
-/// Pass 1: for each trace id, the last line that names it.
-struct Index {
-    /// Keyed by [`id_hash`]: two ids that share a hash share the later last line, which only
-    /// keeps the other's trace open longer (no `String` per trace is held).
-    last: HashMap<u64, usize>,
-    /// Non-blank lines.
-    documents: usize,
-    /// The first non-blank line is a JSON value by itself (a file of one document per line).
-    first_parses: bool,
-}
-
-impl Index {
-    fn scan(input: Input<'_>, file: &str) -> R<Index> {
-        let mut ix = Index {
-            last: HashMap::new(),
-            documents: 0,
-            first_parses: false,
-        };
-        lines(input, file, |n, line| {
-            if line.trim().is_empty() {
-                return Ok(true);
-            }
-            ix.documents += 1;
-            if ix.documents == 1 {
-                ix.first_parses = serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok();
-            }
-            trace_ids(line.as_bytes(), |id| {
-                ix.last.insert(id_hash(id), n);
-            });
-            Ok(true)
-        })?;
-        Ok(ix)
-    }
-
-    /// The last line that names trace `id` (as a span gives it: lowercased).
-    fn last(&self, id: &str) -> Option<usize> {
-        self.last.get(&id_hash(id.as_bytes())).copied()
-    }
-}
-
-/// A trace id's hash, ASCII case ignored (FNV-1a: fixed, so runs agree; the index's order never
-/// reaches the output).
-fn id_hash(id: &[u8]) -> u64 {
-    id.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// Calls `f` with the values of the `"traceId"` and `"trace_id"` fields of a line, as the JSON
-/// text spells them (a value with an escape is skipped: pass 2 notices its spans).
-fn trace_ids(line: &[u8], mut f: impl FnMut(&[u8])) {
-    for needle in [&b"\"traceId\""[..], &b"\"trace_id\""[..]] {
-        for at in memchr::memmem::find_iter(line, needle) {
-            let rest = &line[at + needle.len()..];
-            let rest = skip_ws(rest);
-            let Some(rest) = rest.strip_prefix(b":") else {
-                continue;
-            };
-            let Some(rest) = skip_ws(rest).strip_prefix(b"\"") else {
-                continue;
-            };
-            let Some(end) = memchr::memchr2(b'"', b'\\', rest) else {
-                continue;
-            };
-            if rest[end] == b'"' {
-                f(&rest[..end]);
-            }
-        }
-    }
-}
-
-fn skip_ws(b: &[u8]) -> &[u8] {
-    let n = b
-        .iter()
-        .take_while(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
-        .count();
-    &b[n..]
-}
-
 /// Pass 2: parses line by line and maps each trace after its last line. `None`: a span's
 /// trace was not where the index said (the caller reads the file whole instead).
 ///
-/// A second thread reads and parses the lines ([`otlp::line_spans`]) while this one maps, a
-/// bounded queue apart; the lines arrive in file order, so the result (and the first error)
-/// is the one-thread result.
+/// A second thread reads the lines and parses most of them ([`otlp::line_lean`]) while this
+/// one maps, a bounded queue apart. Parsing costs about twice what mapping does, so whenever
+/// the queue is empty (this thread is waiting) the next batch is sent unparsed and parsed
+/// here: both cores stay busy. The batches arrive in file order and each line is parsed the
+/// same way on either thread, so the result (and the first error) is the one-thread result,
+/// whichever thread parsed what.
 fn by_trace(
     input: Input<'_>,
     file: &str,
     index: &Index,
     mapping: Option<&Mapping>,
 ) -> R<Option<Ingested>> {
+    let queued = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<R<Batch>>(QUEUE_MAX);
+        let queued = &queued;
         scope.spawn(move || {
-            let mut batch: Batch = Vec::with_capacity(BATCH_MAX);
+            // The mapper starts out waiting: the first batch is its to parse.
+            let mut batch = Batch::new(true);
+            let send = |batch: Batch| {
+                queued.fetch_add(1, Ordering::Relaxed);
+                tx.send(Ok(batch)).is_ok()
+            };
             let read = lines(input, file, |n, line| {
                 if line.trim().is_empty() {
                     return Ok(true);
                 }
-                let mut spans = Vec::new();
-                otlp::line_lean(line, file, n, &mut spans)?;
-                batch.push((n, spans));
+                batch.push(n, line, file)?;
                 if batch.len() < BATCH_MAX {
                     return Ok(true);
                 }
+                let next = Batch::new(queued.load(Ordering::Relaxed) == 0);
                 // A closed queue: the mapper stopped (an error, or a missed trace).
-                Ok(tx.send(Ok(std::mem::take(&mut batch))).is_ok())
+                Ok(send(std::mem::replace(&mut batch, next)))
             });
-            // The lines parsed before the end (or before a bad line) go first, so the first
+            // The lines read before the end (or before a bad line) go first, so the first
             // error in file order is the one reported.
-            if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
+            if batch.len() > 0 && !send(batch) {
                 return;
             }
             if let Err(e) = read {
                 let _ = tx.send(Err(e));
             }
         });
-        map_lines(rx, file, index, mapping)
+        map_lines(rx, queued, file, index, mapping)
     })
 }
 
-/// Parsed lines (number, spans), in file order.
-type Batch = Vec<(usize, Vec<Span>)>;
+/// Lines in file order, parsed by the reading thread or left for the mapping thread.
+enum Batch {
+    /// (number, spans).
+    Parsed(Vec<(usize, Vec<Span>)>),
+    /// (number, where it ends in the text), and the lines' text one after another.
+    Raw(Vec<(usize, usize)>, String),
+}
+
+impl Batch {
+    fn new(raw: bool) -> Batch {
+        match raw {
+            true => Batch::Raw(Vec::with_capacity(BATCH_MAX), String::new()),
+            false => Batch::Parsed(Vec::with_capacity(BATCH_MAX)),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Batch::Parsed(lines) => lines.len(),
+            Batch::Raw(lines, _) => lines.len(),
+        }
+    }
+
+    /// Adds line `n`: parsed, or its text.
+    fn push(&mut self, n: usize, line: &str, file: &str) -> R<()> {
+        match self {
+            Batch::Parsed(lines) => {
+                let mut spans = Vec::new();
+                otlp::line_lean(line, file, n, &mut spans)?;
+                lines.push((n, spans));
+            }
+            Batch::Raw(lines, text) => {
+                text.push_str(line);
+                lines.push((n, text.len()));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Lines a batch holds, at most: a message per line would cost as much as a short line's
 /// mapping.
@@ -265,48 +250,88 @@ const QUEUE_MAX: usize = 4;
 /// `traceId`) wait for the end of the file.
 fn map_lines(
     rx: std::sync::mpsc::Receiver<R<Batch>>,
+    queued: &AtomicUsize,
     file: &str,
     index: &Index,
     mapping: Option<&Mapping>,
 ) -> R<Option<Ingested>> {
-    let mut open: HashMap<String, Vec<Span>> = HashMap::new();
-    let mut mapper = Mapper::new(file, mapping);
-    // The traces whose last line this is.
-    let mut ending: Vec<String> = Vec::new();
+    let mut traces = Traces {
+        open: HashMap::new(),
+        mapper: Mapper::new(file, mapping),
+        ending: Vec::new(),
+    };
+    traces.mapper.reserve(index.traces());
+    let mut spans = Vec::new();
     for batch in rx {
-        for (n, spans) in batch? {
-            for s in spans {
-                match index.last(s.trace()) {
-                    Some(last) if last >= n => {
-                        // A trace's spans mostly come together: its id once for them.
-                        if last == n && ending.last().map(String::as_str) != Some(s.trace()) {
-                            ending.push(s.trace().to_owned());
-                        }
-                    }
-                    _ => return Ok(None),
-                }
-                match open.get_mut(s.trace()) {
-                    Some(t) => t.push(s),
-                    None => {
-                        open.insert(s.trace().to_owned(), vec![s]);
+        queued.fetch_sub(1, Ordering::Relaxed);
+        match batch? {
+            Batch::Parsed(lines) => {
+                for (n, spans) in lines {
+                    if traces.line(n, spans, index).is_none() {
+                        return Ok(None);
                     }
                 }
             }
-            ending.sort_unstable();
-            ending.dedup();
-            for id in ending.drain(..) {
-                if let Some(trace) = open.remove(&id) {
-                    mapper.trace(trace);
+            Batch::Raw(lines, text) => {
+                let mut start = 0;
+                for (n, end) in lines {
+                    otlp::line_lean(&text[start..end], file, n, &mut spans)?;
+                    start = end;
+                    if traces.line(n, std::mem::take(&mut spans), index).is_none() {
+                        return Ok(None);
+                    }
                 }
             }
         }
     }
-    let mut rest: Vec<(String, Vec<Span>)> = open.into_iter().collect();
+    let mut rest: Vec<(String, Vec<Span>)> = traces.open.into_iter().collect();
     rest.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut mapper = traces.mapper;
     for (_, trace) in rest {
         mapper.trace(trace);
     }
     mapper.finish().map(Some)
+}
+
+/// The traces still open, and the mapper that takes each one whole.
+struct Traces<'m> {
+    open: HashMap<String, Vec<Span>>,
+    mapper: Mapper<'m>,
+    /// The traces whose last line this is.
+    ending: Vec<String>,
+}
+
+impl Traces<'_> {
+    /// Line `n`'s spans join their traces; the traces it ends are mapped. `None`: a span's
+    /// trace was not where the index said.
+    fn line(&mut self, n: usize, spans: Vec<Span>, index: &Index) -> Option<()> {
+        for s in spans {
+            match index.last(s.trace()) {
+                Some(last) if last >= n => {
+                    // A trace's spans mostly come together: its id once for them.
+                    let ending = &mut self.ending;
+                    if last == n && ending.last().map(String::as_str) != Some(s.trace()) {
+                        ending.push(s.trace().to_owned());
+                    }
+                }
+                _ => return None,
+            }
+            match self.open.get_mut(s.trace()) {
+                Some(t) => t.push(s),
+                None => {
+                    self.open.insert(s.trace().to_owned(), vec![s]);
+                }
+            }
+        }
+        self.ending.sort_unstable();
+        self.ending.dedup();
+        for id in self.ending.drain(..) {
+            if let Some(trace) = self.open.remove(&id) {
+                self.mapper.trace(trace);
+            }
+        }
+        Some(())
+    }
 }
 
 #[cfg(test)]
@@ -355,6 +380,38 @@ mod tests {
         let from_file = ingest(Input::File(&path), "t", None);
         std::fs::remove_file(&path).unwrap();
         same(&from_file.unwrap(), &streamed);
+    }
+
+    #[test]
+    fn batches_parsed_on_either_thread_give_the_whole_file_readers_result_and_error() {
+        // Enough lines for batches of both kinds; trace i % 7 on line i, so traces stay open
+        // across batches.
+        let docs: Vec<String> = (0..5 * BATCH_MAX)
+            .map(|i| {
+                doc(
+                    &format!("{:x}", 0xa0 + i % 7),
+                    &i.to_string(),
+                    "chat",
+                    i as u64,
+                )
+            })
+            .collect();
+        let text = docs.join("\n");
+        same(
+            &ingest(Input::Text(&text), "t", None).unwrap(),
+            &whole(&text),
+        );
+        let mut bad = docs.clone();
+        bad[3 * BATCH_MAX + 5] = "{\"resourceSpans\": 7}".to_owned();
+        let bad = bad.join("\n");
+        let e = ingest(Input::Text(&bad), "t", None).unwrap_err();
+        let w = otlp::parse(&bad, "t").unwrap_err();
+        assert_eq!(e.to_string(), w.to_string());
+        assert!(
+            e.to_string()
+                .starts_with(&format!("t:{}:", 3 * BATCH_MAX + 6)),
+            "{e}"
+        );
     }
 
     #[test]

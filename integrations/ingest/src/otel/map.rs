@@ -187,6 +187,14 @@ impl<'m> Mapper<'m> {
         }
     }
 
+    /// Room for `traces` traces' invocations and steps (one of each a trace, the common
+    /// shape), reserved at once: grown as they fill, both vectors are copied at each growth
+    /// and the kernel zeroes each larger copy's pages; room never used is never touched.
+    pub fn reserve(&mut self, traces: usize) {
+        self.actors.reserve(traces);
+        self.pending.reserve(traces);
+    }
+
     /// Maps one trace: every span of it (and of no other trace).
     pub fn trace(&mut self, mut spans: Vec<Span>) {
         spans.sort_by(|a, b| (a.start, a.trace(), a.id()).cmp(&(b.start, b.trace(), b.id())));

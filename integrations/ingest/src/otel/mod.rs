@@ -50,6 +50,7 @@
 mod export;
 mod fast;
 mod gaps;
+mod index;
 mod lean;
 mod map;
 pub mod mapping;
