@@ -14,7 +14,8 @@
 //! `agentsim explore`), so a case costs at most a few budgets. Peak memory is the process's
 //! resident high-water mark (`VmHWM`), reset before each search through
 //! `/proc/self/clear_refs` where Linux allows it (else `null`): it includes the binary's own
-//! few MiB. Figures are wall-clock and machine-dependent; nothing here asserts a speed, and
+//! few MiB, and what the allocator kept from the searches before (the reset does not return
+//! freed memory), so a small search after a large one shows about the large one's size. Figures are wall-clock and machine-dependent; nothing here asserts a speed, and
 //! none of it goes into `results/`.
 
 use agentsim_models::runtime::{RuntimeKind, Stack};
