@@ -14,12 +14,15 @@
 //! `agentsim explore`), so a case costs at most a few budgets. Peak memory is the process's
 //! resident high-water mark (`VmHWM`), reset before each search through
 //! `/proc/self/clear_refs` where Linux allows it (else `null`): it includes the binary's own
-//! few MiB. Figures are wall-clock and machine-dependent; nothing here asserts a speed, and
+//! few MiB, and what the allocator kept from the searches before (the reset does not return
+//! freed memory), so a small search after a large one shows about the large one's size. Figures are wall-clock and machine-dependent; nothing here asserts a speed, and
 //! none of it goes into `results/`.
 
 use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_models::Anomaly;
-use agentsim_sim::explore::{explore, Exploration, ExploreConfig, Reach, STEPS_PER_AGENT_DEFAULT};
+use agentsim_sim::explore::{
+    explore, has_copies, Exploration, ExploreConfig, Reach, STEPS_PER_AGENT_DEFAULT,
+};
 use agentsim_sim::scenario::Scenario;
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
@@ -82,8 +85,15 @@ pub struct Run {
     pub complete: bool,
     pub schedules: u64,
     pub classes: u64,
+    /// The per-agent step budget the search ran with.
+    pub steps_per_agent: u64,
     /// Paths on which the per-agent step budget cut an agent.
     pub budget_cut: u64,
+    /// Paths cut by the scenario's `events_max`.
+    pub truncated: u64,
+    /// The counts are up to renaming `count` copies (symmetry on and copies to fold), as
+    /// `agentsim explore --json` says.
+    pub symmetry: bool,
     pub seconds: f64,
     pub peak_rss_mib: Option<f64>,
     /// The anomalies the search reached (a witness each).
@@ -126,6 +136,8 @@ pub struct Case {
     pub reduction_factor: Option<f64>,
     pub factor_is_lower_bound: bool,
     pub threads: usize,
+    /// The seconds one search was given before it was stopped.
+    pub budget_s: f64,
     /// Why the scenario was not explored (e.g. `[cpl]`), if it was not.
     pub refused: Option<String>,
 }
@@ -198,6 +210,7 @@ fn case(file: &Path, sc: &Scenario, rt: Stack, budget: Duration, plain: bool, t:
         reduction_factor: None,
         factor_is_lower_bound: false,
         threads: t,
+        budget_s: budget.as_secs_f64(),
         refused: None,
     };
     let mut best: Option<Scenario> = None;
@@ -281,19 +294,25 @@ impl Run {
             complete: false,
             schedules: 0,
             classes: 0,
+            steps_per_agent: 0,
             budget_cut: 0,
+            truncated: 0,
+            symmetry: false,
             seconds: 0.0,
             peak_rss_mib: None,
             reachable: Vec::new(),
         }
     }
 
-    fn of(e: &Exploration, seconds: f64, peak_rss_mib: Option<f64>) -> Run {
+    fn of(sc: &Scenario, e: &Exploration, seconds: f64, peak_rss_mib: Option<f64>) -> Run {
         Run {
             complete: e.complete,
             schedules: e.schedules,
             classes: e.classes,
+            steps_per_agent: e.steps_per_agent,
             budget_cut: e.budget_cut,
+            truncated: e.truncated,
+            symmetry: e.symmetry && has_copies(sc),
             seconds,
             peak_rss_mib,
             reachable: e
@@ -342,7 +361,7 @@ fn timed(
     });
     let seconds = started.elapsed().as_secs_f64();
     let e = result.map_err(|e| e.to_string())?;
-    Ok(Run::of(&e, seconds, super::detect::peak_rss_mib()))
+    Ok(Run::of(sc, &e, seconds, super::detect::peak_rss_mib()))
 }
 
 /// Resets the process's resident high-water mark (Linux 4.0+); a no-op elsewhere, where
@@ -464,7 +483,7 @@ pub fn table(cases: &[Case]) -> String {
         if let Some(why) = &c.refused {
             let _ = writeln!(
                 s,
-                "| {name} | {} | not explored: {why} |||||||||| |",
+                "| {name} | {} | not explored: {why} ||||||||| |",
                 c.runtime
             );
             continue;
@@ -499,4 +518,84 @@ pub fn table(cases: &[Case]) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cells(row: &str) -> usize {
+        row.trim().trim_matches('|').split('|').count()
+    }
+
+    fn args(dir: &str, only: &str, runtime: &str) -> Args {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        Args {
+            dirs: vec![root.join(dir)],
+            only: Some(only.to_owned()),
+            runtime: vec![runtime.parse().unwrap()],
+            budget_s: 60.0,
+            quick: false,
+            no_plain: false,
+            threads: 1,
+            json: true,
+            quiet: true,
+        }
+    }
+
+    /// Two callers of a2-width2 finish both ways in well under the budget: the factor is the
+    /// plain schedules over the reduced ones, exact, and the JSON says what the counts are
+    /// (folded over the copies, at which step budget, under which time budget).
+    #[test]
+    fn a_finished_case_has_an_exact_factor_and_says_what_it_counted() {
+        let cases = run(&args("scenarios/twins", "a2-width2", "vanilla")).unwrap();
+        assert_eq!(cases.len(), 1);
+        let c = &cases[0];
+        assert!(c.refused.is_none(), "{:?}", c.refused);
+        assert_eq!(c.repeat_cap, Some(c.own_repeat));
+        assert!(c.at_own && c.reduced.complete);
+        let p = c.plain.as_ref().expect("a plain search");
+        assert!(p.complete && !c.factor_is_lower_bound);
+        assert!(
+            p.schedules > c.reduced.schedules,
+            "{p:?} vs {:?}",
+            c.reduced
+        );
+        let f = c.reduction_factor.unwrap();
+        assert!((f - p.schedules as f64 / c.reduced.schedules as f64).abs() < 1e-9);
+        assert!(c.reduced.symmetry, "two callers are copies to fold");
+        assert!(!p.symmetry, "the plain enumeration does not fold copies");
+        let v = serde_json::to_value(c).unwrap();
+        assert_eq!(v["budget_s"], 60.0);
+        assert_eq!(v["reduced"]["steps_per_agent"], STEPS_PER_AGENT_DEFAULT);
+        assert_eq!(v["reduced"]["truncated"], 0);
+        assert_eq!(v["reduced"]["symmetry"], true);
+        assert_eq!(v["plain"]["symmetry"], false);
+    }
+
+    /// Every row of the table, refused or explored, has the header's cells.
+    #[test]
+    fn every_table_row_has_the_headers_cells() {
+        let mut cases = run(&args("scenarios/twins", "a2-width2", "vanilla")).unwrap();
+        let mut refused = cases[0].clone();
+        refused.refused = Some("[cpl]".to_owned());
+        let mut stopped = cases[0].clone();
+        stopped.repeat_cap = None;
+        stopped.at_own = false;
+        stopped.plain = None;
+        stopped.reduction_factor = None;
+        stopped.steps = Some(Steps {
+            steps_per_agent: None,
+            run: Run::none(),
+            verdict: "cannot tell".to_owned(),
+        });
+        cases.extend([refused, stopped]);
+        let t = table(&cases);
+        let rows: Vec<&str> = t.lines().collect();
+        assert_eq!(rows.len(), 2 + 3);
+        let want = cells(rows[0]);
+        for r in &rows[1..] {
+            assert_eq!(cells(r), want, "{r}");
+        }
+    }
 }
