@@ -173,8 +173,9 @@ struct Cx<'a> {
     /// base → (start, registry) in time order; versions per (base, tool).
     seen: BTreeMap<String, Vec<(u64, Entries)>>,
     versions: BTreeMap<(String, String), Vec<String>>,
-    /// The MCP log the tool spans are joined with (`--mcp-log`).
+    /// The MCP log the tool spans are joined with (`--mcp-log`), and each call span's match.
     join: Option<Join<'a>>,
+    matched: BTreeMap<usize, Match>,
     /// The tools that are memory (`--tool-memory`), and each span's role under it.
     mapping: Option<&'a Mapping>,
     roles: Vec<Role>,
@@ -211,6 +212,7 @@ pub fn ingest_with(
     cx.observe_registries(&spans, &invocations);
     let mut steps = Vec::new();
     for inv in &invocations {
+        cx.match_calls(&spans, inv);
         for members in segments(&cx.roles, &inv.members) {
             steps.push(cx.step(&spans, inv, &members));
         }
@@ -437,6 +439,24 @@ impl Cx<'_> {
         }
     }
 
+    /// Matches an invocation's calls with the MCP log, in start order (a call claimed by one
+    /// span is not matched again), before its steps are made: a step's plan may have run as
+    /// the next step's mapped read.
+    fn match_calls(&mut self, spans: &[Span], inv: &Invocation) {
+        let Some(j) = &mut self.join else {
+            return;
+        };
+        let mut calls: Vec<usize> = (inv.members.iter().copied())
+            .filter(|&m| self.roles[m].call())
+            .collect();
+        calls.sort_by_key(|&t| (spans[t].start, &spans[t].id));
+        for t in calls {
+            let s = &spans[t];
+            let m = j.match_span(&tool_name(s), s.start, s.end, &inv.base);
+            self.matched.insert(t, m);
+        }
+    }
+
     fn registry_at(&self, base: &str, t: u64) -> Option<&Entries> {
         let seen = self.seen.get(base)?;
         let i = seen.partition_point(|(s, _)| *s <= t);
@@ -460,14 +480,13 @@ impl Cx<'_> {
         let of = |f: &dyn Fn(Role) -> bool| -> Vec<usize> {
             members.iter().copied().filter(|&m| f(roles[m])).collect()
         };
+        let by_start = |t: &usize| (spans[*t].start, &spans[*t].id);
         let reads = of(&|r| matches!(r, Role::Read | Role::ToolRead));
         let generation = of(&|r| r == Role::Generation).first().copied();
         let tools = of(&|r| matches!(r, Role::Tool | Role::ToolWrite | Role::McpCall));
-        // Every call is matched with the log; a mapped read before the generation is a read of
-        // the step, not a call it planned.
+        // A mapped read before the generation is a read of the step, not a call it planned.
         let plan_start = generation.map_or(0, |g| spans[g].start);
-        let calls = of(&|r| r.call());
-        let planned_calls: Vec<usize> = (calls.iter().copied())
+        let calls: Vec<usize> = (of(&|r| r.call()).into_iter())
             .filter(|&c| roles[c] != Role::ToolRead || spans[c].start >= plan_start)
             .collect();
         let first_start = members.iter().map(|&m| spans[m].start).min();
@@ -490,21 +509,33 @@ impl Cx<'_> {
             commit_at: u128::from(commit_at),
             ..Step::default()
         };
-        let mut matches: BTreeMap<usize, Match> = BTreeMap::new();
-        if let Some(j) = &mut self.join {
-            let mut by_start = calls.clone();
-            by_start.sort_by_key(|&t| (spans[t].start, &spans[t].id));
-            for t in by_start {
-                let s = &spans[t];
-                matches.insert(t, j.match_span(&tool_name(s), s.start, s.end, &inv.base));
-            }
-        }
+        let planned_by_llm = generation.and_then(|g| {
+            let calls = indexed(&spans[g], "llm.output_messages", "tool_call.function.name");
+            calls
+                .first()
+                .and_then(|(_, v)| v.as_str())
+                .map(str::to_owned)
+        });
+        let first_tool = calls.iter().copied().min_by_key(by_start);
+        step.planned_tool = planned_by_llm.or_else(|| first_tool.map(|t| tool_name(&spans[t])));
+        // The call that ran the plan; a planned mapped read runs as the next step's read (the
+        // read its next generation plans from), so it is looked for among the later reads.
+        let planned = step.planned_tool.as_deref();
+        let named = |t: &usize| Some(tool_name(&spans[*t]).as_str()) == planned;
+        let later_read = |t: &usize| roles[*t] == Role::ToolRead && spans[*t].start >= plan_start;
+        let plan_call = (calls.iter().copied().filter(named).min_by_key(by_start)).or_else(|| {
+            let later = inv.members.iter().copied().filter(later_read);
+            later.filter(named).min_by_key(by_start)
+        });
+        let plan_match = plan_call.and_then(|t| self.matched.get(&t).copied());
         // A call that ended in ERROR, or that the log says the server failed (the span says
         // OK): its effect did not land.
         let join = self.join.as_ref();
-        let failed: BTreeSet<usize> = (calls.iter().copied())
+        let failed: BTreeSet<usize> = (members.iter().copied())
+            .filter(|&t| roles[t].call())
             .filter(|t| {
-                spans[*t].error || matches.get(t).zip(join).is_some_and(|(&m, j)| j.failed(m))
+                let in_log = self.matched.get(t).zip(join);
+                spans[*t].error || in_log.is_some_and(|(&m, j)| j.failed(m))
             })
             .collect();
         let failed = |t: usize| failed.contains(&t);
@@ -556,18 +587,6 @@ impl Cx<'_> {
         co.sort_by(|a, b| (a.1, a.2).cmp(&(b.1, b.2)));
         step.io = io.into_iter().map(|e| e.3).collect();
         step.co = co.into_iter().map(|e| e.3).collect();
-        let tools = planned_calls;
-        let planned_by_llm = generation.and_then(|g| {
-            let calls = indexed(&spans[g], "llm.output_messages", "tool_call.function.name");
-            calls
-                .first()
-                .and_then(|(_, v)| v.as_str())
-                .map(str::to_owned)
-        });
-        let first_tool = tools
-            .iter()
-            .min_by_key(|&&t| (spans[t].start, &spans[t].id));
-        step.planned_tool = planned_by_llm.or_else(|| first_tool.map(|&t| tool_name(&spans[t])));
         if step.planned_tool.is_some() {
             self.planned += 1;
             let offered = generation.and_then(|g| {
@@ -584,19 +603,14 @@ impl Cx<'_> {
                     self.planned_without_llm += u64::from(generation.is_none());
                 }
             }
-            let dispatch = first_tool.map_or(commit_at, |&t| spans[t].start);
+            let dispatch = first_tool.map_or(commit_at, |t| spans[t].start);
             step.write_registry = self
                 .registry_at(&inv.base, dispatch)
                 .cloned()
                 .unwrap_or_default();
             if let Some(j) = &mut self.join {
-                let planned = step.planned_tool.as_deref();
-                let span = (tools.iter().copied())
-                    .filter(|&t| Some(tool_name(&spans[t]).as_str()) == planned)
-                    .min_by_key(|&t| (spans[t].start, &spans[t].id));
-                let m = span.and_then(|t| matches.get(&t).copied());
                 let plan_at = generation.map_or(read_at, |g| spans[g].start);
-                match j.registries(m.unwrap_or(Match::None), plan_at) {
+                match j.registries(plan_match.unwrap_or(Match::None), plan_at) {
                     Some((read, write)) => {
                         step.read_registry = read;
                         step.write_registry = write;
