@@ -65,7 +65,7 @@ pub struct Args {
     /// With `--from otel`, `genai` or `openinference`: a mapping file (TOML) naming the tools
     /// that read or write memory (GenAI `execute_tool` or OpenInference `TOOL` spans) and the
     /// agents that share a tool registry (GenAI only) (docs/ingest.md, "Memory behind
-    /// tools"); it combines with `--mcp-log`.
+    /// tools"); on OpenInference spans it combines with `--mcp-log`.
     #[arg(long, value_name = "MAP.toml", conflicts_with = "stream")]
     pub tool_memory: Option<PathBuf>,
     /// With `--from openinference` (or `otel` on OpenInference spans): an MCP JSON-RPC log of
