@@ -12,8 +12,11 @@ test's script and a gate holds a generation open while another agent acts. Runs 
   (``read_profile``, ``write_profile``). The editor reads, its generation is held open while the
   writer writes, and then it writes what it planned from the old value: a lost update (A1).
   ``a1_fixed``: the writer finishes before the editor reads: clean. OpenInference has no
-  memory span kind and these are ordinary TOOL spans, so agentsim must say A1 *cannot tell*
-  on both: the truth is kept here to show what it could not see.
+  memory span kind and these are ordinary TOOL spans, so alone agentsim must say A1 *cannot
+  tell* on both; with the mapping file (``runs.PROFILE_MAP``, ``--tool-memory``) it decides A1
+  from the TOOL spans' ``tool.name``, ``input.value`` and ``output.value``. The truth is what the
+  store saw: each agent's reads and writes, in order (``truth["ops"]``), and whether an agent
+  wrote a key another agent had written since it read it (``truth["a1"]``).
 * ``a2_mcp``: ``planner`` and ``admin`` each reach the same MCP server (``mcp_server``) through
   the SDK's own ``MCPServerStreamableHttp``, whose streams are logged (``mcp_client``'s format,
   ``folder/mcp.jsonl``). The planner's generation plans ``lookup``; while it is in flight the
@@ -112,26 +115,46 @@ async def _a6(variant: str, truth: dict[str, Any]) -> None:
     truth["a6"] = order == ["fast", "slow"]
 
 
+def lost_update(ops: list[tuple[str, str, str, str]]) -> bool:
+    """Whether some agent wrote a key that another agent wrote after this agent last read it
+    (the store's own account of A1, from ``(agent, op, key, value)`` in the order they ran)."""
+    for i, (agent, op, key, _) in enumerate(ops):
+        if op != "read":
+            continue
+        later = ops[i + 1:]
+        own = next((j for j, o in enumerate(later) if o[0] == agent and o[2] == key), None)
+        if own is None or later[own][1] != "write":
+            continue
+        if any(o[0] != agent and o[1] == "write" and o[2] == key for o in later[:own]):
+            return True
+    return False
+
+
 async def _a1(variant: str, llm: ScriptedLLM, truth: dict[str, Any]) -> None:
     store: dict[str, str] = {"profile": "v0"}
-    ops: list[tuple[str, str, str]] = []
+    ops: list[tuple[str, str, str, str]] = []
 
-    @function_tool
-    def read_profile(key: str) -> str:
-        """Reads a profile field."""
-        ops.append(("read", key, store[key]))
-        return store[key]
+    def profile_tools(agent: str) -> list[Any]:
+        # One pair per agent, with the same names: the store records who called it.
+        @function_tool
+        def read_profile(key: str) -> str:
+            """Reads a profile field."""
+            ops.append((agent, "read", key, store[key]))
+            return store[key]
 
-    @function_tool
-    def write_profile(key: str, value: str) -> str:
-        """Writes a profile field."""
-        ops.append(("write", key, value))
-        store[key] = value
-        return "ok"
+        @function_tool
+        def write_profile(key: str, value: str) -> str:
+            """Writes a profile field."""
+            ops.append((agent, "write", key, value))
+            store[key] = value
+            return "ok"
 
-    tools = [read_profile, write_profile]
-    writer = Agent(name="writer", instructions="writer", model="writer", tools=tools)
-    editor = Agent(name="editor", instructions="editor", model="editor", tools=tools)
+        return [read_profile, write_profile]
+
+    writer = Agent(name="writer", instructions="writer", model="writer",
+                   tools=profile_tools("writer"))
+    editor = Agent(name="editor", instructions="editor", model="editor",
+                   tools=profile_tools("editor"))
     with trace("a1 workflow"):
         if variant == "a1":
             editing = asyncio.create_task(Runner.run(editor, "edit the profile"))
@@ -145,7 +168,7 @@ async def _a1(variant: str, llm: ScriptedLLM, truth: dict[str, Any]) -> None:
             llm.open("writer-done")
             await Runner.run(editor, "edit the profile")
     truth["ops"] = ops
-    truth["a1"] = variant == "a1"
+    truth["a1"] = lost_update(ops)
 
 
 async def _a2_mcp(variant: str, llm: ScriptedLLM, url: str, log: JsonlLog,

@@ -20,6 +20,7 @@ pytest.importorskip("openinference.instrumentation.openai_agents")
 pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 
 from agentsim_corpus import mcp_runs, openai_agents_runs  # noqa: E402
+from agentsim_corpus.runs import write_mapping  # noqa: E402
 
 V, H, C = "violated", "holds", "cannot_tell"
 LATTICE = ("A1", "A2", "A3", "A6")
@@ -46,6 +47,13 @@ OPENAI_AGENTS_MCP_LOG = {
 OPENAI_AGENTS_JOINED = {
     "a2_mcp": (C, V, C, H),
     "a2_mcp_fixed": (C, H, C, H),
+}
+# The same runs read with the profile tools' mapping (--tool-memory, the Agent Framework corpus's
+# file): the TOOL spans' tool.name, input.value and output.value name the cell and what was read
+# and written, so A1 is decided; A2, A3, A6 stay the spans'.
+OPENAI_AGENTS_MAPPED = {
+    "a1": (V, C, C, H),
+    "a1_fixed": (H, C, C, H),
 }
 OPENINFERENCE_NOTE = "spans are OpenInference (openinference.span.kind); read as --from openinference"
 MCP = {
@@ -141,6 +149,74 @@ def test_openai_agents_openinference(run, tmp_path, agentsim_binary):
         assert (OPENAI_AGENTS_MCP_LOG[run][1] == V) == truth["a2"], truth
         # The SDK calls from the list it had, whatever list_changed said.
         assert log["ingest"]["counts"]["stale_list_calls"] == 1, log["ingest"]
+
+
+@pytest.mark.parametrize("run", sorted(OPENAI_AGENTS_MAPPED))
+def test_openai_agents_memory_behind_tools(run, tmp_path, agentsim_binary):
+    truth = openai_agents_runs.run(run, tmp_path)
+    expected = OPENAI_AGENTS_MAPPED[run]
+    # The verdict is the store's own account of the run (who read and wrote what, in order).
+    assert (expected[0] == V) == truth["a1"], truth
+    spans, mapping = tmp_path / "spans.jsonl", write_mapping(tmp_path)
+    for source in ("openinference", "otel"):
+        report = detect(agentsim_binary, source, spans, "--tool-memory", str(mapping))
+        assert verdicts(report) == expected, json.dumps(report["verdicts"], indent=1)
+        saved = ingested(agentsim_binary, source, spans, tmp_path, "--tool-memory", str(mapping))
+        same_answer(saved, report)
+    a1 = report["ingest"]["decidable"]["A1"]
+    assert a1["status"] == "decided", a1
+    for named in ("TOOL read_profile", "TOOL write_profile", "tool.name", "input.value",
+                  "output.value", "compared by content"):
+        assert named in a1["why"], a1
+    reads = [o for o in truth["ops"] if o[1] == "read"]
+    writes = [o for o in truth["ops"] if o[1] == "write"]
+    counts = report["ingest"]["counts"]
+    assert counts["memory_cells"] == len({o[2] for o in truth["ops"]}), counts
+    assert f"read_profile ({mapping}; tool.name, input.value, output.value) ×{len(reads)}" \
+        in a1["why"], a1
+    assert f"write_profile ({mapping}; tool.name, input.value) ×{len(writes)}" in a1["why"], a1
+    witnesses = report["anomalies"].get("A1", [])
+    assert len(witnesses) == (1 if truth["a1"] else 0), witnesses
+    # The mapping's [[registry]] groups are the GenAI reader's: said, not silently dropped.
+    assert any("[[registry]] groups are not applied" in n for n in report["ingest"]["notes"])
+    # A mapping whose cell needs an argument the calls do not pass: cannot tell, and why.
+    wrong = tmp_path / "wrong_key.toml"
+    wrong.write_text(mapping.read_text().replace("profile/{key}", "profile/{user}"))
+    report = detect(agentsim_binary, "openinference", spans, "--tool-memory", str(wrong))
+    assert report["verdicts"]["A1"]["verdict"] == C, report["verdicts"]["A1"]
+    why = report["ingest"]["decidable"]["A1"]["why"]
+    assert "TOOL read_profile: argument `user` missing" in why, why
+    # Without the mapping the same spans are ordinary tool calls: cannot tell.
+    alone = detect(agentsim_binary, "openinference", spans)
+    assert alone["verdicts"]["A1"]["verdict"] == C, alone["verdicts"]["A1"]
+    assert "--tool-memory" in alone["ingest"]["decidable"]["A1"]["why"]
+
+
+def test_tool_memory_combines_with_the_mcp_log(tmp_path, agentsim_binary):
+    """The MCP run's `lookup` mapped as a read of `kv/{key}`, with the log joined: the join still
+    matches every TOOL span to its call (A2 from the server's timeline), and the mapping reads
+    the same spans' arguments. The planner's lookup failed on the server (the span says OK), so
+    what it read is unknown: A1 cannot tell, saying so."""
+    for run, a1 in (("a2_mcp", C), ("a2_mcp_fixed", H)):
+        folder = tmp_path / run
+        truth = openai_agents_runs.run(run, folder)
+        mapping = folder / "kv.toml"
+        mapping.write_text('[[tool]]\nname = "lookup"\nreads = "kv/{key}"\n')
+        more = ("--mcp-log", str(folder / "mcp.jsonl"), "--tool-memory", str(mapping))
+        for source in ("openinference", "otel"):
+            both = detect(agentsim_binary, source, folder / "spans.jsonl", *more)
+            expected = (a1,) + OPENAI_AGENTS_JOINED[run][1:]
+            assert verdicts(both) == expected, json.dumps(both["verdicts"], indent=1)
+            assert (expected[1] == V) == truth["a2"], truth
+            saved = ingested(agentsim_binary, source, folder / "spans.jsonl", folder, *more)
+            same_answer(saved, both)
+        counts = both["ingest"]["counts"]
+        assert counts["mcp_log_matched_tool_spans"] == 2, counts
+        why = both["ingest"]["decidable"]["A1"]["why"]
+        if a1 == C:
+            assert "TOOL lookup: the call failed, so what it read is unknown" in why, why
+        else:
+            assert "TOOL lookup" in why and "input.value" in why, why
 
 
 @pytest.mark.parametrize("run", sorted(MCP))

@@ -3,16 +3,16 @@
 //!
 //! `otel` reads OTLP/JSON traces: GenAI spans (the OpenTelemetry GenAI semantic conventions),
 //! or OpenInference spans, detected and said so, a mixed export refused (the rule and the
-//! reader are `detect --from otel`'s, [`load_joined`]); `genai` reads them by the GenAI
+//! reader are `detect --from otel`'s, [`load_with`]); `genai` reads them by the GenAI
 //! conventions only; `langgraph` reads a LangGraph SQLite checkpointer database (one thread);
 //! `openinference` reads OTLP/JSON traces of OpenInference spans; `mcp` an MCP client's
 //! JSON-RPC log. `otel` and `openinference` take `--mcp-log LOG`, joining the tool spans with
-//! the log of the same run; `otel` and `genai` take `--tool-memory MAP.toml`, the tools that
-//! are memory ([`load_with`]). Each writes the JSON Lines history (stdout, or `-o FILE`) and says
+//! the log of the same run; `otel`, `genai` and `openinference` take `--tool-memory MAP.toml`,
+//! the tools that are memory; on OpenInference spans the two combine ([`load_with`]). Each writes the JSON Lines history (stdout, or `-o FILE`) and says
 //! on stderr what the input let it decide (`--report FILE` writes that report as JSON; `detect
 //! HISTORY --ingest-report FILE` reads it back, [`saved_report`]): the mapping and its limits
 //! are in `agentsim_ingest`. `agentsim detect --from SOURCE` does both steps at once, through
-//! [`load_joined`], so the two give the same history and report. Exit 0, or 2 when the input
+//! [`load_with`], so the two give the same history and report. Exit 0, or 2 when the input
 //! is unreadable (the message names the file and what was wrong). A history written here is
 //! only as complete as the report says; a detector's "none" on an anomaly reported undecidable
 //! means nothing.
@@ -24,7 +24,6 @@ use agentsim_ingest::mcp::{parse_mcp_log, read_mcp_log};
 use agentsim_ingest::openinference::{
     parse_openinference_with, read_detected, read_openinference_with, Export,
 };
-use agentsim_ingest::otel::{parse_otel, read_otel};
 use agentsim_ingest::{Ingested, Report};
 use agentsim_jsonl as jsonl;
 use agentsim_models::History;
@@ -75,6 +74,8 @@ pub enum Source {
         common: Common,
         #[command(flatten)]
         mcp: McpLogArg,
+        #[command(flatten)]
+        map: ToolMemoryArg,
     },
     /// An MCP JSON-RPC log: the messages each client sent and received, one a line.
     Mcp(Common),
@@ -90,11 +91,12 @@ pub struct McpLogArg {
     pub mcp_log: Option<PathBuf>,
 }
 
-/// `--tool-memory`, which the sources of GenAI spans take.
+/// `--tool-memory`, which the sources of GenAI and OpenInference spans take.
 #[derive(Debug, ClapArgs)]
 pub struct ToolMemoryArg {
-    /// A mapping file (TOML) naming the tools that read or write memory and the agents that
-    /// share a tool registry (docs/ingest.md, "Memory behind tools").
+    /// A mapping file (TOML) naming the tools that read or write memory (GenAI `execute_tool`
+    /// or OpenInference `TOOL` spans, cells named from the call's arguments) and the agents
+    /// that share a tool registry (GenAI only) (docs/ingest.md, "Memory behind tools").
     #[arg(long, value_name = "MAP.toml")]
     pub tool_memory: Option<PathBuf>,
 }
@@ -164,9 +166,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Source::Otel { common, mcp, map } => (Ingest::Otel, (common, mcp.mcp_log, map.tool_memory)),
         Source::Genai { common, map } => (Ingest::Genai, (common, None, map.tool_memory)),
         Source::Langgraph { common, thread } => (Ingest::Langgraph { thread }, none(common)),
-        Source::Openinference { common, mcp } => {
-            (Ingest::Openinference, (common, mcp.mcp_log, None))
-        }
+        Source::Openinference { common, mcp, map } => (
+            Ingest::Openinference,
+            (common, mcp.mcp_log, map.tool_memory),
+        ),
         Source::Mcp(common) => (Ingest::Mcp, none(common)),
     };
     let what = match source {
@@ -174,7 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ingest::Mcp => "the log",
         Ingest::Langgraph { .. } => "the database",
     };
-    let beside = Beside::of(mcp_log.as_deref(), tool_memory.as_deref())?;
+    let beside = Beside::of(mcp_log.as_deref(), tool_memory.as_deref());
     let mut paths = Paths::new().input(what, &common.file);
     for (what, p) in [("the MCP log", &mcp_log), ("the mapping", &tool_memory)] {
         if let Some(p) = p {
@@ -205,100 +208,68 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// What is read beside the input: an MCP log to join with OpenInference tool spans
-/// (`--mcp-log`), or a mapping of the GenAI tools that are memory (`--tool-memory`).
-#[derive(Clone, Copy, Debug)]
-pub enum Beside<'a> {
-    Nothing,
-    McpLog(&'a Path),
-    ToolMemory(&'a Path),
+/// (`--mcp-log`), a mapping of the tools that are memory (`--tool-memory`; GenAI or
+/// OpenInference spans), or both (OpenInference spans: a call is matched with the log by its
+/// name and times and mapped by its arguments, so neither hides what the other reads).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Beside<'a> {
+    pub mcp_log: Option<&'a Path>,
+    pub tool_memory: Option<&'a Path>,
 }
 
 impl<'a> Beside<'a> {
-    /// From the two flags, which do not combine.
-    pub fn of(mcp_log: Option<&'a Path>, tool_memory: Option<&'a Path>) -> anyhow::Result<Self> {
-        Ok(match (mcp_log, tool_memory) {
-            (Some(_), Some(_)) => bail!("--tool-memory and --mcp-log do not combine"),
-            (Some(log), None) => Beside::McpLog(log),
-            (None, Some(map)) => Beside::ToolMemory(map),
-            (None, None) => Beside::Nothing,
-        })
+    /// From the two flags.
+    pub fn of(mcp_log: Option<&'a Path>, tool_memory: Option<&'a Path>) -> Self {
+        Beside {
+            mcp_log,
+            tool_memory,
+        }
     }
 }
 
 /// Ingests `file` from `source` with what is read beside it: the one reader `ingest` and
 /// `detect --from` share, so the history saved is the history detected.
 pub fn load_with(source: &Ingest, file: &Path, beside: Beside<'_>) -> anyhow::Result<Ingested> {
-    match beside {
-        Beside::Nothing => load_joined(source, file, None),
-        Beside::McpLog(log) => load_joined(source, file, Some(log)),
-        Beside::ToolMemory(map) => load_mapped(source, file, map),
+    use agentsim_ingest::openinference::Beside as With;
+    use agentsim_ingest::otel::{mapping::Mapping, parse_otel_with, read_otel_with};
+    let spans = matches!(source, Ingest::Otel | Ingest::Genai | Ingest::Openinference);
+    if beside.tool_memory.is_some() && !spans {
+        bail!("--tool-memory maps tool spans: it applies to --from otel, genai or openinference");
     }
-}
-
-/// An OTLP/JSON trace of GenAI spans read with a mapping file; `--from otel` first checks that
-/// the export's spans are GenAI's (the mapping names `execute_tool` spans).
-fn load_mapped(source: &Ingest, file: &Path, map: &Path) -> anyhow::Result<Ingested> {
-    use agentsim_ingest::openinference::{choose, classify, reader_for, Reader};
-    use agentsim_ingest::otel::{mapping::Mapping, otlp, parse_otel_with, read_otel_with};
-    if !matches!(source, Ingest::Otel | Ingest::Genai) {
-        bail!("--tool-memory applies to --from otel only");
-    }
-    let text = is_stdin(file).then(stdin).transpose()?;
-    let name = match text {
-        Some(_) => "<stdin>".to_owned(),
-        None => file.display().to_string(),
-    };
-    if *source == Ingest::Otel {
-        let reader = match &text {
-            Some(t) => {
-                let t = t.strip_prefix('\u{feff}').unwrap_or(t);
-                choose(&classify(&otlp::parse(t, &name)?))
-            }
-            None => reader_for(file)?,
-        };
-        if reader != Reader::GenAi {
-            bail!(
-                "{name}: --tool-memory maps GenAI execute_tool spans, and this export's spans \
-                 are OpenInference (openinference.span.kind) or mixed"
-            );
-        }
-    }
-    let mapping = Mapping::read(map)?;
-    Ok(match &text {
-        Some(t) => parse_otel_with(t, &name, Some(&mapping))?,
-        None => read_otel_with(file, Some(&mapping))?,
-    })
-}
-
-/// Ingests `file` from `source` (`-` is stdin, except for a database).
-pub fn load(source: &Ingest, file: &Path) -> anyhow::Result<Ingested> {
-    load_joined(source, file, None)
-}
-
-/// [`load`], an OpenInference trace's tool spans joined with the MCP log `mcp` (`--mcp-log`;
-/// the other sources refuse one).
-pub fn load_joined(source: &Ingest, file: &Path, mcp: Option<&Path>) -> anyhow::Result<Ingested> {
-    let log = mcp.map(McpLog::read).transpose()?;
-    let log = log.as_ref();
-    if log.is_some() && !matches!(source, Ingest::Otel | Ingest::Openinference) {
+    if beside.mcp_log.is_some() && !matches!(source, Ingest::Otel | Ingest::Openinference) {
         bail!("--mcp-log joins an OpenInference trace: it applies to --from openinference or otel");
     }
+    let log = beside.mcp_log.map(McpLog::read).transpose()?;
+    let mapping = beside.tool_memory.map(Mapping::read).transpose()?;
+    let with = With {
+        mcp: log.as_ref(),
+        mapping: mapping.as_ref(),
+    };
+    let name = match is_stdin(file) {
+        true => "<stdin>".to_owned(),
+        false => file.display().to_string(),
+    };
     Ok(match source {
-        Ingest::Otel if is_stdin(file) => read_detected(Export::Text(&stdin()?), "<stdin>", log)?,
-        Ingest::Otel => read_detected(Export::File(file), &file.display().to_string(), log)?,
-        Ingest::Genai if is_stdin(file) => parse_otel(&stdin()?, "<stdin>")?,
-        Ingest::Genai => read_otel(file)?,
+        Ingest::Otel if is_stdin(file) => read_detected(Export::Text(&stdin()?), &name, with)?,
+        Ingest::Otel => read_detected(Export::File(file), &name, with)?,
+        Ingest::Genai if is_stdin(file) => parse_otel_with(&stdin()?, &name, with.mapping)?,
+        Ingest::Genai => read_otel_with(file, with.mapping)?,
         Ingest::Openinference if is_stdin(file) => {
-            parse_openinference_with(&stdin()?, "<stdin>", log)?
+            parse_openinference_with(&stdin()?, &name, with)?
         }
-        Ingest::Openinference => read_openinference_with(file, log)?,
-        Ingest::Mcp if is_stdin(file) => parse_mcp_log(&stdin()?, "<stdin>")?,
+        Ingest::Openinference => read_openinference_with(file, with)?,
+        Ingest::Mcp if is_stdin(file) => parse_mcp_log(&stdin()?, &name)?,
         Ingest::Mcp => read_mcp_log(file)?,
         Ingest::Langgraph { .. } if is_stdin(file) => {
             bail!("a LangGraph database is read from a file, not from stdin")
         }
         Ingest::Langgraph { thread } => read_langgraph(file, thread.as_deref())?,
     })
+}
+
+/// Ingests `file` from `source` (`-` is stdin, except for a database).
+pub fn load(source: &Ingest, file: &Path) -> anyhow::Result<Ingested> {
+    load_with(source, file, Beside::default())
 }
 
 /// The report `ingest --report` wrote beside a history of `records` records, read back for

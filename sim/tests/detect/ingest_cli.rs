@@ -428,7 +428,7 @@ fn a_leading_byte_order_mark_is_skipped_by_every_reader() {
 
 /// `ingest otel|genai --tool-memory` saves the history `detect --from otel --tool-memory`
 /// reads (memory behind tools: the A1 of `profile_tools.json`), from a file or from stdin;
-/// an OpenInference export with a mapping is refused from stdin as from a file.
+/// an OpenInference export takes the mapping from stdin as from a file.
 #[test]
 fn ingest_with_a_tool_memory_mapping_saves_what_detect_from_decides() {
     let dir = std::env::temp_dir().join(format!("agentsim-ingest-map-{}", std::process::id()));
@@ -495,13 +495,17 @@ fn ingest_with_a_tool_memory_mapping_saves_what_detect_from_decides() {
     let piped = renamed(&piped, "and - has", &format!("and {trace} has"));
     assert_eq!(piped["verdicts"], direct["verdicts"]);
     let oi = br#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","spanId":"a","name":"a","startTimeUnixNano":1,"endTimeUnixNano":2,"attributes":[{"key":"openinference.span.kind","value":{"stringValue":"AGENT"}}]}]}]}]}"#;
-    let o = stdin(&["ingest", "otel", "-", "--tool-memory", map], oi);
-    assert_eq!(o.status.code(), Some(2));
+    // OpenInference spans take the mapping too, from stdin as from a file.
+    let o = stdin(&["ingest", "otel", "-", "--tool-memory", map, "-o", h], oi);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("<stdin>: --tool-memory maps GenAI execute_tool spans"),
+        err.contains("<stdin>: 0 records from openinference"),
         "{err}"
     );
+    // GenAI spans and an MCP log: the log joins OpenInference tool spans only.
+    let log = dir.join("mcp.jsonl");
+    std::fs::write(&log, "").unwrap();
     let o = run(&[
         "ingest",
         "otel",
@@ -509,12 +513,12 @@ fn ingest_with_a_tool_memory_mapping_saves_what_detect_from_decides() {
         "--tool-memory",
         map,
         "--mcp-log",
-        map,
+        log.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("--tool-memory and --mcp-log do not combine"),
+        err.contains("joins OpenInference tool spans, and this export has no OpenInference"),
         "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();

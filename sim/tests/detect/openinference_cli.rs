@@ -3,7 +3,9 @@
 //! corpus-shaped trace joined with its MCP log gives the A2 the spans alone cannot tell. The
 //! same through `agentsim ingest … -o H --report R` and `detect H --ingest-report R`: the saved
 //! history and report give what `detect --from` gives, and without the report a saved history
-//! would claim *holds* where the spans cannot tell.
+//! would claim *holds* where the spans cannot tell. `--tool-memory` on OpenInference `TOOL`
+//! spans: A1 decided from the mapped calls, cannot tell when their arguments lack the cell's
+//! key, combined with `--mcp-log`, and a bad mapping refused at its line.
 
 use serde_json::Value as Json;
 use std::path::PathBuf;
@@ -213,7 +215,7 @@ fn a_mixed_export_and_misplaced_logs_exit_2() {
     let (code, _, err) = detect(&[h, "--tool-memory", path]);
     assert_eq!(code, Some(2));
     assert!(
-        err.contains("--tool-memory applies to --from otel only"),
+        err.contains("--tool-memory needs --from otel, genai or openinference"),
         "{err}"
     );
     let gone = d.join("gone.jsonl");
@@ -387,5 +389,229 @@ fn a_report_of_another_history_or_a_bad_one_exits_2() {
     let (code, _, err) = detect(&[t, "--from", "openinference", "--ingest-report", r]);
     assert_eq!(code, Some(2));
     assert!(err.contains("cannot be used with"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+const MAP: &str = "[[tool]]\nname = \"read_profile\"\nreads = \"profile/{key}\"\n\n\
+                   [[tool]]\nname = \"write_profile\"\nwrites = \"profile/{key}\"\n\
+                   value = \"{value}\"\n";
+
+/// The OpenAI Agents SDK's shape of a lost update through tools: the editor reads `p` (seeing
+/// `seen`), plans from it while the writer writes `p` at `writer` (start, end), then writes.
+fn profile_trace(writer: (u64, u64), seen: &str) -> String {
+    let (ws, we) = writer;
+    let read = r#"{"key": "p"}"#;
+    let spans = [
+        span(
+            "e",
+            "",
+            (1, 900),
+            &[(KIND, "AGENT"), ("agent.name", "editor")],
+        ),
+        span(
+            "g1",
+            "e",
+            (10, 20),
+            &[(KIND, "LLM"), (CALL, "read_profile")],
+        ),
+        span(
+            "r",
+            "e",
+            (30, 40),
+            &[
+                (KIND, "TOOL"),
+                ("tool.name", "read_profile"),
+                ("input.value", read),
+                ("output.value", seen),
+            ],
+        ),
+        span(
+            "g2",
+            "e",
+            (50, 500),
+            &[(KIND, "LLM"), (CALL, "write_profile")],
+        ),
+        span(
+            "w",
+            "e",
+            (510, 520),
+            &[
+                (KIND, "TOOL"),
+                ("tool.name", "write_profile"),
+                ("input.value", r#"{"key": "p", "value": "e1"}"#),
+            ],
+        ),
+        span(
+            "x",
+            "",
+            (ws, we),
+            &[(KIND, "AGENT"), ("agent.name", "writer")],
+        ),
+        span(
+            "g3",
+            "x",
+            (ws + 1, ws + 2),
+            &[(KIND, "LLM"), (CALL, "write_profile")],
+        ),
+        span(
+            "w2",
+            "x",
+            (ws + 3, ws + 4),
+            &[
+                (KIND, "TOOL"),
+                ("tool.name", "write_profile"),
+                ("input.value", r#"{"key": "p", "value": "w1"}"#),
+            ],
+        ),
+    ];
+    let spans = spans.join(",");
+    format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{spans}]}}]}}]}}"#)
+}
+
+fn a1(v: &Json) -> (&str, &str) {
+    (
+        v["verdicts"]["A1"]["verdict"].as_str().unwrap(),
+        v["ingest"]["decidable"]["A1"]["why"].as_str().unwrap(),
+    )
+}
+
+#[test]
+fn tool_memory_decides_a1_from_openinference_tool_spans() {
+    let d = dir("toolmem");
+    let m = d.join("map.toml");
+    std::fs::write(&m, MAP).unwrap();
+    let m = m.to_str().unwrap();
+    let (h, r) = (d.join("h.jsonl"), d.join("r.json"));
+    let (h, r) = (h.to_str().unwrap(), r.to_str().unwrap());
+    // The writer writes while the editor plans (lost update), or before the editor reads.
+    for (writer, seen, want) in [((100, 300), "v0", "violated"), ((2, 8), "w1", "holds")] {
+        let t = d.join(format!("spans-{want}.json"));
+        std::fs::write(&t, profile_trace(writer, seen)).unwrap();
+        let t = t.to_str().unwrap();
+        for from in ["otel", "openinference"] {
+            let (code, v, err) = detect(&[t, "--from", from, "--tool-memory", m, "--json"]);
+            assert_eq!(code, Some(0), "{err}");
+            let (verdict, why) = a1(&v);
+            assert_eq!(verdict, want, "{from}: {why}");
+            assert!(why.contains("TOOL read_profile ("), "{why}");
+            assert!(
+                why.contains("; tool.name, input.value, output.value) ×1"),
+                "{why}"
+            );
+            assert!(why.contains("; tool.name, input.value) ×2"), "{why}");
+            assert!(why.ends_with("compared by content"), "{why}");
+            assert_eq!(v["ingest"]["counts"]["memory_cells"], 1);
+            // `ingest` saves what `detect --from` decides.
+            let args = [
+                "ingest",
+                from,
+                t,
+                "--tool-memory",
+                m,
+                "-o",
+                h,
+                "--report",
+                r,
+            ];
+            let (code, err) = agentsim(&args);
+            assert_eq!(code, Some(0), "{err}");
+            let (code, saved, err) = detect(&[h, "--ingest-report", r, "--json"]);
+            assert_eq!(code, Some(0), "{err}");
+            let saved = crate::ingest_cli::renamed(&saved, h, t);
+            assert_eq!(answer(&saved), answer(&v), "{from}");
+        }
+        // Without the mapping the same spans are tool calls: A1 cannot be told.
+        let (code, v, err) = detect(&[t, "--from", "openinference", "--json"]);
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(a1(&v).0, "cannot_tell");
+        assert!(a1(&v).1.contains("--tool-memory"), "{}", a1(&v).1);
+    }
+    // A mapping whose cell needs an argument the calls do not pass.
+    let t = d.join("spans-violated.json");
+    let t = t.to_str().unwrap();
+    let wrong = d.join("wrong.toml");
+    std::fs::write(&wrong, MAP.replace("profile/{key}", "profile/{user}")).unwrap();
+    let wrong = wrong.to_str().unwrap();
+    let (code, v, err) = detect(&[
+        t,
+        "--from",
+        "openinference",
+        "--tool-memory",
+        wrong,
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let (verdict, why) = a1(&v);
+    assert_eq!(verdict, "cannot_tell");
+    assert!(
+        why.contains("TOOL read_profile: argument `user` missing ×1"),
+        "{why}"
+    );
+    assert!(
+        why.contains("TOOL write_profile: argument `user` missing ×2"),
+        "{why}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn tool_memory_errors_exit_2_at_the_line_and_combine_with_an_mcp_log() {
+    let d = dir("toolmem-err");
+    let t = d.join("spans.json");
+    std::fs::write(&t, trace("")).unwrap();
+    let t = t.to_str().unwrap();
+    let bad = d.join("bad.toml");
+    std::fs::write(&bad, "[[tool]]\nname = \"lookup\"\nread = \"kv/{key}\"\n").unwrap();
+    let bad = bad.to_str().unwrap();
+    for from in ["openinference", "otel"] {
+        let (code, _, err) = detect(&[t, "--from", from, "--tool-memory", bad]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&format!("{bad}:3: unknown field `read`")),
+            "{err}"
+        );
+        let (code, err) = agentsim(&["ingest", from, t, "--tool-memory", bad]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(&format!("{bad}:3:")), "{err}");
+    }
+    let l = d.join("mcp.jsonl");
+    std::fs::write(&l, log(false)).unwrap();
+    let l = l.to_str().unwrap();
+    let (code, _, err) = detect(&[l, "--from", "mcp", "--tool-memory", bad]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--tool-memory maps tool spans: it applies to --from otel, genai or"),
+        "{err}"
+    );
+    // The planner's `lookup` mapped as a read, joined with the log: the join still gives A2
+    // (the plan ran as the next step's read), and the mapping reads the call's arguments,
+    // which this span did not capture.
+    let m = d.join("kv.toml");
+    std::fs::write(&m, "[[tool]]\nname = \"lookup\"\nreads = \"kv/{key}\"\n").unwrap();
+    let m = m.to_str().unwrap();
+    for from in ["openinference", "otel"] {
+        let args = [
+            t,
+            "--from",
+            from,
+            "--mcp-log",
+            l,
+            "--tool-memory",
+            m,
+            "--json",
+        ];
+        let (code, v, err) = detect(&args);
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(a2(&v), "violated", "{}", v["ingest"]);
+        assert_eq!(v["ingest"]["counts"]["mcp_log_matched_tool_spans"], 1);
+        let (verdict, why) = a1(&v);
+        assert_eq!(verdict, "cannot_tell");
+        assert!(
+            why.contains(
+                "TOOL lookup: no arguments captured (input.value, tool_call.function.arguments) ×1"
+            ),
+            "{why}"
+        );
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }

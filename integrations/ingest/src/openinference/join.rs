@@ -196,7 +196,7 @@ impl<'a> Join<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{parse_openinference_with, read_detected, Export};
+    use super::super::{parse_openinference_with, read_detected, Beside, Export};
     use crate::mcp::McpLog;
     use agentsim_models::detect::fast;
     use agentsim_models::Anomaly;
@@ -375,7 +375,7 @@ mod tests {
     #[test]
     fn a_tool_withdrawn_during_the_plan_is_a2_from_spans_and_log() {
         let mcp = McpLog::parse(&log("lookup", 0), "m.jsonl").unwrap();
-        let ing = parse_openinference_with(&trace(), "t.json", Some(&mcp)).unwrap();
+        let ing = parse_openinference_with(&trace(), "t.json", Beside::mcp(&mcp)).unwrap();
         assert_eq!(fast::detect(&ing.history).a2.len(), 1);
         let a2 = ing.report.verdict(Anomaly::A2).unwrap();
         assert_eq!(a2.status(), "decided", "{a2:?}");
@@ -393,12 +393,12 @@ mod tests {
         );
 
         let fixed = McpLog::parse(&log("search", 0), "m.jsonl").unwrap();
-        let ing = parse_openinference_with(&trace(), "t.json", Some(&fixed)).unwrap();
+        let ing = parse_openinference_with(&trace(), "t.json", Beside::mcp(&fixed)).unwrap();
         assert!(fast::detect(&ing.history).a2.is_empty());
         assert_eq!(ing.report.verdict(Anomaly::A2).unwrap().status(), "decided");
 
         // Without the log, the spans alone cannot tell.
-        let alone = parse_openinference_with(&trace(), "t.json", None).unwrap();
+        let alone = parse_openinference_with(&trace(), "t.json", Beside::default()).unwrap();
         assert_eq!(
             alone.report.verdict(Anomaly::A2).unwrap().status(),
             "undecidable"
@@ -408,7 +408,7 @@ mod tests {
     #[test]
     fn calls_the_clocks_do_not_place_in_a_span_leave_a2_untold() {
         let mcp = McpLog::parse(&log("lookup", 1_000_000), "m.jsonl").unwrap();
-        let ing = parse_openinference_with(&trace(), "t.json", Some(&mcp)).unwrap();
+        let ing = parse_openinference_with(&trace(), "t.json", Beside::mcp(&mcp)).unwrap();
         let a2 = ing.report.verdict(Anomaly::A2).unwrap();
         assert_eq!(a2.status(), "undecidable", "{a2:?}");
         assert!(
@@ -424,7 +424,7 @@ mod tests {
 
     #[test]
     fn otel_reads_openinference_spans_and_refuses_a_mixed_export() {
-        let ing = read_detected(Export::Text(&trace()), "t.json", None).unwrap();
+        let ing = read_detected(Export::Text(&trace()), "t.json", Beside::default()).unwrap();
         assert_eq!(ing.report.source, "openinference");
         assert_eq!(
             ing.report.notes[0],
@@ -436,7 +436,7 @@ mod tests {
             r#"{{"traceId":"u","spanId":"c","name":"chat","startTimeUnixNano":1,"endTimeUnixNano":2,"attributes":[{genai}]}}"#
         );
         let mixed = trace().replacen("\"spans\":[", &format!("\"spans\":[{chat},"), 1);
-        let err = read_detected(Export::Text(&mixed), "x.json", None).unwrap_err();
+        let err = read_detected(Export::Text(&mixed), "x.json", Beside::default()).unwrap_err();
         let err = err.to_string();
         assert!(
             err.starts_with(
@@ -446,7 +446,7 @@ mod tests {
         );
         assert!(err.contains("1 GenAI spans"), "{err}");
         // Read as OpenInference on request, the GenAI span is counted and said.
-        let ing = parse_openinference_with(&mixed, "x.json", None).unwrap();
+        let ing = parse_openinference_with(&mixed, "x.json", Beside::default()).unwrap();
         assert_eq!(ing.report.counts["genai_spans_not_read"], 1);
         assert!(
             ing.report.notes.iter().any(|n| n.contains("1 GenAI spans")),
@@ -460,12 +460,12 @@ mod tests {
             chat,
             chat.replace("\"c\"", "\"d\"").replace(genai, chain)
         );
-        let ing = read_detected(Export::Text(&genai_only), "g.json", None).unwrap();
+        let ing = read_detected(Export::Text(&genai_only), "g.json", Beside::default()).unwrap();
         assert_eq!(ing.report.source, "otel");
         let err = read_detected(
             Export::Text(&genai_only),
             "g.json",
-            Some(&McpLog::parse(&log("x", 0), "m.jsonl").unwrap()),
+            Beside::mcp(&McpLog::parse(&log("x", 0), "m.jsonl").unwrap()),
         )
         .unwrap_err()
         .to_string();

@@ -1,9 +1,11 @@
 //! OpenInference spans → steps: the mapping table of [`super`].
 
 use super::join::{Join, Match};
+use super::Beside;
 use crate::build::{build, Seen, Step, Written};
 use crate::error::IngestError;
-use crate::mcp::McpLog;
+use crate::evidence::{self, MemoryEvidence};
+use crate::otel::mapping::{Access, Mapping};
 use crate::otel::otlp::Span;
 use crate::report::{Report, Verdict};
 use crate::value::{canonical, value_name};
@@ -19,9 +21,37 @@ enum Role {
     Generation,
     Read,
     Tool,
+    /// A `TOOL` span of a tool the mapping file (`--tool-memory`) says reads memory.
+    ToolRead,
+    /// One of a tool it says writes memory.
+    ToolWrite,
     /// An MCP `tools/call` span (client or server side).
     McpCall,
     Other,
+}
+
+impl Role {
+    /// A tool call of any kind: what the MCP log's calls are matched against.
+    fn call(self) -> bool {
+        matches!(
+            self,
+            Role::Tool | Role::ToolRead | Role::ToolWrite | Role::McpCall
+        )
+    }
+}
+
+/// The role of `s`: its kind's, except that a `TOOL` span of a tool `mapping` names is that
+/// tool's memory access.
+fn role_of(s: &Span, mapping: Option<&Mapping>) -> Role {
+    let r = role(s);
+    let access = mapping
+        .filter(|_| r == Role::Tool)
+        .and_then(|m| m.access(s.str("tool.name")?));
+    match access {
+        Some(Access::Read) => Role::ToolRead,
+        Some(Access::Write) => Role::ToolWrite,
+        None => r,
+    }
 }
 
 fn role(s: &Span) -> Role {
@@ -67,6 +97,46 @@ fn indexed<'a>(s: &'a Span, prefix: &str, suffix: &str) -> Vec<(Vec<u32>, &'a Js
     out
 }
 
+/// A TOOL span's arguments, with the attribute they came from: `input.value` (the OpenAI
+/// Agents instrumentor's: the call's JSON arguments), else `tool_call.function.arguments`
+/// (OpenInference's tool-call attribute, which some instrumentors put on the tool's span).
+/// `Err` says why there are none: not captured, or not a JSON object.
+fn tool_args(s: &Span) -> (Result<serde_json::Map<String, Json>, String>, &'static str) {
+    const KEYS: [&str; 2] = ["input.value", "tool_call.function.arguments"];
+    let Some((key, v)) = KEYS.iter().find_map(|k| Some((*k, s.attrs.get(*k)?))) else {
+        let why = "no arguments captured (input.value, tool_call.function.arguments)";
+        return (Err(why.to_owned()), KEYS[0]);
+    };
+    let parsed = match v {
+        Json::String(t) => serde_json::from_str(t).ok(),
+        v => Some(v.clone()),
+    };
+    match parsed {
+        Some(Json::Object(m)) => (Ok(m), key),
+        _ => (Err(format!("{key} is not a JSON object of arguments")), key),
+    }
+}
+
+/// A step writing a cell twice keeps the last write (the builder takes one per cell).
+fn last_writes(step: &mut Step) {
+    let mut last: BTreeMap<String, Written> = BTreeMap::new();
+    let order: Vec<String> = step.writes.iter().map(|(c, _)| c.clone()).collect();
+    for (c, w) in step.writes.drain(..) {
+        last.insert(c, w);
+    }
+    let mut seen = BTreeSet::new();
+    for c in order {
+        if seen.insert(c.clone()) {
+            let w = last.remove(&c).unwrap_or(Written::NewVersion);
+            step.writes.push((c, w));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    step.io.retain(|c| seen.insert(c.clone()));
+    let mut seen = BTreeSet::new();
+    step.co.retain(|c| seen.insert(c.clone()));
+}
+
 /// A tool's name in an `llm.tools.<i>.tool.json_schema`: `function.name` or `name`.
 fn schema_name(schema: &Json) -> Option<String> {
     let v = match schema {
@@ -103,16 +173,23 @@ struct Cx<'a> {
     /// base → (start, registry) in time order; versions per (base, tool).
     seen: BTreeMap<String, Vec<(u64, Entries)>>,
     versions: BTreeMap<(String, String), Vec<String>>,
-    /// The MCP log the tool spans are joined with (`--mcp-log`).
+    /// The MCP log the tool spans are joined with (`--mcp-log`), and each call span's match.
     join: Option<Join<'a>>,
+    matched: BTreeMap<usize, Match>,
+    /// The tools that are memory (`--tool-memory`), and each span's role under it.
+    mapping: Option<&'a Mapping>,
+    roles: Vec<Role>,
+    memory: MemoryEvidence,
+    /// For each cell, whether every access carried its content.
+    content: BTreeMap<String, bool>,
 }
 
-/// Maps the spans; each tool span joined with the `tools/call` of `mcp` it made, when given
-/// ([`super::join`]).
+/// Maps the spans; each tool span joined with the `tools/call` of the MCP log it made, when
+/// given ([`super::join`]), and read as memory when the mapping names its tool.
 pub fn ingest_with(
     file: &str,
     mut spans: Vec<Span>,
-    mcp: Option<&McpLog>,
+    beside: Beside<'_>,
 ) -> Result<Ingested, IngestError> {
     spans.sort_by(|a, b| (a.start, &a.trace, &a.id).cmp(&(b.start, &b.trace, &b.id)));
     let mut index: BTreeMap<(&str, &str), usize> = BTreeMap::new();
@@ -125,7 +202,9 @@ pub fn ingest_with(
         }
     }
     let mut cx = Cx {
-        join: mcp.map(Join::new),
+        join: beside.mcp.map(Join::new),
+        mapping: beside.mapping,
+        roles: spans.iter().map(|s| role_of(s, beside.mapping)).collect(),
         ..Cx::default()
     };
     cx.count("spans", spans.len() as u64);
@@ -133,10 +212,12 @@ pub fn ingest_with(
     cx.observe_registries(&spans, &invocations);
     let mut steps = Vec::new();
     for inv in &invocations {
-        for members in segments(&spans, &inv.members) {
+        cx.match_calls(&spans, inv);
+        for members in segments(&cx.roles, &inv.members) {
             steps.push(cx.step(&spans, inv, &members));
         }
     }
+    cx.derive(&mut steps);
     let history = build(steps, false);
     if let Some(j) = &cx.join {
         let (matched, failed) = (j.matched_spans, j.failed_calls);
@@ -179,7 +260,7 @@ fn invocations(
 ) -> Vec<Invocation> {
     let mut groups: BTreeMap<(String, Option<usize>), Vec<usize>> = BTreeMap::new();
     for (i, s) in spans.iter().enumerate() {
-        let r = role(s);
+        let r = cx.roles[i];
         let oi = s.attrs.contains_key("openinference.span.kind");
         if s.attrs.contains_key("mcp.method.name") {
             cx.count("mcp_spans", 1);
@@ -202,8 +283,7 @@ fn invocations(
             }
             Role::McpCall => {
                 // The same call seen from the other side, or inside a TOOL span that is it.
-                let covered = ancestors(spans, index, i)
-                    .any(|a| matches!(role(&spans[a]), Role::Tool | Role::McpCall));
+                let covered = ancestors(spans, index, i).any(|a| cx.roles[a].call());
                 if covered {
                     cx.count("mcp_calls_inside_tool_spans", 1);
                     continue;
@@ -214,7 +294,7 @@ fn invocations(
         let mut named = None;
         let mut any = None;
         for a in ancestors(spans, index, i) {
-            if role(&spans[a]) == Role::Agent {
+            if cx.roles[a] == Role::Agent {
                 any.get_or_insert(a);
                 if spans[a].attrs.contains_key("agent.name") {
                     named = Some(a);
@@ -275,14 +355,15 @@ fn invocations(
     out
 }
 
-/// Splits an invocation's spans into steps: reads, then a generation, then tool calls.
-fn segments(spans: &[Span], members: &[usize]) -> Vec<Vec<usize>> {
+/// Splits an invocation's spans into steps: reads (a mapped read tool's call too), then a
+/// generation, then tool calls.
+fn segments(roles: &[Role], members: &[usize]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
     let (mut has_gen, mut has_after) = (false, false);
     for &m in members {
-        let r = role(&spans[m]);
+        let r = roles[m];
         let new = match r {
-            Role::Read => has_gen || has_after,
+            Role::Read | Role::ToolRead => has_gen || has_after,
             Role::Generation => has_gen,
             _ => false,
         };
@@ -293,7 +374,7 @@ fn segments(spans: &[Span], members: &[usize]) -> Vec<Vec<usize>> {
         }
         match r {
             Role::Generation => has_gen = true,
-            Role::Tool | Role::McpCall => has_after = has_gen,
+            Role::Tool | Role::ToolWrite | Role::McpCall => has_after = has_gen,
             _ => {}
         }
         if let Some(last) = out.last_mut() {
@@ -321,7 +402,7 @@ impl Cx<'_> {
         let mut obs: Vec<(u64, &str, usize)> = Vec::new();
         for inv in invocations {
             for &m in &inv.members {
-                if role(&spans[m]) == Role::Generation {
+                if self.roles[m] == Role::Generation {
                     obs.push((spans[m].start, &inv.base, m));
                 }
             }
@@ -358,6 +439,24 @@ impl Cx<'_> {
         }
     }
 
+    /// Matches an invocation's calls with the MCP log, in start order (a call claimed by one
+    /// span is not matched again), before its steps are made: a step's plan may have run as
+    /// the next step's mapped read.
+    fn match_calls(&mut self, spans: &[Span], inv: &Invocation) {
+        let Some(j) = &mut self.join else {
+            return;
+        };
+        let mut calls: Vec<usize> = (inv.members.iter().copied())
+            .filter(|&m| self.roles[m].call())
+            .collect();
+        calls.sort_by_key(|&t| (spans[t].start, &spans[t].id));
+        for t in calls {
+            let s = &spans[t];
+            let m = j.match_span(&tool_name(s), s.start, s.end, &inv.base);
+            self.matched.insert(t, m);
+        }
+    }
+
     fn registry_at(&self, base: &str, t: u64) -> Option<&Entries> {
         let seen = self.seen.get(base)?;
         let i = seen.partition_point(|(s, _)| *s <= t);
@@ -365,16 +464,31 @@ impl Cx<'_> {
     }
 
     fn step(&mut self, spans: &[Span], inv: &Invocation, members: &[usize]) -> Step {
+        let roles = std::mem::take(&mut self.roles);
+        let step = self.step_of(spans, inv, members, &roles);
+        self.roles = roles;
+        step
+    }
+
+    fn step_of(
+        &mut self,
+        spans: &[Span],
+        inv: &Invocation,
+        members: &[usize],
+        roles: &[Role],
+    ) -> Step {
         let of = |f: &dyn Fn(Role) -> bool| -> Vec<usize> {
-            members
-                .iter()
-                .copied()
-                .filter(|&m| f(role(&spans[m])))
-                .collect()
+            members.iter().copied().filter(|&m| f(roles[m])).collect()
         };
-        let reads = of(&|r| r == Role::Read);
+        let by_start = |t: &usize| (spans[*t].start, &spans[*t].id);
+        let reads = of(&|r| matches!(r, Role::Read | Role::ToolRead));
         let generation = of(&|r| r == Role::Generation).first().copied();
-        let tools = of(&|r| matches!(r, Role::Tool | Role::McpCall));
+        let tools = of(&|r| matches!(r, Role::Tool | Role::ToolWrite | Role::McpCall));
+        // A mapped read before the generation is a read of the step, not a call it planned.
+        let plan_start = generation.map_or(0, |g| spans[g].start);
+        let calls: Vec<usize> = (of(&|r| r.call()).into_iter())
+            .filter(|&c| roles[c] != Role::ToolRead || spans[c].start >= plan_start)
+            .collect();
         let first_start = members.iter().map(|&m| spans[m].start).min();
         let read_at = reads
             .first()
@@ -395,28 +509,67 @@ impl Cx<'_> {
             commit_at: u128::from(commit_at),
             ..Step::default()
         };
+        let planned_by_llm = generation.and_then(|g| {
+            let calls = indexed(&spans[g], "llm.output_messages", "tool_call.function.name");
+            calls
+                .first()
+                .and_then(|(_, v)| v.as_str())
+                .map(str::to_owned)
+        });
+        let first_tool = calls.iter().copied().min_by_key(by_start);
+        step.planned_tool = planned_by_llm.or_else(|| first_tool.map(|t| tool_name(&spans[t])));
+        // The call that ran the plan; a planned mapped read runs as the next step's read (the
+        // read its next generation plans from), so it is looked for among the later reads.
+        let planned = step.planned_tool.as_deref();
+        let named = |t: &usize| Some(tool_name(&spans[*t]).as_str()) == planned;
+        let later_read = |t: &usize| roles[*t] == Role::ToolRead && spans[*t].start >= plan_start;
+        let plan_call = (calls.iter().copied().filter(named).min_by_key(by_start)).or_else(|| {
+            let later = inv.members.iter().copied().filter(later_read);
+            later.filter(named).min_by_key(by_start)
+        });
+        let plan_match = plan_call.and_then(|t| self.matched.get(&t).copied());
+        // A call that ended in ERROR, or that the log says the server failed (the span says
+        // OK): its effect did not land.
+        let join = self.join.as_ref();
+        let failed: BTreeSet<usize> = (members.iter().copied())
+            .filter(|&t| roles[t].call())
+            .filter(|t| {
+                let in_log = self.matched.get(t).zip(join);
+                spans[*t].error || in_log.is_some_and(|(&m, j)| j.failed(m))
+            })
+            .collect();
+        let failed = |t: usize| failed.contains(&t);
         for &r in &reads {
-            self.read(&spans[r], &mut step);
+            match roles[r] {
+                Role::ToolRead => self.tool_read(&spans[r], failed(r), &mut step),
+                _ => self.read(&spans[r], &mut step),
+            }
         }
         let mut effects: Vec<(u64, u64, &str, String)> = Vec::new();
-        let mut matches: BTreeMap<usize, Match> = BTreeMap::new();
-        if let Some(j) = &mut self.join {
-            let mut by_start = tools.clone();
-            by_start.sort_by_key(|&t| (spans[t].start, &spans[t].id));
-            for t in by_start {
-                let s = &spans[t];
-                matches.insert(t, j.match_span(&tool_name(s), s.start, s.end, &inv.base));
-            }
+        let writes = of(&|r| r == Role::ToolWrite);
+        let failed_writes = writes.iter().filter(|&&w| failed(w)).count();
+        if failed_writes > 0 {
+            self.count("failed_memory_writes", failed_writes as u64);
         }
+        // A step all of whose memory writes failed never changed memory: it is recorded
+        // aborted, with the writes it attempted (as the GenAI reader does).
+        step.aborted = !writes.is_empty() && failed_writes == writes.len();
         for &t in &tools {
             let s = &spans[t];
-            if s.error {
-                self.count("failed_tool_calls", 1);
+            let landed = !failed(t);
+            if roles[t] == Role::ToolWrite {
+                if let Some((cell, value)) = self.tool_write(s) {
+                    if landed || step.aborted {
+                        effects.push((s.start, s.end, &s.id, cell.clone()));
+                        step.writes.push((cell, value));
+                    }
+                }
                 continue;
             }
-            let failed_in_log = matches.get(&t).zip(self.join.as_ref());
-            if failed_in_log.is_some_and(|(&m, j)| j.failed(m)) {
-                // The span says OK, the server answered an error: the effect did not land.
+            if s.error {
+                self.count("failed_tool_calls", 1);
+            }
+            if !landed {
                 continue;
             }
             let cell = format!("tool:{}:{}", tool_name(s), s.id);
@@ -434,17 +587,6 @@ impl Cx<'_> {
         co.sort_by(|a, b| (a.1, a.2).cmp(&(b.1, b.2)));
         step.io = io.into_iter().map(|e| e.3).collect();
         step.co = co.into_iter().map(|e| e.3).collect();
-        let planned_by_llm = generation.and_then(|g| {
-            let calls = indexed(&spans[g], "llm.output_messages", "tool_call.function.name");
-            calls
-                .first()
-                .and_then(|(_, v)| v.as_str())
-                .map(str::to_owned)
-        });
-        let first_tool = tools
-            .iter()
-            .min_by_key(|&&t| (spans[t].start, &spans[t].id));
-        step.planned_tool = planned_by_llm.or_else(|| first_tool.map(|&t| tool_name(&spans[t])));
         if step.planned_tool.is_some() {
             self.planned += 1;
             let offered = generation.and_then(|g| {
@@ -461,19 +603,14 @@ impl Cx<'_> {
                     self.planned_without_llm += u64::from(generation.is_none());
                 }
             }
-            let dispatch = first_tool.map_or(commit_at, |&t| spans[t].start);
+            let dispatch = first_tool.map_or(commit_at, |t| spans[t].start);
             step.write_registry = self
                 .registry_at(&inv.base, dispatch)
                 .cloned()
                 .unwrap_or_default();
             if let Some(j) = &mut self.join {
-                let planned = step.planned_tool.as_deref();
-                let span = (tools.iter().copied())
-                    .filter(|&t| Some(tool_name(&spans[t]).as_str()) == planned)
-                    .min_by_key(|&t| (spans[t].start, &spans[t].id));
-                let m = span.and_then(|t| matches.get(&t).copied());
                 let plan_at = generation.map_or(read_at, |g| spans[g].start);
-                match j.registries(m.unwrap_or(Match::None), plan_at) {
+                match j.registries(plan_match.unwrap_or(Match::None), plan_at) {
                     Some((read, write)) => {
                         step.read_registry = read;
                         step.write_registry = write;
@@ -485,7 +622,94 @@ impl Cx<'_> {
         }
         let mut seen = BTreeSet::new();
         step.reads.retain(|(c, _)| seen.insert(c.clone()));
+        last_writes(&mut step);
         step
+    }
+
+    /// A call of a tool the mapping says reads memory: a read of the cell it names, seen as its
+    /// `output.value`.
+    fn tool_read(&mut self, s: &Span, failed: bool, step: &mut Step) {
+        let Some((cell, _)) = self.tool_cell(s, false) else {
+            return;
+        };
+        if failed {
+            // What a failed call returned is its error, not the cell's content.
+            let key = format!(
+                "TOOL {}: the call failed, so what it read is unknown",
+                tool_name(s)
+            );
+            *self.memory.unidentified.entry(key).or_default() += 1;
+            return;
+        }
+        let seen = match s.attrs.get("output.value") {
+            Some(v) => Seen::Value(value_name(v)),
+            None => Seen::Derive,
+        };
+        self.access(&cell, matches!(seen, Seen::Value(_)));
+        step.reads.push((cell, seen));
+    }
+
+    /// A call of a tool the mapping says writes memory: the cell it names and what it wrote.
+    fn tool_write(&mut self, s: &Span) -> Option<(String, Written)> {
+        let (cell, value) = self.tool_cell(s, true)?;
+        self.access(&cell, value.is_some());
+        let w = match value {
+            Some(v) => Written::Value(value_name(&v)),
+            None => Written::NewVersion,
+        };
+        Some((cell, w))
+    }
+
+    /// A mapped tool call's cell from its arguments ([`tool_args`]), or `None` (counted
+    /// unidentified, with why).
+    fn tool_cell(&mut self, s: &Span, write: bool) -> Option<(String, Option<Json>)> {
+        let m = self.mapping?;
+        let name = tool_name(s);
+        let (args, attr) = tool_args(s);
+        let read = if write { "" } else { ", output.value" };
+        let source = format!("TOOL {name} ({}; tool.name, {attr}{read})", m.file);
+        *self.memory.sources.entry(source).or_default() += 1;
+        match m.cell(&name, write, args.as_ref().map_err(Clone::clone))? {
+            Ok(cell) => Some(cell),
+            Err(why) => {
+                let key = format!("TOOL {name}: {why}");
+                *self.memory.unidentified.entry(key).or_default() += 1;
+                None
+            }
+        }
+    }
+
+    fn access(&mut self, cell: &str, with_content: bool) {
+        *self.content.entry(cell.to_owned()).or_insert(true) &= with_content;
+    }
+
+    /// With a mapping, cells some access of which carried no content are compared by version
+    /// throughout (a value seen beside a version would never match it).
+    fn derive(&mut self, steps: &mut [Step]) {
+        if self.mapping.is_none() {
+            return;
+        }
+        let derived: BTreeSet<&String> = (self.content.iter())
+            .filter(|(_, &all)| !all)
+            .map(|(c, _)| c)
+            .collect();
+        self.memory.cells = self.content.len();
+        self.memory.by_version = derived.len();
+        for step in steps {
+            for (c, seen) in &mut step.reads {
+                if derived.contains(c) {
+                    *seen = Seen::Derive;
+                }
+            }
+            for (c, w) in &mut step.writes {
+                if derived.contains(c) && matches!(w, Written::Value(Some(_))) {
+                    *w = Written::NewVersion;
+                }
+            }
+        }
+        let (cells, by_version) = (self.memory.cells, self.memory.by_version);
+        self.count("memory_cells", cells as u64);
+        self.count("memory_cells_by_version", by_version as u64);
     }
 
     fn read(&mut self, s: &Span, step: &mut Step) {
@@ -496,6 +720,13 @@ impl Cx<'_> {
                 .collect();
         if ids.is_empty() {
             self.count("retrievals_without_document_ids", 1);
+            if self.mapping.is_some() {
+                let key = "RETRIEVER (no retrieval.documents.*.document.id)".to_owned();
+                *self.memory.unidentified.entry(key).or_default() += 1;
+            }
+        } else if self.mapping.is_some() {
+            let source = "RETRIEVER (retrieval.documents.*.document.id)".to_owned();
+            *self.memory.sources.entry(source).or_default() += 1;
         }
         for (i, id) in ids {
             let id = match id {
@@ -507,13 +738,38 @@ impl Cx<'_> {
                 None => Seen::Derive,
             };
             self.reads += 1;
-            step.reads.push((format!("retrieval/{id}"), seen));
+            let cell = format!("retrieval/{id}");
+            if self.mapping.is_some() {
+                self.access(&cell, matches!(seen, Seen::Value(_)));
+            }
+            step.reads.push((cell, seen));
         }
     }
 
     fn verdicts(&mut self) -> Vec<(Anomaly, Verdict)> {
+        let a1 = if let Some(m) = self.mapping {
+            self.memory.looked_for = format!(
+                "no RETRIEVER document ids and no TOOL span of a tool {} maps",
+                m.file
+            );
+            if !m.registry_groups.is_empty() {
+                self.notes.push(format!(
+                    "{}'s [[registry]] groups are not applied to OpenInference spans: a \
+                     registry here is an agent's own llm.tools, or a server's from --mcp-log",
+                    m.file
+                ));
+            }
+            evidence::a1(&self.memory)
+        } else {
+            self.a1_unmapped()
+        };
+        self.verdicts_rest(a1)
+    }
+
+    /// A1 without a mapping: never decided, since nothing says which TOOL spans are memory.
+    fn a1_unmapped(&self) -> Verdict {
         let tool_spans = self.effects;
-        let a1 = Verdict::Undecidable {
+        Verdict::Undecidable {
             reason: if self.reads > 0 {
                 format!(
                     "{} document reads (retrieval.documents.*.document.id) but no memory \
@@ -525,10 +781,14 @@ impl Cx<'_> {
                 format!(
                     "no memory operation in the trace: OpenInference has no memory span kind, \
                      and memory reached through tools is {tool_spans} ordinary TOOL spans \
-                     (tool.name, input.value) that do not say which records they touch"
+                     (tool.name, input.value) that do not say which records they touch (a \
+                     --tool-memory mapping says which do)"
                 )
             },
-        };
+        }
+    }
+
+    fn verdicts_rest(&mut self, a1: Verdict) -> Vec<(Anomaly, Verdict)> {
         let changed = self
             .counts
             .get("mcp_list_changed_spans")

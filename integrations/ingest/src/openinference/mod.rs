@@ -33,10 +33,20 @@
 //! JSON-RPC log of the same run (`join`), so the registries of the steps whose calls the log
 //! holds come from the servers' timelines.
 //!
+//! With a mapping file (`--tool-memory`, [`crate::otel::mapping`], the one the GenAI reader
+//! takes), a `TOOL` span of a tool it names is a memory access instead of an effect: a read of
+//! the cell its arguments name (`input.value`, else `tool_call.function.arguments`; seen as
+//! `output.value`), or a write of it (the mapping's `value`, else the arguments). A read starts
+//! a step as a `RETRIEVER` span does; a write is one of the step's effects. The mapping and the
+//! MCP join combine: a call is matched with the log by its name and times, and mapped by its
+//! arguments; a write whose call the log says failed did not land.
+//!
 //! What the spans cannot show is said, not defaulted: OpenInference has no span kind for memory
-//! writes, so A1 is never decided from it (memory behind tools is ordinary `TOOL` spans); the
-//! registry when a tool runs is not on any span, so A2 is decided only when no tool was
-//! planned; nothing records provenance (A3).
+//! writes, so without a mapping A1 is never decided (memory behind tools is ordinary `TOOL`
+//! spans); with one, A1 is decided from the mapped calls, or cannot be told when a mapped call
+//! lacks the argument its cell needs or failed. The registry when a tool runs is not on any
+//! span, so A2 is decided only when no tool was planned; nothing records provenance (A3). A
+//! mapping's `[[registry]]` groups are not applied here (said in a note).
 
 mod convention;
 mod join;
@@ -46,39 +56,59 @@ pub use convention::{choose, classify, Conventions, Reader};
 
 use crate::error::IngestError;
 use crate::mcp::McpLog;
+use crate::otel::mapping::Mapping;
 use crate::Ingested;
 use std::path::Path;
 
-/// Ingests an OTLP/JSON file of OpenInference spans.
-pub fn read_openinference(path: impl AsRef<Path>) -> Result<Ingested, IngestError> {
-    read_openinference_with(path, None)
+/// What is read beside the spans: an MCP log of the same run (`--mcp-log`) and a mapping of
+/// the tools that are memory (`--tool-memory`); either, both or neither.
+#[derive(Clone, Copy, Default)]
+pub struct Beside<'a> {
+    pub mcp: Option<&'a McpLog>,
+    pub mapping: Option<&'a Mapping>,
 }
 
-/// [`read_openinference`], the tool spans joined with an MCP log (`join`).
+impl<'a> Beside<'a> {
+    /// An MCP log alone.
+    pub fn mcp(log: &'a McpLog) -> Self {
+        Beside {
+            mcp: Some(log),
+            mapping: None,
+        }
+    }
+}
+
+/// Ingests an OTLP/JSON file of OpenInference spans.
+pub fn read_openinference(path: impl AsRef<Path>) -> Result<Ingested, IngestError> {
+    read_openinference_with(path, Beside::default())
+}
+
+/// [`read_openinference`], the tool spans joined with an MCP log (`join`) and read through a
+/// mapping file.
 pub fn read_openinference_with(
     path: impl AsRef<Path>,
-    mcp: Option<&McpLog>,
+    beside: Beside<'_>,
 ) -> Result<Ingested, IngestError> {
     let path = path.as_ref();
     let file = path.display().to_string();
     let text = read(path)?;
-    parse_openinference_with(&text, &file, mcp)
+    parse_openinference_with(&text, &file, beside)
 }
 
 /// Ingests OTLP/JSON text of OpenInference spans; `file` names it in errors and the report.
 pub fn parse_openinference(text: &str, file: &str) -> Result<Ingested, IngestError> {
-    parse_openinference_with(text, file, None)
+    parse_openinference_with(text, file, Beside::default())
 }
 
-/// [`parse_openinference`], the tool spans joined with an MCP log.
+/// [`parse_openinference`], the tool spans joined with an MCP log and read through a mapping.
 pub fn parse_openinference_with(
     text: &str,
     file: &str,
-    mcp: Option<&McpLog>,
+    beside: Beside<'_>,
 ) -> Result<Ingested, IngestError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let spans = crate::otel::otlp::parse(text, file)?;
-    map::ingest_with(file, spans, mcp)
+    map::ingest_with(file, spans, beside)
 }
 
 /// An OTLP/JSON export: a file, or text already read (stdin).
@@ -90,19 +120,19 @@ pub enum Export<'a> {
 
 /// What `--from otel` reads: the export by the convention its spans follow (`convention`):
 /// GenAI spans by [`crate::otel`], OpenInference spans here (the report's notes say so),
-/// joined with `mcp` when given (OpenInference only); a mixed export is refused, naming its
-/// counts. An export that never mentions `"openinference.span.kind"` goes to the GenAI reader
-/// unparsed here.
+/// joined with the MCP log when given (OpenInference only), through the mapping when given
+/// (both readers take it); a mixed export is refused, naming its counts. An export that never
+/// mentions `"openinference.span.kind"` goes to the GenAI reader unparsed here.
 pub fn read_detected(
     export: Export<'_>,
     file: &str,
-    mcp: Option<&McpLog>,
+    beside: Beside<'_>,
 ) -> Result<Ingested, IngestError> {
     let owned;
     let text = match export {
-        Export::Text(t) if !convention::mentions_text(t) => return genai(export, file, mcp),
+        Export::Text(t) if !convention::mentions_text(t) => return genai(export, file, beside),
         Export::Text(t) => t,
-        Export::File(p) if !convention::mentions(p)? => return genai(export, file, mcp),
+        Export::File(p) if !convention::mentions(p)? => return genai(export, file, beside),
         Export::File(p) => {
             owned = read(p)?;
             &owned
@@ -112,13 +142,13 @@ pub fn read_detected(
     let spans = crate::otel::otlp::parse(text, file)?;
     let c = classify(&spans);
     match choose(&c) {
-        Reader::GenAi => genai(Export::Text(text), file, mcp),
+        Reader::GenAi => genai(Export::Text(text), file, beside),
         Reader::Mixed => Err(IngestError::Ambiguous {
             file: file.to_owned(),
             message: convention::mixed_message(&c),
         }),
         Reader::OpenInference => {
-            let mut ing = map::ingest_with(file, spans, mcp)?;
+            let mut ing = map::ingest_with(file, spans, beside)?;
             let both = match c.both {
                 0 => String::new(),
                 n => format!(" ({n} of them also carry gen_ai.operation.name)"),
@@ -146,9 +176,9 @@ pub fn reader_for(path: &Path) -> Result<Reader, IngestError> {
     Ok(choose(&classify(&spans)))
 }
 
-/// The GenAI reader, which takes no MCP log.
-fn genai(export: Export<'_>, file: &str, mcp: Option<&McpLog>) -> Result<Ingested, IngestError> {
-    if let Some(log) = mcp {
+/// The GenAI reader, which takes a mapping and no MCP log.
+fn genai(export: Export<'_>, file: &str, beside: Beside<'_>) -> Result<Ingested, IngestError> {
+    if let Some(log) = beside.mcp {
         return Err(IngestError::Ambiguous {
             file: file.to_owned(),
             message: format!(
@@ -160,8 +190,8 @@ fn genai(export: Export<'_>, file: &str, mcp: Option<&McpLog>) -> Result<Ingeste
         });
     }
     match export {
-        Export::File(p) => crate::otel::read_otel(p),
-        Export::Text(t) => crate::otel::parse_otel(t, file),
+        Export::File(p) => crate::otel::read_otel_with(p, beside.mapping),
+        Export::Text(t) => crate::otel::parse_otel_with(t, file, beside.mapping),
     }
 }
 

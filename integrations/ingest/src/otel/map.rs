@@ -2,7 +2,7 @@
 
 use super::gaps::{mistyped, Gaps};
 use super::lean::{Attr, LeanSpan as Span};
-use super::mapping::Mapping;
+use super::mapping::{Access, Mapping};
 use super::otlp;
 use super::pack::{Packed, Packer};
 use crate::build::{build_ordered, Provenance, Seen, Step, Written};
@@ -48,10 +48,10 @@ fn role_of(s: &Span, mapping: Option<&Mapping>) -> Role {
         return Role::Other;
     };
     let r = role(o);
-    let mapped = mapping.and_then(|m| m.tools.get(s.str("gen_ai.tool.name")?));
+    let mapped = mapping.and_then(|m| m.access(s.str("gen_ai.tool.name")?));
     match (r, mapped) {
-        (Role::Tool, Some(t)) if t.writes.is_some() => Role::Write,
-        (Role::Tool, Some(_)) => Role::Read,
+        (Role::Tool, Some(Access::Write)) => Role::Write,
+        (Role::Tool, Some(Access::Read)) => Role::Read,
         _ => r,
     }
 }
@@ -865,26 +865,14 @@ impl Cx<'_> {
     fn tool_cell(&mut self, s: &Span, write: bool) -> Option<(String, Option<Json>)> {
         let name = s.str("gen_ai.tool.name").unwrap_or("?").to_owned();
         let m = self.mapping?;
-        let tool = m.tools.get(&name)?;
+        m.access(&name)?;
         self.source(format!("execute_tool {name} ({})", m.file));
-        let template = if write { &tool.writes } else { &tool.reads };
-        let template = template.as_ref()?;
         let args = tool_args(s);
-        let filled = match &args {
-            Some(a) => template
-                .fill(a)
-                .map_err(|arg| format!("argument `{arg}` missing")),
-            None => Err("no arguments captured (gen_ai.tool.call.arguments)".to_owned()),
-        };
-        match filled {
-            Ok(cell) => {
-                let value = match (&tool.value, &args) {
-                    (Some(v), Some(a)) => v.fill(a).ok().map(Json::String),
-                    (None, Some(a)) => Some(Json::Object(a.clone())),
-                    _ => None,
-                };
-                Some((cell, value))
-            }
+        let args = args
+            .as_ref()
+            .ok_or_else(|| "no arguments captured (gen_ai.tool.call.arguments)".to_owned());
+        match m.cell(&name, write, args)? {
+            Ok(cell) => Some(cell),
             Err(why) => {
                 let key = format!("execute_tool {name}: {why}");
                 *self.memory.unidentified.entry(key).or_default() += 1;

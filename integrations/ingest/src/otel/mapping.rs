@@ -24,6 +24,11 @@
 //! writes, an unclosed `{`, an agent in two registries — each is an error at `file:line`. A
 //! mapping is a claim about the application the trace cannot check: a tool it leaves out is
 //! not memory to the reader, and the report says which tools it used.
+//!
+//! Both span readers take it: the GenAI reader (`execute_tool` spans, arguments from
+//! `gen_ai.tool.call.arguments`) and the OpenInference one (`TOOL` spans, arguments from
+//! `input.value`). Each finds a call's tool name and arguments in its own attributes; what the
+//! call did to memory ([`Mapping::access`], [`Mapping::cell`]) is decided here, once.
 
 use crate::error::IngestError;
 use serde::Deserialize;
@@ -140,6 +145,18 @@ impl Template {
     }
 }
 
+/// What a call of a mapped tool is to memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    /// A tool that writes (and maybe reads too) is its write: the step's read is the call's
+    /// own plan, and the cell it names is what it changed.
+    Write,
+}
+
+/// A call's arguments as a reader found them: the object, or why there is none.
+pub type Args<'a> = Result<&'a serde_json::Map<String, Json>, String>;
+
 /// The 1-based line of byte `at` of `text`.
 fn line_of(text: &str, at: usize) -> usize {
     1 + text[..at.min(text.len())].matches('\n').count()
@@ -220,6 +237,43 @@ impl Mapping {
         Ok(m)
     }
 
+    /// What a call of `tool` is to memory, or `None` when the mapping leaves it out.
+    pub fn access(&self, tool: &str) -> Option<Access> {
+        let t = self.tools.get(tool)?;
+        Some(match t.writes {
+            Some(_) => Access::Write,
+            None => Access::Read,
+        })
+    }
+
+    /// The cell a call of `tool` with `args` read (`write` false) or wrote, with the value it
+    /// wrote (its `value` template, else its arguments as JSON; `None` when the template names
+    /// an argument the call lacks: a new version of unknown content). `None` when the tool is
+    /// not mapped to that access; `Err` says why the call names no cell (the argument it
+    /// lacks, or `args`'s own reason).
+    pub fn cell(
+        &self,
+        tool: &str,
+        write: bool,
+        args: Args<'_>,
+    ) -> Option<Result<(String, Option<Json>), String>> {
+        let t = self.tools.get(tool)?;
+        let template = match write {
+            true => t.writes.as_ref()?,
+            false => t.reads.as_ref()?,
+        };
+        Some(args.and_then(|a| {
+            let cell = template
+                .fill(a)
+                .map_err(|arg| format!("argument `{arg}` missing"))?;
+            let value = match &t.value {
+                Some(v) => v.fill(a).ok().map(Json::String),
+                None => Some(Json::Object(a.clone())),
+            };
+            Ok((cell, value))
+        }))
+    }
+
     /// One sentence for the report: which tools it maps, and to what.
     pub fn describe(&self) -> String {
         let tools: Vec<String> = self
@@ -259,6 +313,24 @@ mod tests {
         let t = Template::parse("x/{n}/{missing}").unwrap();
         assert_eq!(t.fill(args), Err("missing".to_owned()));
         assert_eq!(m.registry_groups["b"], "group1");
+        assert_eq!(m.access("write_profile"), Some(Access::Write));
+        assert_eq!(m.access("read_profile"), Some(Access::Read));
+        assert_eq!(m.access("other"), None);
+        let cell = m.cell("write_profile", true, Ok(args)).unwrap().unwrap();
+        assert_eq!(
+            cell,
+            ("profile/k1".to_owned(), Some(Json::String("v".into())))
+        );
+        let read = m.cell("read_profile", false, Ok(args)).unwrap().unwrap();
+        assert_eq!(read.1, Some(Json::Object(args.clone())));
+        assert_eq!(m.cell("read_profile", true, Ok(args)), None);
+        let none = serde_json::Map::new();
+        let e = m.cell("read_profile", false, Ok(&none)).unwrap();
+        assert_eq!(e, Err("argument `key` missing".to_owned()));
+        let e = m
+            .cell("read_profile", false, Err("not captured".into()))
+            .unwrap();
+        assert_eq!(e, Err("not captured".to_owned()));
     }
 
     fn error(text: &str) -> String {

@@ -62,8 +62,10 @@ pub struct Args {
     /// With `--from langgraph`: the thread to read.
     #[arg(long)]
     pub thread: Option<String>,
-    /// With `--from otel`: a mapping file (TOML) naming the tools that read or write memory
-    /// and the agents that share a tool registry (docs/ingest.md, "Memory behind tools").
+    /// With `--from otel`, `genai` or `openinference`: a mapping file (TOML) naming the tools
+    /// that read or write memory (GenAI `execute_tool` or OpenInference `TOOL` spans) and the
+    /// agents that share a tool registry (GenAI only) (docs/ingest.md, "Memory behind
+    /// tools"); on OpenInference spans it combines with `--mcp-log`.
     #[arg(long, value_name = "MAP.toml", conflicts_with = "stream")]
     pub tool_memory: Option<PathBuf>,
     /// With `--from openinference` (or `otel` on OpenInference spans): an MCP JSON-RPC log of
@@ -197,17 +199,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let joined = args.tool_memory.is_some() || args.mcp_log.is_some();
     let outcome = if source.is_some() || args.spec || is_stdin(&args.file) || joined {
         use super::ingest::Beside;
-        let beside = Beside::of(args.mcp_log.as_deref(), args.tool_memory.as_deref())?;
-        let (h, report) = match (&source, beside) {
-            (Some(source), beside) => {
+        let beside = Beside::of(args.mcp_log.as_deref(), args.tool_memory.as_deref());
+        let (h, report) = match &source {
+            Some(source) => {
                 let ing = super::ingest::load_with(source, &args.file, beside)?;
                 (ing.history, Some(ing.report))
             }
-            (None, Beside::McpLog(_)) => anyhow::bail!("--mcp-log needs --from openinference"),
-            (None, Beside::ToolMemory(_)) => {
-                anyhow::bail!("--tool-memory applies to --from otel only")
+            None if beside.mcp_log.is_some() => {
+                anyhow::bail!("--mcp-log needs --from openinference")
             }
-            (None, Beside::Nothing) => super::ingest::history_for_detect(&args.file, None)?,
+            None if beside.tool_memory.is_some() => {
+                anyhow::bail!("--tool-memory needs --from otel, genai or openinference")
+            }
+            None => super::ingest::history_for_detect(&args.file, None)?,
         };
         ingest = report;
         history_outcome(h, &file, &args)?
