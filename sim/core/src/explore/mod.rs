@@ -71,6 +71,11 @@ pub struct ExploreConfig<'a> {
     pub reduction: bool,
     /// Symmetry over `count` copies ([`symmetry`]; with reduction, untimed, only).
     pub symmetry: bool,
+    /// Park polling loops (see "Polling loops" above; untimed, and not under a `lock` stack).
+    pub park: bool,
+    /// Park under a `lock` stack too (tests only: to show what parking would lose there).
+    #[cfg(test)]
+    pub(crate) park_under_locks: bool,
     pub steps_per_agent: u64,
     /// Stop after this many schedules (cannot tell).
     pub max_schedules: Option<u64>,
@@ -96,6 +101,9 @@ impl<'a> ExploreConfig<'a> {
             runtime,
             reduction: true,
             symmetry: true,
+            park: true,
+            #[cfg(test)]
+            park_under_locks: false,
             steps_per_agent: STEPS_PER_AGENT_DEFAULT,
             max_schedules: None,
             max_memory_mb: None,
@@ -169,6 +177,8 @@ pub struct Exploration {
     pub reduction: bool,
     /// Symmetry over copies was on: counts are up to renaming copies ([`symmetry`]).
     pub symmetry: bool,
+    /// Whether polling loops were parked, when the scenario has one (`None`: no loop).
+    pub parking: Option<bool>,
     pub steps_per_agent: u64,
     /// The quantiles of a timed exploration (`None`: time abstracted).
     pub timed: Option<Quantiles>,
@@ -183,6 +193,12 @@ pub struct Exploration {
     pub budget_cut: u64,
     /// Paths cut by the scenario's `events_max`.
     pub truncated: u64,
+    /// Paths that ended with an agent parked in a polling loop: it would poll forever, each
+    /// iteration a repeat of the last (see "Polling loops").
+    pub spinning: u64,
+    /// The anomaly sets of the paths on which every agent finished its script (none cut,
+    /// truncated or spinning).
+    pub finished: std::collections::BTreeSet<Vec<Anomaly>>,
     /// Paths the reduction stopped as redundant (only agents in the sleep set were left to
     /// run): run in part, neither recorded nor counted in `schedules`.
     pub redundant: u64,
@@ -243,8 +259,10 @@ pub enum ExploreError {
 #[derive(Default)]
 struct Found {
     sets: BTreeMap<Vec<Anomaly>, Witness>,
+    finished: std::collections::BTreeSet<Vec<Anomaly>>,
     budget_cut: u64,
     truncated: u64,
+    spinning: u64,
     depth_max: u64,
     histories: std::collections::BTreeSet<u64>,
 }
@@ -263,8 +281,10 @@ impl Found {
         for (_, w) in other.sets {
             self.add_witness(w);
         }
+        self.finished.extend(other.finished);
         self.budget_cut += other.budget_cut;
         self.truncated += other.truncated;
+        self.spinning += other.spinning;
         self.depth_max = self.depth_max.max(other.depth_max);
         self.histories.extend(other.histories);
     }
@@ -300,7 +320,14 @@ impl Shared<'_> {
 pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, ExploreError> {
     let ran = run_tasks(sc, cfg, None)?;
     let classes = ran.classes.len() as u64;
-    let mut ex = conclude(cfg, ran.found, ran.stopped, ran.schedules, classes);
+    let mut ex = conclude(
+        parking(sc, cfg),
+        cfg,
+        ran.found,
+        ran.stopped,
+        ran.schedules,
+        classes,
+    );
     ex.redundant = ran.redundant;
     Ok(ex)
 }
@@ -427,6 +454,7 @@ fn run_list(
 
 /// The verdicts from what the paths found.
 fn conclude(
+    parking: Option<bool>,
     cfg: &ExploreConfig<'_>,
     found: Found,
     stopped: Option<Stopped>,
@@ -458,6 +486,7 @@ fn conclude(
         runtime: cfg.runtime,
         reduction: cfg.reduction,
         symmetry: symmetric(cfg),
+        parking,
         steps_per_agent: cfg.steps_per_agent,
         timed: cfg.timed,
         complete,
@@ -466,6 +495,8 @@ fn conclude(
         classes,
         budget_cut: found.budget_cut,
         truncated: found.truncated,
+        spinning: found.spinning,
+        finished: found.finished,
         redundant: 0,
         depth_max: found.depth_max,
         sets: found.sets,
@@ -477,6 +508,27 @@ fn conclude(
 /// Whether `cfg` folds interchangeable copies: asked for, with reduction, untimed.
 fn symmetric(cfg: &ExploreConfig<'_>) -> bool {
     cfg.symmetry && cfg.reduction && cfg.timed.is_none()
+}
+
+/// Whether the walker parks polling loops under `cfg`: asked for, untimed, and not under a
+/// `lock` stack (where a poll's begin takes locks, so a repeated poll has an effect on the
+/// writers; see "Polling loops").
+fn parks(cfg: &ExploreConfig<'_>) -> bool {
+    #[cfg(test)]
+    let locks_ok = cfg.park_under_locks;
+    #[cfg(not(test))]
+    let locks_ok = false;
+    cfg.park
+        && cfg.timed.is_none()
+        && (locks_ok
+            || !cfg
+                .runtime
+                .contains(agentsim_models::runtime::Mechanism::Lock))
+}
+
+/// Whether `sc`'s polling loops are parked under `cfg` (`None`: it has none).
+fn parking(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Option<bool> {
+    crate::engine::polling_loops(sc).then(|| parks(cfg))
 }
 
 /// The copies the walker folds under `cfg`.
@@ -538,8 +590,9 @@ fn probe(
     prefix: Vec<u32>,
     pool: &mut Pool,
 ) -> Result<Part, ExploreError> {
-    let mut w =
-        Walker::new(&prefix, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
+    let mut w = Walker::new(&prefix, cfg.reduction, cfg.steps_per_agent)
+        .with_copies(copies(sc, cfg))
+        .with_park(parks(cfg));
     run_path(sc, cfg, &mut w, pool)?;
     let alts = w.alternatives_at(prefix.len());
     let mut size = 1u64;
@@ -594,8 +647,9 @@ fn split(sc: &Scenario, cfg: &ExploreConfig<'_>, want: usize) -> Result<Vec<Part
 /// Explores the subtree below `prefix`.
 fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, ExploreError> {
     let cfg = shared.cfg;
-    let mut w =
-        Walker::new(prefix, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
+    let mut w = Walker::new(prefix, cfg.reduction, cfg.steps_per_agent)
+        .with_copies(copies(sc, cfg))
+        .with_park(parks(cfg));
     let mut found = Found::default();
     let mut pool = Pool::default();
     loop {
@@ -645,6 +699,10 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
         .collect();
     found.budget_cut += u64::from(run.counters.budget_cut);
     found.truncated += u64::from(run.counters.truncated);
+    found.spinning += u64::from(run.counters.spinning);
+    if !(run.counters.budget_cut || run.counters.truncated || run.counters.spinning) {
+        found.finished.insert(anomalies.clone());
+    }
     found.depth_max = found.depth_max.max(w.depth() as u64);
     if cfg.keep_histories {
         // Normalised and up to renaming copies, so that searches with and without the
