@@ -9,6 +9,10 @@
 //! `X1` replay line that `agentsim replay` and `agentsim shrink` take), *unreachable* when the
 //! search finished without one, or *cannot tell* when a budget or a signal stopped it.
 //!
+//! A polling loop is parked ([`park`]): an agent whose last iteration repeated the one before
+//! it without effect waits for a write to what it read instead of spinning, so a scenario
+//! whose only unbounded paths are polls completes with no path cut.
+//!
 //! What a complete search does not prove: anything past the per-agent step budget (a path on
 //! which an agent would take more steps is cut there, and the verdict says "within N steps
 //! per agent"), anything the abstraction changes (`timed` orders are a subset of these, so a
@@ -17,6 +21,7 @@
 //! not explored: refused). With [`ExploreConfig::timed`] the engine offers only the orders
 //! the latency bounds allow ([`timed`]); the search is then the plain enumeration.
 
+mod park;
 mod partial;
 mod reduction;
 mod symmetry;
@@ -37,6 +42,7 @@ use crate::schedule::Schedule;
 use agentsim_models::history::History;
 use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
+use park::{parking, parks};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -71,11 +77,8 @@ pub struct ExploreConfig<'a> {
     pub reduction: bool,
     /// Symmetry over `count` copies ([`symmetry`]; with reduction, untimed, only).
     pub symmetry: bool,
-    /// Park polling loops (see "Polling loops" above; untimed, and not under a `lock` stack).
+    /// Park polling loops ([`park`]; untimed only).
     pub park: bool,
-    /// Park under a `lock` stack too (tests only: to show what parking would lose there).
-    #[cfg(test)]
-    pub(crate) park_under_locks: bool,
     pub steps_per_agent: u64,
     /// Stop after this many schedules (cannot tell).
     pub max_schedules: Option<u64>,
@@ -102,8 +105,6 @@ impl<'a> ExploreConfig<'a> {
             reduction: true,
             symmetry: true,
             park: true,
-            #[cfg(test)]
-            park_under_locks: false,
             steps_per_agent: STEPS_PER_AGENT_DEFAULT,
             max_schedules: None,
             max_memory_mb: None,
@@ -194,7 +195,7 @@ pub struct Exploration {
     /// Paths cut by the scenario's `events_max`.
     pub truncated: u64,
     /// Paths that ended with an agent parked in a polling loop: it would poll forever, each
-    /// iteration a repeat of the last (see "Polling loops").
+    /// iteration a repeat of the last (see [`park`]).
     pub spinning: u64,
     /// The anomaly sets of the paths on which every agent finished its script (none cut,
     /// truncated or spinning).
@@ -508,27 +509,6 @@ fn conclude(
 /// Whether `cfg` folds interchangeable copies: asked for, with reduction, untimed.
 fn symmetric(cfg: &ExploreConfig<'_>) -> bool {
     cfg.symmetry && cfg.reduction && cfg.timed.is_none()
-}
-
-/// Whether the walker parks polling loops under `cfg`: asked for, untimed, and not under a
-/// `lock` stack (where a poll's begin takes locks, so a repeated poll has an effect on the
-/// writers; see "Polling loops").
-fn parks(cfg: &ExploreConfig<'_>) -> bool {
-    #[cfg(test)]
-    let locks_ok = cfg.park_under_locks;
-    #[cfg(not(test))]
-    let locks_ok = false;
-    cfg.park
-        && cfg.timed.is_none()
-        && (locks_ok
-            || !cfg
-                .runtime
-                .contains(agentsim_models::runtime::Mechanism::Lock))
-}
-
-/// Whether `sc`'s polling loops are parked under `cfg` (`None`: it has none).
-fn parking(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Option<bool> {
-    crate::engine::polling_loops(sc).then(|| parks(cfg))
 }
 
 /// The copies the walker folds under `cfg`.
