@@ -45,15 +45,21 @@
 //!
 //! # Runtimes
 //!
-//! What a poll's begin does to others is what the argument rests on. Under every stack a
-//! clean iteration leaves the store as it found it except for cell-free records (validation,
-//! provenance, cascades, the sequencer and the registry disciplines look only at records
-//! that write a cell, or at the committing operation's own reads). Under a `lock` stack a
-//! poll's begin takes the read cells' locks, and another agent's begin or commit that meets
-//! one is dropped or aborted; that drop or abort bumps the epoch, so an iteration during which
-//! it happened is not clean. The deleted iterations are therefore invisible to the writers
-//! there too, and parking is on under every stack but a timed search (where an iteration
-//! takes time, and the order of time matters).
+//! What a poll's begin does to others is what the argument rests on. Under every stack
+//! without locks a clean iteration leaves the store as it found it except for cell-free
+//! records (validation, provenance, cascades, the sequencer and the registry disciplines look
+//! only at records that write a cell, or at the committing operation's own reads). Under a
+//! `lock` stack (`pessimistic`, or any stack with `lock`) a poll's begin takes the read cells'
+//! locks, so a poll has an effect on others (their begins are dropped and their commits
+//! aborted while it holds them), and a poll that is itself dropped is a spin through drops
+//! and retries that this bookkeeping counts as an effect. Every such interaction bumps the
+//! epoch, which would keep the argument, but the comparison with the spinning search was not
+//! carried through there (drop-retry cycles leave the parked search cut at the budget on the
+//! generated family, so its sets cannot be compared with the spinning search's): parking is
+//! off under `lock` stacks, and the report says `parking off`. It is off for a timed search
+//! too (an iteration takes time there, and the order of time matters). The test
+//! `no_parking_under_locks` pins this: it fails if a `lock` stack's search changes when parking
+//! is asked for.
 //!
 //! # Reduction
 //!
@@ -68,10 +74,12 @@
 
 use super::ExploreConfig;
 use crate::scenario::Scenario;
+use agentsim_models::runtime::Mechanism;
 
-/// Whether the walker parks polling loops under `cfg`: asked for and untimed.
+/// Whether the walker parks polling loops under `cfg`: asked for, untimed, and not under a
+/// `lock` stack (see "Runtimes").
 pub(super) fn parks(cfg: &ExploreConfig<'_>) -> bool {
-    cfg.park && cfg.timed.is_none()
+    cfg.park && cfg.timed.is_none() && !cfg.runtime.contains(Mechanism::Lock)
 }
 
 /// Whether `sc`'s polling loops are parked under `cfg` (`None`: it has none).
@@ -84,7 +92,7 @@ mod tests {
     use super::super::tests::{agree, PLAIN_MAX};
     use super::super::*;
     use crate::dist::below;
-    use agentsim_models::runtime::RuntimeKind;
+    use agentsim_models::runtime::{Mechanism, RuntimeKind};
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
     use std::path::PathBuf;
@@ -164,7 +172,7 @@ mod tests {
     }
 
     /// The budget of the search without parking: every parked path fits in it.
-    const SPIN_STEPS: u64 = 24;
+    const SPIN_STEPS: u64 = 16;
 
     /// Parking on against parking off (the spinning search, cut at [`SPIN_STEPS`]) on the
     /// polling family under every named runtime: the parked search completes with no path
@@ -177,7 +185,11 @@ mod tests {
             let sc = loops(400 + seed);
             for kind in RuntimeKind::ALL {
                 let what = format!("loops {seed} under {}", kind.name());
-                let mut cfg = ExploreConfig::new(Stack::parse(kind.name()).unwrap());
+                let rt = Stack::parse(kind.name()).unwrap();
+                if rt.contains(Mechanism::Lock) {
+                    continue;
+                }
+                let mut cfg = ExploreConfig::new(rt);
                 cfg.steps_per_agent = SPIN_STEPS;
                 let on = explore(&sc, &cfg).unwrap();
                 assert_eq!(on.parking, Some(true), "{what}");
@@ -187,8 +199,12 @@ mod tests {
                     "{what}: parked, nothing spins to the budget"
                 );
                 cfg.park = false;
-                cfg.max_schedules = Some(200_000);
+                cfg.max_schedules = Some(20_000);
                 let off = explore(&sc, &cfg).unwrap();
+                eprintln!(
+                    "{what}: on {} ({} spinning), off {} ({} cut, complete {})",
+                    on.schedules, on.spinning, off.schedules, off.budget_cut, off.complete
+                );
                 assert_eq!(off.parking, Some(false), "{what}");
                 if !off.complete {
                     continue;
@@ -202,11 +218,36 @@ mod tests {
             }
         }
         assert!(
-            compared >= 60,
+            compared >= 50,
             "enough members finished unparked: {compared}"
         );
-        assert!(fewer >= 30, "parking cuts repeats: {fewer}");
+        assert!(fewer >= 25, "parking cuts repeats: {fewer}");
         assert!(spinning >= 10, "some members end spinning: {spinning}");
+    }
+
+    /// Under a `lock` stack parking is off: asking for it changes nothing (the same counts,
+    /// sets and verdicts as `--no-park`), and the report says so.
+    #[test]
+    fn no_parking_under_locks() {
+        for seed in 0..4 {
+            let sc = loops(400 + seed);
+            for name in ["pessimistic", "lock+validate"] {
+                let what = format!("loops {seed} under {name}");
+                let mut cfg = ExploreConfig::new(Stack::parse(name).unwrap());
+                cfg.steps_per_agent = 12;
+                cfg.max_schedules = Some(20_000);
+                let asked = explore(&sc, &cfg).unwrap();
+                cfg.park = false;
+                let off = explore(&sc, &cfg).unwrap();
+                assert_eq!(asked.parking, Some(false), "{what}");
+                assert_eq!(asked.spinning, 0, "{what}");
+                assert_eq!(
+                    (asked.schedules, asked.budget_cut, &asked.sets),
+                    (off.schedules, off.budget_cut, &off.sets),
+                    "{what}"
+                );
+            }
+        }
     }
 
     /// With parking, the reduced and the plain search still agree (sets, normalised
