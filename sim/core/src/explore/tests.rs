@@ -169,7 +169,7 @@ fn reduced_and_plain_agree() {
 /// schedules) and, where the plain search finished, asserts that both reach the same anomaly
 /// sets, final histories and classes, and that every reduced schedule is a class of its own;
 /// returns both then.
-pub(super) fn agree(
+fn agree(
     sc: &Scenario,
     kind: RuntimeKind,
     plain_max: u64,
@@ -263,7 +263,7 @@ fn polls_reduced_and_plain_agree() {
 
 /// The plain search's budget in [`reduced_and_plain_agree`]: members whose plain tree is
 /// larger are skipped (and counted), so the test stays within seconds.
-pub(super) const PLAIN_MAX: u64 = 3000;
+const PLAIN_MAX: u64 = 3000;
 
 /// Follows `prefix` (alternatives at the first choice points), then runs the agents of
 /// `forced` in that order, then takes alternative 0 everywhere; records what it saw.
