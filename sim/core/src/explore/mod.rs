@@ -198,7 +198,8 @@ pub struct Exploration {
     /// iteration a repeat of the last (see [`park`]).
     pub spinning: u64,
     /// The anomaly sets of the paths on which every agent finished its script (none cut,
-    /// truncated or spinning).
+    /// truncated or spinning), kept with the histories (when asked for; not carried by
+    /// shards).
     pub finished: std::collections::BTreeSet<Vec<Anomaly>>,
     /// Paths the reduction stopped as redundant (only agents in the sleep set were left to
     /// run): run in part, neither recorded nor counted in `schedules`.
@@ -680,7 +681,8 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
     found.budget_cut += u64::from(run.counters.budget_cut);
     found.truncated += u64::from(run.counters.truncated);
     found.spinning += u64::from(run.counters.spinning);
-    if !(run.counters.budget_cut || run.counters.truncated || run.counters.spinning) {
+    let ended = !(run.counters.budget_cut || run.counters.truncated || run.counters.spinning);
+    if cfg.keep_histories && ended {
         found.finished.insert(anomalies.clone());
     }
     found.depth_max = found.depth_max.max(w.depth() as u64);

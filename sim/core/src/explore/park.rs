@@ -230,6 +230,7 @@ mod tests {
                 }
                 let mut cfg = ExploreConfig::new(rt);
                 cfg.steps_per_agent = SPIN_STEPS;
+                cfg.keep_histories = true;
                 let on = explore(&sc, &cfg).unwrap();
                 assert_eq!(on.parking, Some(true), "{what}");
                 assert!(on.complete, "{what}");
