@@ -162,8 +162,7 @@ impl Spin {
         });
         let epoch = self.epoch;
         let l = &mut self.agents[a];
-        if mark.is_some() && mark == l.mark {
-            let m = mark.as_ref().expect("clean");
+        if let Some(m) = mark.as_ref().filter(|&m| l.mark.as_ref() == Some(m)) {
             l.parked = Some((m.reads.clone(), m.epoch));
         }
         l.mark = mark;
