@@ -15,8 +15,10 @@
 //! the order the trial meets them) to the alternative taken, when not 0. A trailing
 //! `:timed=LO,HI` marks a timed exploration's path (`agentsim explore --timed`): only the
 //! orders the latency bounds allow are alternatives, a `lognormal` kept between the LO and HI
-//! quantiles, so replay must run timed too; lines without it parse as before. See
-//! docs/exploring.md.
+//! quantiles, so replay must run timed too; lines without it parse as before. A `:park` after
+//! the budget marks a path explored with polling loops parked (an agent whose last loop
+//! iteration changed nothing and read nothing since written waits for a write instead of
+//! spinning; see `explore::park`), so replay parks too. See docs/exploring.md.
 
 use crate::bounds::Quantiles;
 use std::collections::BTreeMap;
@@ -54,6 +56,8 @@ pub struct Schedule {
     /// `X1` only: the path of a timed exploration (`timed=<lo>,<hi>`), with the quantiles a
     /// `lognormal` latency was kept between.
     pub timed: Option<Quantiles>,
+    /// `X1` only: polling loops were parked (`park`).
+    pub park: bool,
 }
 
 impl Schedule {
@@ -102,7 +106,9 @@ impl Schedule {
             }
         }
         let mut rest = parts.peekable();
-        if let Some(stop) = rest.next_if(|p| !p.starts_with("steps=") && !p.starts_with("timed=")) {
+        if let Some(stop) =
+            rest.next_if(|p| !p.starts_with("steps=") && !p.starts_with("timed=") && *p != "park")
+        {
             let n = stop
                 .strip_prefix("stop=")
                 .and_then(|n| n.parse().ok())
@@ -110,13 +116,14 @@ impl Schedule {
             out.stop = Some(n);
         }
         if timing == Timing::Abstract {
-            if let Some(steps) = rest.next_if(|p| !p.starts_with("timed=")) {
+            if let Some(steps) = rest.next_if(|p| !p.starts_with("timed=") && *p != "park") {
                 let n = steps
                     .strip_prefix("steps=")
                     .and_then(|n| n.parse().ok())
                     .ok_or_else(|| err(Problem::Steps(steps.to_owned())))?;
                 out.steps_per_agent = Some(n);
             }
+            out.park = rest.next_if(|p| *p == "park").is_some();
             if let Some(timed) = rest.next() {
                 let q = timed
                     .strip_prefix("timed=")
@@ -193,6 +200,9 @@ impl fmt::Display for Schedule {
         if let Some(steps) = self.steps_per_agent {
             write!(f, ":steps={steps}")?;
         }
+        if self.park {
+            f.write_str(":park")?;
+        }
         if let Some(q) = self.timed {
             write!(f, ":timed={q}")?;
         }
@@ -214,6 +224,8 @@ mod tests {
             "X1:9:-:steps=40",
             "X1:9:0=1:steps=40:timed=0.001,0.999",
             "X1:9:-:stop=3:timed=0.05,0.95",
+            "X1:9:0=1:steps=40:park",
+            "X1:9:-:park",
         ] {
             assert_eq!(Schedule::parse(s).unwrap().to_string(), s);
         }

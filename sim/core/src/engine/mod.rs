@@ -32,9 +32,11 @@ mod mcp;
 mod messages;
 mod ops;
 mod pool;
+mod spin;
 mod zone;
 
 pub use pool::Pool;
+pub use spin::loops as polling_loops;
 pub use zone::{Dbm, ZONES_MAX};
 
 pub use messages::CplTrial;
@@ -78,6 +80,9 @@ pub struct Counters {
     /// An agent with steps left was stopped by the chooser's per-agent step budget
     /// (abstract time only).
     pub budget_cut: bool,
+    /// The trial ended with an agent parked in a polling loop (abstract time, parking on):
+    /// it would poll forever, each iteration a repeat of the last.
+    pub spinning: bool,
 }
 
 /// One executed event, for readable traces.
@@ -203,6 +208,10 @@ struct Engine<'a, R: Runtime> {
     /// bounds of the delay the current step drew.
     zone: Option<zone::Zones>,
     span: (u64, u64),
+    /// Polling loops parked (abstract time, when the chooser asks; see [`spin`]), and the
+    /// agents parked at the current choice point.
+    spin: spin::Spin,
+    parked: Vec<usize>,
 }
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
@@ -256,6 +265,10 @@ pub fn run_trial_in<R: Runtime>(
         let running: Vec<bool> = agents.iter().map(|a| !a.done).collect();
         zone::Zones::new(q, sc.window_ms, &starts, &running)
     });
+    let park = abstract_time
+        && zone.is_none()
+        && spin::loops(sc)
+        && setup.scheduler.chooser().is_some_and(|c| c.parks());
     let sched = setup.scheduler;
     let (chooser, timed) = if abstract_time {
         (sched.chooser(), None)
@@ -292,6 +305,12 @@ pub fn run_trial_in<R: Runtime>(
         locking,
         zone,
         span: (0, 0),
+        spin: if park {
+            spin::Spin::new(sc.agents.len())
+        } else {
+            spin::Spin::off()
+        },
+        parked: Vec::new(),
     };
     let schedule = e.run(timed, setup.trial_seed, setup.stop)?;
     Ok(e.finish(schedule, buffers))
@@ -355,6 +374,7 @@ impl<R: Runtime> Engine<'_, R> {
             schedule.steps_per_agent = c.steps_per_agent();
             schedule.choices = std::mem::take(&mut self.picks);
             schedule.timed = self.zone.as_ref().map(|z| z.quantiles());
+            schedule.park = self.spin.on();
         }
         Ok(schedule)
     }
@@ -397,8 +417,14 @@ impl<R: Runtime> Engine<'_, R> {
             return None;
         }
         let mut cut = false;
+        self.spin.wake();
+        self.parked.clear();
         for (i, a) in self.agents.iter().enumerate() {
             if a.done || a.due_ms == messages::PARKED {
+                continue;
+            }
+            if self.spin.parked(i) {
+                self.parked.push(i);
                 continue;
             }
             if budget.is_some_and(|b| self.steps[i] >= b) {
@@ -410,6 +436,7 @@ impl<R: Runtime> Engine<'_, R> {
         self.c.budget_cut |= cut;
         self.timed_filter(enabled);
         if enabled.is_empty() {
+            self.c.spinning |= !self.parked.is_empty();
             return None;
         }
         let pos = if enabled.len() > 1 {
@@ -436,6 +463,7 @@ impl<R: Runtime> Engine<'_, R> {
         let st = &self.agents[a];
         match &self.sc.agents[a].script.steps[st.pc] {
             Step::Generate { .. } if st.open => Footprint::Local,
+            _ if self.spin.woke(a) => Footprint::Shared,
             Step::Wait { .. } | Step::Branch { .. } => Footprint::Local,
             Step::Write { .. } if st.open && !st.op.issued && !self.mcp_checks(a) => {
                 Footprint::Local
@@ -453,6 +481,21 @@ impl<R: Runtime> Engine<'_, R> {
     /// the store (aborted flags, cascades), `registry` writes the registry, a `generate`
     /// outside an operation reads the live registry. Steps on messages write everything.
     fn access(&self, a: usize) -> Access {
+        let mut access = self.step_access(a);
+        if self.spin.woke(a) {
+            // The first step after a wake: it runs only after the write that woke it, which
+            // the reduction learns from this read (see `spin`).
+            for u in [&mut access.store, &mut access.registry] {
+                if *u == Use::None {
+                    *u = Use::Read;
+                }
+            }
+        }
+        access
+    }
+
+    /// [`Engine::access`] of the step itself.
+    fn step_access(&self, a: usize) -> Access {
         let st = &self.agents[a];
         let locks = |cells: &mut dyn Iterator<Item = Cell>| -> u64 {
             if self.locking {
@@ -517,6 +560,9 @@ impl<R: Runtime> Engine<'_, R> {
         access: &[Access],
     ) -> usize {
         assert!(n >= 2, "a choice point has two alternatives or more");
+        if kind != ChoiceKind::Agent {
+            self.spin.spoil(agent);
+        }
         let point = ChoicePoint {
             kind,
             n,
@@ -524,6 +570,11 @@ impl<R: Runtime> Engine<'_, R> {
             enabled,
             next,
             access,
+            parked: if kind == ChoiceKind::Agent {
+                &self.parked
+            } else {
+                &[]
+            },
         };
         let ch = self
             .chooser
@@ -673,6 +724,8 @@ impl<R: Runtime> Engine<'_, R> {
         );
         let mut next = Some(pc + 1);
         let mut delay = 0;
+        let watch = self.spin.on().then(|| self.spin_watch(a));
+        self.spin.stepped(a);
         self.timed_fire(a)?;
         let text: String = match &script.steps[pc] {
             Step::Read { cells, pick, tool } => {
@@ -774,8 +827,76 @@ impl<R: Runtime> Engine<'_, R> {
             st.pc = n;
         }
         normalize(st, script, spec.repeat);
+        if let Some(w) = watch {
+            self.spin_after(a, pc, next, w);
+        }
         self.timed_schedule(a);
         Ok(())
+    }
+
+    /// What [`Engine::spin_after`] compares: the step's access, the log's length and the
+    /// counters of drops, aborts, retries, retractions and compensations before it.
+    fn spin_watch(&self, a: usize) -> (Access, usize, [u64; 5]) {
+        let c = &self.c;
+        (
+            self.step_access(a),
+            self.rt.log().len(),
+            [c.drops, c.aborts, c.retries, c.retracted, c.compensations],
+        )
+    }
+
+    /// After agent `a`'s step at `pc` with parking on: bumps what it wrote, spoils its
+    /// iteration if it had an effect, notes a begin's cells, and ends the iteration at a
+    /// taken backward branch.
+    fn spin_after(
+        &mut self,
+        a: usize,
+        pc: usize,
+        next: Option<usize>,
+        (access, len, counts): (Access, usize, [u64; 5]),
+    ) {
+        let c = &self.c;
+        let now = [c.drops, c.aborts, c.retries, c.retracted, c.compensations];
+        if now != counts {
+            self.spin.spoil(a);
+            self.spin.bump_all();
+        }
+        if access.registry == Use::Write || access.store == Use::Write {
+            self.spin.spoil(a);
+            if access.registry == Use::Write {
+                self.spin.bump_all();
+            }
+            let log = self.rt.log();
+            if log.len() < len {
+                self.spin.bump_all();
+            }
+            let written: Vec<Cell> = log
+                .get(len..)
+                .unwrap_or(&[])
+                .iter()
+                .flat_map(|r| r.write_set.iter().copied())
+                .collect();
+            if access.store == Use::Write && written.is_empty() {
+                // A retraction, or a commit that left no cell written: anything may move.
+                self.spin.bump_all();
+            }
+            written.into_iter().for_each(|c| self.spin.bump(c));
+        }
+        let st = &self.agents[a];
+        match &self.sc.agents[a].script.steps[pc] {
+            Step::Read { .. } if st.open && st.op.read_pc == pc => {
+                let cells = st.op.read.iter().map(|&(c, _)| c);
+                let cells: Vec<Cell> = cells.collect();
+                self.spin.read(a, cells.into_iter());
+            }
+            Step::Branch { target, .. } if *target <= pc && next == Some(*target) => {
+                let (pc, rep, attempts, open) = (st.pc, st.rep, st.attempts, st.open);
+                let last_read = std::mem::take(&mut self.agents[a].last_read);
+                self.spin.looped(a, pc, rep, attempts, open, &last_read);
+                self.agents[a].last_read = last_read;
+            }
+            _ => {}
+        }
     }
 
     /// The cells agent `a`'s step touches: all of `cells`, or `pick` of them at random (in

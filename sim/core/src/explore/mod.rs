@@ -9,6 +9,10 @@
 //! `X1` replay line that `agentsim replay` and `agentsim shrink` take), *unreachable* when the
 //! search finished without one, or *cannot tell* when a budget or a signal stopped it.
 //!
+//! A polling loop is parked ([`park`]): an agent whose last iteration repeated the one before
+//! it without effect waits for a write to what it read instead of spinning, so a scenario
+//! whose only unbounded paths are polls completes with no path cut.
+//!
 //! What a complete search does not prove: anything past the per-agent step budget (a path on
 //! which an agent would take more steps is cut there, and the verdict says "within N steps
 //! per agent"), anything the abstraction changes (`timed` orders are a subset of these, so a
@@ -17,6 +21,7 @@
 //! not explored: refused). With [`ExploreConfig::timed`] the engine offers only the orders
 //! the latency bounds allow ([`timed`]); the search is then the plain enumeration.
 
+mod park;
 mod partial;
 mod reduction;
 mod symmetry;
@@ -37,6 +42,7 @@ use crate::schedule::Schedule;
 use agentsim_models::history::History;
 use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
+use park::{parking, parks};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -71,6 +77,8 @@ pub struct ExploreConfig<'a> {
     pub reduction: bool,
     /// Symmetry over `count` copies ([`symmetry`]; with reduction, untimed, only).
     pub symmetry: bool,
+    /// Park polling loops ([`park`]; untimed only).
+    pub park: bool,
     pub steps_per_agent: u64,
     /// Stop after this many schedules (cannot tell).
     pub max_schedules: Option<u64>,
@@ -96,6 +104,7 @@ impl<'a> ExploreConfig<'a> {
             runtime,
             reduction: true,
             symmetry: true,
+            park: true,
             steps_per_agent: STEPS_PER_AGENT_DEFAULT,
             max_schedules: None,
             max_memory_mb: None,
@@ -169,6 +178,8 @@ pub struct Exploration {
     pub reduction: bool,
     /// Symmetry over copies was on: counts are up to renaming copies ([`symmetry`]).
     pub symmetry: bool,
+    /// Whether polling loops were parked, when the scenario has one (`None`: no loop).
+    pub parking: Option<bool>,
     pub steps_per_agent: u64,
     /// The quantiles of a timed exploration (`None`: time abstracted).
     pub timed: Option<Quantiles>,
@@ -183,6 +194,13 @@ pub struct Exploration {
     pub budget_cut: u64,
     /// Paths cut by the scenario's `events_max`.
     pub truncated: u64,
+    /// Paths that ended with an agent parked in a polling loop: it would poll forever, each
+    /// iteration a repeat of the last (see [`park`]).
+    pub spinning: u64,
+    /// The anomaly sets of the paths on which every agent finished its script (none cut,
+    /// truncated or spinning), kept with the histories (when asked for; not carried by
+    /// shards).
+    pub finished: std::collections::BTreeSet<Vec<Anomaly>>,
     /// Paths the reduction stopped as redundant (only agents in the sleep set were left to
     /// run): run in part, neither recorded nor counted in `schedules`.
     pub redundant: u64,
@@ -243,8 +261,10 @@ pub enum ExploreError {
 #[derive(Default)]
 struct Found {
     sets: BTreeMap<Vec<Anomaly>, Witness>,
+    finished: std::collections::BTreeSet<Vec<Anomaly>>,
     budget_cut: u64,
     truncated: u64,
+    spinning: u64,
     depth_max: u64,
     histories: std::collections::BTreeSet<u64>,
 }
@@ -263,8 +283,10 @@ impl Found {
         for (_, w) in other.sets {
             self.add_witness(w);
         }
+        self.finished.extend(other.finished);
         self.budget_cut += other.budget_cut;
         self.truncated += other.truncated;
+        self.spinning += other.spinning;
         self.depth_max = self.depth_max.max(other.depth_max);
         self.histories.extend(other.histories);
     }
@@ -300,7 +322,14 @@ impl Shared<'_> {
 pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, ExploreError> {
     let ran = run_tasks(sc, cfg, None)?;
     let classes = ran.classes.len() as u64;
-    let mut ex = conclude(cfg, ran.found, ran.stopped, ran.schedules, classes);
+    let mut ex = conclude(
+        parking(sc, cfg),
+        cfg,
+        ran.found,
+        ran.stopped,
+        ran.schedules,
+        classes,
+    );
     ex.redundant = ran.redundant;
     Ok(ex)
 }
@@ -427,6 +456,7 @@ fn run_list(
 
 /// The verdicts from what the paths found.
 fn conclude(
+    parking: Option<bool>,
     cfg: &ExploreConfig<'_>,
     found: Found,
     stopped: Option<Stopped>,
@@ -458,6 +488,7 @@ fn conclude(
         runtime: cfg.runtime,
         reduction: cfg.reduction,
         symmetry: symmetric(cfg),
+        parking,
         steps_per_agent: cfg.steps_per_agent,
         timed: cfg.timed,
         complete,
@@ -466,6 +497,8 @@ fn conclude(
         classes,
         budget_cut: found.budget_cut,
         truncated: found.truncated,
+        spinning: found.spinning,
+        finished: found.finished,
         redundant: 0,
         depth_max: found.depth_max,
         sets: found.sets,
@@ -538,8 +571,9 @@ fn probe(
     prefix: Vec<u32>,
     pool: &mut Pool,
 ) -> Result<Part, ExploreError> {
-    let mut w =
-        Walker::new(&prefix, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
+    let mut w = Walker::new(&prefix, cfg.reduction, cfg.steps_per_agent)
+        .with_copies(copies(sc, cfg))
+        .with_park(parks(cfg));
     run_path(sc, cfg, &mut w, pool)?;
     let alts = w.alternatives_at(prefix.len());
     let mut size = 1u64;
@@ -594,8 +628,9 @@ fn split(sc: &Scenario, cfg: &ExploreConfig<'_>, want: usize) -> Result<Vec<Part
 /// Explores the subtree below `prefix`.
 fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, ExploreError> {
     let cfg = shared.cfg;
-    let mut w =
-        Walker::new(prefix, cfg.reduction, cfg.steps_per_agent).with_copies(copies(sc, cfg));
+    let mut w = Walker::new(prefix, cfg.reduction, cfg.steps_per_agent)
+        .with_copies(copies(sc, cfg))
+        .with_park(parks(cfg));
     let mut found = Found::default();
     let mut pool = Pool::default();
     loop {
@@ -645,6 +680,11 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
         .collect();
     found.budget_cut += u64::from(run.counters.budget_cut);
     found.truncated += u64::from(run.counters.truncated);
+    found.spinning += u64::from(run.counters.spinning);
+    let ended = !(run.counters.budget_cut || run.counters.truncated || run.counters.spinning);
+    if cfg.keep_histories && ended {
+        found.finished.insert(anomalies.clone());
+    }
     found.depth_max = found.depth_max.max(w.depth() as u64);
     if cfg.keep_histories {
         // Normalised and up to renaming copies, so that searches with and without the

@@ -26,7 +26,7 @@
 use super::reduction::{Event, Hb};
 use super::symmetry::Copies;
 use crate::digest::Fnv1a;
-use crate::scheduler::{Access, ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler};
+use crate::scheduler::{Access, ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler, Use};
 
 /// An agent choice point under reduction.
 #[derive(Clone, Debug)]
@@ -38,6 +38,8 @@ struct AgentFrame {
     backtrack: Vec<bool>,
     done: Vec<bool>,
     cur: usize,
+    /// The agents parked in a polling loop here (not enabled).
+    parked: Vec<usize>,
 }
 
 /// The alternatives explored at one choice point and the one the current path takes.
@@ -83,6 +85,8 @@ pub(super) struct Walker {
     copies: Copies,
     /// Which agents have stepped on the path so far (with symmetry only).
     started: Vec<bool>,
+    /// Park polling loops (see [`super::park`]).
+    park: bool,
 }
 
 impl Walker {
@@ -109,7 +113,14 @@ impl Walker {
             hb: None,
             copies: Copies::none(),
             started: Vec::new(),
+            park: false,
         }
+    }
+
+    /// The same walker, asking the engine to park polling loops or not.
+    pub(super) fn with_park(mut self, park: bool) -> Self {
+        self.park = park;
+        self
     }
 
     /// The same walker, taking only the canonical one of interchangeable copies (see
@@ -169,6 +180,20 @@ impl Walker {
             let Some(d) = self.frames[fi].dpor.as_deref_mut() else {
                 continue;
             };
+            let racer = self.events[j].agent;
+            if d.parked.contains(&racer) {
+                // The racing agent was parked at step i: its step can come first only after
+                // a write that wakes it, between the two and not after step i; with none
+                // the race is not reversible (a parked poll is not enabled before the write
+                // that wakes it), so it asks for nothing.
+                let writes =
+                    |e: &Event| e.access.store == Use::Write || e.access.registry == Use::Write;
+                let woken =
+                    (i + 1..j).any(|k| !hb.before(&self.events, i, k) && writes(&self.events[k]));
+                if !woken {
+                    continue;
+                }
+            }
             // With symmetry, an unstarted copy stands for the lowest unstarted one of its class
             // (the agents that stepped before step i are those started at its choice point).
             let before = &self.events[..i];
@@ -297,6 +322,7 @@ impl Walker {
                         backtrack,
                         done: vec![false; p.n],
                         cur,
+                        parked: p.parked.to_vec(),
                     })),
                 });
                 Some(cur)
@@ -397,6 +423,10 @@ impl Chooser for Walker {
 
     fn steps_per_agent(&self) -> Option<u64> {
         Some(self.steps_per_agent)
+    }
+
+    fn parks(&self) -> bool {
+        self.park
     }
 }
 

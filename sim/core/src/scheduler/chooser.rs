@@ -128,6 +128,9 @@ pub struct ChoicePoint<'a> {
     /// For [`ChoiceKind::Agent`]: what each enabled agent's next step may touch. Empty
     /// otherwise.
     pub access: &'a [Access],
+    /// For an agent choice, the agents parked in a polling loop (not enabled until a write
+    /// wakes them; see [`Chooser::parks`]); empty otherwise.
+    pub parked: &'a [usize],
 }
 
 /// Takes every choice of an abstract-time trial.
@@ -156,5 +159,13 @@ pub trait Chooser {
     /// past it. `None`: no budget (the scenario's `events_max` still holds).
     fn steps_per_agent(&self) -> Option<u64> {
         None
+    }
+
+    /// Whether to park polling loops: an agent back at a loop's label after an iteration
+    /// that had no effect, took no data choice and saw nothing it read written since (and
+    /// that was the same as the iteration before it) is not enabled until a write could
+    /// change what the next iteration does (see `explore` and `engine::spin`).
+    fn parks(&self) -> bool {
+        false
     }
 }

@@ -39,6 +39,10 @@ impl Chooser for Replay {
     fn steps_per_agent(&self) -> Option<u64> {
         self.schedule.steps_per_agent
     }
+
+    fn parks(&self) -> bool {
+        self.schedule.park
+    }
 }
 
 impl Scheduler for Replay {

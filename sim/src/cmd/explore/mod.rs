@@ -52,6 +52,11 @@ pub struct Args {
     /// index order (counts are then not up to renaming copies; see docs/exploring.md).
     #[arg(long)]
     pub no_symmetry: bool,
+    /// Let a polling loop spin: an agent whose last iteration repeated the one before it
+    /// without effect is not parked until a write wakes it (its repeats run until the step
+    /// budget cuts the path; see docs/exploring.md).
+    #[arg(long)]
+    pub no_park: bool,
     /// Explore only the orders the latency bounds allow (`fixed` exactly, `uniform` its
     /// interval, `lognormal` between `--quantiles`); runs the plain enumeration, since
     /// partial-order reduction is not sound with time.
@@ -162,6 +167,7 @@ fn config<'a>(
         // Timed: the plain enumeration (reduction is not sound with time).
         reduction: !args.no_reduction && !args.timed,
         symmetry: !args.no_symmetry,
+        park: !args.no_park,
         timed: args.timed.then_some(args.quantiles),
         steps_per_agent: args.steps_per_agent,
         max_schedules: args.max_schedules,

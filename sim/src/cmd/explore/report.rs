@@ -58,6 +58,16 @@ fn symmetry_text(sc: &Scenario, e: &Exploration) -> &'static str {
     }
 }
 
+/// ", parking on (N paths end parked)" or ", parking off" for a scenario with a polling
+/// loop; nothing without.
+fn parking_text(e: &Exploration) -> String {
+    match e.parking {
+        None => String::new(),
+        Some(true) => format!(", parking on ({} paths end parked)", e.spinning),
+        Some(false) => ", parking off".to_owned(),
+    }
+}
+
 /// `{A1, A6}`, or `{}`.
 fn set_text(set: &[Anomaly]) -> String {
     format!("{{{}}}", Anomaly::join(set, ", "))
@@ -76,7 +86,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
         let _ = writeln!(
             s,
             "explore {}{} under {}: {state}, {} schedules, {} classes, reduction {}{}, \
-             {} steps per agent ({} paths cut), depth {}{}, {:.2} s",
+             {} steps per agent ({} paths cut){}, depth {}{}, {:.2} s",
             escape_text(&sc.name),
             cap_text(sc),
             e.runtime,
@@ -86,6 +96,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
             symmetry_text(sc, e),
             e.steps_per_agent,
             e.budget_cut,
+            parking_text(e),
             e.depth_max,
             timed_text(e),
             d.seconds
@@ -168,7 +179,7 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut out = json!({
         "scenario": sc.name,
         "runtime": e.runtime.to_string(),
         "complete": e.complete,
@@ -188,7 +199,13 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
         "depth_max": e.depth_max,
         "anomalies": anomalies,
         "sets": sets,
-    })
+    });
+    if let (Some(parking), Some(o)) = (e.parking, out.as_object_mut()) {
+        // Only for a scenario with a polling loop, so every other output stays as it was.
+        o.insert("parking".to_owned(), json!(parking));
+        o.insert("spinning".to_owned(), json!(e.spinning));
+    }
+    out
 }
 
 /// The JSON report: one runtime's object, or with several (or `--coverage`) every runtime's

@@ -67,6 +67,9 @@ pub struct Config {
     /// Symmetry over copies (absent in partials written before it existed: off).
     #[serde(default)]
     pub symmetry: bool,
+    /// `--no-park` (absent: polling loops parked where they can be).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_park: bool,
     pub steps_per_agent: u64,
     pub max_schedules: Option<u64>,
     pub max_memory_mb: Option<u64>,
@@ -100,6 +103,10 @@ pub fn flags(args: &Args) -> Result<Option<(Shard, &Path)>> {
     }
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 fn on_missing_text(m: Option<OnMissing>) -> Option<String> {
     m.map(|m| match m {
         OnMissing::Error => "error".to_owned(),
@@ -112,6 +119,7 @@ fn config_of(args: &Args, runtimes: &[Stack]) -> Config {
         runtimes: runtimes.iter().map(|r| r.to_string()).collect(),
         reduction: !args.no_reduction,
         symmetry: !args.no_symmetry && !args.no_reduction && !args.timed,
+        no_park: args.no_park,
         steps_per_agent: args.steps_per_agent,
         max_schedules: args.max_schedules,
         max_memory_mb: args.max_memory_mb,
@@ -302,6 +310,7 @@ fn join(parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
         let mut cfg = ExploreConfig::new(stack);
         cfg.reduction = c.reduction;
         cfg.symmetry = c.symmetry;
+        cfg.park = !c.no_park;
         cfg.timed = c
             .timed
             .as_deref()
