@@ -39,7 +39,8 @@ CREWAI_MAPPED = {
     "a1": (V, C, C, H),
     "a1_fixed": (H, C, C, H),
 }
-OPENINFERENCE_NOTE = "spans are OpenInference (openinference.span.kind); read as --from openinference"
+OPENINFERENCE_NOTE = ("spans are OpenInference (openinference.span.kind); "
+                      "read as --from openinference")
 
 
 def detect(binary: str, source: str, path, *more: str) -> dict:
