@@ -46,6 +46,10 @@ from typing import Any
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("CREWAI_DISABLE_TRACKING", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+# CrewAI keeps each kickoff's task outputs in a SQLite file under the user's data directory
+# (``$XDG_DATA_HOME/<CREWAI_STORAGE_DIR>``, the working directory's name by default): one fixed
+# name, whatever folder the runs start from (the tests point XDG_DATA_HOME at their own folder).
+os.environ.setdefault("CREWAI_STORAGE_DIR", "agentsim-corpus-crewai")
 
 from crewai import LLM, Agent, Crew, Task  # noqa: E402
 from crewai.tools import tool  # noqa: E402

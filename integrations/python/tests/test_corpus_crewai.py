@@ -43,6 +43,12 @@ OPENINFERENCE_NOTE = ("spans are OpenInference (openinference.span.kind); "
                       "read as --from openinference")
 
 
+@pytest.fixture(autouse=True)
+def crewai_data(tmp_path, monkeypatch):
+    """CrewAI's kickoff database goes to the test's folder, not the user's data directory."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+
+
 def detect(binary: str, source: str, path, *more: str) -> dict:
     out = subprocess.run([binary, "detect", str(path), "--from", source, "--json", *more],
                          capture_output=True, text=True)
