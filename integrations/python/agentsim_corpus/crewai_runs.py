@@ -12,7 +12,7 @@ the corpus's own tracer provider into a no-op. Nothing leaves 127.0.0.1.
 The instrumentor runs in its event-listener mode (``use_event_listener=True``): besides the
 crew (``CHAIN``), task (``AGENT``, ``graph.node.id`` = the agent's role) and tool (``TOOL``)
 spans of its default mode, it writes one ``LLM`` span per generation, so a step is a generation
-and the tool calls after it. Runs (the file is ``folder/spans.jsonl``; ``run`` returns what
+and the tool calls after it; ``run(..., listener=False)`` traces with the default mode. Runs (the file is ``folder/spans.jsonl``; ``run`` returns what
 happened):
 
 * ``a6``: one generation plans ``slow`` and ``fast``; CrewAI runs native tool calls of one
@@ -70,11 +70,11 @@ SETTLE_S = 0.3
 WAIT_S = 30.0
 
 
-def _traced(path: Path) -> tuple[TracerProvider, CrewAIInstrumentor]:
+def _traced(path: Path, listener: bool) -> tuple[TracerProvider, CrewAIInstrumentor]:
     provider = TracerProvider(resource=Resource.create({"service.name": "crewai-corpus"}))
     provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
     instrumentor = CrewAIInstrumentor()
-    instrumentor.instrument(tracer_provider=provider, use_event_listener=True)
+    instrumentor.instrument(tracer_provider=provider, use_event_listener=listener)
     return provider, instrumentor
 
 
@@ -176,8 +176,9 @@ def _a1(variant: str, llm: ScriptedLLM, base: str, truth: dict[str, Any]) -> Non
     truth["a1"] = lost_update(ops)
 
 
-def run(variant: str, folder: Path) -> dict[str, Any]:
-    """Runs ``variant``, writing ``folder/spans.jsonl``; returns what the run did."""
+def run(variant: str, folder: Path, listener: bool = True) -> dict[str, Any]:
+    """Runs ``variant``, writing ``folder/spans.jsonl``; returns what the run did. ``listener``
+    False traces it with the instrumentor's default mode instead (no ``LLM`` spans)."""
     assert variant in RUNS, variant
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "spans.jsonl"
@@ -194,7 +195,7 @@ def run(variant: str, folder: Path) -> dict[str, Any]:
     }
     llm = ScriptedLLM(script)
     base = llm.start()
-    provider, instrumentor = _traced(path)
+    provider, instrumentor = _traced(path, listener)
     truth: dict[str, Any] = {"run": variant}
     try:
         if variant.startswith("a6"):

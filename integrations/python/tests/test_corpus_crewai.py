@@ -136,6 +136,25 @@ def test_crewai_openinference(run, tmp_path, agentsim_binary):
     same_answer(ingested(agentsim_binary, "otel", spans, tmp_path), auto)
 
 
+@pytest.mark.parametrize("run", ["a6", "a6_fixed"])
+def test_crewai_default_mode(run, tmp_path, agentsim_binary):
+    """The instrumentor's default mode (wrappers, no event listener): no LLM span, so a step is
+    its tool calls alone, the planned tool is the first TOOL span, and A2 says both."""
+    truth = crewai_runs.run(run, tmp_path, listener=False)
+    expected = CREWAI[run]
+    assert (expected[3] == V) == truth["a6"], truth
+    spans = tmp_path / "spans.jsonl"
+    kinds = sorted(attrs(s).get("openinference.span.kind") for s in spans_of(spans))
+    assert kinds == ["AGENT", "CHAIN", "TOOL", "TOOL"], kinds
+    for source in ("openinference", "otel"):
+        report = detect(agentsim_binary, source, spans)
+        assert verdicts(report) == expected, json.dumps(report["verdicts"], indent=1)
+        same_answer(ingested(agentsim_binary, source, spans, tmp_path), report)
+    a2 = report["ingest"]["decidable"]["A2"]
+    assert "1 of 1 steps planned tools but their LLM span carries no llm.tools" in a2["why"], a2
+    assert "1 of them have no LLM span" in a2["why"], a2
+
+
 @pytest.mark.parametrize("run", sorted(CREWAI_MAPPED))
 def test_crewai_memory_behind_tools(run, tmp_path, agentsim_binary):
     truth = crewai_runs.run(run, tmp_path)
