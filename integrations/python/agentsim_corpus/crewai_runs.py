@@ -17,7 +17,9 @@ happened):
 
 * ``a6``: one generation plans ``slow`` and ``fast``; CrewAI runs native tool calls of one
   generation on a thread pool, and ``slow`` finishes after ``fast``: A6. ``a6_fixed``: ``fast``
-  waits for ``slow``: clean.
+  waits for ``slow``: clean. A ``before_tool_call`` hook starts the calls in the plan's order;
+  the truth is the order the tools began and finished (``truth["issue_order"]``,
+  ``truth["completion_order"]``).
 * ``a1``: ``writer`` and ``editor`` (two crews, one agent each, kicked off on two threads) share
   a profile store reached only through tools (``read_profile``, ``write_profile``). The editor
   reads, its generation is held open while the writer writes, and then it writes what it
@@ -52,6 +54,8 @@ os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("CREWAI_STORAGE_DIR", "agentsim-corpus-crewai")
 
 from crewai import LLM, Agent, Crew, Task  # noqa: E402
+from crewai.hooks import (ToolCallHookContext, register_before_tool_call_hook,  # noqa: E402
+                          unregister_before_tool_call_hook)
 from crewai.tools import tool  # noqa: E402
 from openinference.instrumentation.crewai import CrewAIInstrumentor  # noqa: E402
 from opentelemetry.exporter.otlp.json.file import FileSpanExporter  # noqa: E402
@@ -91,13 +95,25 @@ def _crew(agent: Agent, description: str) -> Crew:
 
 
 def _a6(variant: str, base: str, truth: dict[str, Any]) -> None:
+    slow_began = threading.Event()
     fast_done = threading.Event()
     slow_done = threading.Event()
+    began: list[str] = []
     order: list[str] = []
+
+    def issue_in_plan_order(context: ToolCallHookContext) -> None:
+        # CrewAI starts the calls of one generation on a thread pool at once, so which call's
+        # span starts first is a race between its threads. This hook (run on the call's thread
+        # before the tool, and before the default mode's TOOL span) lets ``fast`` go only once
+        # ``slow`` is running, so the calls start in the plan's order.
+        if context.tool_name == "fast" and not slow_began.wait(WAIT_S):
+            raise TimeoutError("slow never began")
 
     @tool("slow")
     def slow(item: str) -> str:
         """Slow tool."""
+        began.append("slow")
+        slow_began.set()
         if variant == "a6":
             if not fast_done.wait(WAIT_S):
                 raise TimeoutError("fast never ran")
@@ -109,6 +125,7 @@ def _a6(variant: str, base: str, truth: dict[str, Any]) -> None:
     @tool("fast")
     def fast(item: str) -> str:
         """Fast tool."""
+        began.append("fast")
         if variant == "a6_fixed":
             if not slow_done.wait(WAIT_S):
                 raise TimeoutError("slow never ran")
@@ -117,9 +134,14 @@ def _a6(variant: str, base: str, truth: dict[str, Any]) -> None:
         fast_done.set()
         return f"fast {item}"
 
-    _crew(_agent("worker", base, [slow, fast]), "do both").kickoff()
+    register_before_tool_call_hook(issue_in_plan_order)
+    try:
+        _crew(_agent("worker", base, [slow, fast]), "do both").kickoff()
+    finally:
+        unregister_before_tool_call_hook(issue_in_plan_order)
+    truth["issue_order"] = began
     truth["completion_order"] = order
-    truth["a6"] = order == ["fast", "slow"]
+    truth["a6"] = began != order
 
 
 def _a1(variant: str, llm: ScriptedLLM, base: str, truth: dict[str, Any]) -> None:
