@@ -105,7 +105,9 @@ def _a6(variant: str, base: str, truth: dict[str, Any]) -> None:
         # CrewAI starts the calls of one generation on a thread pool at once, so which call's
         # span starts first is a race between its threads. This hook (run on the call's thread
         # before the tool, and before the default mode's TOOL span) lets ``fast`` go only once
-        # ``slow`` is running, so the calls start in the plan's order.
+        # ``slow`` is running, so the calls start in the plan's order. The event listener's
+        # TOOL span starts earlier, at ToolUsageStartedEvent, before the hooks: there the
+        # pool's first thread, started before the second exists, has been first in every run.
         if context.tool_name == "fast" and not slow_began.wait(WAIT_S):
             raise TimeoutError("slow never began")
 
