@@ -46,6 +46,7 @@ from agents.mcp import MCPServerStreamableHttp
 from .llm_server import Reply, ScriptedLLM
 from .mcp_client import JsonlLog, WireLog
 from .mcp_server import RegistryServer
+from .runs import lost_update
 
 RUNS = ("a6", "a6_fixed", "a1", "a1_fixed", "a2_mcp", "a2_mcp_fixed")
 
@@ -113,21 +114,6 @@ async def _a6(variant: str, truth: dict[str, Any]) -> None:
         await Runner.run(agent, "do both")
     truth["completion_order"] = order
     truth["a6"] = order == ["fast", "slow"]
-
-
-def lost_update(ops: list[tuple[str, str, str, str]]) -> bool:
-    """Whether some agent wrote a key that another agent wrote after this agent last read it
-    (the store's own account of A1, from ``(agent, op, key, value)`` in the order they ran)."""
-    for i, (agent, op, key, _) in enumerate(ops):
-        if op != "read":
-            continue
-        later = ops[i + 1:]
-        own = next((j for j, o in enumerate(later) if o[0] == agent and o[2] == key), None)
-        if own is None or later[own][1] != "write":
-            continue
-        if any(o[0] != agent and o[1] == "write" and o[2] == key for o in later[:own]):
-            return True
-    return False
 
 
 async def _a1(variant: str, llm: ScriptedLLM, truth: dict[str, Any]) -> None:

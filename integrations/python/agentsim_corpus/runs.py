@@ -42,6 +42,21 @@ class Run:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+def lost_update(ops: list[tuple[str, str, str, str]]) -> bool:
+    """Whether some agent wrote a key that another agent wrote after this agent last read it
+    (the store's own account of A1, from ``(agent, op, key, value)`` in the order they ran)."""
+    for i, (agent, op, key, _) in enumerate(ops):
+        if op != "read":
+            continue
+        later = ops[i + 1:]
+        own = next((j for j, o in enumerate(later) if o[0] == agent and o[2] == key), None)
+        if own is None or later[own][1] != "write":
+            continue
+        if any(o[0] != agent and o[1] == "write" and o[2] == key for o in later[:own]):
+            return True
+    return False
+
+
 def write_mapping(out: Path) -> Path:
     path = out / "profile_map.toml"
     path.write_text(PROFILE_MAP)

@@ -137,6 +137,25 @@ fn last_writes(step: &mut Step) {
     step.co.retain(|c| seen.insert(c.clone()));
 }
 
+/// A generation's tool list: the flattened `llm.tools.<i>.tool.json_schema` attributes, else
+/// `llm.tools` itself as one JSON array of schemas (CrewAI's instrumentor writes that form: a
+/// string holding the array, or the array).
+fn tool_schemas(s: &Span) -> Vec<Json> {
+    let flat = indexed(s, "llm.tools", "tool.json_schema");
+    if !flat.is_empty() {
+        return flat.into_iter().map(|(_, v)| v.clone()).collect();
+    }
+    let list = match s.attrs.get("llm.tools") {
+        Some(Json::String(t)) => serde_json::from_str(t).ok(),
+        Some(v) => Some(v.clone()),
+        None => None,
+    };
+    match list {
+        Some(Json::Array(items)) => items,
+        _ => Vec::new(),
+    }
+}
+
 /// A tool's name in an `llm.tools.<i>.tool.json_schema`: `function.name` or `name`.
 fn schema_name(schema: &Json) -> Option<String> {
     let v = match schema {
@@ -409,12 +428,12 @@ impl Cx<'_> {
         }
         obs.sort();
         for (start, base, m) in obs {
-            let schemas = indexed(&spans[m], "llm.tools", "tool.json_schema");
+            let schemas = tool_schemas(&spans[m]);
             if schemas.is_empty() {
                 continue;
             }
             let mut entries = Vec::new();
-            for (_, schema) in schemas {
+            for schema in &schemas {
                 let Some(name) = schema_name(schema) else {
                     continue;
                 };
@@ -887,6 +906,14 @@ mod tests {
     }
 
     fn trace(tools: Option<&str>, second_ends: u64) -> String {
+        trace_with(
+            tools.map(|t| ("llm.tools.0.tool.json_schema", t)),
+            second_ends,
+        )
+    }
+
+    /// The trace of [`trace`], its generation's tool list under a key of the caller's.
+    fn trace_with(tools: Option<(&str, &str)>, second_ends: u64) -> String {
         let kind = "openinference.span.kind";
         let mut llm = vec![
             (kind, "LLM"),
@@ -900,7 +927,7 @@ mod tests {
             ),
         ];
         if let Some(t) = tools {
-            llm.push(("llm.tools.0.tool.json_schema", t));
+            llm.push(t);
         }
         let spans = [
             span("r", "", 0, 100, &[(kind, "AGENT")]),
@@ -948,6 +975,30 @@ mod tests {
         );
         let clean = parse_openinference(&trace(None, 40), "t.json").unwrap();
         assert!(fast::detect(&clean.history).a6.is_empty());
+    }
+
+    #[test]
+    fn llm_tools_as_one_json_array_are_the_read_registry() {
+        // CrewAI's instrumentor: `llm.tools` is a string holding the array of schemas.
+        let list = concat!(
+            r#"[{"type":"function","function":{"name":"slow"}},"#,
+            r#"{"type":"function","function":{"name":"fast"}}]"#
+        );
+        let ing =
+            parse_openinference(&trace_with(Some(("llm.tools", list)), 20), "t.json").unwrap();
+        let rec = &ing.history.records[0];
+        let names = &ing.history.names.tools;
+        for tool in ["slow", "fast"] {
+            let t = names.get(tool).map(agentsim_models::Tool).unwrap();
+            assert!(rec.read_registry.get(t).is_some(), "{tool}");
+        }
+        let a2 = ing.report.verdict(Anomaly::A2).unwrap();
+        assert!(a2.why().contains("registry when a tool runs"), "{a2:?}");
+        // Not an array of schemas: no tool list, said as such.
+        let text = trace_with(Some(("llm.tools", "slow")), 20);
+        let report = parse_openinference(&text, "t.json").unwrap().report;
+        let a2 = report.verdict(Anomaly::A2).unwrap();
+        assert!(a2.why().contains("no llm.tools"), "{a2:?}");
     }
 
     #[test]

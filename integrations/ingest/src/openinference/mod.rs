@@ -2,7 +2,8 @@
 //!
 //! OpenInference is the span vocabulary of Arize's instrumentors (the OpenAI Agents SDK's,
 //! CrewAI's, LlamaIndex's, …): a span's role is `openinference.span.kind`, and its data are
-//! flattened attributes (`llm.tools.0.tool.json_schema`, not a JSON array). Names are those of
+//! flattened attributes (`llm.tools.0.tool.json_schema`, not a JSON array; CrewAI's instrumentor
+//! writes `llm.tools` as one JSON array, which is read too). Names are those of
 //! `openinference-semantic-conventions` (Python package 0.1.42). The mapping:
 //!
 //! * `AGENT` with `agent.name` → an agent invocation (an `AGENT` span without it, such as the
