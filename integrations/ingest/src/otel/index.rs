@@ -8,7 +8,7 @@
 //! (a read error, or invalid UTF-8) is the first half's if it has one, as one pass would
 //! report it first.
 
-use super::export::{read_lines, Input};
+use super::input::{read_lines, Input};
 use crate::error::IngestError;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

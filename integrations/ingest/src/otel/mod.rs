@@ -51,6 +51,7 @@ mod export;
 mod fast;
 mod gaps;
 mod index;
+mod input;
 mod lean;
 mod map;
 pub mod mapping;
@@ -60,7 +61,7 @@ mod span;
 
 use crate::error::IngestError;
 use crate::Ingested;
-use export::Input;
+use input::Input;
 use mapping::Mapping;
 use std::path::Path;
 
