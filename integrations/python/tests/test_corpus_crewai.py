@@ -9,7 +9,6 @@ also saved with ``agentsim ingest`` and read back, which must answer as ``detect
 """
 
 import json
-import subprocess
 
 import pytest
 
@@ -18,10 +17,10 @@ pytest.importorskip("openinference.instrumentation.crewai")
 pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 
 from agentsim_corpus import crewai_runs  # noqa: E402
+from agentsim_corpus.cli import (C, H, OPENINFERENCE_NOTE, V, detect, ingested,  # noqa: E402
+                                  same_answer, verdicts)
 from agentsim_corpus.runs import write_mapping  # noqa: E402
 
-V, H, C = "violated", "holds", "cannot_tell"
-LATTICE = ("A1", "A2", "A3", "A6")
 
 # (run, expected verdicts on A1, A2, A3, A6) from the spans alone. Memory behind tools is
 # ordinary TOOL spans (A1); CrewAI's LLM spans carry the tool list a plan was made from (one JSON
@@ -39,43 +38,12 @@ CREWAI_MAPPED = {
     "a1": (V, C, C, H),
     "a1_fixed": (H, C, C, H),
 }
-OPENINFERENCE_NOTE = ("spans are OpenInference (openinference.span.kind); "
-                      "read as --from openinference")
 
 
 @pytest.fixture(autouse=True)
 def crewai_data(tmp_path, monkeypatch):
     """CrewAI's kickoff database goes to the test's folder, not the user's data directory."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-
-
-def detect(binary: str, source: str, path, *more: str) -> dict:
-    out = subprocess.run([binary, "detect", str(path), "--from", source, "--json", *more],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, f"agentsim detect --from {source} {path} {more}: {out.stderr}"
-    return json.loads(out.stdout)
-
-
-def ingested(binary: str, source: str, path, tmp_path, *more: str) -> dict:
-    """``agentsim ingest`` to a history and a report, then ``detect HISTORY --ingest-report``
-    (A4's reason names the history, so it is renamed to the input for comparison)."""
-    history, report = tmp_path / f"{source}.history.jsonl", tmp_path / f"{source}.report.json"
-    args = [binary, "ingest", source, str(path), *more, "-o", str(history), "--report", str(report)]
-    out = subprocess.run(args, capture_output=True, text=True)
-    assert out.returncode == 0, f"{' '.join(args)}: {out.stderr}"
-    out = subprocess.run([binary, "detect", str(history), "--json", "--ingest-report", str(report)],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, f"agentsim detect {history}: {out.stderr}"
-    return json.loads(out.stdout.replace(str(history), str(path)))
-
-
-def same_answer(saved: dict, direct: dict) -> None:
-    for key in ("exhibits", "verdicts", "ingest"):
-        assert saved[key] == direct[key], (key, saved[key], direct[key])
-
-
-def verdicts(report: dict) -> tuple:
-    return tuple(report["verdicts"][a]["verdict"] for a in LATTICE)
 
 
 def spans_of(path) -> list[dict]:

@@ -20,10 +20,10 @@ pytest.importorskip("openinference.instrumentation.openai_agents")
 pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 
 from agentsim_corpus import mcp_runs, openai_agents_runs  # noqa: E402
+from agentsim_corpus.cli import (C, H, OPENINFERENCE_NOTE, V, detect, ingested,  # noqa: E402
+                                  same_answer, verdicts)
 from agentsim_corpus.runs import write_mapping  # noqa: E402
 
-V, H, C = "violated", "holds", "cannot_tell"
-LATTICE = ("A1", "A2", "A3", "A6")
 
 # (run, expected verdicts on A1, A2, A3, A6). OpenInference: memory behind tools is invisible
 # (A1), chat-completions LLM spans carry no tool definitions (A2), no span says which step's
@@ -55,7 +55,6 @@ OPENAI_AGENTS_MAPPED = {
     "a1": (V, C, C, H),
     "a1_fixed": (H, C, C, H),
 }
-OPENINFERENCE_NOTE = "spans are OpenInference (openinference.span.kind); read as --from openinference"
 MCP = {
     "ignore": (C, V, C, H),
     "refresh": (C, H, C, H),
@@ -63,41 +62,6 @@ MCP = {
     "parallel": (C, H, C, V),
     "parallel_fixed": (C, H, C, H),
 }
-
-
-def detect(binary: str, source: str, path, *more: str) -> dict:
-    out = subprocess.run([binary, "detect", str(path), "--from", source, "--json", *more],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, f"agentsim detect --from {source} {path} {more}: {out.stderr}"
-    return json.loads(out.stdout)
-
-
-def ingested(binary: str, source: str, path, tmp_path, *more: str) -> dict:
-    """``agentsim ingest`` to a history and a report, then ``detect HISTORY --ingest-report``:
-    what a user who saves the history gets back (A4's reason names the history, so it is
-    renamed to the input for comparison)."""
-    history, report = tmp_path / f"{source}.history.jsonl", tmp_path / f"{source}.report.json"
-    args = [binary, "ingest", source, str(path), *more, "-o", str(history), "--report", str(report)]
-    out = subprocess.run(args, capture_output=True, text=True)
-    assert out.returncode == 0, f"{' '.join(args)}: {out.stderr}"
-    saved = detect_history(binary, history, "--ingest-report", str(report))
-    return json.loads(json.dumps(saved).replace(str(history), str(path)))
-
-
-def detect_history(binary: str, path, *more: str) -> dict:
-    out = subprocess.run([binary, "detect", str(path), "--json", *more],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, f"agentsim detect {path} {more}: {out.stderr}"
-    return json.loads(out.stdout)
-
-
-def same_answer(saved: dict, direct: dict) -> None:
-    for key in ("exhibits", "verdicts", "ingest"):
-        assert saved[key] == direct[key], (key, saved[key], direct[key])
-
-
-def verdicts(report: dict) -> tuple:
-    return tuple(report["verdicts"][a]["verdict"] for a in LATTICE)
 
 
 @pytest.mark.parametrize("run", sorted(OPENAI_AGENTS))
