@@ -47,6 +47,8 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +67,7 @@ from crewai.events.types.tool_usage_events import ToolUsageStartedEvent  # noqa:
 from crewai.hooks import (ToolCallHookContext, register_before_tool_call_hook,  # noqa: E402
                           unregister_before_tool_call_hook)
 from crewai.tools import tool  # noqa: E402
+from crewai_core.lock_store import set_lock_backend  # noqa: E402
 from openinference.instrumentation.crewai import CrewAIInstrumentor  # noqa: E402
 from opentelemetry.exporter.otlp.json.file import FileSpanExporter  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
@@ -75,6 +78,27 @@ from .llm_server import Reply, ScriptedLLM  # noqa: E402
 from .runs import lost_update  # noqa: E402
 
 RUNS = ("a6", "a6_fixed", "a1", "a1_fixed")
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+@contextmanager
+def _in_process_lock(name: str, *, timeout: float) -> Iterator[None]:
+    """CrewAI's named locks, held within this process: by default each is a file
+    ``crewai:<md5>.lock`` in the system temporary folder, left there after the run. The runs
+    share one process, so a thread lock per name excludes what the file lock would."""
+    with _locks_guard:
+        held = _locks.setdefault(name, threading.Lock())
+    if not held.acquire(timeout=timeout):
+        raise TimeoutError(f"CrewAI lock {name!r} not acquired in {timeout} s")
+    try:
+        yield
+    finally:
+        held.release()
+
+
+set_lock_backend(_in_process_lock)
 
 # The call that waited returns well after the one it waited for, so the spans end in the order
 # the effects landed even on a loaded machine.
