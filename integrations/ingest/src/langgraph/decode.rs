@@ -25,6 +25,11 @@ const EXT_DELTA_SNAPSHOT: i8 = 7;
 /// limit starts afresh; without this count, extensions nested in one another recursed once per
 /// level, and a blob of 100 000 of them (about 500 KB) overflowed the stack.
 const MAX_NESTING: usize = rmpv::decode::MAX_DEPTH;
+/// The longest text a non-string map key may become. A key that is itself a map has its keys
+/// as escaped text inside its own, so each level of maps-as-keys doubles the escaping: without
+/// a bound, a 320-byte blob of them took seconds and gigabytes to decode. Real keys (ints,
+/// tuples of names) are far shorter.
+pub const MAX_KEY_TEXT: usize = 4096;
 
 /// A decoded blob, or why it could not be decoded.
 #[derive(Debug, PartialEq)]
@@ -115,7 +120,17 @@ fn to_json(v: rmpv::Value, level: usize) -> Result<Json, String> {
             for (k, v) in pairs {
                 let key = match to_json(k, inner)? {
                     Json::String(s) => s,
-                    other => canonical(&other),
+                    other => {
+                        let text = canonical(&other);
+                        if text.len() > MAX_KEY_TEXT {
+                            return Err(format!(
+                                "a map key whose text passes {MAX_KEY_TEXT} bytes \
+                                 (a map or array as a key, {} bytes)",
+                                text.len()
+                            ));
+                        }
+                        text
+                    }
                 };
                 m.insert(key, to_json(v, inner)?);
             }
@@ -220,5 +235,34 @@ mod tests {
             Err("unknown msgpack extension type 42".to_owned())
         );
         assert!(matches!(decode(Some("null"), b"x"), Decoded::Bad(_)));
+    }
+
+    #[test]
+    fn keys_that_are_maps_are_bounded() {
+        // A non-string key is its canonical text: {1: "x"} and {[1, 2]: "y"} decode.
+        assert_eq!(msgpack(&[0x81, 0x01, 0xa1, b'x']), Ok(json!({"1": "x"})));
+        assert_eq!(
+            msgpack(&[0x81, 0x92, 0x01, 0x02, 0xa1, b'y']),
+            Ok(json!({"[1,2]": "y"}))
+        );
+        // {{{… {"k": 0}: 0 …}: 0}: 0}, maps as keys 40 deep in 82 bytes: every level doubles
+        // the escaping of the text inside it, so unbounded this is 2^40 bytes of key.
+        let mut bytes = Vec::new();
+        for _ in 0..40 {
+            bytes.push(0x81);
+        }
+        bytes.extend_from_slice(&[0xa1, b'k', 0x00]);
+        bytes.extend(std::iter::repeat_n(0x00, 39));
+        let err = msgpack(&bytes).unwrap_err();
+        assert!(
+            err.contains("a map key whose text passes 4096 bytes"),
+            "{err}"
+        );
+        // Nested 8 deep the key is still short, and decodes.
+        let mut bytes = vec![0x81; 8];
+        bytes.extend_from_slice(&[0xa1, b'k', 0x00]);
+        bytes.extend(std::iter::repeat_n(0x00, 7));
+        let v = msgpack(&bytes).unwrap();
+        assert!(canonical(&v).len() < MAX_KEY_TEXT, "{v}");
     }
 }
