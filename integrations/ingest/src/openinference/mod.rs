@@ -50,6 +50,7 @@
 //! mapping's `[[registry]]` groups are not applied here (said in a note).
 
 mod convention;
+mod groups;
 mod join;
 mod map;
 
