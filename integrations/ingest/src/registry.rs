@@ -144,6 +144,18 @@ impl SharedRegistry {
         }
         members.values().filter(|&&n| n > 1).count()
     }
+
+    /// How the registries are shared, for a report: by the `[[registry]]` groups the mapping
+    /// file `declared_in` declares, or per agent (`None`: no groups declared).
+    pub fn sharing(&self, declared_in: Option<&str>) -> String {
+        match declared_in {
+            Some(file) => format!(
+                "shared by the groups {file} declares ({} groups with several agents seen)",
+                self.shared_groups()
+            ),
+            None => "per agent (no [[registry]] groups declared)".to_owned(),
+        }
+    }
 }
 
 /// What changed from `prev` to `cur` (both sorted by tool).

@@ -141,8 +141,10 @@ def test_openai_agents_memory_behind_tools(run, tmp_path, agentsim_binary):
     assert f"write_profile ({mapping}; tool.name, input.value) ×{len(writes)}" in a1["why"], a1
     witnesses = report["anomalies"].get("A1", [])
     assert len(witnesses) == (1 if truth["a1"] else 0), witnesses
-    # The mapping's [[registry]] groups are the GenAI reader's: said, not silently dropped.
-    assert any("[[registry]] groups are not applied" in n for n in report["ingest"]["notes"])
+    # The mapping's [[registry]] groups share the agents' llm.tools, and a note says so; these
+    # chat-completions LLM spans carry no llm.tools, so A2 stays cannot tell (above).
+    shared = f"registries are shared by the groups {mapping} declares"
+    assert any(n.startswith(shared) for n in report["ingest"]["notes"]), report["ingest"]
     # A mapping whose cell needs an argument the calls do not pass: cannot tell, and why.
     wrong = tmp_path / "wrong_key.toml"
     wrong.write_text(mapping.read_text().replace("profile/{key}", "profile/{user}"))

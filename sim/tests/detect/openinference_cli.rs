@@ -5,7 +5,9 @@
 //! history and report give what `detect --from` gives, and without the report a saved history
 //! would claim *holds* where the spans cannot tell. `--tool-memory` on OpenInference `TOOL`
 //! spans: A1 decided from the mapped calls, cannot tell when their arguments lack the cell's
-//! key, combined with `--mcp-log`, and a bad mapping refused at its line.
+//! key, combined with `--mcp-log`, and a bad mapping refused at its line; its `[[registry]]`
+//! groups share the agents' `llm.tools`, so a tool one agent's later list drops is A2 in
+//! another's call after it (not before it, not without the groups, not over the log's).
 
 use serde_json::Value as Json;
 use std::path::PathBuf;
@@ -612,6 +614,123 @@ fn tool_memory_errors_exit_2_at_the_line_and_combine_with_an_mcp_log() {
             ),
             "{why}"
         );
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Alice's generation (10..20) offers `t` and `u` and plans `t`; her call of `t` starts at
+/// `call`. Bob's generations offer `t` and `u` at 5, then `u` alone at `retired`.
+fn two_agents(retired: u64, call: u64) -> String {
+    let t = r#"{"type":"function","function":{"name":"t"}}"#;
+    let u = r#"{"type":"function","function":{"name":"u"}}"#;
+    let (t0, t1) = (
+        "llm.tools.0.tool.json_schema",
+        "llm.tools.1.tool.json_schema",
+    );
+    let spans = [
+        span(
+            "a",
+            "",
+            (1, 500),
+            &[(KIND, "AGENT"), ("agent.name", "alice")],
+        ),
+        span(
+            "ga",
+            "a",
+            (10, 20),
+            &[(KIND, "LLM"), (t0, t), (t1, u), (CALL, "t")],
+        ),
+        span(
+            "ta",
+            "a",
+            (call, call + 5),
+            &[(KIND, "TOOL"), ("tool.name", "t")],
+        ),
+        span("b", "", (2, 500), &[(KIND, "AGENT"), ("agent.name", "bob")]),
+        span("gb1", "b", (5, 8), &[(KIND, "LLM"), (t0, t), (t1, u)]),
+        span(
+            "gb2",
+            "b",
+            (retired, retired + 2),
+            &[(KIND, "LLM"), (t0, u)],
+        ),
+    ];
+    let spans = spans.join(",");
+    format!(r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{spans}]}}]}}]}}"#)
+}
+
+fn a2_witnesses(v: &Json) -> usize {
+    v["anomalies"]["A2"].as_array().unwrap().len()
+}
+
+#[test]
+fn tool_memory_registry_groups_share_llm_tools_across_openinference_agents() {
+    let d = dir("groups");
+    let m = d.join("groups.toml");
+    std::fs::write(&m, "[[registry]]\nagents = [\"alice\", \"bob\"]\n").unwrap();
+    let m = m.to_str().unwrap();
+    let (h, r) = (d.join("h.jsonl"), d.join("r.json"));
+    let (h, r) = (h.to_str().unwrap(), r.to_str().unwrap());
+    // Bob's list drops `t` before alice's call of it (A2 through the group), or after.
+    for (retired, want, found) in [(30, "violated", 1), (60, "cannot_tell", 0)] {
+        let t = d.join(format!("spans-{retired}.json"));
+        std::fs::write(&t, two_agents(retired, 40)).unwrap();
+        let t = t.to_str().unwrap();
+        for from in ["otel", "openinference"] {
+            let (code, v, err) = detect(&[t, "--from", from, "--tool-memory", m, "--json"]);
+            assert_eq!(code, Some(0), "{err}");
+            assert_eq!(a2(&v), want, "{from} {}", v["ingest"]);
+            assert_eq!(a2_witnesses(&v), found, "{from}");
+            let why = v["ingest"]["decidable"]["A2"]["why"].as_str().unwrap();
+            assert!(
+                why.contains(&format!("shared by the groups {m} declares")),
+                "{why}"
+            );
+            let notes = v["ingest"]["notes"].to_string();
+            assert!(notes.contains(&format!("registries are shared by the groups {m}")));
+            let args = [
+                "ingest",
+                from,
+                t,
+                "--tool-memory",
+                m,
+                "-o",
+                h,
+                "--report",
+                r,
+            ];
+            let (code, err) = agentsim(&args);
+            assert_eq!(code, Some(0), "{err}");
+            let (code, saved, err) = detect(&[h, "--ingest-report", r, "--json"]);
+            assert_eq!(code, Some(0), "{err}");
+            let saved = crate::ingest_cli::renamed(&saved, h, t);
+            assert_eq!(answer(&saved), answer(&v), "{from}");
+        }
+        // Without the groups each agent has its own registry: bob's list is not alice's.
+        let (code, v, err) = detect(&[t, "--from", "openinference", "--json"]);
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!((a2(&v), a2_witnesses(&v)), ("cannot_tell", 0));
+    }
+    // With an MCP log the log's registries still decide A2, and the note says so.
+    let t = d.join("spans.json");
+    std::fs::write(&t, trace("")).unwrap();
+    let t = t.to_str().unwrap();
+    for (kept, want) in [(false, "violated"), (true, "holds")] {
+        let l = d.join(format!("mcp-{kept}.jsonl"));
+        std::fs::write(&l, log(kept)).unwrap();
+        let l = l.to_str().unwrap();
+        let args = [t, "--from", "openinference", "--mcp-log", l, "--json"];
+        let (code, plain, err) = detect(&args);
+        assert_eq!(code, Some(0), "{err}");
+        let (code, v, err) = detect(&[&args[..], &["--tool-memory", m]].concat());
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(a2(&v), want, "{}", v["ingest"]);
+        assert_eq!(
+            v["ingest"]["decidable"]["A2"],
+            plain["ingest"]["decidable"]["A2"]
+        );
+        let notes = v["ingest"]["notes"].to_string();
+        assert!(notes.contains("the MCP log's registries (--mcp-log) take precedence"));
     }
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -1,5 +1,6 @@
 //! OpenInference spans → steps: the mapping table of [`super`].
 
+use super::groups::Groups;
 use super::join::{Join, Match};
 use super::Beside;
 use crate::build::{build, Seen, Step, Written};
@@ -7,6 +8,7 @@ use crate::error::IngestError;
 use crate::evidence::{self, MemoryEvidence};
 use crate::otel::mapping::{Access, Mapping};
 use crate::otel::otlp::Span;
+use crate::registry::Observation;
 use crate::report::{Report, Verdict};
 use crate::value::{canonical, value_name};
 use crate::Ingested;
@@ -197,6 +199,9 @@ struct Cx<'a> {
     matched: BTreeMap<usize, Match>,
     /// The tools that are memory (`--tool-memory`), and each span's role under it.
     mapping: Option<&'a Mapping>,
+    /// Its `[[registry]]` groups over every agent's `llm.tools`, when it declares any: then a
+    /// step's registries come from them, not from `seen`.
+    groups: Option<Groups<'a>>,
     roles: Vec<Role>,
     memory: MemoryEvidence,
     /// For each cell, whether every access carried its content.
@@ -416,7 +421,8 @@ impl Cx<'_> {
         *self.counts.entry(what.to_owned()).or_default() += n;
     }
 
-    /// `llm.tools` of every generation, with versions per agent and tool.
+    /// `llm.tools` of every generation, with versions per agent and tool; and, when the
+    /// mapping declares `[[registry]]` groups, as views of the groups' registries.
     fn observe_registries(&mut self, spans: &[Span], invocations: &[Invocation]) {
         let mut obs: Vec<(u64, &str, usize)> = Vec::new();
         for inv in invocations {
@@ -427,10 +433,26 @@ impl Cx<'_> {
             }
         }
         obs.sort();
+        let grouped = self.mapping.is_some_and(|m| !m.registry_groups.is_empty());
+        let mut views = Vec::new();
         for (start, base, m) in obs {
             let schemas = tool_schemas(&spans[m]);
             if schemas.is_empty() {
                 continue;
+            }
+            if grouped {
+                let tools = (schemas.iter())
+                    .filter_map(|s| Some((schema_name(s)?, Some(canonical(s)))))
+                    .collect();
+                let observer = base.to_owned();
+                views.push((
+                    m,
+                    Observation {
+                        at: start,
+                        observer,
+                        tools,
+                    },
+                ));
             }
             let mut entries = Vec::new();
             for schema in &schemas {
@@ -456,6 +478,7 @@ impl Cx<'_> {
                 .or_default()
                 .push((start, entries));
         }
+        self.groups = Groups::new(self.mapping, views);
     }
 
     /// Matches an invocation's calls with the MCP log, in start order (a call claimed by one
@@ -608,12 +631,11 @@ impl Cx<'_> {
         step.co = co.into_iter().map(|e| e.3).collect();
         if step.planned_tool.is_some() {
             self.planned += 1;
-            let offered = generation.and_then(|g| {
-                self.seen
-                    .get(&inv.base)?
-                    .iter()
+            let offered = generation.and_then(|g| match &self.groups {
+                Some(groups) => groups.offered(g).cloned(),
+                None => (self.seen.get(&inv.base)?.iter())
                     .find(|(s, _)| *s == spans[g].start)
-                    .map(|(_, e)| e.clone())
+                    .map(|(_, e)| e.clone()),
             });
             match offered {
                 Some(e) => step.read_registry = e,
@@ -623,10 +645,10 @@ impl Cx<'_> {
                 }
             }
             let dispatch = first_tool.map_or(commit_at, |t| spans[t].start);
-            step.write_registry = self
-                .registry_at(&inv.base, dispatch)
-                .cloned()
-                .unwrap_or_default();
+            step.write_registry = match self.groups.as_mut() {
+                Some(groups) => groups.at(&inv.base, dispatch),
+                None => (self.registry_at(&inv.base, dispatch).cloned()).unwrap_or_default(),
+            };
             if let Some(j) = &mut self.join {
                 let plan_at = generation.map_or(read_at, |g| spans[g].start);
                 match j.registries(plan_match.unwrap_or(Match::None), plan_at) {
@@ -771,12 +793,8 @@ impl Cx<'_> {
                 "no RETRIEVER document ids and no TOOL span of a tool {} maps",
                 m.file
             );
-            if !m.registry_groups.is_empty() {
-                self.notes.push(format!(
-                    "{}'s [[registry]] groups are not applied to OpenInference spans: a \
-                     registry here is an agent's own llm.tools, or a server's from --mcp-log",
-                    m.file
-                ));
+            if let Some(g) = &self.groups {
+                self.notes.push(g.note(self.join.is_some()));
             }
             evidence::a1(&self.memory)
         } else {
@@ -847,6 +865,8 @@ impl Cx<'_> {
                     self.planned_without_tools, self.planned
                 ),
             }
+        } else if let Some(g) = &self.groups {
+            g.a2(self.planned)
         } else {
             Verdict::Undecidable {
                 reason: format!(
@@ -999,6 +1019,112 @@ mod tests {
         let report = parse_openinference(&text, "t.json").unwrap().report;
         let a2 = report.verdict(Anomaly::A2).unwrap();
         assert!(a2.why().contains("no llm.tools"), "{a2:?}");
+    }
+
+    /// Two agents: alice's generation (10..20) offers `t` and `u` and plans `t`, her call of
+    /// `t` starts at `call`; bob's generations offer `t` and `u` at 5, then only `u` at
+    /// `retired`.
+    fn two_agents(retired: u64, call: u64) -> String {
+        let kind = "openinference.span.kind";
+        let t = r#"{"type":"function","function":{"name":"t"}}"#;
+        let u = r#"{"type":"function","function":{"name":"u"}}"#;
+        let plan = "llm.output_messages.0.message.tool_calls.0.tool_call.function.name";
+        let (t0, t1) = (
+            "llm.tools.0.tool.json_schema",
+            "llm.tools.1.tool.json_schema",
+        );
+        let spans = [
+            span("a", "", 1, 500, &[(kind, "AGENT"), ("agent.name", "alice")]),
+            span(
+                "ga",
+                "a",
+                10,
+                20,
+                &[(kind, "LLM"), (t0, t), (t1, u), (plan, "t")],
+            ),
+            span(
+                "ta",
+                "a",
+                call,
+                call + 5,
+                &[(kind, "TOOL"), ("tool.name", "t")],
+            ),
+            span("b", "", 2, 500, &[(kind, "AGENT"), ("agent.name", "bob")]),
+            span("gb1", "b", 5, 8, &[(kind, "LLM"), (t0, t), (t1, u)]),
+            span("gb2", "b", retired, retired + 2, &[(kind, "LLM"), (t0, u)]),
+        ];
+        format!(
+            r#"{{"resourceSpans":[{{"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+            spans.join(",")
+        )
+    }
+
+    fn with_mapping(text: &str, mapping: &str) -> crate::Ingested {
+        let m = crate::otel::mapping::Mapping::parse(mapping, "m.toml").unwrap();
+        let beside = super::super::Beside {
+            mcp: None,
+            mapping: Some(&m),
+        };
+        super::super::parse_openinference_with(text, "t.json", beside).unwrap()
+    }
+
+    const GROUPED: &str = "[[registry]]\nagents = [\"alice\", \"bob\"]\n";
+
+    #[test]
+    fn a_retirement_another_agent_of_the_group_shows_is_a2_at_the_call() {
+        let ing = with_mapping(&two_agents(30, 40), GROUPED);
+        let found = fast::detect(&ing.history).a2;
+        assert_eq!(found.len(), 1, "{:?}", ing.report);
+        let h = &ing.history;
+        let rec = (h.records.iter())
+            .find(|r| r.planned_tool.is_some())
+            .unwrap();
+        let t = h.names.tools.get("t").map(agentsim_models::Tool).unwrap();
+        assert!(rec.read_registry.get(t).is_some());
+        assert!(rec.write_registry.get(t).is_none());
+        let a2 = ing.report.verdict(Anomaly::A2).unwrap();
+        assert_eq!(a2.status(), "lower_bound", "{a2:?}");
+        let why = a2.why();
+        assert!(why.contains("llm.tools on LLM ×3 (1 changes seen"), "{why}");
+        assert!(
+            why.contains("shared by the groups m.toml declares (1 groups"),
+            "{why}"
+        );
+        assert!(
+            why.contains("1 dispatches took a change another agent's"),
+            "{why}"
+        );
+        let note = (ing.report.notes.iter())
+            .find(|n| n.starts_with("registries are shared by the groups m.toml"));
+        assert!(note.is_some(), "{:?}", ing.report.notes);
+        // Bob's retirement after alice's call: no witness, and none is not an answer.
+        let later = with_mapping(&two_agents(60, 40), GROUPED);
+        assert!(fast::detect(&later.history).a2.is_empty());
+        let a2 = later.report.verdict(Anomaly::A2).unwrap();
+        assert_eq!(a2.status(), "lower_bound", "{a2:?}");
+        assert!(a2.why().contains("0 dispatches took"), "{a2:?}");
+    }
+
+    #[test]
+    fn without_groups_each_agent_keeps_its_own_registry() {
+        let text = two_agents(30, 40);
+        let tools = "[[tool]]\nname = \"read_profile\"\nreads = \"profile/{key}\"\n";
+        let plain = parse_openinference(&text, "t.json").unwrap();
+        for ing in [plain, with_mapping(&text, tools)] {
+            assert!(fast::detect(&ing.history).a2.is_empty());
+            let a2 = ing.report.verdict(Anomaly::A2).unwrap();
+            assert_eq!(a2.status(), "undecidable");
+            assert!(a2.why().contains("registry when a tool runs"), "{a2:?}");
+            assert!(!ing.report.notes.iter().any(|n| n.contains("registr")));
+        }
+        // A group that holds alice alone: bob's retirement is his own.
+        let alone = with_mapping(&text, "[[registry]]\nagents = [\"alice\"]\n");
+        assert!(fast::detect(&alone.history).a2.is_empty());
+        let a2 = alone.report.verdict(Anomaly::A2).unwrap();
+        assert!(
+            a2.why().contains("(0 groups with several agents seen)"),
+            "{a2:?}"
+        );
     }
 
     #[test]

@@ -25,7 +25,9 @@
 //! * planned tool = the first `llm.output_messages.<i>.message.tool_calls.<j>.tool_call.
 //!   function.name` of the generation, else the first tool span; `read_registry` = the
 //!   generation's `llm.tools` (each `tool.json_schema`'s function name; a changed schema is a
-//!   new version); `write_registry` = the agent's latest `llm.tools` at the first call;
+//!   new version); `write_registry` = the agent's latest `llm.tools` at the first call (with
+//!   a mapping's `[[registry]]` groups, and every change its group's `llm.tools` showed by
+//!   then: `groups`);
 //! * `CHAIN`, `GUARDRAIL`, `EMBEDDING`, … → not steps (counted); they still link their
 //!   children to their agent.
 //!
@@ -40,16 +42,24 @@
 //! `output.value`), or a write of it (the mapping's `value`, else the arguments). A read starts
 //! a step as a `RETRIEVER` span does; a write is one of the step's effects. The mapping and the
 //! MCP join combine: a call is matched with the log by its name and times, and mapped by its
-//! arguments; a write whose call the log says failed did not land.
+//! arguments; a write whose call the log says failed did not land. The mapping's
+//! `[[registry]]` groups make the agents of a group share one registry (`groups`, over
+//! [`crate::registry::SharedRegistry`], as the GenAI reader does): a tool that one agent's
+//! later `LLM` span no longer lists is gone for another's call after it. Where `--mcp-log`
+//! joins a step, the log's registries still take precedence; a note says how registries are
+//! shared.
 //!
 //! What the spans cannot show is said, not defaulted: OpenInference has no span kind for memory
 //! writes, so without a mapping A1 is never decided (memory behind tools is ordinary `TOOL`
 //! spans); with one, A1 is decided from the mapped calls, or cannot be told when a mapped call
 //! lacks the argument its cell needs or failed. The registry when a tool runs is not on any
-//! span, so A2 is decided only when no tool was planned; nothing records provenance (A3). A
-//! mapping's `[[registry]]` groups are not applied here (said in a note).
+//! span, so A2 is decided only when no tool was planned; with `[[registry]]` groups it is a
+//! lower bound (a change is seen at the next `llm.tools` of the group that shows it, so a
+//! witness is real and none is not an answer), else it cannot be told. Nothing records
+//! provenance (A3).
 
 mod convention;
+mod groups;
 mod join;
 mod map;
 

@@ -690,14 +690,8 @@ impl Cx<'_> {
             }
         }
         self.registries.changes = shared.changes();
-        self.registries.sharing = match self.mapping.filter(|m| !m.registry_groups.is_empty()) {
-            Some(m) => format!(
-                "shared by the groups {} declares ({} groups with several agents seen)",
-                m.file,
-                shared.shared_groups()
-            ),
-            None => "per agent (no [[registry]] groups declared)".to_owned(),
-        };
+        let declared = self.mapping.filter(|m| !m.registry_groups.is_empty());
+        self.registries.sharing = shared.sharing(declared.map(|m| m.file.as_str()));
         Registries { shared, at_span }
     }
 
