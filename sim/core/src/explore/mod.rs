@@ -33,7 +33,8 @@ pub use reduction::independent;
 pub use symmetry::has_copies;
 
 use crate::bounds::Quantiles;
-use crate::engine::{run_trial_in, Pool, SimError, TrialRun, TrialSetup};
+use crate::engine::{run_trial_in, run_trial_resumable, Pool, SimError, Snapshots};
+use crate::engine::{TrialRun, TrialSetup};
 use crate::metrics::{exhibits, reported};
 use crate::replay_line::ReplayLine;
 use crate::runner::{detect, generator, trial_seed};
@@ -95,6 +96,9 @@ pub struct ExploreConfig<'a> {
     /// Timed exploration: only the orders the latency bounds allow, a `lognormal` kept
     /// between these quantiles (needs `reduction` off: see [`timed`]).
     pub timed: Option<Quantiles>,
+    /// Resume each path from a snapshot of the engine where it diverges from the last one
+    /// instead of re-running its prefix (untimed only; the search is the same either way).
+    pub snapshots: bool,
 }
 
 impl<'a> ExploreConfig<'a> {
@@ -114,6 +118,7 @@ impl<'a> ExploreConfig<'a> {
             progress: None,
             keep_histories: false,
             timed: None,
+            snapshots: true,
         }
     }
 }
@@ -521,12 +526,20 @@ fn copies(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Copies {
     }
 }
 
-/// Runs the engine once along `w`'s path.
+/// Whether `cfg`'s walkers resume paths from engine snapshots: asked for, untimed (zones
+/// are left to re-execution).
+fn snapshots(cfg: &ExploreConfig<'_>) -> bool {
+    cfg.snapshots && cfg.timed.is_none()
+}
+
+/// Runs the engine once along `w`'s path, keeping snapshots in `snaps` and resuming from
+/// them when given.
 fn run_path(
     sc: &Scenario,
     cfg: &ExploreConfig<'_>,
     w: &mut Walker,
     pool: &mut Pool,
+    snaps: Option<&mut Snapshots<Stack>>,
 ) -> Result<TrialRun, SimError> {
     let generator = generator(sc, cfg.on_missing);
     let mut timed;
@@ -546,7 +559,11 @@ fn run_path(
         trace: false,
         record: false,
     };
-    run_trial_in(cfg.runtime.build(sc.registry(), sc.provenance), setup, pool)
+    let build = || cfg.runtime.build(sc.registry(), sc.provenance);
+    match snaps {
+        Some(s) => run_trial_resumable(build, setup, pool, s),
+        None => run_trial_in(build(), setup, pool),
+    }
 }
 
 /// One task of the split: a prefix of choices and what the first path below it showed.
@@ -574,7 +591,7 @@ fn probe(
     let mut w = Walker::new(&prefix, cfg.reduction, cfg.steps_per_agent)
         .with_copies(copies(sc, cfg))
         .with_park(parks(cfg));
-    run_path(sc, cfg, &mut w, pool)?;
+    run_path(sc, cfg, &mut w, pool, None)?;
     let alts = w.alternatives_at(prefix.len());
     let mut size = 1u64;
     let mut i = prefix.len();
@@ -630,14 +647,17 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
     let cfg = shared.cfg;
     let mut w = Walker::new(prefix, cfg.reduction, cfg.steps_per_agent)
         .with_copies(copies(sc, cfg))
-        .with_park(parks(cfg));
+        .with_park(parks(cfg))
+        .with_snapshots(snapshots(cfg));
     let mut found = Found::default();
     let mut pool = Pool::default();
+    let mut snaps = Snapshots::default();
     loop {
         if shared.halted() {
             return Ok(found);
         }
-        let run = run_path(sc, cfg, &mut w, &mut pool)?;
+        let keep = snapshots(cfg).then_some(&mut snaps);
+        let run = run_path(sc, cfg, &mut w, &mut pool, keep)?;
         if w.blocked() {
             shared.redundant.fetch_add(1, Ordering::SeqCst);
             if !w.backtrack() {
