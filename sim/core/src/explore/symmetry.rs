@@ -340,7 +340,7 @@ mod tests {
         let mut pool = Pool::default();
         let mut found = Found::default();
         loop {
-            let run = run_path(sc, &cfg, &mut w, &mut pool).unwrap();
+            let run = run_path(sc, &cfg, &mut w, &mut pool, None).unwrap();
             if !w.blocked() {
                 record(sc, &cfg, &run, &w, &mut found);
             }
