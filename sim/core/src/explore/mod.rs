@@ -665,7 +665,7 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
             }
             continue;
         }
-        record(sc, cfg, &run, &w, &mut found);
+        record(sc, cfg, run, &w, &mut found);
         let n = shared.schedules.fetch_add(1, Ordering::SeqCst) + 1;
         let classes = {
             let mut set = shared.classes.lock().expect("no thread panics holding it");
@@ -691,8 +691,9 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
 }
 
 /// Detects the anomalies of one path's history and keeps its witness if it is the shortest.
-fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, found: &mut Found) {
-    let history = History::from_records(run.records.clone());
+fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: TrialRun, w: &Walker, found: &mut Found) {
+    // The path's records move into its history: nothing else reads them.
+    let history = History::from_records(run.records);
     let report = detect(&history);
     let (lattice, residue) = (report.anomalies(), !report.a3_residue.is_empty());
     let anomalies: Vec<Anomaly> = reported()
@@ -713,7 +714,7 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
             .histories
             .insert(Copies::of(sc).history_digest(&reduction::normalised(&history.records)));
     }
-    let schedule: Schedule = run.schedule.clone();
+    let schedule: Schedule = run.schedule;
     found.add_witness(Witness {
         anomalies,
         events: run.counters.events,

@@ -342,7 +342,7 @@ mod tests {
         loop {
             let run = run_path(sc, &cfg, &mut w, &mut pool, None).unwrap();
             if !w.blocked() {
-                record(sc, &cfg, &run, &w, &mut found);
+                record(sc, &cfg, run, &w, &mut found);
             }
             if !w.backtrack() {
                 return found.histories;
