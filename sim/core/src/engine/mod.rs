@@ -493,6 +493,8 @@ impl<R: Runtime> Engine<'_, R> {
             return None;
         }
         let pos = if enabled.len() > 1 {
+            // Before anything of the point is counted: a resume re-enters this iteration of
+            // the event loop from its top (waking parked agents again is idempotent).
             self.checkpoint();
             self.c.choice_points += 1;
             let next: Vec<Footprint> = enabled.iter().map(|&a| self.footprint(a)).collect();

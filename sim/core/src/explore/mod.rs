@@ -2,9 +2,10 @@
 //! abstracted, on the engine `simulate` runs (like shuttle and loom for Rust code, or TLC for
 //! a spec). The engine runs in abstract time under a [`walk::Walker`] that takes every choice
 //! point (which enabled agent steps next, each `prob` both ways, every `pick`, every effect
-//! completion order); a depth-first search re-executes the engine from the start over each
-//! prefix of choices. Partial-order reduction ([`reduction`]) skips interleavings that differ
-//! only in where an agent's local steps fall. Each path's history goes through the detectors
+//! completion order); a depth-first search re-executes the engine over each prefix of
+//! choices, from a snapshot of the engine where the prefix was run before (see [`walk`]).
+//! Partial-order reduction ([`reduction`]) skips interleavings that differ only in where an
+//! agent's local steps fall. Each path's history goes through the detectors
 //! `simulate` uses; an anomaly is *reachable* with the shortest path that exhibits it (as an
 //! `X1` replay line that `agentsim replay` and `agentsim shrink` take), *unreachable* when the
 //! search finished without one, or *cannot tell* when a budget or a signal stopped it.

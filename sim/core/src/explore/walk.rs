@@ -1,7 +1,9 @@
 //! The walker: one path through the tree of choice points, and the backtracking that moves it
-//! to the next path (stateless depth-first search by re-execution from the start, as shuttle
-//! and CHESS do: the engine is run again over a prefix of choices, so no engine state is
-//! copied or hashed).
+//! to the next path (depth-first search by re-execution, as shuttle and CHESS do: the engine
+//! is run again over a prefix of choices, and no state is hashed). A path resumes from an
+//! engine snapshot at the last choice point before it diverges where one was kept
+//! (`engine::Snapshots`): the walker keeps its own state of the path there beside it (steps,
+//! sleep set, copies started), and asks for one only where a later path is known to diverge.
 //!
 //! Without reduction every choice point explores every alternative. With it, an agent choice
 //! point explores its backtrack set less its sleep set (source-DPOR with sleep sets, see
