@@ -67,7 +67,8 @@ fn worked_examples_end_to_end() {
 }
 
 /// A budget that stops the search: cannot tell, exit 2, partial counts on stdout; and the
-/// `--json` of a complete search is the same bytes whatever `--threads`.
+/// `--json` of a complete search is the same bytes whatever `--threads`, with snapshots or
+/// `--no-snapshots`.
 #[test]
 fn budgets_exit_2_and_threads_change_no_byte() {
     let out = agentsim(&[
@@ -86,6 +87,9 @@ fn budgets_exit_2_and_threads_change_no_byte() {
     let two = agentsim(&["explore", path, "--json", "--quiet", "--threads", "2"]);
     assert!(one.status.success());
     assert_eq!(one.stdout, two.stdout);
+    // Resuming paths from snapshots or re-running them from the start: the same search.
+    let rerun = agentsim(&["explore", path, "--json", "--quiet", "--no-snapshots"]);
+    assert_eq!(one.stdout, rerun.stdout);
 }
 
 /// Every anomaly set that sampling finds (random and PCT, 2,000 trials each) is among the

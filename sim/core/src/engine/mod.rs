@@ -32,10 +32,12 @@ mod mcp;
 mod messages;
 mod ops;
 mod pool;
+mod snapshot;
 mod spin;
 mod zone;
 
 pub use pool::Pool;
+pub use snapshot::Snapshots;
 pub use spin::loops as polling_loops;
 pub use zone::{Dbm, ZONES_MAX};
 
@@ -138,6 +140,7 @@ pub enum SimError {
 /// An agent's operation between its read and its commit. Each agent keeps one for the whole
 /// run (and the pool keeps it across trials), so the read list and the commit request reuse
 /// their buffers; `AgentState::open` says whether it holds a live operation.
+#[derive(Clone)]
 struct Op {
     read_pc: usize,
     planned: Option<Tool>,
@@ -165,6 +168,7 @@ impl Op {
     }
 }
 
+#[derive(Clone)]
 struct AgentState {
     pc: usize,
     rep: u32,
@@ -212,6 +216,8 @@ struct Engine<'a, R: Runtime> {
     /// agents parked at the current choice point.
     spin: spin::Spin,
     parked: Vec<usize>,
+    /// Snapshots at agent choice points, when the trial keeps them (see [`snapshot`]).
+    snaps: Option<&'a mut Snapshots<R>>,
 }
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
@@ -222,9 +228,38 @@ pub fn run_trial<R: Runtime>(rt: Guarded<R>, setup: TrialSetup<'_>) -> Result<Tr
 /// [`run_trial`] reusing `pool`'s buffers (a loop over trials passes the same pool to each;
 /// the result is identical to [`run_trial`]'s).
 pub fn run_trial_in<R: Runtime>(
-    mut rt: Guarded<R>,
+    rt: Guarded<R>,
     setup: TrialSetup<'_>,
     buffers: &mut Pool,
+) -> Result<TrialRun, SimError> {
+    run_trial_with(rt, setup, buffers, None)
+}
+
+/// [`run_trial_in`] keeping snapshots in `snaps` where the chooser asks for them, and
+/// resuming at the one it names (see [`snapshot`]); `runtime` builds the fresh runtime when
+/// the trial starts from the beginning. The result is identical to [`run_trial_in`]'s.
+pub fn run_trial_resumable<'s, R: Runtime>(
+    runtime: impl FnOnce() -> Guarded<R>,
+    setup: TrialSetup<'s>,
+    buffers: &mut Pool,
+    snaps: &'s mut Snapshots<R>,
+) -> Result<TrialRun, SimError> {
+    let resume = setup.scheduler.chooser().and_then(|c| c.resume_at());
+    snaps.keep_upto(resume);
+    let rt = match resume {
+        Some(k) => snaps.at(k).runtime().clone(),
+        None => runtime(),
+    };
+    run_trial_with(rt, setup, buffers, Some(snaps))
+}
+
+/// Runs one trial, taking and resuming from snapshots when `snaps` is given and the trial
+/// can (abstract time without zones, tracing, recording, messages or a stop).
+fn run_trial_with<'s, R: Runtime>(
+    mut rt: Guarded<R>,
+    setup: TrialSetup<'s>,
+    buffers: &mut Pool,
+    snaps: Option<&'s mut Snapshots<R>>,
 ) -> Result<TrialRun, SimError> {
     let sc = setup.scenario;
     rt.reserve(sc.ops_hint());
@@ -311,7 +346,25 @@ pub fn run_trial_in<R: Runtime>(
             spin::Spin::off()
         },
         parked: Vec::new(),
+        snaps: None,
     };
+    let resumable = abstract_time
+        && e.zone.is_none()
+        && !setup.trace
+        && !setup.record
+        && e.cpl.is_none()
+        && setup.stop.is_none();
+    let resume = e.chooser.as_deref().and_then(|c| c.resume_at());
+    assert!(
+        resume.is_none() || (resumable && snaps.is_some()),
+        "a chooser resumes only a trial that keeps snapshots"
+    );
+    if let Some(s) = snaps.filter(|_| resumable) {
+        if let Some(k) = resume {
+            e.restore(s.at(k));
+        }
+        e.snaps = Some(s);
+    }
     let schedule = e.run(timed, setup.trial_seed, setup.stop)?;
     Ok(e.finish(schedule, buffers))
 }
@@ -440,6 +493,9 @@ impl<R: Runtime> Engine<'_, R> {
             return None;
         }
         let pos = if enabled.len() > 1 {
+            // Before anything of the point is counted: a resume re-enters this iteration of
+            // the event loop from its top (waking parked agents again is idempotent).
+            self.checkpoint();
             self.c.choice_points += 1;
             let next: Vec<Footprint> = enabled.iter().map(|&a| self.footprint(a)).collect();
             let access: Vec<Access> = enabled.iter().map(|&a| self.access(a)).collect();

@@ -62,6 +62,7 @@ struct Loop {
 }
 
 /// The versions and every agent's loop bookkeeping of one trial.
+#[derive(Clone)]
 pub(super) struct Spin {
     on: bool,
     versions: Vec<u64>,

@@ -2,9 +2,10 @@
 //! abstracted, on the engine `simulate` runs (like shuttle and loom for Rust code, or TLC for
 //! a spec). The engine runs in abstract time under a [`walk::Walker`] that takes every choice
 //! point (which enabled agent steps next, each `prob` both ways, every `pick`, every effect
-//! completion order); a depth-first search re-executes the engine from the start over each
-//! prefix of choices. Partial-order reduction ([`reduction`]) skips interleavings that differ
-//! only in where an agent's local steps fall. Each path's history goes through the detectors
+//! completion order); a depth-first search re-executes the engine over each prefix of
+//! choices, from a snapshot of the engine where the prefix was run before (see [`walk`]).
+//! Partial-order reduction ([`reduction`]) skips interleavings that differ only in where an
+//! agent's local steps fall. Each path's history goes through the detectors
 //! `simulate` uses; an anomaly is *reachable* with the shortest path that exhibits it (as an
 //! `X1` replay line that `agentsim replay` and `agentsim shrink` take), *unreachable* when the
 //! search finished without one, or *cannot tell* when a budget or a signal stopped it.
@@ -33,7 +34,8 @@ pub use reduction::independent;
 pub use symmetry::has_copies;
 
 use crate::bounds::Quantiles;
-use crate::engine::{run_trial_in, Pool, SimError, TrialRun, TrialSetup};
+use crate::engine::{run_trial_in, run_trial_resumable, Pool, SimError, Snapshots};
+use crate::engine::{TrialRun, TrialSetup};
 use crate::metrics::{exhibits, reported};
 use crate::replay_line::ReplayLine;
 use crate::runner::{detect, generator, trial_seed};
@@ -95,6 +97,9 @@ pub struct ExploreConfig<'a> {
     /// Timed exploration: only the orders the latency bounds allow, a `lognormal` kept
     /// between these quantiles (needs `reduction` off: see [`timed`]).
     pub timed: Option<Quantiles>,
+    /// Resume each path from a snapshot of the engine where it diverges from the last one
+    /// instead of re-running its prefix (untimed only; the search is the same either way).
+    pub snapshots: bool,
 }
 
 impl<'a> ExploreConfig<'a> {
@@ -114,6 +119,7 @@ impl<'a> ExploreConfig<'a> {
             progress: None,
             keep_histories: false,
             timed: None,
+            snapshots: true,
         }
     }
 }
@@ -521,12 +527,20 @@ fn copies(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Copies {
     }
 }
 
-/// Runs the engine once along `w`'s path.
+/// Whether `cfg`'s walkers resume paths from engine snapshots: asked for, untimed (zones
+/// are left to re-execution).
+fn snapshots(cfg: &ExploreConfig<'_>) -> bool {
+    cfg.snapshots && cfg.timed.is_none()
+}
+
+/// Runs the engine once along `w`'s path, keeping snapshots in `snaps` and resuming from
+/// them when given.
 fn run_path(
     sc: &Scenario,
     cfg: &ExploreConfig<'_>,
     w: &mut Walker,
     pool: &mut Pool,
+    snaps: Option<&mut Snapshots<Stack>>,
 ) -> Result<TrialRun, SimError> {
     let generator = generator(sc, cfg.on_missing);
     let mut timed;
@@ -546,7 +560,11 @@ fn run_path(
         trace: false,
         record: false,
     };
-    run_trial_in(cfg.runtime.build(sc.registry(), sc.provenance), setup, pool)
+    let build = || cfg.runtime.build(sc.registry(), sc.provenance);
+    match snaps {
+        Some(s) => run_trial_resumable(build, setup, pool, s),
+        None => run_trial_in(build(), setup, pool),
+    }
 }
 
 /// One task of the split: a prefix of choices and what the first path below it showed.
@@ -574,7 +592,7 @@ fn probe(
     let mut w = Walker::new(&prefix, cfg.reduction, cfg.steps_per_agent)
         .with_copies(copies(sc, cfg))
         .with_park(parks(cfg));
-    run_path(sc, cfg, &mut w, pool)?;
+    run_path(sc, cfg, &mut w, pool, None)?;
     let alts = w.alternatives_at(prefix.len());
     let mut size = 1u64;
     let mut i = prefix.len();
@@ -630,14 +648,17 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
     let cfg = shared.cfg;
     let mut w = Walker::new(prefix, cfg.reduction, cfg.steps_per_agent)
         .with_copies(copies(sc, cfg))
-        .with_park(parks(cfg));
+        .with_park(parks(cfg))
+        .with_snapshots(snapshots(cfg));
     let mut found = Found::default();
     let mut pool = Pool::default();
+    let mut snaps = Snapshots::default();
     loop {
         if shared.halted() {
             return Ok(found);
         }
-        let run = run_path(sc, cfg, &mut w, &mut pool)?;
+        let keep = snapshots(cfg).then_some(&mut snaps);
+        let run = run_path(sc, cfg, &mut w, &mut pool, keep)?;
         if w.blocked() {
             shared.redundant.fetch_add(1, Ordering::SeqCst);
             if !w.backtrack() {
@@ -645,7 +666,7 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
             }
             continue;
         }
-        record(sc, cfg, &run, &w, &mut found);
+        record(sc, cfg, run, &w, &mut found);
         let n = shared.schedules.fetch_add(1, Ordering::SeqCst) + 1;
         let classes = {
             let mut set = shared.classes.lock().expect("no thread panics holding it");
@@ -671,8 +692,9 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
 }
 
 /// Detects the anomalies of one path's history and keeps its witness if it is the shortest.
-fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, found: &mut Found) {
-    let history = History::from_records(run.records.clone());
+fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: TrialRun, w: &Walker, found: &mut Found) {
+    // The path's records move into its history: nothing else reads them.
+    let history = History::from_records(run.records);
     let report = detect(&history);
     let (lattice, residue) = (report.anomalies(), !report.a3_residue.is_empty());
     let anomalies: Vec<Anomaly> = reported()
@@ -693,7 +715,7 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
             .histories
             .insert(Copies::of(sc).history_digest(&reduction::normalised(&history.records)));
     }
-    let schedule: Schedule = run.schedule.clone();
+    let schedule: Schedule = run.schedule;
     found.add_witness(Witness {
         anomalies,
         events: run.counters.events,
@@ -709,5 +731,7 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: &TrialRun, w: &Walker, fo
     });
 }
 
+#[cfg(test)]
+mod snapshot_tests;
 #[cfg(test)]
 mod tests;

@@ -340,9 +340,9 @@ mod tests {
         let mut pool = Pool::default();
         let mut found = Found::default();
         loop {
-            let run = run_path(sc, &cfg, &mut w, &mut pool).unwrap();
+            let run = run_path(sc, &cfg, &mut w, &mut pool, None).unwrap();
             if !w.blocked() {
-                record(sc, &cfg, &run, &w, &mut found);
+                record(sc, &cfg, run, &w, &mut found);
             }
             if !w.backtrack() {
                 return found.histories;

@@ -196,7 +196,7 @@ fn agree(
 /// A generated scenario with a poller: an agent whose operations read and write nothing
 /// (`write []`, a poll's commit), beside `others` agents of `ops` read-write operations,
 /// one of them perhaps retracting the other's records.
-fn polls(seed: u64, polls: usize, others: usize, ops: usize) -> Scenario {
+pub(super) fn polls(seed: u64, polls: usize, others: usize, ops: usize) -> Scenario {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let cells = |rng: &mut ChaCha8Rng| match below(rng, 3) {
         0 => "[\"x\"]",

@@ -1,7 +1,9 @@
 //! The walker: one path through the tree of choice points, and the backtracking that moves it
-//! to the next path (stateless depth-first search by re-execution from the start, as shuttle
-//! and CHESS do: the engine is run again over a prefix of choices, so no engine state is
-//! copied or hashed).
+//! to the next path (depth-first search by re-execution, as shuttle and CHESS do: the engine
+//! is run again over a prefix of choices, and no state is hashed). A path resumes from an
+//! engine snapshot at the last choice point before it diverges where one was kept
+//! (`engine::Snapshots`): the walker keeps its own state of the path there beside it (steps,
+//! sleep set, copies started), and asks for one only where a later path is known to diverge.
 //!
 //! Without reduction every choice point explores every alternative. With it, an agent choice
 //! point explores its backtrack set less its sleep set (source-DPOR with sleep sets, see
@@ -51,6 +53,8 @@ struct Frame {
     n: usize,
     /// Set for an agent choice point under reduction (then `alts` is unused).
     dpor: Option<Box<AgentFrame>>,
+    /// An agent choice point (a fixed prefix frame: unknown, `false`).
+    agent: bool,
 }
 
 impl Frame {
@@ -60,6 +64,29 @@ impl Frame {
             None => self.alts[self.next],
         }
     }
+
+    /// Whether a later path takes another alternative here, as far as is known now (with
+    /// reduction, a race may still add one).
+    fn pending(&self) -> bool {
+        match &self.dpor {
+            Some(d) => (0..d.enabled.len())
+                .any(|k| k != d.cur && d.backtrack[k] && !d.done[k] && !d.asleep[k]),
+            None => self.next + 1 < self.alts.len(),
+        }
+    }
+}
+
+/// The most snapshots one walker keeps (they are kept at distinct choice points of the
+/// current path, so the path's depth bounds them too).
+const SNAPSHOTS_MAX: usize = 256;
+
+/// The walker's own state at a choice point where the engine kept a snapshot.
+#[derive(Clone, Debug)]
+struct Kept {
+    point: usize,
+    events: usize,
+    sleep: Vec<(usize, Access)>,
+    started: Vec<bool>,
 }
 
 /// A path through the choice tree, driving the engine as its [`Chooser`].
@@ -87,6 +114,12 @@ pub(super) struct Walker {
     started: Vec<bool>,
     /// Park polling loops (see [`super::park`]).
     park: bool,
+    /// Ask the engine for snapshots and resume from them (see `engine::Snapshots`).
+    snapshots: bool,
+    /// Where snapshots are kept on the current path (ascending), and whether the next path
+    /// resumes at the last of them.
+    kept: Vec<Kept>,
+    resume: bool,
 }
 
 impl Walker {
@@ -100,6 +133,7 @@ impl Walker {
                     next: 0,
                     n: 0,
                     dpor: None,
+                    agent: false,
                 })
                 .collect(),
             cursor: 0,
@@ -114,7 +148,30 @@ impl Walker {
             copies: Copies::none(),
             started: Vec::new(),
             park: false,
+            snapshots: false,
+            kept: Vec::new(),
+            resume: false,
         }
+    }
+
+    /// The same walker, resuming paths from engine snapshots or not.
+    pub(super) fn with_snapshots(mut self, on: bool) -> Self {
+        self.snapshots = on;
+        self
+    }
+
+    /// Whether a snapshot before choice point `at` pays: a later path diverges at it or at
+    /// one of the data choice points of the step it starts, as far as is known now (a new
+    /// choice point: only without reduction, where every one is taken both ways).
+    fn worth_keeping(&self, at: usize) -> bool {
+        let Some(first) = self.frames.get(at) else {
+            return !self.reduction;
+        };
+        first.pending()
+            || self.frames[at + 1..]
+                .iter()
+                .take_while(|f| !f.agent)
+                .any(Frame::pending)
     }
 
     /// The same walker, asking the engine to park polling loops or not.
@@ -243,6 +300,16 @@ impl Walker {
         if self.reduction {
             self.add_backtracks();
         }
+        let more = self.next_path();
+        // Snapshots past the choice point the next path diverges at are of another path.
+        let diverge = self.frames.len().saturating_sub(1);
+        self.kept.retain(|k| more && k.point <= diverge);
+        self.resume = !self.kept.is_empty();
+        more
+    }
+
+    /// Moves the last frames to the next path's choices; `false` when none is left.
+    fn next_path(&mut self) -> bool {
         while self.frames.len() > self.fixed {
             let f = self.frames.last_mut().expect("frames past the prefix");
             match f.dpor.as_deref_mut() {
@@ -315,6 +382,7 @@ impl Walker {
                     alts: Vec::new(),
                     next: 0,
                     n: p.n,
+                    agent: true,
                     dpor: Some(Box::new(AgentFrame {
                         enabled: p.enabled.to_vec(),
                         access: p.access.to_vec(),
@@ -333,13 +401,25 @@ impl Walker {
 
 impl Chooser for Walker {
     fn start(&mut self) {
-        self.cursor = 0;
-        self.events.clear();
         self.chosen_at = None;
-        self.sleep.clear();
         self.blocked = false;
         self.hb = None;
-        self.started.iter_mut().for_each(|s| *s = false);
+        match self.kept.last().filter(|_| self.resume) {
+            // The path so far is the last one's up to the snapshot (the choices before it
+            // are the same), so its steps and sleep set are too.
+            Some(k) => {
+                self.cursor = k.point;
+                self.events.truncate(k.events);
+                self.sleep.clone_from(&k.sleep);
+                self.started.clone_from(&k.started);
+            }
+            None => {
+                self.cursor = 0;
+                self.events.clear();
+                self.sleep.clear();
+                self.started.iter_mut().for_each(|s| *s = false);
+            }
+        }
     }
 
     fn pick(&mut self, p: &ChoicePoint<'_>) -> usize {
@@ -372,6 +452,7 @@ impl Chooser for Walker {
                         next: 0,
                         n: p.n,
                         dpor: None,
+                        agent: p.kind == ChoiceKind::Agent,
                     });
                     0
                 }
@@ -427,6 +508,39 @@ impl Chooser for Walker {
 
     fn parks(&self) -> bool {
         self.park
+    }
+
+    fn checkpoint(&mut self, point: u64) -> bool {
+        if !self.snapshots || self.blocked {
+            return false;
+        }
+        let at = point as usize;
+        assert_eq!(
+            at, self.cursor,
+            "the engine counts the choice points the walker sees"
+        );
+        let fresh = self.kept.last().is_none_or(|k| k.point < at);
+        if at < self.fixed || !fresh || self.kept.len() >= SNAPSHOTS_MAX {
+            return false;
+        }
+        if !self.worth_keeping(at) {
+            return false;
+        }
+        assert!(self.chosen_at.is_none(), "between two steps");
+        self.kept.push(Kept {
+            point: at,
+            events: self.events.len(),
+            sleep: self.sleep.clone(),
+            started: self.started.clone(),
+        });
+        true
+    }
+
+    fn resume_at(&self) -> Option<u64> {
+        self.kept
+            .last()
+            .filter(|_| self.resume)
+            .map(|k| k.point as u64)
     }
 }
 

@@ -168,4 +168,19 @@ pub trait Chooser {
     fn parks(&self) -> bool {
         false
     }
+
+    /// Whether to keep a snapshot of the trial at choice point `point`, an agent choice the
+    /// engine is about to ask (asked only by a trial that keeps snapshots: see
+    /// `engine::run_trial_resumable`). A chooser that answers `true` keeps its own state
+    /// beside it, to resume there.
+    fn checkpoint(&mut self, _point: u64) -> bool {
+        false
+    }
+
+    /// The choice point the next trial resumes at: one this chooser kept a snapshot at on an
+    /// earlier trial whose choices before it were the same (`None`: from the start). The
+    /// engine asks before [`Chooser::start`], which then puts the chooser's own state back.
+    fn resume_at(&self) -> Option<u64> {
+        None
+    }
 }

@@ -57,6 +57,10 @@ pub struct Args {
     /// budget cuts the path; see docs/exploring.md).
     #[arg(long)]
     pub no_park: bool,
+    /// Re-run every path from the start instead of resuming it from a snapshot of the
+    /// engine where it leaves the last path (the same search, slower; see docs/exploring.md).
+    #[arg(long)]
+    pub no_snapshots: bool,
     /// Explore only the orders the latency bounds allow (`fixed` exactly, `uniform` its
     /// interval, `lognormal` between `--quantiles`); runs the plain enumeration, since
     /// partial-order reduction is not sound with time.
@@ -168,6 +172,7 @@ fn config<'a>(
         reduction: !args.no_reduction && !args.timed,
         symmetry: !args.no_symmetry,
         park: !args.no_park,
+        snapshots: !args.no_snapshots,
         timed: args.timed.then_some(args.quantiles),
         steps_per_agent: args.steps_per_agent,
         max_schedules: args.max_schedules,
