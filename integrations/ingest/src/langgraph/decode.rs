@@ -247,10 +247,7 @@ mod tests {
         );
         // {{{… {"k": 0}: 0 …}: 0}: 0}, maps as keys 40 deep in 82 bytes: every level doubles
         // the escaping of the text inside it, so unbounded this is 2^40 bytes of key.
-        let mut bytes = Vec::new();
-        for _ in 0..40 {
-            bytes.push(0x81);
-        }
+        let mut bytes = vec![0x81; 40];
         bytes.extend_from_slice(&[0xa1, b'k', 0x00]);
         bytes.extend(std::iter::repeat_n(0x00, 39));
         let err = msgpack(&bytes).unwrap_err();
