@@ -253,6 +253,29 @@ fn answer(v: &Json) -> (Json, Json, Json) {
     )
 }
 
+/// `ingest FROM T --tool-memory M` saves a history and report (`saved`) that `detect` reads
+/// back to the answer `detect --from FROM` gave (`direct`).
+fn saves_what_detect_said(from: &str, t: &str, m: &str, saved: (&str, &str), direct: &Json) {
+    let (h, r) = saved;
+    let args = [
+        "ingest",
+        from,
+        t,
+        "--tool-memory",
+        m,
+        "-o",
+        h,
+        "--report",
+        r,
+    ];
+    let (code, err) = agentsim(&args);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, saved, err) = detect(&[h, "--ingest-report", r, "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let saved = crate::ingest_cli::renamed(&saved, h, t);
+    assert_eq!(answer(&saved), answer(direct), "{from}");
+}
+
 #[test]
 fn ingest_with_an_mcp_log_saves_what_detect_from_decides() {
     let d = dir("ingest");
@@ -504,23 +527,7 @@ fn tool_memory_decides_a1_from_openinference_tool_spans() {
             assert!(why.ends_with("compared by content"), "{why}");
             assert_eq!(v["ingest"]["counts"]["memory_cells"], 1);
             // `ingest` saves what `detect --from` decides.
-            let args = [
-                "ingest",
-                from,
-                t,
-                "--tool-memory",
-                m,
-                "-o",
-                h,
-                "--report",
-                r,
-            ];
-            let (code, err) = agentsim(&args);
-            assert_eq!(code, Some(0), "{err}");
-            let (code, saved, err) = detect(&[h, "--ingest-report", r, "--json"]);
-            assert_eq!(code, Some(0), "{err}");
-            let saved = crate::ingest_cli::renamed(&saved, h, t);
-            assert_eq!(answer(&saved), answer(&v), "{from}");
+            saves_what_detect_said(from, t, m, (h, r), &v);
         }
         // Without the mapping the same spans are tool calls: A1 cannot be told.
         let (code, v, err) = detect(&[t, "--from", "openinference", "--json"]);
@@ -688,23 +695,7 @@ fn tool_memory_registry_groups_share_llm_tools_across_openinference_agents() {
             );
             let notes = v["ingest"]["notes"].to_string();
             assert!(notes.contains(&format!("registries are shared by the groups {m}")));
-            let args = [
-                "ingest",
-                from,
-                t,
-                "--tool-memory",
-                m,
-                "-o",
-                h,
-                "--report",
-                r,
-            ];
-            let (code, err) = agentsim(&args);
-            assert_eq!(code, Some(0), "{err}");
-            let (code, saved, err) = detect(&[h, "--ingest-report", r, "--json"]);
-            assert_eq!(code, Some(0), "{err}");
-            let saved = crate::ingest_cli::renamed(&saved, h, t);
-            assert_eq!(answer(&saved), answer(&v), "{from}");
+            saves_what_detect_said(from, t, m, (h, r), &v);
         }
         // Without the groups each agent has its own registry: bob's list is not alice's.
         let (code, v, err) = detect(&[t, "--from", "openinference", "--json"]);
