@@ -87,6 +87,10 @@ def test_crewai_openinference(run, tmp_path, agentsim_binary):
     same_answer(ingested(agentsim_binary, "openinference", spans, tmp_path), report)
     ingest = report["ingest"]
     assert ingest["counts"]["invocations"] == crews, ingest["counts"]
+    # The agents are named by their AGENT spans' graph.node.id, CrewAI's role.
+    history = tmp_path / "openinference.history.jsonl"
+    agents = {json.loads(line)["agent"] for line in history.read_text().splitlines()}
+    assert agents == ({"worker"} if run.startswith("a6") else {"writer", "editor"}), agents
     # Every "cannot tell" says why, naming what the spans lacked.
     assert "--tool-memory" in ingest["decidable"]["A1"]["why"], ingest["decidable"]["A1"]
     # The plans' tool lists were read from `llm.tools`; the registry at each call is unseen.

@@ -334,9 +334,10 @@ fn invocations(
     let mut out: Vec<Invocation> = groups
         .into_iter()
         .map(|((trace, owner), members)| {
+            // CrewAI's AGENT spans have no `agent.name`; their `graph.node.id` is the role.
             let base = match owner {
-                Some(a) => spans[a]
-                    .str("agent.name")
+                Some(a) => (spans[a].str("agent.name"))
+                    .or_else(|| spans[a].str("graph.node.id"))
                     .unwrap_or(&spans[a].name)
                     .to_owned(),
                 None => format!("trace:{}", &trace[..trace.len().min(8)]),
@@ -1103,6 +1104,18 @@ mod tests {
         let a2 = later.report.verdict(Anomaly::A2).unwrap();
         assert_eq!(a2.status(), "lower_bound", "{a2:?}");
         assert!(a2.why().contains("0 dispatches took"), "{a2:?}");
+    }
+
+    #[test]
+    fn an_agent_without_a_name_is_its_graph_node() {
+        // CrewAI's AGENT spans: `graph.node.id` (the role), no `agent.name`. The invocations
+        // are the roles, so a group that names the roles shares their registries.
+        let text = two_agents(30, 40).replace("agent.name", "graph.node.id");
+        let ing = with_mapping(&text, GROUPED);
+        let agents = &ing.history.names.agents;
+        assert!(agents.get("alice").is_some() && agents.get("bob").is_some());
+        assert!(agents.get("a").is_none() && agents.get("b").is_none());
+        assert_eq!(fast::detect(&ing.history).a2.len(), 1, "{:?}", ing.report);
     }
 
     #[test]
