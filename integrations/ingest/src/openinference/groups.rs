@@ -40,10 +40,7 @@ impl<'m> Groups<'m> {
         views: Vec<(usize, Observation)>,
     ) -> Option<Groups<'m>> {
         let mapping = mapping.filter(|m| !m.registry_groups.is_empty())?;
-        let group_of = |agent: &str| match mapping.registry_groups.get(agent) {
-            Some(g) => g.clone(),
-            None => format!("agent:{agent}"),
-        };
+        let group_of = |agent: &str| mapping.registry_group(agent);
         let obs = views.iter().map(|(_, o)| o.clone()).collect();
         let shared = SharedRegistry::new(obs, group_of);
         let mut offered = BTreeMap::new();

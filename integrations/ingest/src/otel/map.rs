@@ -670,9 +670,9 @@ impl Cx<'_> {
     /// depend on the order of the traces.
     fn settle(&mut self, mut obs: Vec<(SpanKey, Observation)>) -> Registries {
         obs.sort_by(|a, b| a.0.cmp(&b.0));
-        let groups = self.mapping.map(|m| m.registry_groups.clone());
-        let group_of = |agent: &str| match groups.as_ref().and_then(|g| g.get(agent)) {
-            Some(g) => g.clone(),
+        let mapping = self.mapping;
+        let group_of = |agent: &str| match mapping {
+            Some(m) => m.registry_group(agent),
             None => format!("agent:{agent}"),
         };
         let shared = SharedRegistry::new(obs.iter().map(|(_, o)| o.clone()).collect(), group_of);

@@ -163,6 +163,15 @@ fn line_of(text: &str, at: usize) -> usize {
 }
 
 impl Mapping {
+    /// The registry `agent` resolves its tools against: its declared group's, else its own
+    /// (`agent:<name>`).
+    pub fn registry_group(&self, agent: &str) -> String {
+        match self.registry_groups.get(agent) {
+            Some(g) => g.clone(),
+            None => format!("agent:{agent}"),
+        }
+    }
+
     /// Reads and validates the mapping file at `path`.
     pub fn read(path: &std::path::Path) -> Result<Mapping, IngestError> {
         let file = path.display().to_string();
