@@ -29,7 +29,8 @@ pytest.importorskip("openinference.instrumentation.agno")
 pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 
 from agentsim_corpus import adk_runs, agno_runs  # noqa: E402
-from agentsim_corpus.cli import C, H, V, detect, ingested, same_answer, verdicts  # noqa: E402
+from agentsim_corpus.cli import (C, H, OPENINFERENCE_NOTE, V, detect, ingested,  # noqa: E402
+                                  same_answer, verdicts)
 from agentsim_corpus.runs import write_mapping  # noqa: E402
 
 # (run, expected verdicts on A1, A2, A3, A6), read with the mapping. A2 is a lower bound: the
@@ -108,6 +109,12 @@ def test_run_gives_its_verdicts(framework, run, tmp_path, agentsim_binary):
     assert verdicts(report) == expected, json.dumps(report["verdicts"], indent=1)
     same_answer(ingested(agentsim_binary, source, spans, tmp_path, "--tool-memory",
                          str(mapping)), report)
+    if source == "openinference":
+        # --from otel finds Agno's OpenInference spans, says so, and answers the same.
+        auto = detect(agentsim_binary, "otel", spans, "--tool-memory", str(mapping))
+        assert verdicts(auto) == expected, json.dumps(auto["verdicts"], indent=1)
+        assert auto["ingest"]["source"] == "openinference", auto["ingest"]
+        assert auto["ingest"]["notes"][0] == OPENINFERENCE_NOTE, auto["ingest"]["notes"]
     ingest = report["ingest"]
     # The agents are named as the frameworks named them.
     history = tmp_path / f"{source}.history.jsonl"
