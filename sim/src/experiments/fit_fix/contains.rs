@@ -128,14 +128,16 @@ pub const EXPLORE_SCHEDULES_MAX: u64 = 100_000;
 
 /// Whether exhaustive exploration of `sc` under `runtime` (every interleaving, time
 /// abstracted: [`agentsim_sim::explore`]) reaches each of `anomalies`: *holds* when some
-/// interleaving shows it, *violated* when none does, *cannot tell* when the search stopped at
-/// [`EXPLORE_SCHEDULES_MAX`] schedules or the scenario cannot be explored.
+/// interleaving shows it, *violated* when a complete search shows none, *cannot tell* with
+/// the explorer's reason when anything cut the search (the step budget, `events_max`,
+/// [`EXPLORE_SCHEDULES_MAX`] schedules), when the scenario cannot produce the anomaly
+/// (vacuous), or when it cannot be explored.
 pub fn explore_reachable(
     sc: &Scenario,
     runtime: Stack,
     anomalies: &[Anomaly],
 ) -> Vec<(Anomaly, Verdict)> {
-    use agentsim_sim::explore::{explore, ExploreConfig, Reach};
+    use agentsim_sim::explore::{explore, ExploreConfig};
     let mut cfg = ExploreConfig::new(runtime);
     cfg.max_schedules = Some(EXPLORE_SCHEDULES_MAX);
     let x = explore(sc, &cfg);
@@ -144,17 +146,11 @@ pub fn explore_reachable(
         .map(|&a| {
             let v = match &x {
                 Err(e) => Verdict::CannotTell(Reason::Undecidable(e.to_string())),
-                Ok(x) => match x.finding(a).map(|f| f.reach) {
-                    Some(Reach::Reachable) => Verdict::Holds,
-                    Some(Reach::Unreachable) => Verdict::Violated,
-                    Some(Reach::CannotTell) => Verdict::CannotTell(Reason::Budget(format!(
-                        "the search stopped after {} schedules; run `agentsim explore` with a \
-                         larger --max-schedules",
-                        x.schedules
-                    ))),
-                    None => Verdict::CannotTell(Reason::Undecidable(format!(
-                        "the explorer does not report {a}"
-                    ))),
+                // "reachable" is the claim: the verdict on "never" turned over.
+                Ok(x) => match x.never(a) {
+                    Verdict::Violated => Verdict::Holds,
+                    Verdict::Holds => Verdict::Violated,
+                    untold => untold,
                 },
             };
             (a, v)
