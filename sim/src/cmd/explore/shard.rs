@@ -239,7 +239,7 @@ pub fn merge_partials(files: &[PathBuf], json: bool) -> Result<Option<ExitCode>>
     if let Some(n) = head.config.max_repeat {
         sc = sc.with_repeat_cap(n).context("--max-repeat")?.0;
     }
-    let done = join(&parts)?;
+    let done = join(&sc, &parts)?;
     let c = &head.config;
     let fail_on = c
         .fail_on
@@ -314,7 +314,7 @@ fn check(mut parts: Vec<(String, Partial)>) -> Result<Vec<(String, Partial)>> {
 }
 
 /// Joins the checked partials runtime by runtime.
-fn join(parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
+fn join(sc: &Scenario, parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
     let head = &parts[0].1;
     let c = &head.config;
     let mut done = Vec::with_capacity(c.runtimes.len());
@@ -352,7 +352,7 @@ fn join(parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
             seconds += run.seconds;
             shares.push((name.clone(), run.share.clone()));
         }
-        let result = merge_shards(&sc, &cfg, &shares).map_err(|e| anyhow!("{e}"))?;
+        let result = merge_shards(sc, &cfg, &shares).map_err(|e| anyhow!("{e}"))?;
         done.push(Explored { result, seconds });
     }
     Ok(done)
