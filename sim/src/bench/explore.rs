@@ -306,7 +306,7 @@ impl Run {
 
     fn of(sc: &Scenario, e: &Exploration, seconds: f64, peak_rss_mib: Option<f64>) -> Run {
         Run {
-            complete: e.complete,
+            complete: e.stopped.is_none(),
             schedules: e.schedules,
             classes: e.classes,
             steps_per_agent: e.steps_per_agent,

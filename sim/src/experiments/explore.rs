@@ -255,3 +255,55 @@ fn table(rows: &[Row], trials: u64) -> Table {
     }
     t
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(name: &str) -> Scenario {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/bounds")
+            .join(name);
+        Scenario::load(&p).expect("shipped scenario")
+    }
+
+    /// A row of a cut search (the 45-wait editor at 40 steps per agent; the same at a repeat
+    /// cap) is not complete and names what cut it; only a complete one says "every
+    /// interleaving".
+    #[test]
+    fn a_cut_search_reads_cut_in_the_table() {
+        let sc = bounds("editor-45-waits.toml");
+        let cut = explore(&sc, &ExploreConfig::new(sc.runtime)).unwrap();
+        assert!(!cut.complete);
+        assert_eq!(bound_text(&cut), "≤ 40 steps per agent (1 paths cut)");
+        let mut cfg = ExploreConfig::new(sc.runtime);
+        cfg.steps_per_agent = 48;
+        let whole = explore(&sc, &cfg).unwrap();
+        assert!(whole.complete);
+        assert_eq!(bound_text(&whole), "every interleaving");
+        let (capped, _) = super::super::run::builtin(
+            "scenarios/examples/edit-review.toml",
+            include_str!("../../../scenarios/examples/edit-review.toml"),
+        )
+        .unwrap()
+        .with_repeat_cap(1)
+        .unwrap();
+        let ex = explore(&capped, &ExploreConfig::new(capped.runtime)).unwrap();
+        assert!(!ex.complete);
+        assert!(bound_text(&ex).starts_with("repeat ≤ 1 ("), "{}", bound_text(&ex));
+        let row = Row {
+            scenario: String::new(),
+            repeat: String::new(),
+            runtime: ex.runtime,
+            complete: ex.complete,
+            bound: bound_text(&ex),
+            schedules: ex.schedules,
+            classes: ex.classes,
+            explored: BTreeSet::new(),
+            sampled: BTreeSet::new(),
+        };
+        let t = table(&[row], 1).to_markdown();
+        assert!(t.contains("| no "), "{t}");
+        assert!(!t.contains("every interleaving"), "{t}");
+    }
+}

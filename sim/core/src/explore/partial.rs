@@ -292,7 +292,7 @@ mod tests {
                 cfg.reduction = reduction;
                 cfg.steps_per_agent = 6;
                 let whole = super::super::explore(&sc, &cfg).expect("explores");
-                assert!(whole.complete);
+                assert!(whole.stopped.is_none());
                 for n in 1..=3 {
                     let joined = merge_shards(&sc, &cfg, &shares(&sc, &cfg, n)).expect("joins");
                     assert_eq!(format!("{joined:?}"), format!("{whole:?}"), "{file} {n}");

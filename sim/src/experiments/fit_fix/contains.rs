@@ -157,3 +157,42 @@ pub fn explore_reachable(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(name: &str) -> Scenario {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/bounds")
+            .join(name);
+        Scenario::load(&p).expect("shipped scenario")
+    }
+
+    /// What `fit`'s explore line and `fix`'s "explored" evidence read: a search the step
+    /// budget or `events_max` cut is *cannot tell (budget)*, never "A1 reachable: violated"
+    /// (unreachable); a vacuous anomaly is *cannot tell (vacuous)*; a complete search decides.
+    #[test]
+    fn a_cut_search_is_no_evidence_for_fit_or_fix() {
+        for name in ["editor-45-waits.toml", "editor-45-waits-events-max.toml"] {
+            let sc = bounds(name);
+            let v = explore_reachable(&sc, sc.runtime, &[Anomaly::A1, Anomaly::A3]);
+            assert!(
+                matches!(&v[0].1, Verdict::CannotTell(Reason::Budget(_))),
+                "{name}: {:?}",
+                v[0]
+            );
+            assert!(
+                matches!(&v[1].1, Verdict::CannotTell(Reason::Vacuous(_))),
+                "{name}: {:?}",
+                v[1]
+            );
+        }
+        let sc = bounds("retracted-plan.toml");
+        let v = explore_reachable(&sc, sc.runtime, &[Anomaly::A3]);
+        assert_eq!(v[0].1, Verdict::Holds, "A3 reachable");
+        let causal = Stack::parse("causal").unwrap();
+        let v = explore_reachable(&sc, causal, &[Anomaly::A3]);
+        assert_eq!(v[0].1, Verdict::Violated, "A3 unreachable under causal: {v:?}");
+    }
+}
