@@ -69,8 +69,13 @@ fn access(a: &AgentSpec) -> Access {
                 let mut union: BTreeSet<Cell> = cells.iter().copied().collect();
                 let mut read_count = 0;
                 if *include_read {
-                    if let Some(Step::Read { cells: r, pick, .. }) =
-                        a.script.op_start.get(i).copied().flatten().map(|s| &steps[s])
+                    if let Some(Step::Read { cells: r, pick, .. }) = a
+                        .script
+                        .op_start
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .map(|s| &steps[s])
                     {
                         union.extend(r.iter().copied());
                         read_count = pick.map_or(r.len(), |k| (k as usize).min(r.len()));
@@ -93,10 +98,14 @@ fn access(a: &AgentSpec) -> Access {
 /// Whether some `retract` step that may fire aims at an agent whose write some record may
 /// read: another agent's, or the target's own later one.
 fn retraction_read(sc: &Scenario, acc: &[Access]) -> bool {
-    let targets = sc.agents.iter().flat_map(|a| &a.script.steps).filter_map(|s| match s {
-        Step::Retract { targets, prob } if *prob > 0.0 => Some(targets),
-        _ => None,
-    });
+    let targets = sc
+        .agents
+        .iter()
+        .flat_map(|a| &a.script.steps)
+        .filter_map(|s| match s {
+            Step::Retract { targets, prob } if *prob > 0.0 => Some(targets),
+            _ => None,
+        });
     for t in targets.flatten() {
         let name = sc.names.agent_name(*t);
         for (i, a) in sc.agents.iter().enumerate() {
@@ -170,8 +179,10 @@ pub fn vacuous(sc: &Scenario, runtime: Stack, a: Anomaly) -> Option<String> {
             }
         }
         Anomaly::A3Residue => (!retraction()).then(|| RETRACT.to_owned()),
-        Anomaly::A6 => (!acc.iter().any(|x| x.two_effects))
-            .then(|| "a `write` of two or more cells (effects that can complete out of issue order)".to_owned()),
+        Anomaly::A6 => (!acc.iter().any(|x| x.two_effects)).then(|| {
+            "a `write` of two or more cells (effects that can complete out of issue order)"
+                .to_owned()
+        }),
         // The engine's single store records no replica metadata (see `simulate`'s verdict).
         Anomaly::A4 => Some("a replicated store (run `agentsim split-view`)".to_owned()),
     }?;

@@ -290,7 +290,11 @@ mod tests {
         .unwrap();
         let ex = explore(&capped, &ExploreConfig::new(capped.runtime)).unwrap();
         assert!(!ex.complete);
-        assert!(bound_text(&ex).starts_with("repeat ≤ 1 ("), "{}", bound_text(&ex));
+        assert!(
+            bound_text(&ex).starts_with("repeat ≤ 1 ("),
+            "{}",
+            bound_text(&ex)
+        );
         let row = Row {
             scenario: String::new(),
             repeat: String::new(),

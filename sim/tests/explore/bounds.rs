@@ -57,7 +57,10 @@ fn a_step_budget_cut_is_cannot_tell_not_unreachable() {
     let a1 = &v["anomalies"]["A1"];
     assert_eq!(a1["reason"]["kind"], "budget", "{a1}");
     let detail = a1["reason"]["detail"].as_str().unwrap();
-    assert!(detail.contains("no witness within 40 steps per agent"), "{detail}");
+    assert!(
+        detail.contains("no witness within 40 steps per agent"),
+        "{detail}"
+    );
     assert!(
         stderr(&out).contains("raise --steps-per-agent"),
         "{}",
@@ -82,7 +85,14 @@ fn a_step_budget_cut_is_cannot_tell_not_unreachable() {
     let v = json_of(&out);
     assert_eq!(v["complete"], true, "{v}");
     assert_eq!(v["anomalies"]["A1"]["reachable"], true, "{v}");
-    let out = agentsim(&["explore", WAITS, "--steps-per-agent", "48", "--fail-on", "A1"]);
+    let out = agentsim(&[
+        "explore",
+        WAITS,
+        "--steps-per-agent",
+        "48",
+        "--fail-on",
+        "A1",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }
 
@@ -187,7 +197,10 @@ fn suites_never_pass_a_cut_or_vacuous_never() {
     }
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<error ").count(), cases.len(), "{xml}");
-    assert!(xml.contains("budget: no witness within 40 steps per agent"), "{xml}");
+    assert!(
+        xml.contains("budget: no witness within 40 steps per agent"),
+        "{xml}"
+    );
     assert!(xml.contains("vacuous: A3 needs provenance"), "{xml}");
     let _ = std::fs::remove_dir_all(&dir);
 }

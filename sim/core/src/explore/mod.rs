@@ -324,7 +324,13 @@ impl Exploration {
                 self.schedules
             )),
         }
-        let paths = |n: u64| if n == 1 { "1 path".to_owned() } else { format!("{n} paths") };
+        let paths = |n: u64| {
+            if n == 1 {
+                "1 path".to_owned()
+            } else {
+                format!("{n} paths")
+            }
+        };
         if cut.steps_per_agent > 0 {
             parts.push(format!(
                 "no witness within {} steps per agent: the step budget cut {}",

@@ -372,6 +372,9 @@ mod tests {
         bad[1].1.classes.push("xyz".into());
         let err = merge_shards(&sc, &cfg, &bad).unwrap_err();
         assert!(matches!(err, JoinError::Class { .. }), "{err}");
-        assert!(matches!(merge_shards(&sc, &cfg, &[]), Err(JoinError::Empty)));
+        assert!(matches!(
+            merge_shards(&sc, &cfg, &[]),
+            Err(JoinError::Empty)
+        ));
     }
 }

@@ -1,10 +1,10 @@
 //! The vacuity analysis against the explorer, both ways, on a generated family.
 
 use super::*;
+use crate::dist::below;
 use crate::explore::tests::family;
 use crate::explore::{explore, ExploreConfig, Reach};
 use crate::metrics::reported;
-use crate::dist::below;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
@@ -39,12 +39,22 @@ fn member(seed: u64) -> Scenario {
             (1, 1) => ("repeat = 2\n", 1),
             _ => ("", 1 + below(&mut rng, 2)),
         };
-        s.push_str(&format!("[[agents]]\nname = \"a{agent}\"\n{more}script = [\n"));
+        s.push_str(&format!(
+            "[[agents]]\nname = \"a{agent}\"\n{more}script = [\n"
+        ));
         for _ in 0..ops {
-            let tool = if below(&mut rng, 2) == 0 { ", tool = \"t\"" } else { "" };
+            let tool = if below(&mut rng, 2) == 0 {
+                ", tool = \"t\""
+            } else {
+                ""
+            };
             let read = pick(&mut rng, false);
             s.push_str(&format!("  {{ do = \"read\", cells = {read}{tool} }},\n"));
-            let incl = if below(&mut rng, 4) == 0 { ", include_read = true" } else { "" };
+            let incl = if below(&mut rng, 4) == 0 {
+                ", include_read = true"
+            } else {
+                ""
+            };
             let write = pick(&mut rng, true);
             s.push_str(&format!("  {{ do = \"write\", cells = {write}{incl} }},\n"));
         }

@@ -244,7 +244,10 @@ pub fn merge_partials(files: &[PathBuf], json: bool) -> Result<Option<ExitCode>>
     let fail_on = c
         .fail_on
         .iter()
-        .map(|n| super::parse_fail_on(n).map_err(|e| anyhow!("{first_name}: field `config.fail_on`: {e}")))
+        .map(|n| {
+            super::parse_fail_on(n)
+                .map_err(|e| anyhow!("{first_name}: field `config.fail_on`: {e}"))
+        })
         .collect::<Result<Vec<_>>>()?;
     let gate = super::Gate {
         fail_on: &fail_on,

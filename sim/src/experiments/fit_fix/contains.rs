@@ -193,6 +193,10 @@ mod tests {
         assert_eq!(v[0].1, Verdict::Holds, "A3 reachable");
         let causal = Stack::parse("causal").unwrap();
         let v = explore_reachable(&sc, causal, &[Anomaly::A3]);
-        assert_eq!(v[0].1, Verdict::Violated, "A3 unreachable under causal: {v:?}");
+        assert_eq!(
+            v[0].1,
+            Verdict::Violated,
+            "A3 unreachable under causal: {v:?}"
+        );
     }
 }
