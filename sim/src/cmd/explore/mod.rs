@@ -6,8 +6,9 @@
 //! complete search), or *cannot tell*: with a budget reason when anything cut a path or
 //! stopped the search (the step budget, `events_max`, `--max-repeat`, `--max-schedules`,
 //! `--max-memory-mb`, a signal; the partial counts are printed), or *vacuous* when the
-//! scenario cannot produce the anomaly under the runtime at all. `--coverage` tabulates the anomaly sets (lattice points) reached under each
-//! runtime (every named runtime unless `--runtime` names some). `--timed` explores only the
+//! scenario cannot produce the anomaly under the runtime at all. `--coverage` tabulates the
+//! anomaly sets (lattice points) reached under each runtime (every named runtime unless
+//! `--runtime` names some). `--timed` explores only the
 //! orders the scenario's latency bounds allow (a `lognormal` between `--quantiles`), by the
 //! plain enumeration; its verdicts say which bounds they hold under.
 //!
@@ -90,7 +91,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// Cap every agent's `repeat` at N (not `count`): explore a smaller size of a workload;
-    /// verdicts then say "at repeat ≤ N" and replay lines carry the cap.
+    /// verdicts then say "at repeat ≤ N", what the capped search did not find is cannot tell,
+    /// and replay lines carry the cap.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_repeat: Option<u32>,
     /// Exit 1 when one of these anomalies (comma-separated) is reachable, 2 when its verdict
