@@ -29,6 +29,7 @@ pub mod shard;
 pub mod shrink;
 pub mod source;
 pub mod stats;
+pub mod vacuity;
 
 pub use runner::{run, run_one, RunConfig, RunResult, TrialResult};
 pub use scenario::Scenario;

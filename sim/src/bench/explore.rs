@@ -107,8 +107,8 @@ pub struct Steps {
     pub steps_per_agent: Option<u64>,
     /// The search at that budget, or the smallest budget's stopped one.
     pub run: Run,
-    /// "unreachable within N steps per agent" (or "over every interleaving" when no path was
-    /// cut) for a completed search; "cannot tell" otherwise.
+    /// "cannot tell (no witness within N steps per agent)" when the budget cut a path,
+    /// "unreachable over every interleaving" when none was; "cannot tell" for a stopped search.
     pub verdict: String,
 }
 
@@ -268,7 +268,8 @@ fn step_budgets(sc: &Scenario, rt: Stack, budget: Duration, t: usize) -> Option<
             break;
         }
         let verdict = if r.budget_cut > 0 {
-            format!("unreachable within {steps} steps per agent")
+            // A cut search is no proof: the bench says how far it got, not "unreachable".
+            format!("cannot tell (no witness within {steps} steps per agent)")
         } else {
             "unreachable over every interleaving".to_owned()
         };
@@ -306,7 +307,7 @@ impl Run {
 
     fn of(sc: &Scenario, e: &Exploration, seconds: f64, peak_rss_mib: Option<f64>) -> Run {
         Run {
-            complete: e.complete,
+            complete: e.stopped.is_none(),
             schedules: e.schedules,
             classes: e.classes,
             steps_per_agent: e.steps_per_agent,

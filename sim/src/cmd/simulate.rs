@@ -152,7 +152,10 @@ fn gate(
     let agg = &res.aggregate;
     let verdicts: Vec<(String, Verdict)> = fail_on
         .iter()
-        .map(|&a| (a.name().to_owned(), verdict(agg, a)))
+        .map(|&a| {
+            let v = verdict_in(cfg.scenario, cfg.runtime, agg, a);
+            (a.name().to_owned(), v)
+        })
         .collect();
     for (&a, (_, v)) in fail_on.iter().zip(&verdicts) {
         if *v != Verdict::Violated {
@@ -169,6 +172,20 @@ fn gate(
         );
     }
     Ok(gate.finish("--fail-on", &verdicts))
+}
+
+/// [`verdict`], and *cannot tell, vacuous* where no trial showed `a` and the scenario cannot
+/// produce it under `runtime` at all (`agentsim_sim::vacuity`): 0/N of what cannot happen says
+/// nothing.
+pub fn verdict_in(sc: &Scenario, runtime: Stack, agg: &Aggregate, a: Anomaly) -> Verdict {
+    let v = verdict(agg, a);
+    if v != Verdict::Holds {
+        return v;
+    }
+    match agentsim_sim::vacuity::vacuous(sc, runtime, a) {
+        Some(why) => Verdict::CannotTell(Reason::Vacuous(why)),
+        None => v,
+    }
 }
 
 /// Whether a run exhibits `a`: violated when some trial does; cannot tell when no trial

@@ -19,7 +19,7 @@ use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{self, table_files, Artifact, Ctx};
 use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_models::Anomaly;
-use agentsim_sim::explore::{explore, ExploreConfig, STEPS_PER_AGENT_DEFAULT};
+use agentsim_sim::explore::{explore, Exploration, ExploreConfig, STEPS_PER_AGENT_DEFAULT};
 use agentsim_sim::metrics::reported;
 use agentsim_sim::scenario::Scenario;
 use agentsim_sim::scheduler::SchedulerSpec;
@@ -60,7 +60,7 @@ macro_rules! case {
 
 /// The scenarios, in table order, each at a cap and step budget that explore every runtime
 /// in about a second or less (plan-execute's polling loop and triage's fan-out need the
-/// smaller budget; their verdicts say "within 12 steps per agent").
+/// smaller budget; where it cuts a path the row says so and is not complete).
 const CASES: [Case; 6] = [
     case!(
         "scenarios/examples/edit-review.toml",
@@ -91,8 +91,9 @@ struct Row {
     scenario: String,
     repeat: String,
     runtime: Stack,
+    /// No bound cut a path and nothing stopped the search ([`Exploration::complete`]).
     complete: bool,
-    /// "every interleaving", or "≤ N steps per agent" when the step budget cut a path.
+    /// "every interleaving" for a complete search, else what cut it ([`bound_text`]).
     bound: String,
     schedules: u64,
     classes: u64,
@@ -153,7 +154,9 @@ fn row(
         }
     }
     let explored: BTreeSet<Vec<Anomaly>> = ex.sets.keys().cloned().collect();
-    if ex.complete && ex.budget_cut == 0 {
+    // Sampling runs the same capped scenario, so only the step budget, `events_max` and a
+    // ceiling can hide from this search what a trial shows.
+    if ex.stopped.is_none() && ex.budget_cut == 0 && ex.truncated == 0 {
         let missing: Vec<_> = sampled.difference(&explored).collect();
         anyhow::ensure!(
             missing.is_empty(),
@@ -165,16 +168,42 @@ fn row(
         repeat: repeat.to_owned(),
         runtime: rt,
         complete: ex.complete,
-        bound: if ex.budget_cut == 0 {
-            "every interleaving".to_owned()
-        } else {
-            format!("≤ {} steps per agent", ex.steps_per_agent)
-        },
+        bound: bound_text(&ex),
         schedules: ex.schedules,
         classes: ex.classes,
         explored,
         sampled,
     })
+}
+
+/// "every interleaving" for a complete search; else every bound that cut it, with the paths
+/// it cut: "repeat ≤ 1 (538 paths); ≤ 12 steps per agent (12 paths cut)". A cut search's sets
+/// are what it reached, never all there are.
+fn bound_text(ex: &Exploration) -> String {
+    if ex.complete {
+        return "every interleaving".to_owned();
+    }
+    let cut = ex.cut();
+    let mut parts = Vec::new();
+    if let Some(n) = ex.repeat_cap.filter(|_| cut.repeat > 0) {
+        parts.push(format!("repeat ≤ {n} ({} paths)", cut.repeat));
+    }
+    if cut.steps_per_agent > 0 {
+        parts.push(format!(
+            "≤ {} steps per agent ({} paths cut)",
+            ex.steps_per_agent, cut.steps_per_agent
+        ));
+    }
+    if cut.events_max > 0 {
+        parts.push(format!(
+            "events_max = {} ({} paths cut)",
+            ex.events_max, cut.events_max
+        ));
+    }
+    if ex.stopped.is_some() {
+        parts.push(format!("stopped after {} schedules", ex.schedules));
+    }
+    parts.join("; ")
 }
 
 /// `{} {A1} {A1, A6}`.
@@ -225,4 +254,60 @@ fn table(rows: &[Row], trials: u64) -> Table {
         ]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(name: &str) -> Scenario {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/bounds")
+            .join(name);
+        Scenario::load(&p).expect("shipped scenario")
+    }
+
+    /// A row of a cut search (the 45-wait editor at 40 steps per agent; the same at a repeat
+    /// cap) is not complete and names what cut it; only a complete one says "every
+    /// interleaving".
+    #[test]
+    fn a_cut_search_reads_cut_in_the_table() {
+        let sc = bounds("editor-45-waits.toml");
+        let cut = explore(&sc, &ExploreConfig::new(sc.runtime)).unwrap();
+        assert!(!cut.complete);
+        assert_eq!(bound_text(&cut), "≤ 40 steps per agent (1 paths cut)");
+        let mut cfg = ExploreConfig::new(sc.runtime);
+        cfg.steps_per_agent = 48;
+        let whole = explore(&sc, &cfg).unwrap();
+        assert!(whole.complete);
+        assert_eq!(bound_text(&whole), "every interleaving");
+        let (capped, _) = super::super::run::builtin(
+            "scenarios/examples/edit-review.toml",
+            include_str!("../../../scenarios/examples/edit-review.toml"),
+        )
+        .unwrap()
+        .with_repeat_cap(1)
+        .unwrap();
+        let ex = explore(&capped, &ExploreConfig::new(capped.runtime)).unwrap();
+        assert!(!ex.complete);
+        assert!(
+            bound_text(&ex).starts_with("repeat ≤ 1 ("),
+            "{}",
+            bound_text(&ex)
+        );
+        let row = Row {
+            scenario: String::new(),
+            repeat: String::new(),
+            runtime: ex.runtime,
+            complete: ex.complete,
+            bound: bound_text(&ex),
+            schedules: ex.schedules,
+            classes: ex.classes,
+            explored: BTreeSet::new(),
+            sampled: BTreeSet::new(),
+        };
+        let t = table(&[row], 1).to_markdown();
+        assert!(t.contains("| no "), "{t}");
+        assert!(!t.contains("every interleaving"), "{t}");
+    }
 }

@@ -5,6 +5,7 @@
 #[path = "../util/mod.rs"]
 mod util;
 
+mod bounds;
 mod crosscheck;
 mod shard_cli;
 

@@ -14,9 +14,11 @@
 //! it without effect waits for a write to what it read instead of spinning, so a scenario
 //! whose only unbounded paths are polls completes with no path cut.
 //!
-//! What a complete search does not prove: anything past the per-agent step budget (a path on
-//! which an agent would take more steps is cut there, and the verdict says "within N steps
-//! per agent"), anything the abstraction changes (`timed` orders are a subset of these, so a
+//! A search is *complete* only when no path was cut by anything: the per-agent step budget,
+//! the scenario's `events_max`, a repeat cap, a ceiling or a signal. An anomaly no path of a
+//! cut search showed is *cannot tell* with a budget reason naming what cut it ([`Cut`]), never
+//! unreachable; one the scenario cannot produce under the runtime at all is *cannot tell,
+//! vacuous* ([`crate::vacuity`]). What a complete search does not prove: anything the abstraction changes (`timed` orders are a subset of these, so a
 //! reachable verdict may need latencies the scenario's distributions never draw; a
 //! generator's content is the stub's or the recording's), and `[cpl]` scenarios (messages are
 //! not explored: refused). With [`ExploreConfig::timed`] the engine offers only the orders
@@ -43,7 +45,7 @@ use crate::scenario::{OnMissing, Scenario};
 use crate::schedule::Schedule;
 use agentsim_models::history::History;
 use agentsim_models::runtime::Stack;
-use agentsim_models::Anomaly;
+use agentsim_models::{Anomaly, Reason, Verdict};
 use park::{parking, parks};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -132,7 +134,8 @@ pub enum Stopped {
     Signal,
 }
 
-/// The verdict on one anomaly.
+/// The verdict on one anomaly: *unreachable* only from a complete search of a scenario that
+/// can produce the anomaly; *cannot tell* otherwise ([`Finding::why`] says why).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reach {
     Reachable,
@@ -175,6 +178,49 @@ pub struct Finding {
     pub anomaly: Anomaly,
     pub reach: Reach,
     pub witness: Option<Witness>,
+    /// Why a *cannot tell*: `Vacuous` (the scenario cannot produce it under this runtime) or
+    /// `Budget` (a bound cut the search before a path showed it); `None` otherwise.
+    pub why: Option<Reason>,
+}
+
+impl Finding {
+    /// The verdict on "the anomaly never happens": *holds* when unreachable, *violated* when
+    /// reachable, else *cannot tell* with [`Finding::why`].
+    pub fn never(&self) -> Verdict {
+        match (self.reach, &self.why) {
+            (Reach::Reachable, _) => Verdict::Violated,
+            (Reach::Unreachable, _) => Verdict::Holds,
+            (Reach::CannotTell, Some(r)) => Verdict::CannotTell(r.clone()),
+            (Reach::CannotTell, None) => {
+                Verdict::CannotTell(Reason::Budget("the search did not finish".to_owned()))
+            }
+        }
+    }
+
+    /// Whether the verdict is *cannot tell, vacuous*.
+    pub fn vacuous(&self) -> bool {
+        matches!(self.why, Some(Reason::Vacuous(_)))
+    }
+}
+
+/// The paths a bound cut, by bound (a path may count under more than one). A search with any
+/// of them, or stopped ([`Exploration::stopped`]), is not complete.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// Paths on which the per-agent step budget stopped an agent that had steps left.
+    pub steps_per_agent: u64,
+    /// Paths cut by the scenario's `events_max`.
+    pub events_max: u64,
+    /// Paths of a scenario whose `repeat` was capped ([`Scenario::with_repeat_cap`]): every
+    /// path, since each is a prefix of a run at the scenario's own counts.
+    pub repeat: u64,
+}
+
+impl Cut {
+    /// Whether some path was cut.
+    pub fn any(&self) -> bool {
+        self.steps_per_agent + self.events_max + self.repeat > 0
+    }
 }
 
 /// The result of an exploration.
@@ -189,7 +235,9 @@ pub struct Exploration {
     pub steps_per_agent: u64,
     /// The quantiles of a timed exploration (`None`: time abstracted).
     pub timed: Option<Quantiles>,
-    /// Every path of the (reduced) tree was run.
+    /// Every path of the (reduced) tree was run to its end: nothing stopped the search and no
+    /// bound cut a path ([`Exploration::cut`]). Only then is an anomaly no path showed
+    /// unreachable.
     pub complete: bool,
     pub stopped: Option<Stopped>,
     /// Paths run.
@@ -200,6 +248,10 @@ pub struct Exploration {
     pub budget_cut: u64,
     /// Paths cut by the scenario's `events_max`.
     pub truncated: u64,
+    /// The scenario's `events_max` (for the reason of a search it cut).
+    pub events_max: u64,
+    /// The repeat cap the scenario was explored at, when it lowered some agent's `repeat`.
+    pub repeat_cap: Option<u32>,
     /// Paths that ended with an agent parked in a polling loop: it would poll forever, each
     /// iteration a repeat of the last (see [`park`]).
     pub spinning: u64,
@@ -229,17 +281,87 @@ impl Exploration {
         self.findings.iter().find(|f| f.anomaly == a)
     }
 
-    /// "unreachable" or "unreachable within N steps per agent" when the budget cut a path;
-    /// a timed search adds the bounds it holds under.
+    /// What an *unreachable* verdict holds over: "over every interleaving", and for a timed
+    /// search the bounds it holds under. (Only a complete search says unreachable.)
     pub fn bound_text(&self) -> String {
-        let base = if self.budget_cut > 0 {
-            format!("within {} steps per agent", self.steps_per_agent)
-        } else {
-            "over every interleaving".to_owned()
-        };
+        let base = "over every interleaving".to_owned();
         match self.timed {
             Some(q) => format!("{base} {}", timed::holds_under(q)),
             None => base,
+        }
+    }
+
+    /// The paths each bound cut.
+    pub fn cut(&self) -> Cut {
+        Cut {
+            steps_per_agent: self.budget_cut,
+            events_max: self.truncated,
+            repeat: if self.repeat_cap.is_some() {
+                self.schedules
+            } else {
+                0
+            },
+        }
+    }
+
+    /// Why the search decides nothing it did not find: what stopped it and what cut how many
+    /// paths, or `None` for a complete search.
+    pub fn budget_reason(&self) -> Option<Reason> {
+        let cut = self.cut();
+        let mut parts: Vec<String> = Vec::new();
+        match self.stopped {
+            None => {}
+            Some(Stopped::Schedules) => parts.push(format!(
+                "the schedule ceiling stopped the search after {} schedules",
+                self.schedules
+            )),
+            Some(Stopped::Memory) => parts.push(format!(
+                "the memory ceiling stopped the search after {} schedules",
+                self.schedules
+            )),
+            Some(Stopped::Signal) => parts.push(format!(
+                "a signal stopped the search after {} schedules",
+                self.schedules
+            )),
+        }
+        let paths = |n: u64| {
+            if n == 1 {
+                "1 path".to_owned()
+            } else {
+                format!("{n} paths")
+            }
+        };
+        if cut.steps_per_agent > 0 {
+            parts.push(format!(
+                "no witness within {} steps per agent: the step budget cut {}",
+                self.steps_per_agent,
+                paths(cut.steps_per_agent)
+            ));
+        }
+        if cut.events_max > 0 {
+            parts.push(format!(
+                "events_max = {} cut {}",
+                self.events_max,
+                paths(cut.events_max)
+            ));
+        }
+        if let Some(n) = self.repeat_cap.filter(|_| cut.repeat > 0) {
+            parts.push(format!(
+                "the repeat cap (repeat ≤ {n}) bounds every path, {}",
+                paths(cut.repeat)
+            ));
+        }
+        (!parts.is_empty()).then(|| Reason::Budget(parts.join("; ")))
+    }
+
+    /// The verdict on "`a` never happens" ([`Finding::never`]); *cannot tell* for an anomaly
+    /// the explorer does not report.
+    pub fn never(&self, a: Anomaly) -> Verdict {
+        match self.finding(a) {
+            Some(f) => f.never(),
+            None => Verdict::CannotTell(Reason::Undecidable(format!(
+                "the explorer does not report {a}"
+            ))),
         }
     }
 }
@@ -329,6 +451,7 @@ pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, Ex
     let ran = run_tasks(sc, cfg, None)?;
     let classes = ran.classes.len() as u64;
     let mut ex = conclude(
+        sc,
         parking(sc, cfg),
         cfg,
         ran.found,
@@ -460,8 +583,11 @@ fn run_list(
     })
 }
 
-/// The verdicts from what the paths found.
+/// The verdicts from what the paths found: reachable with a witness; else *cannot tell,
+/// vacuous* when the scenario cannot produce the anomaly under the runtime, *cannot tell*
+/// with the budget reason when a bound cut the search, unreachable otherwise.
 fn conclude(
+    sc: &Scenario,
     parking: Option<bool>,
     cfg: &ExploreConfig<'_>,
     found: Found,
@@ -469,48 +595,55 @@ fn conclude(
     schedules: u64,
     classes: u64,
 ) -> Exploration {
-    let complete = stopped.is_none();
-    let findings = reported()
-        .map(|a| {
-            let witness = found
-                .sets
-                .values()
-                .filter(|w| w.anomalies.contains(&a))
-                .min_by_key(|w| w.rank())
-                .cloned();
-            let reach = match (&witness, complete) {
-                (Some(_), _) => Reach::Reachable,
-                (None, true) => Reach::Unreachable,
-                (None, false) => Reach::CannotTell,
-            };
-            Finding {
-                anomaly: a,
-                reach,
-                witness,
-            }
-        })
-        .collect();
-    Exploration {
+    let mut ex = Exploration {
         runtime: cfg.runtime,
         reduction: cfg.reduction,
         symmetry: symmetric(cfg),
         parking,
         steps_per_agent: cfg.steps_per_agent,
         timed: cfg.timed,
-        complete,
+        complete: false,
         stopped,
         schedules,
         classes,
         budget_cut: found.budget_cut,
         truncated: found.truncated,
+        events_max: sc.events_max,
+        repeat_cap: sc.repeat_cap,
         spinning: found.spinning,
         finished: found.finished,
         redundant: 0,
         depth_max: found.depth_max,
         sets: found.sets,
-        findings,
+        findings: Vec::new(),
         histories: cfg.keep_histories.then_some(found.histories),
-    }
+    };
+    let budget = ex.budget_reason();
+    ex.complete = budget.is_none();
+    ex.findings = reported()
+        .map(|a| {
+            let witness = ex
+                .sets
+                .values()
+                .filter(|w| w.anomalies.contains(&a))
+                .min_by_key(|w| w.rank())
+                .cloned();
+            let vacuous = crate::vacuity::vacuous(sc, cfg.runtime, a).map(Reason::Vacuous);
+            let (reach, why) = match (&witness, vacuous, &budget) {
+                (Some(_), _, _) => (Reach::Reachable, None),
+                (None, Some(v), _) => (Reach::CannotTell, Some(v)),
+                (None, None, Some(b)) => (Reach::CannotTell, Some(b.clone())),
+                (None, None, None) => (Reach::Unreachable, None),
+            };
+            Finding {
+                anomaly: a,
+                reach,
+                witness,
+                why,
+            }
+        })
+        .collect();
+    ex
 }
 
 /// Whether `cfg` folds interchangeable copies: asked for, with reduction, untimed.
@@ -734,4 +867,4 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: TrialRun, w: &Walker, fou
 #[cfg(test)]
 mod snapshot_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -157,8 +157,10 @@ pub fn explore_shard(
 
 /// Joins the shares (named for messages, in shard order) of one runtime's exploration under
 /// `cfg` into the exploration one process computes: they must come from the same split and
-/// cover every task exactly once.
+/// cover every task exactly once. `sc` is the scenario explored (its bounds decide the
+/// verdicts, [`super::conclude`]).
 pub fn merge_shards(
+    sc: &Scenario,
     cfg: &ExploreConfig<'_>,
     parts: &[(String, ShardRun)],
 ) -> Result<Exploration, JoinError> {
@@ -205,7 +207,7 @@ pub fn merge_shards(
         });
     }
     let classes = classes.len() as u64;
-    let mut ex = conclude(first.parking, cfg, found, stopped, schedules, classes);
+    let mut ex = conclude(sc, first.parking, cfg, found, stopped, schedules, classes);
     ex.redundant = redundant;
     Ok(ex)
 }
@@ -290,9 +292,9 @@ mod tests {
                 cfg.reduction = reduction;
                 cfg.steps_per_agent = 6;
                 let whole = super::super::explore(&sc, &cfg).expect("explores");
-                assert!(whole.complete);
+                assert!(whole.stopped.is_none());
                 for n in 1..=3 {
-                    let joined = merge_shards(&cfg, &shares(&sc, &cfg, n)).expect("joins");
+                    let joined = merge_shards(&sc, &cfg, &shares(&sc, &cfg, n)).expect("joins");
                     assert_eq!(format!("{joined:?}"), format!("{whole:?}"), "{file} {n}");
                 }
             }
@@ -354,22 +356,25 @@ mod tests {
             parts.iter().all(|(_, p)| !p.ran.is_empty()),
             "both shards have tasks"
         );
-        let missing = merge_shards(&cfg, &parts[..1]).unwrap_err();
+        let missing = merge_shards(&sc, &cfg, &parts[..1]).unwrap_err();
         assert!(
             matches!(missing, JoinError::TaskMissing { .. }),
             "{missing}"
         );
         let twice = vec![parts[0].clone(), parts[0].clone(), parts[1].clone()];
-        let err = merge_shards(&cfg, &twice).unwrap_err();
+        let err = merge_shards(&sc, &cfg, &twice).unwrap_err();
         assert!(matches!(err, JoinError::TaskTwice { .. }), "{err}");
         let mut other = parts.clone();
         other[1].1.tasks += 1;
-        let err = merge_shards(&cfg, &other).unwrap_err();
+        let err = merge_shards(&sc, &cfg, &other).unwrap_err();
         assert!(matches!(err, JoinError::Tasks { .. }), "{err}");
         let mut bad = parts.clone();
         bad[1].1.classes.push("xyz".into());
-        let err = merge_shards(&cfg, &bad).unwrap_err();
+        let err = merge_shards(&sc, &cfg, &bad).unwrap_err();
         assert!(matches!(err, JoinError::Class { .. }), "{err}");
-        assert!(matches!(merge_shards(&cfg, &[]), Err(JoinError::Empty)));
+        assert!(matches!(
+            merge_shards(&sc, &cfg, &[]),
+            Err(JoinError::Empty)
+        ));
     }
 }

@@ -384,7 +384,7 @@ mod tests {
                             )
                         })
                         .collect();
-                    let joined = merge_shards(&cfg, &parts).unwrap();
+                    let joined = merge_shards(&sc, &cfg, &parts).unwrap();
                     assert_eq!(format!("{joined:?}"), format!("{one:?}"), "{name} {n}");
                 }
             }

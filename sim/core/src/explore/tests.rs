@@ -83,7 +83,7 @@ fn sampling_misses_the_worked_examples() {
 /// over two cells and a tool, reads that may `pick`, writes of one or two effects (either
 /// order), a branch, and maybe an admin who changes the registry or a supervisor who retracts,
 /// each with a `prob` of 0.5.
-pub(super) fn family(seed: u64, ops_max: usize) -> Scenario {
+pub(crate) fn family(seed: u64, ops_max: usize) -> Scenario {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let cells = |rng: &mut ChaCha8Rng| match below(rng, 3) {
         0 => "[\"x\"]",

@@ -2,17 +2,22 @@
 //! on the engine `simulate` runs, with partial-order reduction (`agentsim_sim::explore`).
 //!
 //! Per anomaly: *reachable* with the shortest schedule found as a replay line (`agentsim
-//! replay` and `agentsim shrink` take it), *unreachable* over every interleaving (or "within
-//! N steps per agent" when the step budget cut a path), or *cannot tell* when
-//! `--max-schedules`, `--max-memory-mb` or a signal stopped the search (the partial counts
-//! are printed). `--coverage` tabulates the anomaly sets (lattice points) reached under each
-//! runtime (every named runtime unless `--runtime` names some). `--timed` explores only the
+//! replay` and `agentsim shrink` take it), *unreachable* over every interleaving (only from a
+//! complete search), or *cannot tell*: with a budget reason when anything cut a path or
+//! stopped the search (the step budget, `events_max`, `--max-repeat`, `--max-schedules`,
+//! `--max-memory-mb`, a signal; the partial counts are printed), or *vacuous* when the
+//! scenario cannot produce the anomaly under the runtime at all. `--coverage` tabulates the
+//! anomaly sets (lattice points) reached under each runtime (every named runtime unless
+//! `--runtime` names some). `--timed` explores only the
 //! orders the scenario's latency bounds allow (a `lognormal` between `--quantiles`), by the
 //! plain enumeration; its verdicts say which bounds they hold under.
 //!
-//! Exit 0: every search finished. Exit 2: bad input, or a search stopped by a budget
-//! (cannot tell) unless `--allow-cannot-tell`. Exit 130: SIGINT or SIGTERM stopped it
-//! (partial counts printed). Reachable anomalies are answers, not failures: exit 0.
+//! A gate, as `detect`, `simulate` and `check` are: exit 0 when every asked verdict is
+//! decided, 1 when an anomaly `--fail-on` names is reachable, 2 on bad input or an asked
+//! verdict that is *cannot tell* unless `--allow-cannot-tell`. Without `--fail-on` every
+//! anomaly is asked but those the scenario cannot produce (vacuous), and a reachable one is
+//! an answer, not a failure. Exit 130: SIGINT or SIGTERM stopped it (partial counts
+//! printed).
 //! Progress goes to stderr (`--progress`, `--quiet`). `--shard I/N --partial-out FILE` runs
 //! a share of the tree and writes it for `agentsim merge` instead of printing (`shard`).
 
@@ -22,11 +27,13 @@ mod shard;
 pub use shard::merge_partials;
 
 use super::check_watch::{cancel_on_signals, INTERRUPTED};
-use super::gate::GateArgs;
+use super::gate::{GateArgs, Outcome};
 use super::progress::{Items, ProgressArgs};
 use agentsim_models::runtime::{RuntimeKind, Stack};
+use agentsim_models::{Anomaly, Reason, Verdict};
 use agentsim_sim::bounds::Quantiles;
-use agentsim_sim::explore::{explore, Exploration, ExploreConfig, STEPS_PER_AGENT_DEFAULT};
+use agentsim_sim::explore::{explore, Exploration, ExploreConfig, Reach, STEPS_PER_AGENT_DEFAULT};
+use agentsim_sim::metrics::reported;
 use agentsim_sim::scenario::{OnMissing, Scenario};
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
@@ -84,9 +91,14 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// Cap every agent's `repeat` at N (not `count`): explore a smaller size of a workload;
-    /// verdicts then say "at repeat ≤ N" and replay lines carry the cap.
+    /// verdicts then say "at repeat ≤ N", what the capped search did not find is cannot tell,
+    /// and replay lines carry the cap.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_repeat: Option<u32>,
+    /// Exit 1 when one of these anomalies (comma-separated) is reachable, 2 when its verdict
+    /// is cannot tell (a cut search, or a scenario that cannot produce it).
+    #[arg(long, value_delimiter = ',', value_parser = parse_fail_on)]
+    pub fail_on: Vec<Anomaly>,
     /// Table of the anomaly sets (lattice points) reached under each runtime.
     #[arg(long)]
     pub coverage: bool,
@@ -156,8 +168,57 @@ pub fn run(args: Args) -> Result<ExitCode> {
         t.finish(done.iter().map(|d| d.result.schedules as usize).sum());
     }
     let interrupted = cancel.load(Ordering::SeqCst);
-    let allow = args.gate.allow_cannot_tell;
-    emit(&sc, &done, args.json, args.coverage, allow, interrupted)
+    let gate = Gate {
+        fail_on: &args.fail_on,
+        args: args.gate,
+    };
+    emit(&sc, &done, args.json, args.coverage, gate, interrupted)
+}
+
+/// An anomaly the explorer reports (`--fail-on`).
+fn parse_fail_on(s: &str) -> Result<Anomaly, String> {
+    match Anomaly::parse(s) {
+        Some(a) if reported().any(|r| r == a) => Ok(a),
+        _ => Err(format!(
+            "unknown anomaly `{s}` (expected {})",
+            reported().map(Anomaly::name).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// What the exit code gates on: the `--fail-on` anomalies (every one the scenario can
+/// produce when none is named) and `--allow-cannot-tell`.
+#[derive(Clone, Copy)]
+pub(crate) struct Gate<'a> {
+    pub fail_on: &'a [Anomaly],
+    pub args: GateArgs,
+}
+
+impl Gate<'_> {
+    /// The asked verdicts, named `A1 under vanilla`: with `--fail-on`, "never A" for each
+    /// named anomaly; without, every anomaly that is not vacuous, a reachable one decided
+    /// (an answer, not a failure).
+    fn verdicts(&self, done: &[Explored]) -> Vec<(String, Verdict)> {
+        let mut out = Vec::new();
+        for d in done {
+            let e = &d.result;
+            for f in &e.findings {
+                let name = format!("{} under {}", f.anomaly.name(), e.runtime);
+                if !self.fail_on.is_empty() {
+                    if self.fail_on.contains(&f.anomaly) {
+                        out.push((name, f.never()));
+                    }
+                } else if !f.vacuous() {
+                    let v = match f.reach {
+                        Reach::Reachable => Verdict::Holds,
+                        _ => f.never(),
+                    };
+                    out.push((name, v));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The exploration `args` asks for under `rt`.
@@ -185,14 +246,14 @@ fn config<'a>(
     }
 }
 
-/// Prints the explorations (text or `--json`) and says which stopped; the exit code (the
-/// unsharded run's and the merge's).
+/// Prints the explorations (text or `--json`) and says which verdicts cannot be told and
+/// why; the exit code of the gate (the unsharded run's and the merge's).
 fn emit(
     sc: &Scenario,
     done: &[Explored],
     json: bool,
     coverage: bool,
-    allow_cannot_tell: bool,
+    gate: Gate<'_>,
     interrupted: bool,
 ) -> Result<ExitCode> {
     if json {
@@ -206,29 +267,37 @@ fn emit(
     if interrupted {
         return Ok(ExitCode::from(INTERRUPTED));
     }
-    let untold: Vec<&Explored> = done.iter().filter(|d| !d.result.complete).collect();
-    if untold.is_empty() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    let level = if allow_cannot_tell {
-        "warning"
-    } else {
-        "error"
+    let verdicts = gate.verdicts(done);
+    let outcome = gate.args.outcome(verdicts.iter().map(|(_, v)| v));
+    let level = match outcome {
+        Outcome::CannotTell => "error",
+        _ => "warning",
     };
-    for d in &untold {
-        eprintln!(
-            "{level}: explore under {}: cannot tell: {} stopped the search after {} schedules \
-             (raise it, or pass --allow-cannot-tell)",
-            d.result.runtime,
-            report::stopped_flag(d.result.stopped),
-            d.result.schedules
-        );
+    // One line per cut or stopped search, naming the flag to raise; then the gate's lines
+    // for the asked verdicts a search could not decide for another reason (vacuity).
+    for d in done.iter().filter(|d| !d.result.complete) {
+        let asked = verdicts.iter().any(|(n, v)| {
+            n.ends_with(&format!(" under {}", d.result.runtime))
+                && matches!(v.reason(), Some(Reason::Budget(_)))
+        });
+        if let (true, Some(why)) = (asked, d.result.budget_reason()) {
+            eprintln!(
+                "{level}: explore under {}: cannot tell ({why}); raise {}, or pass \
+                 --allow-cannot-tell",
+                d.result.runtime,
+                report::what_to_raise(&d.result)
+            );
+        }
     }
-    Ok(if allow_cannot_tell {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    })
+    let other: Vec<(String, Verdict)> = verdicts
+        .iter()
+        .filter(|(_, v)| !matches!(v.reason(), Some(Reason::Budget(_))))
+        .cloned()
+        .collect();
+    for m in gate.args.messages("explore", &other) {
+        eprintln!("{m}");
+    }
+    Ok(outcome.code())
 }
 
 /// The runtimes to explore under.

@@ -6,7 +6,7 @@ use super::Explored;
 use agentsim_models::escape_text;
 use agentsim_models::lattice::{level, Point};
 use agentsim_models::Anomaly;
-use agentsim_sim::explore::{has_copies, Exploration, Reach, Stopped};
+use agentsim_sim::explore::{has_copies, Exploration, Finding, Reach, Stopped};
 use agentsim_sim::scenario::Scenario;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -22,13 +22,52 @@ pub fn stopped_flag(s: Option<Stopped>) -> &'static str {
     }
 }
 
-fn verdict(sc: &Scenario, e: &Exploration, r: Reach) -> String {
-    let v = match r {
-        Reach::Reachable => "reachable".to_owned(),
-        Reach::Unreachable => format!("unreachable {}", e.bound_text()),
-        Reach::CannotTell => format!("cannot tell ({} stopped it)", stopped_flag(e.stopped)),
+/// "reachable", "unreachable over every interleaving" (only from a complete search), or
+/// "cannot tell (budget: …)" / "cannot tell (vacuous: …)" with what cut the search or what
+/// the scenario lacks.
+/// The flags that would lift what cut or stopped `e`: `--steps-per-agent`, `[schedule]
+/// events_max`, `--max-repeat`, `--max-schedules`, `--max-memory-mb`.
+pub fn what_to_raise(e: &Exploration) -> String {
+    let cut = e.cut();
+    let mut flags: Vec<&str> = Vec::new();
+    if let Some(Stopped::Schedules | Stopped::Memory) = e.stopped {
+        flags.push(stopped_flag(e.stopped));
+    }
+    if cut.steps_per_agent > 0 {
+        flags.push("--steps-per-agent");
+    }
+    if cut.events_max > 0 {
+        flags.push("[schedule] events_max");
+    }
+    if cut.repeat > 0 {
+        flags.push("--max-repeat");
+    }
+    match flags.as_slice() {
+        [] => "nothing (a signal stopped it: run it again)".to_owned(),
+        _ => flags.join(" and "),
+    }
+}
+
+fn verdict(sc: &Scenario, e: &Exploration, f: &Finding) -> String {
+    let v = match (f.reach, &f.why) {
+        (Reach::Reachable, _) => "reachable".to_owned(),
+        (Reach::Unreachable, _) => format!("unreachable {}", e.bound_text()),
+        (Reach::CannotTell, Some(why)) => format!("cannot tell ({why})"),
+        (Reach::CannotTell, None) => {
+            format!("cannot tell ({} stopped it)", stopped_flag(e.stopped))
+        }
     };
     format!("{v}{}", cap_text(sc))
+}
+
+/// "complete", "stopped by --max-schedules", or "cut" (a bound cut some path: its verdicts
+/// are not a proof).
+fn state(e: &Exploration) -> String {
+    match (e.complete, e.stopped) {
+        (true, _) => "complete".to_owned(),
+        (false, Some(_)) => format!("stopped by {}", stopped_flag(e.stopped)),
+        (false, None) => "cut".to_owned(),
+    }
 }
 
 /// " at repeat ≤ N" when the scenario was explored with its repeats capped, else nothing.
@@ -68,6 +107,14 @@ fn parking_text(e: &Exploration) -> String {
     }
 }
 
+/// ", events_max = N cut M paths" when the scenario's `events_max` cut some path.
+fn truncated_text(e: &Exploration) -> String {
+    match e.truncated {
+        0 => String::new(),
+        n => format!(", events_max = {} cut {n} paths", e.events_max),
+    }
+}
+
 /// `{A1, A6}`, or `{}`.
 fn set_text(set: &[Anomaly]) -> String {
     format!("{{{}}}", Anomaly::join(set, ", "))
@@ -78,15 +125,11 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
     let mut s = String::new();
     for d in done {
         let e = &d.result;
-        let state = if e.complete {
-            "complete".to_owned()
-        } else {
-            format!("stopped by {}", stopped_flag(e.stopped))
-        };
+        let state = state(e);
         let _ = writeln!(
             s,
             "explore {}{} under {}: {state}, {} schedules, {} classes, reduction {}{}, \
-             {} steps per agent ({} paths cut){}, depth {}{}, {:.2} s",
+             {} steps per agent ({} paths cut){}{}, depth {}{}, {:.2} s",
             escape_text(&sc.name),
             cap_text(sc),
             e.runtime,
@@ -96,13 +139,14 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
             symmetry_text(sc, e),
             e.steps_per_agent,
             e.budget_cut,
+            truncated_text(e),
             parking_text(e),
             e.depth_max,
             timed_text(e),
             d.seconds
         );
         for f in &e.findings {
-            let _ = writeln!(s, "  {:<11} {}", f.anomaly.name(), verdict(sc, e, f.reach));
+            let _ = writeln!(s, "  {:<11} {}", f.anomaly.name(), verdict(sc, e, f));
             if let Some(w) = &f.witness {
                 let _ = writeln!(s, "              {} events: {}", w.events, w.line.command());
             }
@@ -137,6 +181,7 @@ fn coverage_text(done: &[Explored]) -> String {
     for d in done {
         let _ = write!(s, "  {:<20}", d.result.runtime.to_string());
         for k in &sets {
+            // `.` only from a complete search: a cut one cannot tell a set is unreachable.
             let mark = match (d.result.sets.contains_key(k), d.result.complete) {
                 (true, _) => "x",
                 (false, true) => ".",
@@ -158,15 +203,17 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
             Reach::Unreachable => json!(false),
             Reach::CannotTell => Value::Null,
         };
-        anomalies.insert(
-            f.anomaly.name().to_owned(),
-            json!({
-                "reachable": reachable,
-                "verdict": verdict(sc, e, f.reach),
-                "replay": f.witness.as_ref().map(|w| w.line.to_string()),
-                "events": f.witness.as_ref().map(|w| w.events),
-            }),
-        );
+        let mut entry = json!({
+            "reachable": reachable,
+            "verdict": verdict(sc, e, f),
+            "replay": f.witness.as_ref().map(|w| w.line.to_string()),
+            "events": f.witness.as_ref().map(|w| w.events),
+        });
+        if let (Some(why), Some(o)) = (&f.why, entry.as_object_mut()) {
+            // `{"kind": "budget" | "vacuous", "detail": …}`, only on a cannot tell.
+            o.insert("reason".to_owned(), json!(why));
+        }
+        anomalies.insert(f.anomaly.name().to_owned(), entry);
     }
     let sets: Vec<Value> = e
         .sets
@@ -179,6 +226,7 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
             })
         })
         .collect();
+    let cut = e.cut();
     let mut out = json!({
         "scenario": sc.name,
         "runtime": e.runtime.to_string(),
@@ -196,6 +244,11 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
         "classes": e.classes,
         "budget_cut": e.budget_cut,
         "truncated": e.truncated,
+        "cut": {
+            "steps_per_agent": cut.steps_per_agent,
+            "events_max": cut.events_max,
+            "repeat": cut.repeat,
+        },
         "depth_max": e.depth_max,
         "anomalies": anomalies,
         "sets": sets,

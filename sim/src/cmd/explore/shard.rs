@@ -76,6 +76,9 @@ pub struct Config {
     pub on_missing: Option<String>,
     pub coverage: bool,
     pub allow_cannot_tell: bool,
+    /// `--fail-on`: the anomalies the exit code gates on (absent: none named).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_on: Vec<String>,
     /// `--max-repeat`: the cap on every agent's repeat the shards explored under.
     pub max_repeat: Option<u32>,
     /// `--timed`: the quantiles `LO,HI` (as `--quantiles` takes them), or absent.
@@ -126,6 +129,7 @@ fn config_of(args: &Args, runtimes: &[Stack]) -> Config {
         on_missing: on_missing_text(args.on_missing),
         coverage: args.coverage,
         allow_cannot_tell: args.gate.allow_cannot_tell,
+        fail_on: args.fail_on.iter().map(|a| a.name().to_owned()).collect(),
         max_repeat: args.max_repeat,
         timed: args.timed.then(|| args.quantiles.to_string()),
     }
@@ -235,9 +239,23 @@ pub fn merge_partials(files: &[PathBuf], json: bool) -> Result<Option<ExitCode>>
     if let Some(n) = head.config.max_repeat {
         sc = sc.with_repeat_cap(n).context("--max-repeat")?.0;
     }
-    let done = join(&parts)?;
+    let done = join(&sc, &parts)?;
     let c = &head.config;
-    emit(&sc, &done, json, c.coverage, c.allow_cannot_tell, false).map(Some)
+    let fail_on = c
+        .fail_on
+        .iter()
+        .map(|n| {
+            super::parse_fail_on(n)
+                .map_err(|e| anyhow!("{first_name}: field `config.fail_on`: {e}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let gate = super::Gate {
+        fail_on: &fail_on,
+        args: crate::cmd::gate::GateArgs {
+            allow_cannot_tell: c.allow_cannot_tell,
+        },
+    };
+    emit(&sc, &done, json, c.coverage, gate, false).map(Some)
 }
 
 /// Checks that the partials are the shards of one exploration, each once; sorted by shard.
@@ -299,7 +317,7 @@ fn check(mut parts: Vec<(String, Partial)>) -> Result<Vec<(String, Partial)>> {
 }
 
 /// Joins the checked partials runtime by runtime.
-fn join(parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
+fn join(sc: &Scenario, parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
     let head = &parts[0].1;
     let c = &head.config;
     let mut done = Vec::with_capacity(c.runtimes.len());
@@ -337,7 +355,7 @@ fn join(parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
             seconds += run.seconds;
             shares.push((name.clone(), run.share.clone()));
         }
-        let result = merge_shards(&cfg, &shares).map_err(|e| anyhow!("{e}"))?;
+        let result = merge_shards(sc, &cfg, &shares).map_err(|e| anyhow!("{e}"))?;
         done.push(Explored { result, seconds });
     }
     Ok(done)

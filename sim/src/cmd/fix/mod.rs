@@ -337,8 +337,12 @@ fn print(
         front.join(", ")
     );
     let Some(c) = chosen else { return Ok(()) };
+    // Which evidence the choice rests on: a complete search (every interleaving), or the
+    // checker and sampling alone where the search could not tell (a cut search is no proof).
     let exploration = if c.proven() {
-        "unreachable on every interleaving".to_owned()
+        "explored: unreachable on every interleaving".to_owned()
+    } else if c.explored.is_empty() {
+        "not explored: the choice rests on the checker and sampling".to_owned()
     } else {
         let why: Vec<String> = c
             .explored
@@ -348,7 +352,10 @@ fn print(
                 _ => None,
             })
             .collect();
-        format!("exploration cannot tell ({})", why.join("; "))
+        format!(
+            "explored: cannot tell ({}); the choice rests on the checker and sampling",
+            why.join("; ")
+        )
     };
     println!(
         "stack: {} (cheapest verified; token overhead {}; {exploration})",

@@ -197,9 +197,10 @@ pub const EXPLORE_SCHEDULES_MAX: u64 = 1_000_000;
 
 /// `by = "explore"`: every interleaving of the scenario under `runtime`
 /// ([`agentsim_sim::explore`]): `never` passes when the anomaly is unreachable over every
-/// explored path, `reachable` when some path shows it; a search stopped by its ceiling is
-/// *cannot tell* (exit 2), never a pass. A failed `never` carries the shortest witness's
-/// replay line.
+/// interleaving (a complete search only), `reachable` when some path shows it; a search that
+/// anything cut or stopped (the step budget, `events_max`, the ceiling) or a scenario that
+/// cannot produce the anomaly (vacuous) is *cannot tell* (ERROR, exit 2), never a pass. A
+/// failed `never` carries the shortest witness's replay line.
 pub fn run_by_explore(case: &Case<'_>, sc: &Scenario, runtime: Stack, r: &mut CaseResult) {
     use agentsim_sim::explore::{explore, ExploreConfig, Reach};
     let Property::Anomaly(a) = case.exp.property else {
@@ -231,10 +232,10 @@ pub fn run_by_explore(case: &Case<'_>, sc: &Scenario, runtime: Stack, r: &mut Ca
     let (outcome, said) = match (f.reach, case.exp.claim) {
         (Reach::CannotTell, _) => (
             Outcome::CannotTell,
-            format!(
-                "cannot tell: the search stopped after {} schedules before deciding {a}",
-                x.schedules
-            ),
+            match f.never().reason() {
+                Some(why) => format!("cannot tell: {a}: {why}"),
+                None => format!("cannot tell: the search did not decide {a}"),
+            },
         ),
         (Reach::Reachable, Claim::Never) => (Outcome::Fail, format!("{a} reachable")),
         (Reach::Reachable, _) => (Outcome::Pass, format!("{a} reachable")),
@@ -294,7 +295,7 @@ fn by_simulation(
         .ok_or_else(|| anyhow!("{a} is not recorded by the simulator"))?;
     (r.k, r.n) = (Some(p.k), Some(p.n));
     r.evidence = counts(&p);
-    let verdict = crate::cmd::simulate::verdict(agg, a);
+    let verdict = crate::cmd::simulate::verdict_in(sc, runtime, agg, a);
     let (outcome, witness) = match (claim, &verdict) {
         (_, Verdict::CannotTell(why)) if p.k == 0 => (Outcome::CannotTell, Some(why.to_string())),
         (Claim::Never, _) => match p.k {

@@ -128,14 +128,16 @@ pub const EXPLORE_SCHEDULES_MAX: u64 = 100_000;
 
 /// Whether exhaustive exploration of `sc` under `runtime` (every interleaving, time
 /// abstracted: [`agentsim_sim::explore`]) reaches each of `anomalies`: *holds* when some
-/// interleaving shows it, *violated* when none does, *cannot tell* when the search stopped at
-/// [`EXPLORE_SCHEDULES_MAX`] schedules or the scenario cannot be explored.
+/// interleaving shows it, *violated* when a complete search shows none, *cannot tell* with
+/// the explorer's reason when anything cut the search (the step budget, `events_max`,
+/// [`EXPLORE_SCHEDULES_MAX`] schedules), when the scenario cannot produce the anomaly
+/// (vacuous), or when it cannot be explored.
 pub fn explore_reachable(
     sc: &Scenario,
     runtime: Stack,
     anomalies: &[Anomaly],
 ) -> Vec<(Anomaly, Verdict)> {
-    use agentsim_sim::explore::{explore, ExploreConfig, Reach};
+    use agentsim_sim::explore::{explore, ExploreConfig};
     let mut cfg = ExploreConfig::new(runtime);
     cfg.max_schedules = Some(EXPLORE_SCHEDULES_MAX);
     let x = explore(sc, &cfg);
@@ -144,20 +146,57 @@ pub fn explore_reachable(
         .map(|&a| {
             let v = match &x {
                 Err(e) => Verdict::CannotTell(Reason::Undecidable(e.to_string())),
-                Ok(x) => match x.finding(a).map(|f| f.reach) {
-                    Some(Reach::Reachable) => Verdict::Holds,
-                    Some(Reach::Unreachable) => Verdict::Violated,
-                    Some(Reach::CannotTell) => Verdict::CannotTell(Reason::Budget(format!(
-                        "the search stopped after {} schedules; run `agentsim explore` with a \
-                         larger --max-schedules",
-                        x.schedules
-                    ))),
-                    None => Verdict::CannotTell(Reason::Undecidable(format!(
-                        "the explorer does not report {a}"
-                    ))),
+                // "reachable" is the claim: the verdict on "never" turned over.
+                Ok(x) => match x.never(a) {
+                    Verdict::Violated => Verdict::Holds,
+                    Verdict::Holds => Verdict::Violated,
+                    untold => untold,
                 },
             };
             (a, v)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(name: &str) -> Scenario {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/bounds")
+            .join(name);
+        Scenario::load(&p).expect("shipped scenario")
+    }
+
+    /// What `fit`'s explore line and `fix`'s "explored" evidence read: a search the step
+    /// budget or `events_max` cut is *cannot tell (budget)*, never "A1 reachable: violated"
+    /// (unreachable); a vacuous anomaly is *cannot tell (vacuous)*; a complete search decides.
+    #[test]
+    fn a_cut_search_is_no_evidence_for_fit_or_fix() {
+        for name in ["editor-45-waits.toml", "editor-45-waits-events-max.toml"] {
+            let sc = bounds(name);
+            let v = explore_reachable(&sc, sc.runtime, &[Anomaly::A1, Anomaly::A3]);
+            assert!(
+                matches!(&v[0].1, Verdict::CannotTell(Reason::Budget(_))),
+                "{name}: {:?}",
+                v[0]
+            );
+            assert!(
+                matches!(&v[1].1, Verdict::CannotTell(Reason::Vacuous(_))),
+                "{name}: {:?}",
+                v[1]
+            );
+        }
+        let sc = bounds("retracted-plan.toml");
+        let v = explore_reachable(&sc, sc.runtime, &[Anomaly::A3]);
+        assert_eq!(v[0].1, Verdict::Holds, "A3 reachable");
+        let causal = Stack::parse("causal").unwrap();
+        let v = explore_reachable(&sc, causal, &[Anomaly::A3]);
+        assert_eq!(
+            v[0].1,
+            Verdict::Violated,
+            "A3 unreachable under causal: {v:?}"
+        );
+    }
 }
