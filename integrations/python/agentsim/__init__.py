@@ -1,0 +1,26 @@
+"""agentsim from Python: the binary this wheel installs, and a thin API over it.
+
+    import agentsim
+    report = agentsim.detect("trace.json", source="otel")   # `agentsim detect --json`
+    report["exhibits"]                                      # e.g. ["A1"]
+    passed, failed = agentsim.check_suite("scenarios/")     # `agentsim test --json`
+
+Every call runs the binary (`find_agentsim_bin()`) and returns its `--json` object; bad input
+raises `AgentsimError` with the binary's message and exit code. The LangGraph recorder is
+`agentsim.record` (`pip install "agentsim[langgraph]"`), the Dask shard driver
+`agentsim.shard` (`pip install "agentsim[dask]"`); `python -m agentsim ARGS` runs the binary.
+See docs/python.md.
+"""
+
+from ._bin import find_agentsim_bin
+from .api import AgentsimError, Case, check_suite, detect, explore, run_json
+
+__all__ = [
+    "AgentsimError",
+    "Case",
+    "check_suite",
+    "detect",
+    "explore",
+    "find_agentsim_bin",
+    "run_json",
+]
