@@ -8,7 +8,8 @@
 //!
 //! Without Chromium the test does not run and says so on the terminal, with the command that
 //! installs it; under `AGENTSIM_REQUIRE_TOOLS=1` (as CI runs it) it fails instead: a page
-//! nobody loaded proves nothing. A pass says the pages render and respond; it does not judge their look.
+//! nobody loaded proves nothing. A pass says the pages render and respond; it does not judge
+//! their look.
 
 mod cdp;
 
@@ -68,7 +69,8 @@ fn shot(b: &mut Browser, name: &str) {
 
 #[test]
 fn pages_render_and_respond_in_headless_chromium() {
-    let Some(chromium) = require(&CHROMIUM, "pages_render_and_respond_in_headless_chromium") else {
+    let test = "pages_render_and_respond_in_headless_chromium";
+    let Some(chromium) = require(&CHROMIUM, test) else {
         return;
     };
     let mut b = Browser::launch(&chromium, Path::new(env!("CARGO_TARGET_TMPDIR")));
