@@ -7,8 +7,8 @@
 
 Every call runs the binary (`find_agentsim_bin()`) and returns its `--json` object; bad input
 raises `AgentsimError` with the binary's message and exit code. The LangGraph recorder is
-`agentsim.record` (`pip install "agentsim[langgraph]"`), the Dask shard driver
-`agentsim.shard` (`pip install "agentsim[dask]"`); `python -m agentsim ARGS` runs the binary.
+`agentsim.record` (the wheel's `[langgraph]` extra), the Dask shard driver `agentsim.shard`
+(its `[dask]` extra); `python -m agentsim ARGS` runs the binary.
 See docs/python.md.
 """
 

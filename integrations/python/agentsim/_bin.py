@@ -29,8 +29,8 @@ def find_agentsim_bin() -> str:
         if os.path.isfile(path):
             return path
     raise FileNotFoundError(
-        "no agentsim binary beside this Python package: install the wheel "
-        "(`pip install agentsim`) or set $AGENTSIM to a built binary "
+        "no agentsim binary beside this Python package: install the agentsim wheel "
+        "(docs/python.md) or set $AGENTSIM to a built binary "
         "(`cargo build --release` makes target/release/agentsim)"
     )
 

@@ -1,6 +1,6 @@
 """agentsim.record: record a LangGraph graph's runs as an agentsim history.
 
-    from agentsim.record import record      # pip install "agentsim[langgraph]"
+    from agentsim.record import record      # the wheel's [langgraph] extra
     graph = record(builder.compile(), "out.jsonl")
     graph.invoke({"draft": "v1"})        # also stream, ainvoke, astream
     # then: agentsim detect out.jsonl
