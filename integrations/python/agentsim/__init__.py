@@ -12,8 +12,15 @@ raises `AgentsimError` with the binary's message and exit code. The LangGraph re
 See docs/python.md.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from ._bin import find_agentsim_bin
 from .api import AgentsimError, Case, check_suite, detect, explore, run_json
+
+try:
+    __version__ = version("agentsim")  # the wheel's, which is the workspace's (Cargo.toml)
+except PackageNotFoundError:  # the sources, not installed
+    __version__ = "unknown"
 
 __all__ = [
     "AgentsimError",

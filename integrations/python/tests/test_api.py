@@ -41,6 +41,8 @@ def test_the_binary_is_the_wheels_when_the_wheel_is_installed():
         assert Path(binary).parent == Path(sys.executable).parent, binary
         assert not Path(agentsim.__file__).is_relative_to(ROOT), agentsim.__file__
         assert shutil.which("cargo") is None, "the wheel step runs with no cargo on PATH"
+        shown = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
+        assert shown.split() == ["agentsim", agentsim.__version__], shown
 
 
 def test_python_dash_m_runs_the_binary():
