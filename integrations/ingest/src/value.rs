@@ -5,7 +5,7 @@
 //! object keys sorted, the form `serde_json` prints for its sorted maps): short texts are used
 //! as they are, so `"v1"` stays readable in a witness; longer ones become
 //! `fnv1a64:<16 hex digits>`, the FNV-1a 64 digest of the canonical text. JSON `null` is NULL.
-//! The Python recorder (`integrations/python/agentsim_record/values.py`) computes the same
+//! The Python recorder (`integrations/python/agentsim/record/values.py`) computes the same
 //! names for the same JSON, so a history recorded in-process and one read from a checkpoint
 //! database name a value alike.
 //!

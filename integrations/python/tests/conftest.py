@@ -11,7 +11,8 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent.parent
-sys.path.insert(0, str(HERE.parent))
+# After site-packages: an installed agentsim wheel is the one tested, the sources otherwise.
+sys.path.append(str(HERE.parent))
 sys.path.insert(0, str(HERE.parent / "examples"))
 
 

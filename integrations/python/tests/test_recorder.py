@@ -11,8 +11,8 @@ import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import InvalidUpdateError
 
-import agentsim_record
-from agentsim_record.values import fnv1a64, value_name
+import agentsim.record as agentsim_record
+from agentsim.record.values import fnv1a64, value_name
 
 
 def run(app: str, fixed: bool, out, mode: str = "invoke", checkpointer=None):

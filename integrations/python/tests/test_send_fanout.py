@@ -11,7 +11,7 @@ import apps
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-import agentsim_record
+import agentsim.record as agentsim_record
 
 SENT = ["send:worker:0", "send:worker:1", "send:worker:2"]
 CALL = {"refund": "send:worker:0", "email": "send:worker:1", "ticket": "send:worker:2"}

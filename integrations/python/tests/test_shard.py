@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from dask.distributed import Client, LocalCluster
 
-import agentsim_shard
+import agentsim.shard as agentsim_shard
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_the_command_line_runs_a_local_cluster(agentsim_binary, repo_root):
     args = ["twins", "--trials", "8", "--no-write"]
     want = single(agentsim_binary, repo_root, args)
     done = subprocess.run(
-        [sys.executable, "-m", "agentsim_shard", "--workers", "2", "--shards", "3",
+        [sys.executable, "-m", "agentsim.shard", "--workers", "2", "--shards", "3",
          "--binary", agentsim_binary, "--cwd", str(repo_root), "--", *args],
         cwd=repo_root, capture_output=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})

@@ -13,7 +13,7 @@ PY = os.path.join(HERE, "..", "..", "..", "integrations", "python")
 sys.path.insert(0, PY)
 sys.path.insert(0, os.path.join(PY, "examples"))
 
-import agentsim_record  # noqa: E402
+import agentsim.record as agentsim_record  # noqa: E402
 import apps  # noqa: E402
 from langgraph.errors import InvalidUpdateError  # noqa: E402
 

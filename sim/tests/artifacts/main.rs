@@ -1,6 +1,8 @@
 //! The `artifacts` test binary: the figures and `reproduce`, the output writer, progress,
 //! `bench` and the numeric limits of every command, one module per subject.
 
+#[path = "../util/tools.rs"]
+mod tools;
 #[path = "../util/mod.rs"]
 mod util;
 

@@ -6,6 +6,7 @@
 //! carries the page's `sessionId`). Chromium picks a free port itself (`--remote-debugging-
 //! port=0`) and writes it to `DevToolsActivePort` in its profile folder.
 
+use crate::tools::Tool;
 use serde_json::{json, Value as Json};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -14,32 +15,17 @@ use std::time::{Duration, Instant};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
-/// Where Chromium may be installed; `AGENTSIM_CHROMIUM` names another.
-const CANDIDATES: [&str; 3] = [
-    "/usr/bin/chromium",
-    "/usr/bin/chromium-browser",
-    "/usr/bin/google-chrome",
-];
-
-/// The browser binary, or a failure that says how to install it: a missing browser must not
-/// pass the tests that need it.
-pub fn chromium() -> PathBuf {
-    if let Some(p) = std::env::var_os("AGENTSIM_CHROMIUM") {
-        return PathBuf::from(p);
-    }
-    CANDIDATES
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "Chromium is not installed (looked for {}): the view tests load pages in a \
-                 real browser; install it with `apt-get install chromium` (Debian's package), \
-                 or name one with AGENTSIM_CHROMIUM",
-                CANDIDATES.join(", ")
-            )
-        })
-}
+/// The browser, which the Rust toolchain does not bring; `AGENTSIM_CHROMIUM` names another.
+pub const CHROMIUM: Tool = Tool {
+    name: "Chromium",
+    candidates: &[
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ],
+    env: Some("AGENTSIM_CHROMIUM"),
+    install: "apt-get install chromium",
+};
 
 /// A running headless browser with one page attached.
 pub struct Browser {
@@ -53,12 +39,12 @@ pub struct Browser {
 }
 
 impl Browser {
-    /// Starts Chromium with a fresh profile under `scratch` and attaches to a blank page.
-    pub fn launch(scratch: &Path) -> Browser {
+    /// Starts `chromium` with a fresh profile under `scratch` and attaches to a blank page.
+    pub fn launch(chromium: &Path, scratch: &Path) -> Browser {
         let profile = scratch.join(format!("chromium-profile-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&profile);
         std::fs::create_dir_all(&profile).expect("profile folder");
-        let child = Command::new(chromium())
+        let child = Command::new(chromium)
             .args([
                 "--headless=new",
                 "--no-sandbox",

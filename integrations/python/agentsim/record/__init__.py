@@ -1,7 +1,7 @@
-"""agentsim-record: record a LangGraph graph's runs as an agentsim history.
+"""agentsim.record: record a LangGraph graph's runs as an agentsim history.
 
-    import agentsim_record
-    graph = agentsim_record.record(builder.compile(), "out.jsonl")
+    from agentsim.record import record      # the wheel's [langgraph] extra
+    graph = record(builder.compile(), "out.jsonl")
     graph.invoke({"draft": "v1"})        # also stream, ainvoke, astream
     # then: agentsim detect out.jsonl
 

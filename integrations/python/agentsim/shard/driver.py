@@ -138,13 +138,13 @@ def explore(
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """`python -m agentsim_shard --scheduler ADDR --shards N [--binary B] -- ARGS...`."""
+    """`python -m agentsim.shard --scheduler ADDR --shards N [--binary B] -- ARGS...`."""
     import argparse
     import sys
 
     from dask.distributed import Client, LocalCluster
 
-    p = argparse.ArgumentParser(prog="python -m agentsim_shard", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m agentsim.shard", description=__doc__)
     p.add_argument("--scheduler", help="the Dask scheduler's address (default: a LocalCluster)")
     p.add_argument("--workers", type=int, default=2, help="LocalCluster workers (no --scheduler)")
     p.add_argument("--shards", type=int, required=True)
