@@ -418,7 +418,7 @@ fn text(cfg: &RunConfig<'_>, agg: &Aggregate, replay: Option<&ReplayLine>) -> St
         s,
         "scenario {} ({}), runtime {}, scheduler {}, seed {}, {} trials",
         agentsim_models::escape_text(&cfg.scenario.name),
-        cfg.scenario.file.display(),
+        crate::artifacts::paths::shown(&cfg.scenario.file),
         cfg.runtime.name(),
         cfg.scheduler.name(),
         cfg.seed,

@@ -179,3 +179,59 @@ fn a_clean_history_has_nothing_to_fix_and_an_empty_one_no_steps() {
         assert!(!sc.exists(), "no scenario is written for bad input");
     }
 }
+
+/// Two-record histories that `detect` accepts and whose log times are not 1, 2, …: a gap in
+/// the log times, and records whose read and write instants are equal (SPEC §2 allows both).
+/// `fit` contains each in its scenario and `fix` answers, neither panics.
+#[test]
+fn fit_and_fix_take_log_time_gaps_and_reads_at_the_write_instant() {
+    let dir = scratch("shapes");
+    let gap = concat!(
+        r#"{"agent":"editor","read_set":["doc"],"read_values":{"doc":null},"read_time":0,"#,
+        r#""write_set":["doc"],"write_values":{"doc":"draft-1"},"write_time":5}"#,
+        "\n",
+        r#"{"agent":"reviewer","read_set":["doc"],"read_values":{"doc":"draft-1"},"read_time":7,"#,
+        r#""write_set":["review"],"write_values":{"review":"ok"},"write_time":9}"#,
+        "\n"
+    );
+    let equal = concat!(
+        r#"{"agent":"editor","read_set":["doc"],"read_values":{"doc":null},"read_time":1,"#,
+        r#""write_set":["doc"],"write_values":{"doc":"draft-1"},"write_time":1}"#,
+        "\n",
+        r#"{"agent":"reviewer","read_set":["doc"],"read_values":{"doc":"draft-1"},"read_time":2,"#,
+        r#""write_set":["review"],"write_values":{"review":"ok"},"write_time":2}"#,
+        "\n"
+    );
+    for (name, text) in [("gap", gap), ("equal", equal)] {
+        let input = dir.join(format!("{name}.jsonl"));
+        std::fs::write(&input, text).expect("write");
+        let i = input.to_str().expect("utf-8");
+        let det = agentsim(&["detect", i]);
+        assert_eq!(det.status.code(), Some(0), "{name}: detect accepts it");
+        let sc = dir.join(format!("{name}.toml"));
+        let fit = json(&agentsim(&[
+            "fit",
+            i,
+            "-o",
+            sc.to_str().expect("utf-8"),
+            "--json",
+            "--trials",
+            "200",
+        ]));
+        assert!(
+            fit["replay"].is_string(),
+            "{name}: the fitted scenario contains the run: {fit}"
+        );
+        let fix = agentsim(&["fix", i]);
+        assert_eq!(
+            fix.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&fix.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&fix.stdout).contains("nothing to fix"),
+            "{name}"
+        );
+    }
+}

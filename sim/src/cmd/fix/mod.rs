@@ -185,7 +185,7 @@ fn nothing_to_fix(args: &Args) -> Result<ExitCode> {
     } else {
         println!(
             "{}: nothing to fix: it exhibits no lattice anomaly (A1, A2, A3, A6)",
-            args.input.display()
+            crate::artifacts::paths::shown(&args.input)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -309,7 +309,11 @@ fn print(
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!("{}: exhibits {}", args.input.display(), set(&s.exhibits));
+    println!(
+        "{}: exhibits {}",
+        crate::artifacts::paths::shown(&args.input),
+        set(&s.exhibits)
+    );
     for (a, p) in &plan.vanilla {
         println!("  vanilla on the fitted scenario: {a} {}", p.display());
     }
@@ -375,7 +379,11 @@ fn print(
         println!("idiom ({m}): {text}");
     }
     if let Some(out) = &args.out {
-        println!("wrote {} (runtime = \"{}\")", out.display(), c.stack);
+        println!(
+            "wrote {} (runtime = \"{}\")",
+            crate::artifacts::paths::shown(out),
+            c.stack
+        );
     }
     Ok(())
 }

@@ -223,10 +223,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "the flags after `--` are the `check` flags of an ITF counterexample; INPUT is not one"
         );
     }
-    let mut paths = Paths::new();
-    if !matches!(input, Input::Replay(_)) {
-        paths = paths.input("INPUT", Path::new(&args.input));
-    }
+    // A replay line's input is the scenario it names (and the files that scenario reads): a
+    // line that does not parse is reported where it is read.
+    let paths = match &input {
+        Input::Replay(line) => match agentsim_sim::replay_line::ReplayLine::parse(line) {
+            Ok(l) => Paths::new().scenario(&l.scenario),
+            Err(_) => Paths::new(),
+        },
+        _ => Paths::new().input("INPUT", Path::new(&args.input)),
+    };
     paths.output("-o", Some(&args.out)).check()?;
     preflight(&args.out).context("-o")?;
     let narrow = Narrow {
