@@ -120,7 +120,12 @@ fn fix_names_a_stack_that_prevents_every_observed_anomaly() {
         let mut a = vec!["fix"];
         a.extend(args(input, from));
         a.extend(["--json", "-o", out.to_str().expect("utf-8")]);
-        let fix = json(&agentsim(&a));
+        let run = agentsim(&a);
+        let fix: Value = serde_json::from_slice(&run.stdout).expect("JSON on stdout");
+        let beyond = names(&fix["out_of_scope"]);
+        // What fix does not answer for (a split view) is named, and the exit is 2, not 0.
+        let code = if beyond.is_empty() { 0 } else { 2 };
+        assert_eq!(run.status.code(), Some(code), "{input}: {beyond:?}");
         let exhibits = names(&fix["exhibits"]);
         if exhibits.is_empty() {
             assert!(
@@ -155,6 +160,63 @@ fn fix_names_a_stack_that_prevents_every_observed_anomaly() {
         anomalous >= 10,
         "the anomalous examples are covered: {anomalous}"
     );
+}
+
+/// A history that shows only a split view (A4) is not "nothing to fix": `fix` names A4 as out
+/// of its scope and exits 2.
+#[test]
+fn a_split_view_is_named_out_of_scope_not_nothing_to_fix() {
+    let out = agentsim(&["fix", "scenarios/histories/a4_split_view.jsonl"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(!stdout.contains("nothing to fix"), "{stdout}");
+    assert!(stdout.contains("out of fix's scope"), "{stdout}");
+    assert!(stderr.contains("shows A4"), "{stderr}");
+}
+
+/// Under a stack with the cascade, the observed run's executor is aborted by the planner's
+/// retraction: `fix` says so instead of "executor: unchanged".
+#[test]
+fn fix_says_what_the_cascade_does_to_the_executor() {
+    let out = agentsim(&["fix", "scenarios/histories/a3_causal_cascade.jsonl"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let executor = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("executor:"))
+        .expect("an executor line");
+    assert!(
+        executor.contains("aborted by a retraction's cascade"),
+        "{stdout}"
+    );
+}
+
+/// A scenario without `[tokens]` has no token cost: `fix` says "not modelled" and ranks by the
+/// makespan, never prints NaN.
+#[test]
+fn fix_without_tokens_says_not_modelled() {
+    let dir = scratch("tokens");
+    let text = std::fs::read_to_string(root().join("scenarios/twins/a1.toml")).expect("read");
+    let start = text.find("[tokens]").expect("a [tokens] table");
+    let end = start + text[start..].find("\n\n").expect("its end");
+    let sc = dir.join("no_tokens.toml");
+    std::fs::write(&sc, format!("{}{}", &text[..start], &text[end..])).expect("write");
+    let out = agentsim(&["fix", sc.to_str().expect("utf-8"), "--trials", "200"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains("NaN"), "{stdout}");
+    assert!(stdout.contains("tokens: not modelled"), "{stdout}");
+    let stack = stdout
+        .lines()
+        .find(|l| l.starts_with("stack: "))
+        .expect("a stack line");
+    assert!(stack.contains("least makespan overhead"), "{stack}");
 }
 
 #[test]

@@ -28,7 +28,7 @@ use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_sim::bounds::Quantiles;
 use agentsim_sim::explore::{explore, Exploration, ExploreConfig, STEPS_PER_AGENT_DEFAULT};
 use agentsim_sim::scenario::{OnMissing, Scenario};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -123,9 +123,6 @@ pub struct Explored {
 
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
-    if args.threads == 0 {
-        bail!("--threads must be at least 1");
-    }
     let sharded = shard::flags(&args)?;
     crate::artifacts::paths::Paths::new()
         .input("the scenario", &args.scenario)
