@@ -40,10 +40,9 @@ pub struct Timing {
 pub fn slots(h: &History) -> Vec<Timing> {
     let progress: Vec<u64> = h.records.iter().map(|r| registry_progress(h, r)).collect();
     let mut by_gap: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-    for (i, r) in h.records.iter().enumerate() {
+    for i in 0..h.records.len() {
         // Write times ascend (the history validated), so the records seen are a prefix.
-        let seen = h.records[..i].partition_point(|w| w.write_time <= r.read_time);
-        by_gap.entry(seen as u64).or_default().push(i);
+        by_gap.entry(super::seen(h, i)).or_default().push(i);
     }
     let mut out = vec![Timing::default(); h.records.len()];
     for (gap, mut members) in by_gap {

@@ -62,8 +62,8 @@ pub struct Subject {
     pub observed: Option<contains::Reproduced>,
     pub framework: Framework,
     /// What the input shows that no runtime stack is chosen for: A4 (a replicated store's
-    /// read discipline, `agentsim split-view`) and the A3 residue (a flat trace's read of a
-    /// value no record wrote, not a decided A3).
+    /// read discipline, `agentsim split-view`) and the A3 residue without A3 (a flat trace's
+    /// read of a value no record wrote, not a decided A3).
     pub out_of_scope: Vec<Anomaly>,
 }
 
@@ -122,9 +122,12 @@ pub fn subject(
     let (fitted, scenario) = observe::fitted(&obs, name, scenario_path, trials, seed)?;
     let observed = contains::find(&scenario, &fitted.expected)?;
     let report = agentsim_sim::runner::detect(&obs.history);
+    // The residue over-approximates A3: beside a decided A3 it is that cascade, which the
+    // chosen stack answers for; alone (a flat trace without preds) it is not.
     let out_of_scope = [Anomaly::A4, Anomaly::A3Residue]
         .into_iter()
         .filter(|&a| report.has(a))
+        .filter(|&a| a != Anomaly::A3Residue || !report.has(Anomaly::A3))
         .collect();
     let framework = match obs.kind {
         Kind::LangGraph => Framework::LangGraph,
