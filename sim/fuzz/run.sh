@@ -10,7 +10,7 @@
 # checkpointer databases, written by make_langgraph_seeds.py) in a scratch corpus, so nothing
 # in the tree changes; a failing input is kept in artifacts/TARGET/ and printed.
 #
-#   sim/fuzz/run.sh 15      # 10 targets x 15 s (CI runs 10 s each)
+#   sim/fuzz/run.sh 15      # 12 targets x 15 s (CI runs 10 s each)
 #   sim/fuzz/run.sh 600     # locally, longer
 set -euo pipefail
 secs=${1:-15}

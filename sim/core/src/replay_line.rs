@@ -2,8 +2,11 @@
 //!
 //! `scenario=<path> runtime=<name> seed=<n> trial=<k> schedule=<S1:…> [on_missing=stub]
 //! [repeat_max=<n>]`,
-//! whitespace-separated `key=value` tokens (so paths must not contain spaces). The parser
-//! accepts the line as `simulate` prints it, with or without the leading
+//! whitespace-separated `key=value` tokens. A scenario path with whitespace, a quote, a
+//! backslash or a control or bidi character is written in double quotes with escapes
+//! (`scenario="my runs/q.toml"`, `\"`, `\\`, `\n`, `\u{27}` for `'`), so the line stays one
+//! line, replays the same file, and pastes inside `agentsim replay '…'`; a plain path is written
+//! as it is. The parser accepts the line as `simulate` prints it, with or without the leading
 //! `replay: agentsim replay '…'`. A line replays exactly only against the same scenario
 //! file and the same build. `repeat_max` says the line came from the scenario with every
 //! agent's `repeat` capped (`Scenario::with_repeat_cap`, `agentsim explore --max-repeat`):
@@ -33,7 +36,7 @@ impl fmt::Display for ReplayLine {
         write!(
             f,
             "scenario={} runtime={} seed={} trial={} schedule={}",
-            self.scenario.display(),
+            quote_path(&self.scenario.display().to_string()),
             self.runtime,
             self.seed,
             self.trial,
@@ -61,20 +64,16 @@ impl ReplayLine {
             (None, None, None, None, None);
         let mut on_missing = None;
         let mut repeat_max = None;
-        let mut seen: Vec<&str> = Vec::new();
-        let tokens = line
-            .split_whitespace()
-            .map(|t| t.trim_matches(|c| c == '\'' || c == '"'));
-        for tok in tokens {
-            let Some((k, v)) = tok.split_once('=') else {
-                continue;
-            };
+        let mut seen: Vec<String> = Vec::new();
+        for (k, v) in tokens(line)? {
+            let v = v.as_str();
             // A key given twice is a hand-edited or pasted-together line: refuse it here
             // rather than keep the last value and replay a different trial.
             if seen.contains(&k) {
                 return Err(ReplayLineError::Duplicate(k.to_owned()));
             }
-            seen.push(k);
+            seen.push(k.clone());
+            let k = k.as_str();
             let num = |v: &str| {
                 v.parse::<u64>().map_err(|_| ReplayLineError::NotANumber {
                     key: k.to_owned(),
@@ -111,6 +110,145 @@ impl ReplayLine {
     }
 }
 
+/// Whether a path is written quoted in a replay line.
+fn needs_quotes(s: &str) -> bool {
+    s.is_empty()
+        || s.chars().any(|c| {
+            c.is_whitespace()
+                || matches!(c, '"' | '\'' | '\\')
+                || agentsim_models::text::is_unsafe_char(c)
+        })
+}
+
+/// `s` as the value of `scenario=`: as it is when plain, else double-quoted with `\"`, `\\`,
+/// `\n`, `\r`, `\t` and `\u{…}` for every other space, quote, control or bidi character.
+fn quote_path(s: &str) -> std::borrow::Cow<'_, str> {
+    use std::fmt::Write as _;
+    if !needs_quotes(s) {
+        return s.into();
+    }
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' ' => out.push(' '),
+            c if c == '\'' || c.is_whitespace() || agentsim_models::text::is_unsafe_char(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out.into()
+}
+
+/// The line's `key=value` tokens, split at whitespace outside a double-quoted value and with
+/// the quotes of a pasted `'…'` or `"…"` around the line dropped.
+fn tokens(line: &str) -> Result<Vec<(String, String)>, ReplayLineError> {
+    let mut out = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        while chars.peek().is_some_and(|&c| c == '\'' || c == '"') {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            return Ok(out);
+        }
+        let mut key = String::new();
+        let mut has_eq = false;
+        while let Some(&c) = chars.peek() {
+            if c.is_whitespace() {
+                break;
+            }
+            chars.next();
+            if c == '=' {
+                has_eq = true;
+                break;
+            }
+            key.push(c);
+        }
+        if !has_eq {
+            continue;
+        }
+        let mut value = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            value = unquote(&mut chars, &key)?;
+            // What may follow: the closing quote of a pasted `'…'`.
+            while chars.peek().is_some_and(|&c| c == '\'' || c == '"') {
+                chars.next();
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                value.push(c);
+                chars.next();
+            }
+            let end = value.trim_end_matches(['\'', '"']).len();
+            value.truncate(end);
+        }
+        out.push((key, value));
+    }
+}
+
+/// A double-quoted value after its opening quote, up to and without its closing one.
+fn unquote(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    key: &str,
+) -> Result<String, ReplayLineError> {
+    let bad = |why: &str| ReplayLineError::Quoted {
+        key: key.to_owned(),
+        why: why.to_owned(),
+    };
+    let mut out = String::new();
+    loop {
+        match chars.next() {
+            None => return Err(bad("the quote is not closed")),
+            Some('"') => return Ok(out),
+            Some('\\') => match chars.next() {
+                Some('"') => out.push('"'),
+                Some('\\') => out.push('\\'),
+                Some('n') => out.push('\n'),
+                Some('r') => out.push('\r'),
+                Some('t') => out.push('\t'),
+                Some('u') => {
+                    if chars.next() != Some('{') {
+                        return Err(bad("`\\u` is not followed by `{`"));
+                    }
+                    let mut hex = String::new();
+                    loop {
+                        match chars.next() {
+                            Some('}') => break,
+                            Some(c) if c.is_ascii_hexdigit() && hex.len() < 6 => hex.push(c),
+                            _ => return Err(bad("`\\u{…}` holds up to 6 hex digits")),
+                        }
+                    }
+                    let c = u32::from_str_radix(&hex, 16)
+                        .ok()
+                        .and_then(char::from_u32)
+                        .ok_or_else(|| bad("`\\u{…}` is not a character"))?;
+                    out.push(c);
+                }
+                _ => {
+                    return Err(bad(
+                        "an unknown escape (known: \\\" \\\\ \\n \\r \\t \\u{…})",
+                    ))
+                }
+            },
+            Some(c) => out.push(c),
+        }
+    }
+}
+
 /// A replay line that does not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ReplayLineError {
@@ -118,6 +256,8 @@ pub enum ReplayLineError {
     NotANumber { key: String, value: String },
     #[error("`repeat_max={0}` is not a repeat cap (1 to 4294967295)")]
     RepeatMax(String),
+    #[error("`{key}=\"…\"`: {why}")]
+    Quoted { key: String, why: String },
     #[error("unknown key `{0}` in replay line")]
     UnknownKey(String),
     #[error("key `{0}=` appears twice in the replay line; keep one")]
@@ -180,5 +320,47 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`scenario=` appears twice"), "{e}");
+    }
+
+    #[test]
+    fn a_path_with_spaces_quotes_or_controls_round_trips_on_one_line() {
+        for path in [
+            "my runs/q.toml",
+            "a\nPASS  x.toml:1  forged.toml",
+            "it's \"here\"\\x.toml",
+            "tab\there\u{202e}.toml",
+            "",
+        ] {
+            let l = ReplayLine {
+                scenario: path.into(),
+                runtime: Stack::parse("vanilla").unwrap(),
+                seed: 1,
+                trial: 0,
+                schedule: Schedule::parse("S1:3:-").unwrap(),
+                on_missing: None,
+                repeat_max: None,
+            };
+            let text = l.to_string();
+            assert!(!text.contains('\n') && !text.contains('\''), "{text}");
+            assert_eq!(ReplayLine::parse(&text), Ok(l.clone()), "{text}");
+            let pasted = format!("replay: {}", l.command());
+            assert_eq!(ReplayLine::parse(&pasted), Ok(l), "{pasted}");
+        }
+        assert_eq!(
+            ReplayLine::parse("scenario=plain.toml runtime=vanilla seed=1 trial=0 schedule=S1:3:-")
+                .unwrap()
+                .scenario,
+            PathBuf::from("plain.toml")
+        );
+        for bad in [
+            "scenario=\"open",
+            "scenario=\"\\q\"",
+            "scenario=\"\\u{110000}\"",
+        ] {
+            assert!(
+                matches!(ReplayLine::parse(bad), Err(ReplayLineError::Quoted { .. })),
+                "{bad}"
+            );
+        }
     }
 }

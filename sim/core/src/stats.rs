@@ -31,17 +31,29 @@ impl Proportion {
         Proportion { k, n, rate, lo, hi }
     }
 
-    /// `k/N [lo, hi]` with percentages.
+    /// `k/N [lo, hi]` with percentages ([`percent`]).
     pub fn display(&self) -> String {
         format!(
-            "{}/{} = {:.1} % [{:.1}, {:.1}]",
+            "{}/{} = {} % [{}, {}]",
             self.k,
             self.n,
-            100.0 * self.rate,
-            100.0 * self.lo,
-            100.0 * self.hi
+            percent(self.rate),
+            percent(self.lo),
+            percent(self.hi)
         )
     }
+}
+
+/// A fraction as a percentage with one decimal, or as many as keep its first significant
+/// digit when it is below 0.05 % (2/10000 is `0.02`, not `0.0`, which reads as none); 0 is
+/// `0.0`. Not finite: `NaN` as Rust prints it (callers say what is not measured).
+pub fn percent(fraction: f64) -> String {
+    let v = 100.0 * fraction;
+    if v == 0.0 || !v.is_finite() || v.abs() >= 0.05 {
+        return format!("{v:.1}");
+    }
+    let decimals = (1.0 + (-v.abs().log10()).floor()).clamp(2.0, 9.0) as usize;
+    format!("{v:.decimals$}")
 }
 
 /// The Wilson score interval for k successes in n trials at normal quantile z.
@@ -107,5 +119,16 @@ mod tests {
         assert_eq!(mean([1, 2, 3, 4]), 2.5);
         assert_eq!(mean([]), 0.0);
         assert_eq!(Proportion::new(1, 4).display(), "1/4 = 25.0 % [4.6, 69.9]");
+    }
+
+    #[test]
+    fn small_percentages_keep_a_significant_digit() {
+        assert_eq!(percent(0.0), "0.0");
+        assert_eq!(percent(2.0 / 10_000.0), "0.02");
+        assert_eq!(percent(1.0 / 1_000_000.0), "0.0001");
+        assert_eq!(percent(0.00073), "0.07");
+        assert_eq!(percent(0.0006), "0.1");
+        assert_eq!(percent(0.123), "12.3");
+        assert_eq!(percent(1.0), "100.0");
     }
 }

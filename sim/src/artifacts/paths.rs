@@ -22,6 +22,12 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
+/// A path as a text report prints it: escaped like a name ([`agentsim_models::escape_text`]),
+/// so a newline or a bidi control in a file name cannot plant or reorder a line.
+pub fn shown(path: &Path) -> String {
+    agentsim_models::escape_text(&path.display().to_string()).into_owned()
+}
+
 /// What a path is to the command.
 #[derive(Clone, Debug)]
 enum Role {

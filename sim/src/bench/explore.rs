@@ -68,8 +68,8 @@ pub struct Args {
     /// Skip the plain enumeration (no reduction factor).
     #[arg(long)]
     pub no_plain: bool,
-    /// Worker threads of each search.
-    #[arg(long, default_value_t = 2)]
+    /// Worker threads of each search, 1..=256.
+    #[arg(long, default_value_t = 2, value_parser = crate::cmd::limits::threads)]
     pub threads: usize,
     /// Print one JSON array on stdout.
     #[arg(long)]

@@ -57,8 +57,13 @@ pub struct Args {
     /// With --realize: every scenario's MaxOps (default: the matrix's bounds).
     #[arg(long, value_name = "N", requires = "realize")]
     pub max_ops: Option<u32>,
-    /// With --realize: worker threads of each check.
-    #[arg(long, default_value_t = 2, requires = "realize")]
+    /// With --realize: worker threads of each check, 1..=256.
+    #[arg(
+        long,
+        default_value_t = 2,
+        requires = "realize",
+        value_parser = crate::cmd::limits::threads
+    )]
     pub threads: usize,
     /// With --witnesses: give up (exit 2) if one search passes this many distinct states.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STATES)]

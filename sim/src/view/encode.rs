@@ -6,6 +6,11 @@
 //! each cell-value list `[[cell, value], …]` with value `-1` for NULL and `tool` `-1` for none;
 //! `reg` lists registry changes `[time, text]`; an anomaly is `[list, text, records, from, to]`
 //! (`-1` without an arrow); a step is `[label, agent, committed, [[name, json], …]]`.
+//!
+//! Every text the page shows passes through [`agentsim_models::escape_text`] here, once, as
+//! the text reports do: a control or bidi character in a name is shown as its escape in the
+//! lanes, the legend, the tooltips and the report alike, never raw. The escape is idempotent
+//! (it adds no character it escapes), so detect's report, escaped already, is unchanged.
 
 use super::{CellValue, Page, Rec};
 use serde_json::{json, Value as Json};
@@ -101,6 +106,14 @@ fn registry_events(records: &[Rec]) -> Vec<Json> {
     out
 }
 
+fn esc(s: &str) -> String {
+    agentsim_models::escape_text(s).into_owned()
+}
+
+fn esc_all(v: &[String]) -> Vec<String> {
+    v.iter().map(|s| esc(s)).collect()
+}
+
 /// The data document of `page`.
 pub fn encode(page: &Page) -> Json {
     let mut t = Tables::default();
@@ -119,7 +132,7 @@ pub fn encode(page: &Page) -> Json {
         .iter()
         .map(|a| {
             let (from, to) = a.arrow.map_or((-1, -1), |(f, t)| (f as i64, t as i64));
-            json!([a.list, a.text, a.records, from, to])
+            json!([esc(&a.list), esc(&a.text), a.records, from, to])
         })
         .collect();
     let steps: Vec<Json> = page
@@ -127,25 +140,33 @@ pub fn encode(page: &Page) -> Json {
         .iter()
         .map(|s| {
             let agent = s.agent.as_deref().map_or(-1, |a| t.agents.id(a) as i64);
-            let vars: Vec<Json> = s.vars.iter().map(|(k, v)| json!([k, v])).collect();
-            json!([s.label, agent, s.committed, vars])
+            let vars: Vec<Json> = s
+                .vars
+                .iter()
+                .map(|(k, v)| json!([esc(k), esc(v)]))
+                .collect();
+            json!([esc(&s.label), agent, s.committed, vars])
         })
         .collect();
     json!({
         "kind": page.kind.map_or("history", super::Kind::name),
-        "title": page.title,
+        "title": esc(&page.title),
         "total": page.total_records,
-        "agents": t.agents.names,
-        "cells": t.cells.names,
-        "vals": t.vals.names,
-        "tools": tools.names,
+        "agents": esc_all(&t.agents.names),
+        "cells": esc_all(&t.cells.names),
+        "vals": esc_all(&t.vals.names),
+        "tools": esc_all(&tools.names),
         "recs": recs,
-        "reg": registry_events(&page.records),
+        "reg": registry_events(&page.records)
+            .into_iter()
+            .map(|e| json!([e[0], esc(e[1].as_str().unwrap_or_default())]))
+            .collect::<Vec<_>>(),
         "anoms": anoms,
-        "report": page.report,
-        "ingest": page.ingest,
+        "report": esc(&page.report),
+        "ingest": page.ingest.as_deref().map(esc),
+        "undecided": page.undecided.as_deref().map(esc),
         "steps": steps,
-        "notes": page.notes,
+        "notes": esc_all(&page.notes),
         "clock": if page.wall { "wall ms" } else { "simulated ms" },
     })
 }

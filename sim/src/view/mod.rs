@@ -112,6 +112,9 @@ pub struct Page {
     pub notes: Vec<String>,
     /// The records' milliseconds are wall time (a trace's span times), not a simulated clock.
     pub wall: bool,
+    /// Why the page's input decides nothing (an empty history: *cannot tell*), shown in place
+    /// of the anomaly list; `None` when the listed witnesses (or none) are the answer.
+    pub undecided: Option<String>,
 }
 
 const TEMPLATE: &str = include_str!("page.html");
@@ -125,7 +128,10 @@ pub fn render(page: &Page) -> String {
     // Inside <script>, `</script` or `<!--` would end or change the element: every `<` in the
     // data is inside a string, where `\u003c` means the same.
     let json = json.replace('<', "\\u003c");
-    let title = format!("agentsim view: {}", page.title);
+    let title = format!(
+        "agentsim view: {}",
+        agentsim_models::escape_text(&page.title)
+    );
     let out = TEMPLATE
         .replace("{{TITLE}}", &escape_html(&title))
         .replace("/*{{STYLE}}*/", STYLE)

@@ -38,8 +38,18 @@
     $("title").textContent = D.title;
     const kinds = { history: "history", trace: "ingested trace", counterexample: "checker counterexample", schedule: "simulated schedule" };
     const shown = R.length === D.total ? R.length + " records" : R.length + " of " + D.total + " records shown";
+    // Anomalies (the lists: A1, A6, a checker property) and their witnesses are counted apart;
+    // L1_struct is a structural condition, not an anomaly.
+    const lists = [...new Set(D.anoms.map((a) => a[0]))];
+    const kindsOf = lists.filter((l) => l !== "L1_struct");
+    const plural = (n, one, many) => n + " " + (n === 1 ? one : many);
+    const found = D.undecided ? D.undecided :
+      kindsOf.length ? plural(kindsOf.length, "anomaly", "anomalies") + " (" + kindsOf.join(", ") + "), " +
+        plural(D.anoms.length, "witness", "witnesses") :
+      D.anoms.length ? "no anomaly, " + plural(D.anoms.length, "L1_struct violation", "L1_struct violations") :
+      "no anomaly found";
     $("summary").textContent = kinds[D.kind] + ": " + shown + ", " + D.agents.length + " agents, " +
-      D.cells.length + " cells, " + D.anoms.length + " anomal" + (D.anoms.length === 1 ? "y" : "ies") + " listed";
+      D.cells.length + " cells; " + found;
     document.body.dataset.kind = D.kind;
     for (const n of D.notes) $("notes").appendChild(el("p", {}, n));
     $("report").textContent = D.report;
@@ -161,7 +171,8 @@
 
   function anomalies() {
     const list = $("anomlist");
-    if (!D.anoms.length) list.appendChild(el("li", { class: "none" }, "none reported"));
+    if (D.undecided) list.appendChild(el("li", { class: "undecided" }, D.undecided));
+    else if (!D.anoms.length) list.appendChild(el("li", { class: "none" }, "none found"));
     D.anoms.forEach((a, k) => {
       const li = el("li");
       const b = el("button", { type: "button", "data-k": String(k) });

@@ -121,6 +121,64 @@ fn thread_counts_past_the_limit_exit_two_on_every_command() {
     }
 }
 
+/// The subcommands `agentsim ARGS --help` lists, as paths from the top.
+fn subcommands(prefix: &[String]) -> Vec<Vec<String>> {
+    let mut args: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    args.push("--help");
+    let help = String::from_utf8_lossy(&agentsim(&args).stdout).into_owned();
+    let mut out = Vec::new();
+    let mut listing = false;
+    for line in help.lines() {
+        if line.starts_with("Commands:") {
+            listing = true;
+            continue;
+        }
+        if listing && !line.starts_with("  ") {
+            break;
+        }
+        if let Some(name) = line.split_whitespace().next().filter(|_| listing) {
+            if name != "help" {
+                let mut path = prefix.to_vec();
+                path.push(name.to_owned());
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Every command and subcommand that takes `--threads`, found from the help text so a new
+/// one is covered without a list to keep, refuses 0 and 1000 before any work.
+#[test]
+fn every_command_with_threads_range_checks_it() {
+    let mut queue = subcommands(&[]);
+    let mut checked = Vec::new();
+    while let Some(path) = queue.pop() {
+        queue.extend(subcommands(&path));
+        let mut help: Vec<&str> = path.iter().map(String::as_str).collect();
+        help.push("--help");
+        if !String::from_utf8_lossy(&agentsim(&help).stdout).contains("--threads") {
+            continue;
+        }
+        for bad in ["0", "1000"] {
+            let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+            args.extend(["--threads", bad]);
+            refused(&args, &["--threads", "expected 1..=256"]);
+        }
+        checked.push(path.join(" "));
+    }
+    for c in [
+        "explore",
+        "lattice",
+        "bench explore",
+        "simulate",
+        "detect",
+        "test",
+    ] {
+        assert!(checked.iter().any(|x| x == c), "{c} in {checked:?}");
+    }
+}
+
 #[test]
 fn scenario_numbers_past_their_limits_name_file_line_and_key() {
     let d = temp_dir("scenario");

@@ -130,3 +130,46 @@ fn experiment_commands_write_tables_only_under_out() {
     assert!(bad.stdout.is_empty());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `view`'s page data escapes every name once, as the text reports do (a bidi control in an
+/// agent's name is `\u{202e}` in the lanes' table and in the report alike), and an empty
+/// history's page says *cannot tell* instead of listing no anomaly.
+#[test]
+fn view_escapes_names_once_and_shows_an_empty_history_undecided() {
+    let d = scratch("view-text");
+    let hist = d.join("bidi.jsonl");
+    std::fs::write(
+        &hist,
+        concat!(
+            r#"{"agent":"ed\u202eitor","read_set":["doc"],"read_values":{"doc":null},"#,
+            r#""read_time":0,"write_set":["doc"],"write_values":{"doc":"v1"},"write_time":1}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let page = d.join("bidi.html");
+    let out = agentsim(&["view", hist.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains('\u{202e}'), "a raw bidi control on the page");
+    // JSON writes the escape's backslash doubled.
+    assert!(
+        html.contains(r#""agents":["ed\\u{202e}itor"]"#),
+        "the lane's name"
+    );
+    let empty = d.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let page = d.join("empty.html");
+    let out = agentsim(&[
+        "view",
+        empty.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(r#""undecided":"cannot tell: "#),
+        "the page decides nothing"
+    );
+}

@@ -142,6 +142,11 @@ fn every_command_refuses_an_output_that_is_an_input() {
             says: "is both an input (the scenario) and the output of --history-out",
         },
         Case {
+            args: v(&["view", &line, "-o", "{}"]),
+            input: sc.clone(),
+            says: "is both an input (the scenario) and the output of -o",
+        },
+        Case {
             args: v(&["replay", &s(&line_file), "--history-out", "{}"]),
             input: line_file.clone(),
             says: "is both an input (the replay line)",

@@ -294,3 +294,59 @@ fn other_commands_run_files_that_state_expectations() {
         );
     }
 }
+
+/// A suite folder holding a FIFO named `x.toml` is refused at once (exit 2, naming it), where
+/// reading it would wait forever; a symlink loop in the folder is walked once.
+#[test]
+fn the_suite_walk_refuses_a_fifo_and_ends_on_a_symlink_loop() {
+    let dir = temp_dir("special");
+    broken_suite(&dir);
+    std::os::unix::fs::symlink(&dir, dir.join("loop")).expect("symlink");
+    std::os::unix::fs::symlink(&dir, dir.join("again")).expect("symlink");
+    let out = agentsim(&["test", s(&dir)]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert_eq!(
+        stdout.lines().last(),
+        Some("3 passed, 1 failed"),
+        "{stdout}"
+    );
+    let fifo = dir.join("x.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let out = agentsim(&["test", s(&dir)]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("x.toml: not a regular file"), "{err}");
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
+/// A suite file whose path holds a newline and spaces cannot plant a line of the report: the
+/// path is escaped like a name, and the failure's replay line still replays that file.
+#[test]
+fn a_path_with_a_newline_is_escaped_and_its_replay_line_replays() {
+    let dir = temp_dir("newline");
+    let odd = dir.join("a b\nPASS  forged.toml:1  all good [explore]: held");
+    std::fs::create_dir_all(&odd).expect("an odd folder");
+    broken_suite(&odd);
+    let out = agentsim(&["test", s(&dir)]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("PASS  forged")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("a b\\nPASS  forged"), "{stdout}");
+    let line = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: agentsim replay '"))
+        .expect("a replay line")
+        .trim_end_matches('\'');
+    let replay = agentsim(&["replay", line]);
+    assert_eq!(replay.status.code(), Some(0), "{}", text(&replay.stderr));
+    assert!(text(&replay.stdout).contains("anomalies: A1"));
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}

@@ -120,7 +120,12 @@ fn fix_names_a_stack_that_prevents_every_observed_anomaly() {
         let mut a = vec!["fix"];
         a.extend(args(input, from));
         a.extend(["--json", "-o", out.to_str().expect("utf-8")]);
-        let fix = json(&agentsim(&a));
+        let run = agentsim(&a);
+        let fix: Value = serde_json::from_slice(&run.stdout).expect("JSON on stdout");
+        let beyond = names(&fix["out_of_scope"]);
+        // What fix does not answer for (a split view) is named, and the exit is 2, not 0.
+        let code = if beyond.is_empty() { 0 } else { 2 };
+        assert_eq!(run.status.code(), Some(code), "{input}: {beyond:?}");
         let exhibits = names(&fix["exhibits"]);
         if exhibits.is_empty() {
             assert!(
@@ -157,6 +162,63 @@ fn fix_names_a_stack_that_prevents_every_observed_anomaly() {
     );
 }
 
+/// A history that shows only a split view (A4) is not "nothing to fix": `fix` names A4 as out
+/// of its scope and exits 2.
+#[test]
+fn a_split_view_is_named_out_of_scope_not_nothing_to_fix() {
+    let out = agentsim(&["fix", "scenarios/histories/a4_split_view.jsonl"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(!stdout.contains("nothing to fix"), "{stdout}");
+    assert!(stdout.contains("out of fix's scope"), "{stdout}");
+    assert!(stderr.contains("shows A4"), "{stderr}");
+}
+
+/// Under a stack with the cascade, the observed run's executor is aborted by the planner's
+/// retraction: `fix` says so instead of "executor: unchanged".
+#[test]
+fn fix_says_what_the_cascade_does_to_the_executor() {
+    let out = agentsim(&["fix", "scenarios/histories/a3_causal_cascade.jsonl"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let executor = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("executor:"))
+        .expect("an executor line");
+    assert!(
+        executor.contains("aborted by a retraction's cascade"),
+        "{stdout}"
+    );
+}
+
+/// A scenario without `[tokens]` has no token cost: `fix` says "not modelled" and ranks by the
+/// makespan, never prints NaN.
+#[test]
+fn fix_without_tokens_says_not_modelled() {
+    let dir = scratch("tokens");
+    let text = std::fs::read_to_string(root().join("scenarios/twins/a1.toml")).expect("read");
+    let start = text.find("[tokens]").expect("a [tokens] table");
+    let end = start + text[start..].find("\n\n").expect("its end");
+    let sc = dir.join("no_tokens.toml");
+    std::fs::write(&sc, format!("{}{}", &text[..start], &text[end..])).expect("write");
+    let out = agentsim(&["fix", sc.to_str().expect("utf-8"), "--trials", "200"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains("NaN"), "{stdout}");
+    assert!(stdout.contains("tokens: not modelled"), "{stdout}");
+    let stack = stdout
+        .lines()
+        .find(|l| l.starts_with("stack: "))
+        .expect("a stack line");
+    assert!(stack.contains("least makespan overhead"), "{stack}");
+}
+
 #[test]
 fn a_clean_history_has_nothing_to_fix_and_an_empty_one_no_steps() {
     let out = agentsim(&["fix", "scenarios/histories/clean.jsonl"]);
@@ -177,5 +239,61 @@ fn a_clean_history_has_nothing_to_fix_and_an_empty_one_no_steps() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("no steps"), "{input:?}: {err}");
         assert!(!sc.exists(), "no scenario is written for bad input");
+    }
+}
+
+/// Two-record histories that `detect` accepts and whose log times are not 1, 2, …: a gap in
+/// the log times, and records whose read and write instants are equal (SPEC §2 allows both).
+/// `fit` contains each in its scenario and `fix` answers, neither panics.
+#[test]
+fn fit_and_fix_take_log_time_gaps_and_reads_at_the_write_instant() {
+    let dir = scratch("shapes");
+    let gap = concat!(
+        r#"{"agent":"editor","read_set":["doc"],"read_values":{"doc":null},"read_time":0,"#,
+        r#""write_set":["doc"],"write_values":{"doc":"draft-1"},"write_time":5}"#,
+        "\n",
+        r#"{"agent":"reviewer","read_set":["doc"],"read_values":{"doc":"draft-1"},"read_time":7,"#,
+        r#""write_set":["review"],"write_values":{"review":"ok"},"write_time":9}"#,
+        "\n"
+    );
+    let equal = concat!(
+        r#"{"agent":"editor","read_set":["doc"],"read_values":{"doc":null},"read_time":1,"#,
+        r#""write_set":["doc"],"write_values":{"doc":"draft-1"},"write_time":1}"#,
+        "\n",
+        r#"{"agent":"reviewer","read_set":["doc"],"read_values":{"doc":"draft-1"},"read_time":2,"#,
+        r#""write_set":["review"],"write_values":{"review":"ok"},"write_time":2}"#,
+        "\n"
+    );
+    for (name, text) in [("gap", gap), ("equal", equal)] {
+        let input = dir.join(format!("{name}.jsonl"));
+        std::fs::write(&input, text).expect("write");
+        let i = input.to_str().expect("utf-8");
+        let det = agentsim(&["detect", i]);
+        assert_eq!(det.status.code(), Some(0), "{name}: detect accepts it");
+        let sc = dir.join(format!("{name}.toml"));
+        let fit = json(&agentsim(&[
+            "fit",
+            i,
+            "-o",
+            sc.to_str().expect("utf-8"),
+            "--json",
+            "--trials",
+            "200",
+        ]));
+        assert!(
+            fit["replay"].is_string(),
+            "{name}: the fitted scenario contains the run: {fit}"
+        );
+        let fix = agentsim(&["fix", i]);
+        assert_eq!(
+            fix.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&fix.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&fix.stdout).contains("nothing to fix"),
+            "{name}"
+        );
     }
 }

@@ -117,3 +117,27 @@ fn a_scheduler_with_no_choice_to_make_says_so() {
     assert_eq!(c, Some(0), "{err}");
     assert!(!err.contains("hint:"), "{err}");
 }
+
+/// A retracted root whose readers record no preds (`provenance = false`, vanilla) shows the A3
+/// residue in every trial and no lattice anomaly: the summary line counts it (a replay line,
+/// not "no anomaly"), and `--fail-on A3_residue`, which `[[expect]]` also names, gates on it.
+#[test]
+fn the_a3_residue_is_counted_by_the_summary_and_gated_by_fail_on() {
+    let dir = std::env::temp_dir().join(format!("agentsim-sim-residue-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let text = std::fs::read_to_string(root().join("scenarios/twins/a3-depth2.toml"))
+        .expect("scenario")
+        .replace("provenance = true", "provenance = false")
+        .replace("runtime = \"causal\"", "runtime = \"vanilla\"");
+    let path = dir.join("residue.toml");
+    std::fs::write(&path, text).expect("write scenario");
+    let p = path.to_str().expect("utf-8");
+    let (c, out, err) = run(&["simulate", p, "--trials", "50"]);
+    assert_eq!(c, Some(0), "{err}");
+    assert!(out.contains("A3_residue         50/50"), "{out}");
+    let last = out.lines().last().expect("a summary line");
+    assert!(last.starts_with("replay: agentsim replay '"), "{out}");
+    let (c, _, err) = run(&["simulate", p, "--trials", "50", "--fail-on", "A3_residue"]);
+    assert_eq!(c, Some(1), "{err}");
+    assert!(err.contains("--fail-on A3_residue: 50/50 trials"), "{err}");
+}

@@ -4,7 +4,7 @@
 //! checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)` and `writes(thread_id,
 //! checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)`; databases
 //! from before `task_path` existed lack that column and read as `''`. The file is opened
-//! read-only and checked with `PRAGMA quick_check` first, so a truncated or damaged file is
+//! read-only (a database in WAL mode through a private copy: see [`PrivateCopy`]) and checked with `PRAGMA quick_check` first, so a truncated or damaged file is
 //! reported as such rather than as missing rows. We keep each `writes` row's `rowid`: SQLite
 //! gives rows increasing rowids in insertion order, and LangGraph stores a task's writes when
 //! the task finishes, so rowid order is the order in which tasks completed.
@@ -63,8 +63,20 @@ pub fn read(path: &Path, thread: Option<&str>) -> Result<Rows, IngestError> {
                 .to_owned(),
         });
     }
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| sqlite_error(&file, e))?;
+    // Declared before the connection, so dropped (the copy removed) after it is closed.
+    let private = if wal_mode(path) {
+        Some(PrivateCopy::of(path).map_err(|source| IngestError::Io {
+            file: file.clone(),
+            source,
+        })?)
+    } else {
+        None
+    };
+    let (open, flags) = match &private {
+        Some(copy) => (copy.db.as_path(), OpenFlags::SQLITE_OPEN_READ_WRITE),
+        None => (path, OpenFlags::SQLITE_OPEN_READ_ONLY),
+    };
+    let conn = Connection::open_with_flags(open, flags).map_err(|e| sqlite_error(&file, e))?;
     check(&conn, &file)?;
     let has_task_path = columns(&conn, "writes", &file)?
         .iter()
@@ -77,6 +89,59 @@ pub fn read(path: &Path, thread: Option<&str>) -> Result<Rows, IngestError> {
         checkpoints,
         writes,
     })
+}
+
+/// Whether the file's header says WAL mode: bytes 18 and 19 (the file format's write and read
+/// versions) are 2 in WAL mode, 1 in rollback-journal mode. A short or unreadable file is not.
+fn wal_mode(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && (head[18] == 2 || head[19] == 2)
+}
+
+/// A copy of a WAL-mode database (and its `-wal` file, if there is one, so its last commits
+/// are read too) in a folder of its own under the temporary directory, removed when dropped.
+/// SQLite reads a WAL-mode database through its `-wal` and `-shm` files and creates them
+/// beside it when absent, even opened read-only; reading the user's checkpoint file must not
+/// leave files beside it, so SQLite opens the copy instead.
+struct PrivateCopy {
+    dir: std::path::PathBuf,
+    db: std::path::PathBuf,
+}
+
+impl PrivateCopy {
+    fn of(path: &Path) -> std::io::Result<PrivateCopy> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "agentsim-langgraph-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir)?;
+        let me = PrivateCopy {
+            db: dir.join("checkpoints.sqlite"),
+            dir,
+        };
+        std::fs::copy(path, &me.db)?;
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let wal = std::path::PathBuf::from(wal);
+        if wal.is_file() {
+            std::fs::copy(&wal, me.dir.join("checkpoints.sqlite-wal"))?;
+        }
+        Ok(me)
+    }
+}
+
+impl Drop for PrivateCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 fn sqlite_error(file: &str, e: rusqlite::Error) -> IngestError {
@@ -276,4 +341,73 @@ fn blob(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Vec<u8>> {
             ))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("agentsim-db-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        dir
+    }
+
+    fn example() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/traces/langgraph/double_write.sqlite")
+    }
+
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A database switched to WAL mode reads the same rows and leaves no `-wal` or `-shm`
+    /// file beside it; with a `-wal` file holding a commit not yet checkpointed, that commit is
+    /// read, and the folder holds what it held before.
+    #[test]
+    fn a_wal_mode_database_is_read_without_leaving_files_beside_it() {
+        let dir = scratch("wal");
+        let db = dir.join("g.sqlite");
+        std::fs::copy(example(), &db).expect("copy");
+        let plain = read(&db, None).expect("the example reads");
+        {
+            let c = Connection::open(&db).expect("open");
+            let mode: String = c
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+                .expect("WAL");
+            assert_eq!(mode, "wal");
+        }
+        assert!(wal_mode(&db));
+        assert_eq!(
+            listing(&dir),
+            ["g.sqlite"],
+            "SQLite removed its files on close"
+        );
+        let wal = read(&db, None).expect("the WAL-mode copy reads");
+        assert_eq!(
+            (wal.checkpoints.len(), wal.writes.len()),
+            (plain.checkpoints.len(), plain.writes.len())
+        );
+        assert_eq!(listing(&dir), ["g.sqlite"], "reading left files beside it");
+
+        // A writer that has not checkpointed: its commit is only in g.sqlite-wal.
+        let writer = Connection::open(&db).expect("open");
+        writer
+            .execute_batch("PRAGMA wal_autocheckpoint=0; DELETE FROM writes;")
+            .expect("a commit in the WAL");
+        let before = listing(&dir);
+        assert!(before.contains(&"g.sqlite-wal".to_owned()), "{before:?}");
+        let live = read(&db, None).expect("reads beside a live writer");
+        assert_eq!(live.writes.len(), 0, "the WAL's commit is read");
+        assert_eq!(listing(&dir), before);
+        drop(writer);
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
 }

@@ -74,6 +74,15 @@ pub struct Fitted {
     pub samples: Vec<(&'static str, usize, usize)>,
 }
 
+/// Where record `i` read in the log: how many earlier records committed at or before its
+/// `read_time` (SPEC §2: a write at the read's instant is visible). A simulated history's
+/// read time is already that count; an input's log times need not be consecutive, so the
+/// order check compares positions, not instants.
+pub fn seen(h: &History, i: usize) -> u64 {
+    let r = &h.records[i];
+    h.records[..i].partition_point(|w| w.write_time <= r.read_time) as u64
+}
+
 /// The records of `h` as [`OpKey`]s; `group` maps an agent's name to its `[[agents]]` name.
 pub fn op_keys(h: &History, group: &dyn Fn(&str) -> String) -> Vec<OpKey> {
     let names = |cells: &[agentsim_models::names::Cell]| -> Vec<String> {
@@ -83,11 +92,12 @@ pub fn op_keys(h: &History, group: &dyn Fn(&str) -> String) -> Vec<OpKey> {
     };
     h.records
         .iter()
-        .map(|r| OpKey {
+        .enumerate()
+        .map(|(i, r)| OpKey {
             agent: group(&h.names.agent_name(r.agent)),
             read: names(&r.read_set),
             write: names(&r.write_set),
-            read_time: r.read_time,
+            read_time: seen(h, i),
             aborted: r.aborted,
         })
         .collect()

@@ -35,13 +35,19 @@ use agentsim_sim::bounds::Quantiles;
 use agentsim_sim::explore::{explore, Exploration, ExploreConfig, Reach, STEPS_PER_AGENT_DEFAULT};
 use agentsim_sim::metrics::reported;
 use agentsim_sim::scenario::{OnMissing, Scenario};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
+
+/// The schedule ceiling of a search when `--max-schedules` is not given, the same for the
+/// reduced search and the plain enumeration (`--no-reduction`, `--timed`): a plain search of
+/// a polling scenario can pass tens of millions of schedules, and a run that does not end is
+/// no answer. A search stopped there is *cannot tell*.
+pub const SCHEDULES_DEFAULT_MAX: u64 = 10_000_000;
 
 /// Explore every interleaving of a scenario.
 #[derive(Debug, ClapArgs)]
@@ -81,14 +87,15 @@ pub struct Args {
     /// which an agent would take more is cut there, and verdicts say so.
     #[arg(long, default_value_t = STEPS_PER_AGENT_DEFAULT)]
     pub steps_per_agent: u64,
-    /// Stop after this many schedules (the verdicts not yet reached are cannot tell).
-    #[arg(long)]
-    pub max_schedules: Option<u64>,
+    /// Stop after this many schedules (the verdicts not yet reached are cannot tell);
+    /// default 10,000,000, with or without reduction.
+    #[arg(long, default_value_t = SCHEDULES_DEFAULT_MAX)]
+    pub max_schedules: u64,
     /// Stop when the set of explored classes would pass this many MiB (cannot tell).
     #[arg(long)]
     pub max_memory_mb: Option<u64>,
-    /// Worker threads (the result is the same whatever the number).
-    #[arg(long, default_value_t = 1)]
+    /// Worker threads, 1..=256 (the result is the same whatever the number).
+    #[arg(long, default_value_t = 1, value_parser = crate::cmd::limits::threads)]
     pub threads: usize,
     /// Cap every agent's `repeat` at N (not `count`): explore a smaller size of a workload;
     /// verdicts then say "at repeat ≤ N", what the capped search did not find is cannot tell,
@@ -128,9 +135,6 @@ pub struct Explored {
 
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
-    if args.threads == 0 {
-        bail!("--threads must be at least 1");
-    }
     let sharded = shard::flags(&args)?;
     crate::artifacts::paths::Paths::new()
         .input("the scenario", &args.scenario)
@@ -236,7 +240,7 @@ fn config<'a>(
         snapshots: !args.no_snapshots,
         timed: args.timed.then_some(args.quantiles),
         steps_per_agent: args.steps_per_agent,
-        max_schedules: args.max_schedules,
+        max_schedules: Some(args.max_schedules),
         max_memory_mb: args.max_memory_mb,
         threads: args.threads,
         on_missing: args.on_missing,

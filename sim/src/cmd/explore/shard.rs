@@ -124,7 +124,7 @@ fn config_of(args: &Args, runtimes: &[Stack]) -> Config {
         symmetry: !args.no_symmetry && !args.no_reduction && !args.timed,
         no_park: args.no_park,
         steps_per_agent: args.steps_per_agent,
-        max_schedules: args.max_schedules,
+        max_schedules: Some(args.max_schedules),
         max_memory_mb: args.max_memory_mb,
         on_missing: on_missing_text(args.on_missing),
         coverage: args.coverage,

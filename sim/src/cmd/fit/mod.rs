@@ -96,7 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "fit: {} ({} records) → {}",
         obs.source,
         obs.history.records.len(),
-        args.out.display()
+        crate::artifacts::paths::shown(&args.out)
     );
     for line in &fitted.header[1..] {
         println!("  {line}");
@@ -135,5 +135,5 @@ pub fn observation(file: &Path, source: Option<&Ingest>) -> anyhow::Result<Obser
         Some(Ingest::Openinference) => Kind::OpenInference,
         Some(Ingest::Mcp) => Kind::Mcp,
     };
-    observe::observe(history, kind, file, &file.display().to_string())
+    observe::observe(history, kind, file, &crate::artifacts::paths::shown(file))
 }

@@ -5,8 +5,9 @@
 //! vanilla trials show); [`plan`] turns it into verified, costed candidates; [`changes`]
 //! replays the observed run under the chosen stack; [`idiom`] names the framework's way to
 //! get the mechanism. `-o` writes the scenario with the chosen runtime. Exit 0 with a stack,
-//! or with "nothing to fix"; 2 on bad input or when no candidate is verified (*cannot tell*
-//! which stack fixes it).
+//! or with "nothing to fix"; 2 on bad input, when no candidate is verified (*cannot tell*
+//! which stack fixes it), or when the input shows an anomaly out of `fix`'s scope (A4, the A3
+//! residue), named on stderr.
 
 use crate::artifacts::figures::Estimate;
 use crate::artifacts::output::{preflight, write_atomic};
@@ -60,6 +61,25 @@ pub struct Subject {
     pub exhibits: Vec<Anomaly>,
     pub observed: Option<contains::Reproduced>,
     pub framework: Framework,
+    /// What the input shows that no runtime stack is chosen for: A4 (a replicated store's
+    /// read discipline, `agentsim split-view`) and the A3 residue without A3 (a flat trace's
+    /// read of a value no record wrote, not a decided A3).
+    pub out_of_scope: Vec<Anomaly>,
+}
+
+/// Why each anomaly out of `fix`'s scope is.
+fn out_of_scope_why(a: Anomaly) -> &'static str {
+    match a {
+        Anomaly::A4 => {
+            "a split view is prevented by the replicas' read discipline, not a runtime stack \
+             (agentsim split-view, agentsim check --read-discipline)"
+        }
+        Anomaly::A3Residue => {
+            "a read of a value no record wrote at or before it; without preds it is not a \
+             decided A3 (record preds, or fix the scenario that produced it)"
+        }
+        _ => "",
+    }
 }
 
 /// Reads the input and fits it (a scenario is taken as it is).
@@ -94,12 +114,21 @@ pub fn subject(
             exhibits,
             observed: None,
             framework: Framework::Unknown,
+            out_of_scope: Vec::new(),
         });
     }
     let obs = crate::cmd::fit::observation(input, source)?;
     let name = observe::scenario_name(input);
     let (fitted, scenario) = observe::fitted(&obs, name, scenario_path, trials, seed)?;
     let observed = contains::find(&scenario, &fitted.expected)?;
+    let report = agentsim_sim::runner::detect(&obs.history);
+    // The residue over-approximates A3: beside a decided A3 it is that cascade, which the
+    // chosen stack answers for; alone (a flat trace without preds) it is not.
+    let out_of_scope = [Anomaly::A4, Anomaly::A3Residue]
+        .into_iter()
+        .filter(|&a| report.has(a))
+        .filter(|&a| a != Anomaly::A3Residue || !report.has(Anomaly::A3))
+        .collect();
     let framework = match obs.kind {
         Kind::LangGraph => Framework::LangGraph,
         Kind::Otel | Kind::OpenInference | Kind::Mcp => Framework::OpenTelemetry,
@@ -111,6 +140,7 @@ pub fn subject(
         exhibits: obs.exhibits(),
         observed,
         framework,
+        out_of_scope,
     })
 }
 
@@ -142,7 +172,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         threads,
     )?;
     if subject.exhibits.is_empty() {
-        return nothing_to_fix(&args);
+        return nothing_to_fix(&args, &subject.out_of_scope);
     }
     let mut items = Items::new("fix", "stacks", args.progress);
     let stacks = plan::candidates(&subject.exhibits, threads)?;
@@ -175,20 +205,43 @@ pub fn run(args: Args) -> Result<ExitCode> {
         )?;
     }
     print(&args, &subject, &plan, Some(&chosen), &changes)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(scope_exit(&subject.out_of_scope))
 }
 
-fn nothing_to_fix(args: &Args) -> Result<ExitCode> {
-    if args.json {
-        let v = json!({"exhibits": [], "stack": null, "candidates": [], "changes": []});
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        println!(
-            "{}: nothing to fix: it exhibits no lattice anomaly (A1, A2, A3, A6)",
-            args.input.display()
+/// Exit 0 when the input shows nothing out of `fix`'s scope; else each such anomaly named
+/// on stderr, and exit 2: the stack (if any) does not answer for it.
+fn scope_exit(out_of_scope: &[Anomaly]) -> ExitCode {
+    if out_of_scope.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    for &a in out_of_scope {
+        eprintln!(
+            "error: the input shows {a}, which is out of fix's scope: {}",
+            out_of_scope_why(a)
         );
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::from(2)
+}
+
+/// No lattice anomaly: "nothing to fix" only when nothing else is shown either.
+fn nothing_to_fix(args: &Args, out_of_scope: &[Anomaly]) -> Result<ExitCode> {
+    if args.json {
+        let v = json!({"exhibits": [], "out_of_scope": names(out_of_scope), "stack": null,
+                       "candidates": [], "changes": []});
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else if out_of_scope.is_empty() {
+        println!(
+            "{}: nothing to fix: it exhibits no anomaly",
+            crate::artifacts::paths::shown(&args.input)
+        );
+    } else {
+        println!(
+            "{}: no lattice anomaly (A1, A2, A3, A6) to fix; it shows {}, out of fix's scope",
+            crate::artifacts::paths::shown(&args.input),
+            set(out_of_scope)
+        );
+    }
+    Ok(scope_exit(out_of_scope))
 }
 
 /// Candidates the text lists (the JSON lists all).
@@ -198,7 +251,10 @@ fn candidate_line(c: &plan::Candidate) -> String {
     let sampled: Vec<String> = c
         .sampled
         .iter()
-        .map(|(a, p)| format!("{a} {}/{} (<= {:.1}%)", p.k, p.n, 100.0 * p.hi))
+        .map(|(a, p)| {
+            let hi = agentsim_sim::stats::percent(p.hi);
+            format!("{a} {}/{} (<= {hi}%)", p.k, p.n)
+        })
         .collect();
     let explored: Vec<String> = c
         .explored
@@ -221,7 +277,7 @@ fn candidate_line(c: &plan::Candidate) -> String {
         format!(" ({})", lengths.join(", "))
     };
     let mut s = format!(
-        "{}: {}; checker {}{checker}; sampled {}{explored}; tokens {}, makespan {}, aborts {:.2}, drops {:.2}",
+        "{}: {}; checker {}{checker}; sampled {}{explored}; {}, {}, aborts {:.2}, drops {:.2}",
         c.stack,
         if c.verified {
             "verified"
@@ -230,8 +286,8 @@ fn candidate_line(c: &plan::Candidate) -> String {
         },
         if c.checker { "prevents" } else { "admits" },
         sampled.join(" "),
-        pct(&c.token_overhead),
-        pct(&c.makespan_overhead),
+        cost("tokens", &c.token_overhead),
+        cost("makespan", &c.makespan_overhead),
         c.aborts.mean,
         c.drops.mean
     );
@@ -246,6 +302,15 @@ fn candidate_line(c: &plan::Candidate) -> String {
 
 fn est(e: &Estimate) -> Value {
     json!({"mean": e.mean, "lo": e.lo, "hi": e.hi})
+}
+
+/// `tokens +1.0% [+0.5, +1.5]`, or `tokens: not modelled` when the scenario has no such cost
+/// (no `[tokens]`): a NaN is no figure.
+fn cost(what: &str, e: &Estimate) -> String {
+    match plan::measured(e) {
+        Some(_) => format!("{what} {}", pct(e)),
+        None => format!("{what}: not modelled"),
+    }
 }
 
 fn pct(e: &Estimate) -> String {
@@ -298,6 +363,7 @@ fn print(
         let v = json!({
             "input": args.input.display().to_string(),
             "exhibits": names(&s.exhibits),
+            "out_of_scope": names(&s.out_of_scope),
             "trials": args.trials,
             "vanilla": plan.vanilla.iter().map(|(a, p)| (a.name().to_owned(), proportion_json(p))).collect::<serde_json::Map<_, _>>(),
             "stack": chosen.map(|c| c.stack.to_string()),
@@ -309,7 +375,14 @@ fn print(
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!("{}: exhibits {}", args.input.display(), set(&s.exhibits));
+    println!(
+        "{}: exhibits {}",
+        crate::artifacts::paths::shown(&args.input),
+        set(&s.exhibits)
+    );
+    if !s.out_of_scope.is_empty() {
+        println!("  also shows {}, out of fix's scope", set(&s.out_of_scope));
+    }
     for (a, p) in &plan.vanilla {
         println!("  vanilla on the fitted scenario: {a} {}", p.display());
     }
@@ -357,11 +430,21 @@ fn print(
             why.join("; ")
         )
     };
-    println!(
-        "stack: {} (cheapest verified; token overhead {}; {exploration})",
-        c.stack,
-        pct(&c.token_overhead)
-    );
+    let cheapest = match (
+        plan::measured(&c.token_overhead),
+        plan::measured(&c.makespan_overhead),
+    ) {
+        (Some(_), _) => format!(
+            "cheapest verified; token overhead {}",
+            pct(&c.token_overhead)
+        ),
+        (None, Some(_)) => format!(
+            "verified, least makespan overhead {}; tokens: not modelled",
+            pct(&c.makespan_overhead)
+        ),
+        (None, None) => "verified, smallest stack; tokens and makespan: not modelled".to_owned(),
+    };
+    println!("stack: {} ({cheapest}; {exploration})", c.stack);
     if let Some(o) = &s.observed {
         match &args.out {
             Some(_) => println!(
@@ -382,7 +465,11 @@ fn print(
         println!("idiom ({m}): {text}");
     }
     if let Some(out) = &args.out {
-        println!("wrote {} (runtime = \"{}\")", out.display(), c.stack);
+        println!(
+            "wrote {} (runtime = \"{}\")",
+            crate::artifacts::paths::shown(out),
+            c.stack
+        );
     }
     Ok(())
 }

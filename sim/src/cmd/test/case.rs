@@ -271,13 +271,14 @@ fn simulate(
 
 /// `k/N (rate) [lo, hi] 95% Wilson`.
 fn counts(p: &Proportion) -> String {
+    use agentsim_sim::stats::percent;
     format!(
-        "{}/{} ({:.1}%, 95% Wilson [{:.1}%, {:.1}%])",
+        "{}/{} ({}%, 95% Wilson [{}%, {}%])",
         p.k,
         p.n,
-        100.0 * p.rate,
-        100.0 * p.lo,
-        100.0 * p.hi
+        percent(p.rate),
+        percent(p.lo),
+        percent(p.hi)
     )
 }
 

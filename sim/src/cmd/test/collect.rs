@@ -70,8 +70,27 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    walk_in(dir, depth, &mut seen, out)
+}
+
+/// Walks `dir`: its folders (a symlinked one too, once: `seen` holds the real path of every
+/// folder entered, so a symlink loop ends) and its regular `*.toml` files. A `*.toml` that is
+/// not a regular file (a FIFO, a socket, a device) is refused: reading it could block forever
+/// or never end, and a suite that skipped it would say less than it seems to.
+fn walk_in(
+    dir: &Path,
+    depth: usize,
+    seen: &mut std::collections::BTreeSet<PathBuf>,
+    out: &mut Vec<PathBuf>,
+) -> Result<()> {
     if depth > DEPTH_MAX {
         bail!("{}: folders nest deeper than {DEPTH_MAX}", dir.display());
+    }
+    let real =
+        std::fs::canonicalize(dir).with_context(|| format!("{}: cannot resolve", dir.display()))?;
+    if !seen.insert(real) {
+        return Ok(());
     }
     let entries =
         std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))?;
@@ -79,9 +98,20 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<()> {
         let path = e
             .with_context(|| format!("{}: cannot list", dir.display()))?
             .path();
-        if path.is_dir() {
-            walk(&path, depth + 1, out)?;
+        // `metadata` follows a symlink; a dangling one has none and is not a suite file.
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            walk_in(&path, depth + 1, seen, out)?;
         } else if path.extension().is_some_and(|x| x == "toml") {
+            if !meta.is_file() {
+                bail!(
+                    "{}: not a regular file (a FIFO, socket or device); a suite reads only \
+                     regular files",
+                    path.display()
+                );
+            }
             out.push(path);
         }
         if out.len() > FILES_MAX {

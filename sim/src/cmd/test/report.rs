@@ -102,10 +102,11 @@ impl Report {
     /// The text output: one line per case (and a replay line under a witnessed failure),
     /// one per skipped file, in file order, then the closing line.
     pub fn text(&self) -> String {
+        use agentsim_models::escape_text;
         let mut s = String::new();
         for f in &self.files {
             if let Some(why) = &f.skipped {
-                let _ = writeln!(s, "SKIP  {}: {why}", f.file);
+                let _ = writeln!(s, "SKIP  {}: {why}", escape_text(&f.file));
             }
             for c in &f.cases {
                 // An exploration has no seed or trials: every interleaving is run once.
@@ -118,9 +119,9 @@ impl Report {
                     s,
                     "{:<5} {}:{}  {} [{how}]: {}",
                     c.outcome.word(),
-                    f.file,
+                    escape_text(&f.file),
                     c.line,
-                    agentsim_models::escape_text(&c.name),
+                    escape_text(&c.name),
                     c.evidence
                 );
                 if let Some(r) = &c.replay {

@@ -105,6 +105,11 @@ pub fn page_of(h: History, title: String, file: &str, ingest: Option<Report>) ->
         .as_ref()
         .and_then(|r| r.wall_ns.as_ref())
         .is_some_and(|w| with_wall_time(&mut records, w));
+    // detect answers *cannot tell* on an empty history: the page must not read as clean.
+    let undecided = h
+        .records
+        .is_empty()
+        .then(|| "cannot tell: the input holds no records (empty input)".to_owned());
     let explained = explain(h, file, ingest.as_ref())?;
     let kind = if ingest.is_some() {
         Kind::Trace
@@ -120,6 +125,7 @@ pub fn page_of(h: History, title: String, file: &str, ingest: Option<Report>) ->
         report: explained.text,
         ingest: ingest.map(|r| r.to_text()),
         wall,
+        undecided,
         ..Page::default()
     })
 }

@@ -223,10 +223,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "the flags after `--` are the `check` flags of an ITF counterexample; INPUT is not one"
         );
     }
-    let mut paths = Paths::new();
-    if !matches!(input, Input::Replay(_)) {
-        paths = paths.input("INPUT", Path::new(&args.input));
-    }
+    // A replay line's input is the scenario it names (and the files that scenario reads): a
+    // line that does not parse is reported where it is read.
+    let paths = match &input {
+        Input::Replay(line) => match agentsim_sim::replay_line::ReplayLine::parse(line) {
+            Ok(l) => Paths::new().scenario(&l.scenario),
+            Err(_) => Paths::new(),
+        },
+        _ => Paths::new().input("INPUT", Path::new(&args.input)),
+    };
     paths.output("-o", Some(&args.out)).check()?;
     preflight(&args.out).context("-o")?;
     let narrow = Narrow {
@@ -246,13 +251,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
     write_atomic(&args.out, html.as_bytes())
         .with_context(|| format!("-o {}", args.out.display()))?;
     let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    // Anomalies (A1, a checker property) and their witnesses apart; L1_struct is a structural
+    // condition, not an anomaly. An input that decides nothing says so.
+    let mut kinds: Vec<&str> = Vec::new();
+    for a in &page.anomalies {
+        if a.list != "L1_struct" && !kinds.contains(&a.list.as_str()) {
+            kinds.push(&a.list);
+        }
+    }
+    let found = match &page.undecided {
+        Some(why) => agentsim_models::escape_text(why).into_owned(),
+        None if kinds.is_empty() => "no anomaly".to_owned(),
+        None => format!(
+            "{} ({}), {}",
+            n(kinds.len(), "anomaly", "anomalies"),
+            agentsim_models::escape_text(&kinds.join(", ")),
+            n(page.anomalies.len(), "witness", "witnesses")
+        ),
+    };
     eprintln!(
-        "view: {}: {}, {}, {} -> {} ({} bytes)",
-        page.title,
+        "view: {}: {}, {found}, {} -> {} ({} bytes)",
+        agentsim_models::escape_text(&page.title),
         n(page.records.len(), "record", "records"),
-        n(page.anomalies.len(), "anomaly", "anomalies"),
         n(page.steps.len(), "step", "steps"),
-        args.out.display(),
+        crate::artifacts::paths::shown(&args.out),
         html.len()
     );
     Ok(ExitCode::SUCCESS)

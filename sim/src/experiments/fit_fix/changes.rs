@@ -24,6 +24,9 @@ pub struct Change {
     pub aborted: u64,
     pub dropped: u64,
     pub retracted: u64,
+    /// Its operations a retraction's cascade aborted (aborted records beyond its own aborts
+    /// at commit), more than under vanilla.
+    pub cascaded: u64,
     /// Records whose effects externalized in another order than under vanilla.
     pub reordered: u64,
     /// Records whose tool call resolved against another registry than under vanilla.
@@ -42,6 +45,12 @@ impl Change {
         }
         if self.dropped > 0 {
             what.push(format!("dropped {}× at the read and retried", self.dropped));
+        }
+        if self.cascaded > 0 {
+            what.push(format!(
+                "{} operation(s) aborted by a retraction's cascade",
+                self.cascaded
+            ));
         }
         if self.reordered > 0 {
             what.push(format!(
@@ -83,6 +92,8 @@ struct Tally {
     aborted: u64,
     dropped: u64,
     retracted: u64,
+    /// Aborted records in the history (its own aborts at commit and a cascade's).
+    aborted_records: u64,
     done_ms: u64,
     /// Per committed record, in order: its completion order and its commit registry.
     shapes: Vec<(
@@ -104,6 +115,7 @@ fn tally(
         let name = sc.names.agent_name(r.agent);
         let t = out.entry(name).or_default();
         t.records += 1;
+        t.aborted_records += u64::from(r.aborted);
         if !r.aborted {
             let co = r.co.iter().map(|(c, _)| *c).collect();
             t.shapes.push((co, r.write_registry.clone()));
@@ -148,6 +160,10 @@ pub fn under(sc: &Scenario, line: &ReplayLine, stack: Stack) -> anyhow::Result<V
                 records_stack: u.map_or(0, |u| u.records),
                 aborted: u.map_or(0, |u| u.aborted),
                 dropped: u.map_or(0, |u| u.dropped),
+                cascaded: u.map_or(0, |u| {
+                    let cascade = |t: &Tally| t.aborted_records.saturating_sub(t.aborted);
+                    cascade(u).saturating_sub(cascade(t))
+                }),
                 retracted: u.map_or(0, |u| u.retracted),
                 done_ms_vanilla: t.done_ms,
                 done_ms_stack: u.map_or(0, |u| u.done_ms),

@@ -50,8 +50,11 @@ pub fn find(sc: &Scenario, expected: &[OpKey]) -> anyhow::Result<Option<Reproduc
     let mut lo = 0;
     while lo < SEARCH_TRIALS_MAX {
         let hi = (lo + BATCH).min(SEARCH_TRIALS_MAX);
+        // The search may pass the scenario's own `trials`; trial k is the same trial whatever
+        // the run's length, so the line replays it.
         let cfg = RunConfig {
             runtime: Stack::VANILLA,
+            trials: SEARCH_TRIALS_MAX,
             keep_histories: true,
             ..RunConfig::new(sc)
         };

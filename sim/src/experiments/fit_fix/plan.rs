@@ -278,8 +278,22 @@ pub fn plan(
 /// Candidates `fix` explores before it gives up on finding one verified on every interleaving.
 pub const EXPLORED_MAX: usize = 4;
 
+/// An estimate's mean when it was measured: a scenario without `[tokens]` (or a baseline of
+/// zero) gives no overhead, and an unmeasured cost ranks nothing.
+pub fn measured(e: &Estimate) -> Option<f64> {
+    e.mean.is_finite().then_some(e.mean)
+}
+
+/// Two measured costs in order; equal when either is not measured.
+fn by_measured(a: &Estimate, b: &Estimate) -> std::cmp::Ordering {
+    match (measured(a), measured(b)) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        _ => std::cmp::Ordering::Equal,
+    }
+}
+
 /// Verified first, those exploration proves before the rest, then those that give up
-/// nothing, then by token and makespan overhead, size and name.
+/// nothing, then by token and makespan overhead where measured, size and name.
 fn rank(out: &mut [Candidate]) {
     out.sort_by(|a, b| {
         let key = |c: &Candidate| (!c.verified, c.stack.len(), c.stack.to_string());
@@ -288,12 +302,8 @@ fn rank(out: &mut [Candidate]) {
             .cmp(&!b.verified)
             .then((!a.proven()).cmp(&!b.proven()))
             .then(gives_up(a).cmp(&gives_up(b)))
-            .then(a.token_overhead.mean.total_cmp(&b.token_overhead.mean))
-            .then(
-                a.makespan_overhead
-                    .mean
-                    .total_cmp(&b.makespan_overhead.mean),
-            )
+            .then(by_measured(&a.token_overhead, &b.token_overhead))
+            .then(by_measured(&a.makespan_overhead, &b.makespan_overhead))
             .then(key(a).cmp(&key(b)))
     });
 }
@@ -314,8 +324,10 @@ fn mark_front(cs: &mut [Candidate]) {
     let pts: Vec<(bool, f64, f64)> = cs
         .iter()
         .map(|c| {
+            // An unmeasured cost is the same for every candidate: the front is over the rest.
             let ok = c.verified && c.lost.mean == 0.0;
-            (ok, c.token_overhead.mean, c.makespan_overhead.mean)
+            let cost = |e: &Estimate| measured(e).unwrap_or(0.0);
+            (ok, cost(&c.token_overhead), cost(&c.makespan_overhead))
         })
         .collect();
     for (i, c) in cs.iter_mut().enumerate() {
