@@ -29,6 +29,7 @@ pub mod sharding;
 pub mod shrink;
 pub mod simulate;
 pub mod split_view;
+pub mod stacked;
 pub mod sweep;
 pub mod test;
 pub mod twins;
