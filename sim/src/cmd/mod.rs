@@ -17,6 +17,7 @@ pub mod fit;
 pub mod fix;
 pub mod gate;
 pub mod ingest;
+pub mod input;
 pub mod lattice;
 pub mod limits;
 pub mod merge;

@@ -50,9 +50,12 @@ pub fn find(sc: &Scenario, expected: &[OpKey]) -> anyhow::Result<Option<Reproduc
     let mut lo = 0;
     while lo < SEARCH_TRIALS_MAX {
         let hi = (lo + BATCH).min(SEARCH_TRIALS_MAX);
+        // The search looks past the scenario's own `trials` (a small `--trials`): trial k is
+        // the same trial whatever the run's length.
         let cfg = RunConfig {
             runtime: Stack::VANILLA,
             keep_histories: true,
+            trials: SEARCH_TRIALS_MAX,
             ..RunConfig::new(sc)
         };
         let r = run_trials(&cfg, lo, hi)?;
