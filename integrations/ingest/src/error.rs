@@ -1,5 +1,5 @@
 //! Why an input could not be ingested. Every variant names the file and what was wrong in it;
-//! none names a command-line flag (the binary adds those).
+//! only [`IngestError::Options`] names a command-line flag, the one refused.
 
 /// An ingestion failure.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +60,10 @@ pub enum IngestError {
         what: String,
         message: String,
     },
+    /// A flag the source does not take, or an input it cannot read from where it is
+    /// ([`crate::source::Options::check`]).
+    #[error("{0}")]
+    Options(String),
     /// The input is readable but does not say what to ingest (e.g. several threads, or none).
     #[error("{file}: {message}")]
     Ambiguous { file: String, message: String },

@@ -32,10 +32,12 @@ pub mod otel;
 pub mod registry;
 pub mod report;
 pub mod saved;
+pub mod source;
 pub mod value;
 
 pub use error::IngestError;
-pub use report::{Report, RunError, Verdict};
+pub use report::{Judged, Report, RunError, Verdict};
+pub use source::{load, Coverage, Options, Source};
 
 use agentsim_models::History;
 

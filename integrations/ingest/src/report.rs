@@ -10,6 +10,7 @@
 //! `agentsim ingest` prints it to stderr; `agentsim detect --from` prints it with the detectors'
 //! report; the Python recorder writes the same JSON beside its history.
 
+use crate::source::Coverage;
 use agentsim_models::escape_text as esc;
 use agentsim_models::Anomaly;
 use serde_json::{json, Value as Json};
@@ -53,6 +54,17 @@ impl Verdict {
     }
 }
 
+/// What a report tells of one anomaly ([`Report::judged`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Judged<'a> {
+    /// The reader's verdict.
+    Reader(&'a Verdict),
+    /// The history's own records decide it.
+    History,
+    /// Cannot tell, for this reason.
+    Untold(String),
+}
+
 /// An error the traced run raised (not a catalogue anomaly, but what a user must hear).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunError {
@@ -68,8 +80,8 @@ pub struct RunError {
 /// The report of one ingestion.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
-    /// `otel` or `langgraph`.
-    pub source: &'static str,
+    /// The source whose reader made it (GenAI spans: `otel`, whichever reader read them).
+    pub source: crate::Source,
     /// The input, as named on the command line.
     pub file: String,
     pub records: usize,
@@ -91,6 +103,24 @@ impl Report {
         self.verdicts.iter().find(|(x, _)| *x == a).map(|(_, v)| v)
     }
 
+    /// What the report tells of `a`, by its source's verdict table ([`crate::Source::coverage`]):
+    /// the reader's verdict, the history's own records, or *cannot tell* and why. A verdict
+    /// the table expects and the report lacks cannot be told: the table fails closed.
+    pub fn judged(&self, a: Anomaly) -> Judged<'_> {
+        match self.source.coverage(a) {
+            Coverage::Report => match self.verdict(a) {
+                Some(v) => Judged::Reader(v),
+                None => Judged::Untold(format!(
+                    "the {} reader gave no verdict on {a} for {}",
+                    self.source,
+                    esc(&self.file)
+                )),
+            },
+            Coverage::History => Judged::History,
+            Coverage::Unobservable(why) => Judged::Untold(format!("{a}: {why}")),
+        }
+    }
+
     /// The report as one JSON object (keys sorted).
     pub fn to_json(&self) -> Json {
         let decidable: serde_json::Map<String, Json> = self
@@ -110,7 +140,7 @@ impl Report {
             })
             .collect();
         json!({
-            "source": self.source, "file": self.file, "records": self.records,
+            "source": self.source.name(), "file": self.file, "records": self.records,
             "counts": self.counts, "decidable": decidable, "errors": errors,
             "notes": self.notes,
         })
@@ -161,7 +191,7 @@ mod tests {
     #[test]
     fn json_and_text_say_the_same() {
         let r = Report {
-            source: "otel",
+            source: crate::Source::Otel,
             file: "t.json".into(),
             records: 2,
             counts: BTreeMap::from([("spans".into(), 5), ("ignored_spans".into(), 1)]),
@@ -193,5 +223,29 @@ mod tests {
         );
         assert!(t.contains("  A3: undecidable: no aborts"), "{t}");
         assert_eq!(r.verdict(Anomaly::A1).map(Verdict::status), Some("decided"));
+    }
+
+    #[test]
+    fn a_verdict_the_table_expects_and_the_report_lacks_cannot_be_told() {
+        let r = Report {
+            source: crate::Source::Mcp,
+            file: "log.jsonl".into(),
+            records: 1,
+            counts: BTreeMap::new(),
+            verdicts: vec![(Anomaly::A1, Verdict::Decided { basis: "b".into() })],
+            errors: vec![],
+            notes: vec![],
+            wall_ns: None,
+        };
+        assert!(matches!(r.judged(Anomaly::A1), Judged::Reader(_)));
+        for a in [Anomaly::A2, Anomaly::A3, Anomaly::A6] {
+            assert_eq!(
+                r.judged(a),
+                Judged::Untold(format!(
+                    "the mcp reader gave no verdict on {a} for log.jsonl"
+                ))
+            );
+        }
+        assert!(matches!(r.judged(Anomaly::A4), Judged::Untold(_)));
     }
 }

@@ -14,9 +14,6 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The sources an ingestion names (`Report::source` is a static name).
-const SOURCES: &[&str] = &["otel", "openinference", "mcp", "langgraph", "recorder"];
-
 /// Reads a report file.
 pub fn read_report(path: impl AsRef<Path>) -> Result<Report, IngestError> {
     let path = path.as_ref();
@@ -77,7 +74,7 @@ impl Raw {
             })
             .collect();
         Report {
-            source: SOURCES[source.0],
+            source: source.0,
             file,
             records,
             counts,
@@ -89,19 +86,16 @@ impl Raw {
     }
 }
 
-/// A source's index in [`SOURCES`].
-struct Source(usize);
+/// A report's source, by the name the report gives it ([`crate::Source::of_report`]).
+struct Source(crate::Source);
 
 impl<'de> Deserialize<'de> for Source {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Source, D::Error> {
-        d.deserialize_str(Named(|s: &str| {
-            match SOURCES.iter().position(|&k| k == s) {
-                Some(i) => Ok(Source(i)),
-                None => Err(format!(
-                    "source: unknown `{s}` (expected {})",
-                    SOURCES.join(", ")
-                )),
-            }
+        d.deserialize_str(Named(|s: &str| match crate::Source::of_report(s) {
+            Some(source) => Ok(Source(source)),
+            None => Err(format!(
+                "source: unknown `{s}` (expected otel, openinference, mcp, langgraph, recorder)"
+            )),
         }))
     }
 }
@@ -192,7 +186,7 @@ mod tests {
 
     fn report() -> Report {
         Report {
-            source: "openinference",
+            source: crate::Source::Openinference,
             file: "spans.json".into(),
             records: 3,
             counts: BTreeMap::from([("spans".into(), 9)]),

@@ -11,12 +11,11 @@
 //! Exit 0 when the run completed, whatever the counts (the counts are the result; the
 //! integration tests pin them). A run proves the twins' outcome on these seeds only.
 
-use crate::artifacts::write_tables;
 use crate::cmd::run_args::RunArgs;
-use crate::cmd::sharding::{self, Seeded};
+use crate::cmd::sharding::Seeded;
+use crate::cmd::stacked;
 use crate::experiments::mechanism_twins;
 use crate::experiments::twins;
-use agentsim_models::runtime::Stack;
 use agentsim_sim::digest::Fnv1a;
 use agentsim_sim::shard::TrialSource;
 use clap::Args as ClapArgs;
@@ -29,43 +28,20 @@ pub struct Args {
     /// Seeded trials per twin and side (1..=1000000).
     #[arg(long, default_value_t = twins::TRIALS_DEFAULT, value_parser = crate::cmd::limits::trials)]
     pub trials: u64,
-    /// The run seed (trial k's seed derives from it; both sides use the same seeds).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Each of these runtimes over vanilla on every lattice anomaly's twin: comma-separated
-    /// named runtimes or `+`-joined stacks of mechanisms.
-    #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
-    pub runtime: Vec<Stack>,
     #[command(flatten)]
-    pub run: crate::cmd::run_args::RunArgs,
-    #[command(flatten)]
-    pub shard: sharding::ShardArgs,
+    pub common: crate::cmd::stacked::Args,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let job = Job {
-        trials: args.trials,
-        seed: args.seed,
-        runtime: args.runtime,
-    };
-    sharding::run(&job, &args.shard, &args.run)
+    stacked::run(args.trials, &args.common, Job)
 }
 
 /// The twins' work: what a partial of `twins` carries as its arguments (`runtime` only when
 /// `--runtime` was given, so a plain run's arguments read as before).
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Job {
-    pub trials: u64,
-    pub seed: u64,
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        with = "agentsim_models::runtime::stack::by_names"
-    )]
-    pub runtime: Vec<Stack>,
-}
+#[serde(transparent)]
+pub struct Job(pub stacked::Job);
 
 /// What a twins run yields: the prevention twins, or the stacks over vanilla.
 pub enum Output {
@@ -78,15 +54,15 @@ impl Seeded for Job {
     type Output = Output;
 
     fn seed(&self) -> u64 {
-        self.seed
+        self.0.seed
     }
 
     fn trials_total(&self) -> Option<u64> {
-        if !self.runtime.is_empty() {
-            return mechanism_twins::trials_total(self.runtime.len(), self.trials);
+        if !self.0.runtime.is_empty() {
+            return mechanism_twins::trials_total(self.0.runtime.len(), self.0.trials);
         }
         // Every twin runs both sides.
-        (twins::TWINS.len() as u64 * 2).checked_mul(self.trials)
+        (twins::TWINS.len() as u64 * 2).checked_mul(self.0.trials)
     }
 
     fn scenario_digest(&self) -> anyhow::Result<u64> {
@@ -104,11 +80,11 @@ impl Seeded for Job {
     }
 
     fn compute(&self, src: &mut dyn TrialSource, threads: usize) -> anyhow::Result<Self::Output> {
-        let (trials, seed) = (self.trials, self.seed);
-        Ok(if self.runtime.is_empty() {
+        let (trials, seed) = (self.0.trials, self.0.seed);
+        Ok(if self.0.runtime.is_empty() {
             Output::Twins(twins::run_from_source(src, trials, seed, threads)?)
         } else {
-            let rts = &self.runtime;
+            let rts = &self.0.runtime;
             Output::Stacks(mechanism_twins::run_stacks_from(
                 src, rts, trials, seed, threads,
             )?)
@@ -125,20 +101,9 @@ impl Seeded for Job {
 
 /// The prevention twins: a line each (or `--json`), and `tables/twins.*` under `--out`.
 fn print_twins(results: &[twins::TwinResult], run: &RunArgs) -> anyhow::Result<ExitCode> {
-    if run.json {
-        println!("{}", serde_json::to_string_pretty(results)?);
-    } else {
-        for r in results {
-            println!("{}", r.display());
-        }
-    }
-    if let Some(out) = run.tables_dir()? {
-        let table = twins::figure_data(results).table();
-        for p in write_tables(out, "twins", &table)? {
-            eprintln!("twins: wrote {}", p.display());
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    let text = stacked::lines(results, twins::TwinResult::display);
+    let table = twins::figure_data(results).table();
+    stacked::emit("twins", results, &text, &[("twins", &table)], run)
 }
 
 /// `--runtime`: a line per stack × anomaly (or `--json`), and `tables/twins_runtimes.*`.
@@ -146,18 +111,7 @@ fn print_stacks(
     results: &[mechanism_twins::MechanismTwin],
     run: &RunArgs,
 ) -> anyhow::Result<ExitCode> {
-    if run.json {
-        println!("{}", serde_json::to_string_pretty(results)?);
-    } else {
-        for r in results {
-            println!("{}", r.display());
-        }
-    }
-    if let Some(out) = run.tables_dir()? {
-        let table = mechanism_twins::table(results);
-        for p in write_tables(out, "twins_runtimes", &table)? {
-            eprintln!("twins: wrote {}", p.display());
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    let text = stacked::lines(results, mechanism_twins::MechanismTwin::display);
+    let table = mechanism_twins::table(results);
+    stacked::emit("twins", results, &text, &[("twins_runtimes", &table)], run)
 }

@@ -11,11 +11,10 @@
 //! Exit 0 when the run completed. The rates are estimates under the scenario files' modelled
 //! timings (their comments say how each parameter was chosen), not measurements of models.
 
-use crate::artifacts::write_tables;
 use crate::cmd::run_args::RunArgs;
-use crate::cmd::sharding::{self, Seeded};
+use crate::cmd::sharding::Seeded;
+use crate::cmd::stacked;
 use crate::experiments::workloads;
-use agentsim_models::runtime::Stack;
 use agentsim_sim::digest::Fnv1a;
 use agentsim_sim::shard::TrialSource;
 use clap::Args as ClapArgs;
@@ -28,43 +27,20 @@ pub struct Args {
     /// Seeded sessions per workload and runtime (1..=1000000).
     #[arg(long, default_value_t = workloads::TRIALS_DEFAULT, value_parser = crate::cmd::limits::trials)]
     pub trials: u64,
-    /// The run seed (every runtime uses the same trial seeds: pairing).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Runtimes instead of pessimistic/si/ssi: comma-separated named runtimes or `+`-joined
-    /// stacks of mechanisms.
-    #[arg(long, value_delimiter = ',', value_name = "STACK,...")]
-    pub runtime: Vec<Stack>,
     #[command(flatten)]
-    pub run: crate::cmd::run_args::RunArgs,
-    #[command(flatten)]
-    pub shard: sharding::ShardArgs,
+    pub common: crate::cmd::stacked::Args,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let job = Job {
-        trials: args.trials,
-        seed: args.seed,
-        runtime: args.runtime,
-    };
-    sharding::run(&job, &args.shard, &args.run)
+    stacked::run(args.trials, &args.common, Job)
 }
 
 /// The workloads' work: what a partial of `workloads` carries as its arguments (`runtime`
 /// only when `--runtime` was given, so a plain run's arguments read as before).
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Job {
-    pub trials: u64,
-    pub seed: u64,
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        with = "agentsim_models::runtime::stack::by_names"
-    )]
-    pub runtime: Vec<Stack>,
-}
+#[serde(transparent)]
+pub struct Job(pub stacked::Job);
 
 /// What a workloads run yields: Table 4 and the L2 runs, or the given runtimes' columns.
 pub enum Output {
@@ -77,22 +53,21 @@ impl Seeded for Job {
     type Output = Output;
 
     fn seed(&self) -> u64 {
-        self.seed
+        self.0.seed
     }
 
     fn trials_total(&self) -> Option<u64> {
-        if !self.runtime.is_empty() {
+        if !self.0.runtime.is_empty() {
             // `vanilla` runs once as the token baseline, given or not.
-            let stacks = self
-                .runtime
+            let stacks = (self.0.runtime)
                 .iter()
                 .filter(|&&r| r != agentsim_models::runtime::Stack::VANILLA)
                 .count() as u64;
-            return (workloads::WORKLOADS.len() as u64 * (stacks + 1)).checked_mul(self.trials);
+            return (workloads::WORKLOADS.len() as u64 * (stacks + 1)).checked_mul(self.0.trials);
         }
         let runs = workloads::WORKLOADS.len() * workloads::RUNTIMES.len()
             + workloads::RETRACTION_RATES.len() * workloads::L2_RUNTIMES.len();
-        (runs as u64).checked_mul(self.trials)
+        (runs as u64).checked_mul(self.0.trials)
     }
 
     fn scenario_digest(&self) -> anyhow::Result<u64> {
@@ -104,9 +79,9 @@ impl Seeded for Job {
     }
 
     fn compute(&self, src: &mut dyn TrialSource, threads: usize) -> anyhow::Result<Self::Output> {
-        let (trials, seed) = (self.trials, self.seed);
-        if !self.runtime.is_empty() {
-            let rows = workloads::run_with(src, &self.runtime, trials, seed, threads)?;
+        let (trials, seed) = (self.0.trials, self.0.seed);
+        if !self.0.runtime.is_empty() {
+            let rows = workloads::run_with(src, &self.0.runtime, trials, seed, threads)?;
             return Ok(Output::Stacks(rows));
         }
         let rows = workloads::run_from_source(src, trials, seed, threads)?;
@@ -128,36 +103,22 @@ fn print_table4(
     l2: &[workloads::L2Result],
     run: &RunArgs,
 ) -> anyhow::Result<ExitCode> {
-    if run.json {
-        println!("{}", serde_json::to_string_pretty(rows)?);
-    } else {
-        print!("{}", workloads::table(rows).to_markdown());
-        println!();
-        print!("{}", workloads::l2_table(l2).to_markdown());
-    }
-    if let Some(out) = run.tables_dir()? {
-        let mut written = write_tables(out, "workloads", &workloads::table(rows))?;
-        written.extend(write_tables(out, "workloads_l2", &workloads::l2_table(l2))?);
-        for p in written {
-            eprintln!("workloads: wrote {}", p.display());
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    let (table, l2_table) = (workloads::table(rows), workloads::l2_table(l2));
+    let text = format!("{}\n{}", table.to_markdown(), l2_table.to_markdown());
+    let tables = [("workloads", &table), ("workloads_l2", &l2_table)];
+    stacked::emit("workloads", rows, &text, &tables, run)
 }
 
 /// `--runtime`: Table 4's columns for the given runtimes (or `--json`), and
 /// `tables/workloads_runtimes.*` under `--out`.
 fn print_stacks(rows: &[workloads::WorkloadResult], run: &RunArgs) -> anyhow::Result<ExitCode> {
     let table = workloads::table(rows);
-    if run.json {
-        println!("{}", serde_json::to_string_pretty(rows)?);
-    } else {
-        print!("{}", table.to_markdown());
-    }
-    if let Some(out) = run.tables_dir()? {
-        for p in write_tables(out, "workloads_runtimes", &table)? {
-            eprintln!("workloads: wrote {}", p.display());
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    let text = table.to_markdown();
+    stacked::emit(
+        "workloads",
+        rows,
+        &text,
+        &[("workloads_runtimes", &table)],
+        run,
+    )
 }

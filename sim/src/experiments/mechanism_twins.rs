@@ -14,10 +14,11 @@
 
 use super::run as common;
 use super::run::{builtin, run_from};
-use super::twins::{TwinSpec, KN, TWINS};
-use crate::artifacts::figures::{Count, TwinGroup, TwinsData};
+use super::twins::{group, step_artifacts, step_run, Twin, TwinSpec, KN, TWINS};
+use crate::artifacts::figures::twins::COUNT_COLUMNS;
+use crate::artifacts::figures::TwinGroup;
 use crate::artifacts::tables::{Cell, Table};
-use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
+use crate::artifacts::{Artifact, Ctx, Step};
 use agentsim_checker::jobs::runtime_matrix;
 use agentsim_models::runtime::{Mechanism, Stack};
 use agentsim_models::Anomaly;
@@ -87,7 +88,6 @@ pub struct MechanismTwin {
 impl MechanismTwin {
     /// One line: `lock A1 agents 2: without 1000/1000 … with 0/1000 … (claimed: prevents)`.
     pub fn display(&self) -> String {
-        let p = |c: KN| Proportion::new(c.k, c.n).display();
         let claim = if self.claimed_prevented {
             "prevents"
         } else {
@@ -99,8 +99,8 @@ impl MechanismTwin {
             self.anomaly,
             self.unit,
             self.size,
-            p(self.without),
-            p(self.with)
+            self.without.shown(),
+            self.with.shown()
         )
     }
 }
@@ -221,21 +221,10 @@ pub fn table(results: &[MechanismTwin]) -> Table {
     let mut t = Table::new(
         "Mechanism twins: each mechanism alone over vanilla, on each lattice anomaly's twin",
         &[
-            "runtime",
-            "anomaly",
-            "size",
-            "claimed",
-            "without_k",
-            "without_n",
-            "without_rate",
-            "without_lo95",
-            "without_hi95",
-            "with_k",
-            "with_n",
-            "with_rate",
-            "with_lo95",
-            "with_hi95",
-        ],
+            &["runtime", "anomaly", "size", "claimed"][..],
+            &COUNT_COLUMNS,
+        ]
+        .concat(),
     );
     for r in results {
         let mut row = vec![
@@ -260,43 +249,36 @@ pub fn table(results: &[MechanismTwin]) -> Table {
     t
 }
 
-/// The figure's data: the twins figure, one group per stack × anomaly.
-pub fn figure_data(results: &[MechanismTwin]) -> TwinsData {
-    let c = |x: KN| Count { k: x.k, n: x.n };
-    TwinsData {
-        groups: results
-            .iter()
-            .map(|r| TwinGroup {
-                anomaly: r.anomaly.to_string(),
-                size: format!("{} {}", r.unit, r.size),
-                mechanism: r.runtime.clone(),
-                baseline: BASELINE.name(),
-                without: c(r.without),
-                with: c(r.with),
-            })
-            .collect(),
+impl Twin for MechanismTwin {
+    fn group(&self) -> TwinGroup {
+        let names = (self.runtime.clone(), BASELINE.name());
+        group(
+            self.anomaly,
+            (self.unit, self.size),
+            names,
+            (self.without, self.with),
+        )
     }
 }
 
 /// Mechanism twins: 1000 trials per side (100 with `--quick`).
 fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
-    let trials = if ctx.quick { 100 } else { TRIALS_DEFAULT };
-    let threads = common::default_threads();
+    let (trials, threads) = step_run(ctx);
     let results = ctx.trials(|src| run_all_from(src, trials, common::SEED, threads))?;
     let about = "Mechanism twins: k/N seeded runs exhibiting each lattice anomaly under vanilla \
                  and under each mechanism alone over vanilla; sizes with equal counts share a row. \
                  The 95% Wilson intervals are in tables/mechanism_twins.md.";
-    let mut files = vec![figure_file(
+    let svg = crate::artifacts::figures::twins::render_as(
+        &super::twins::figure_data(&results),
+        "Mechanism twins: runs with the anomaly",
+        "mechanism_twins",
+    );
+    Ok(step_artifacts(
         "mechanism_twins",
         about,
-        crate::artifacts::figures::twins::render_as(
-            &figure_data(&results),
-            "Mechanism twins: runs with the anomaly",
-            "mechanism_twins",
-        ),
-    )];
-    files.extend(table_files("mechanism_twins", &table(&results)));
-    Ok(files)
+        svg,
+        &table(&results),
+    ))
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@
 use super::run as common;
 use super::run::{builtin, run_from};
 use crate::artifacts::figures::{Count, TwinGroup, TwinsData};
+use crate::artifacts::tables::Table;
 use crate::artifacts::{figure_file, table_files, Artifact, Ctx, Step};
 use agentsim_models::runtime::{Discipline, RuntimeKind};
 use agentsim_models::Anomaly;
@@ -202,6 +203,39 @@ pub struct KN {
     pub n: u64,
 }
 
+impl KN {
+    /// `k/n = rate [lo, hi]`, as the lines print it.
+    pub fn shown(self) -> String {
+        Proportion::new(self.k, self.n).display()
+    }
+}
+
+/// One group of a twins figure: `anomaly` at `unit size`, `mechanism` against `baseline`,
+/// the runs exhibiting it without and with.
+pub fn group(
+    anomaly: Anomaly,
+    (unit, size): (&str, u32),
+    (mechanism, baseline): (String, String),
+    (without, with): (KN, KN),
+) -> TwinGroup {
+    let c = |x: KN| Count { k: x.k, n: x.n };
+    TwinGroup {
+        anomaly: anomaly.to_string(),
+        size: format!("{unit} {size}"),
+        mechanism,
+        baseline,
+        without: c(without),
+        with: c(with),
+    }
+}
+
+/// A twins step's files: the figure `svg` and `table`, both named `stem`.
+pub fn step_artifacts(stem: &str, about: &str, svg: String, table: &Table) -> Vec<Artifact> {
+    let mut files = vec![figure_file(stem, about, svg)];
+    files.extend(table_files(stem, table));
+    files
+}
+
 /// One twin's outcome; serializes to the issue's `--json` shape.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TwinResult {
@@ -220,15 +254,14 @@ pub struct TwinResult {
 impl TwinResult {
     /// One line: `A3 depth 2 causal: without 1000/1000 = … with 0/1000 = …`.
     pub fn display(&self) -> String {
-        let p = |c: KN| Proportion::new(c.k, c.n).display();
         format!(
             "{} {} {:<2} {:<13} without {:<34} with {}",
             self.anomaly,
             self.unit,
             self.size,
             self.mechanism,
-            p(self.without),
-            p(self.with)
+            self.without.shown(),
+            self.with.shown()
         )
     }
 }
@@ -296,40 +329,47 @@ pub fn run_from_source(
     Ok(out)
 }
 
-/// The figure's data (and, through it, the table).
-pub fn figure_data(results: &[TwinResult]) -> TwinsData {
-    let c = |x: KN| Count { k: x.k, n: x.n };
-    TwinsData {
-        groups: results
-            .iter()
-            .map(|r| TwinGroup {
-                anomaly: r.anomaly.to_string(),
-                size: format!("{} {}", r.unit, r.size),
-                mechanism: r.mechanism.to_string(),
-                baseline: r.baseline.to_string(),
-                without: c(r.without),
-                with: c(r.with),
-            })
-            .collect(),
+/// A row of a twins figure.
+pub trait Twin {
+    /// Its group: the anomaly at a size, the runtimes, the counts ([`group`]).
+    fn group(&self) -> TwinGroup;
+}
+
+impl Twin for TwinResult {
+    fn group(&self) -> TwinGroup {
+        let names = (self.mechanism.to_string(), self.baseline.to_string());
+        group(
+            self.anomaly,
+            (self.unit, self.size),
+            names,
+            (self.without, self.with),
+        )
     }
+}
+
+/// The figure's data (and, through it, the table).
+pub fn figure_data<T: Twin>(results: &[T]) -> TwinsData {
+    TwinsData {
+        groups: results.iter().map(T::group).collect(),
+    }
+}
+
+/// A twins step's trials per side (100 with `--quick`) and threads.
+pub fn step_run(ctx: &Ctx) -> (u64, usize) {
+    let trials = if ctx.quick { 100 } else { TRIALS_DEFAULT };
+    (trials, common::default_threads())
 }
 
 /// Twins: 1000 trials per side (100 with `--quick`).
 fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
-    let trials = if ctx.quick { 100 } else { TRIALS_DEFAULT };
-    let threads = common::default_threads();
+    let (trials, threads) = step_run(ctx);
     let results = ctx.trials(|src| run_from_source(src, trials, common::SEED, threads))?;
     let data = figure_data(&results);
     let about = "Prevention twins: for each anomaly and pair of runtimes (without → with the preventing \
                  mechanism), k/N seeded runs exhibiting the anomaly; sizes with equal counts share a \
                  row. The 95% Wilson intervals are in tables/twins.md.";
-    let mut files = vec![figure_file(
-        "twins",
-        about,
-        crate::artifacts::figures::twins::render(&data),
-    )];
-    files.extend(table_files("twins", &data.table()));
-    Ok(files)
+    let svg = crate::artifacts::figures::twins::render(&data);
+    Ok(step_artifacts("twins", about, svg, &data.table()))
 }
 
 #[cfg(test)]

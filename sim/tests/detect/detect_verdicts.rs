@@ -219,3 +219,39 @@ fn json_carries_the_three_values_as_data() {
     assert_eq!(v["verdicts"]["A4"]["reason"]["kind"], "undecidable");
     assert_eq!(v["level_range"], json!({ "low": 2, "high": 2 }));
 }
+
+/// The verdict table fails closed: a saved report that leaves an anomaly out (here the
+/// recorder's report without its A3 and A6 entries) makes that anomaly *cannot tell*, naming
+/// the reader that gave no verdict, instead of reading the detector's "none" as a verdict.
+#[test]
+fn a_report_that_leaves_an_anomaly_out_cannot_tell_it() {
+    let dir = std::env::temp_dir().join(format!("agentsim-table-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let h = "scenarios/traces/recorder/stale_read.jsonl";
+    let full = root().join("scenarios/traces/recorder/stale_read.report.json");
+    let mut report: Json = serde_json::from_str(&std::fs::read_to_string(full).unwrap()).unwrap();
+    let decidable = report["decidable"].as_object_mut().unwrap();
+    decidable.remove("A3");
+    decidable.remove("A6");
+    let r = dir.join("partial.report.json");
+    std::fs::write(&r, serde_json::to_string(&report).unwrap()).unwrap();
+    let out = agentsim(&[
+        "detect",
+        h,
+        "--ingest-report",
+        r.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let v: Json = serde_json::from_str(&stdout(&out)).unwrap();
+    for a in ["A3", "A6"] {
+        assert_eq!(v["verdicts"][a]["verdict"], "cannot_tell", "{a}: {v}");
+        let why = v["verdicts"][a]["reason"].to_string();
+        assert!(
+            why.contains("the recorder reader gave no verdict on"),
+            "{a}: {why}"
+        );
+    }
+    assert_eq!(v["verdicts"]["A1"]["verdict"], "violated", "{v}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -204,20 +204,21 @@ fn a_mixed_export_and_misplaced_logs_exit_2() {
         err.contains("--mcp-log joins an OpenInference trace"),
         "{err}"
     );
-    // A history file with a log or a mapping but no --from: refused, not read without them.
+    // A history file with a log or a mapping but no --from: refused, not read without them,
+    // in the words every command uses for the flag.
     let h = d.join("h.jsonl");
     std::fs::write(&h, "").unwrap();
     let h = h.to_str().unwrap();
     let (code, _, err) = detect(&[h, "--mcp-log", path]);
     assert_eq!(code, Some(2));
     assert!(
-        err.contains("--mcp-log needs --from openinference"),
+        err.contains("--mcp-log joins an OpenInference trace: it applies to --from otel or"),
         "{err}"
     );
     let (code, _, err) = detect(&[h, "--tool-memory", path]);
     assert_eq!(code, Some(2));
     assert!(
-        err.contains("--tool-memory needs --from otel, genai or openinference"),
+        err.contains("--tool-memory maps tool spans: it applies to --from otel, genai or"),
         "{err}"
     );
     let gone = d.join("gone.jsonl");

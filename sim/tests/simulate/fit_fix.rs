@@ -297,3 +297,54 @@ fn fit_and_fix_take_log_time_gaps_and_reads_at_the_write_instant() {
         );
     }
 }
+
+/// `fit` takes the flags `detect` takes: with the `--tool-memory` mapping, the memory behind
+/// the profile trace's tools is read and the fitted run has its A1; without it, it has none.
+#[test]
+fn fit_reads_memory_behind_tools_through_a_mapping() {
+    let dir = scratch("mapping");
+    let out = dir.join("s.toml");
+    let trace = "scenarios/traces/otel/profile_tools.json";
+    let map = "scenarios/traces/otel/profile_map.toml";
+    let fit = |extra: &[&str]| -> Value {
+        let mut a = vec!["fit", trace, "--from", "otel", "-o", out.to_str().unwrap()];
+        a.extend(["--trials", "20", "--json"]);
+        a.extend(extra);
+        json(&agentsim(&a))
+    };
+    assert_eq!(names(&fit(&["--tool-memory", map])["exhibits"]), ["A1"]);
+    assert!(names(&fit(&[])["exhibits"]).is_empty());
+    // A flag its source does not take is refused in detect's words.
+    let o = out.to_str().unwrap();
+    let wrong = agentsim(&[
+        "fit",
+        "scenarios/histories/clean.jsonl",
+        "-o",
+        o,
+        "--mcp-log",
+        map,
+    ]);
+    assert_eq!(wrong.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        err.contains("--mcp-log joins an OpenInference trace"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A step that issued two tool calls in parallel called both: the fitted header does not list
+/// the second as never called.
+#[test]
+fn a_parallel_call_is_a_call() {
+    let dir = scratch("parallel");
+    let out = dir.join("s.toml");
+    let trace = "scenarios/traces/otel/tool_reordering.json";
+    let o = out.to_str().unwrap();
+    let v = json(&agentsim(&[
+        "fit", trace, "--from", "otel", "-o", o, "--trials", "20", "--json",
+    ]));
+    let header = v["header"].to_string();
+    assert!(!header.contains("never called"), "{header}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -93,7 +93,7 @@ pub fn ingest(file: &str, rows: Rows) -> Result<Ingested, IngestError> {
         .collect();
     cx.counts.insert("records".into(), history.len() as u64);
     let report = Report {
-        source: "langgraph",
+        source: crate::Source::Langgraph,
         file: cx.file.clone(),
         records: history.len(),
         verdicts: cx.verdicts(),

@@ -80,7 +80,7 @@ pub fn ingest(file: &str, lines: &[Line]) -> Ingested {
     let history = build(steps, false);
     let verdicts = cx.verdicts(a2);
     let report = Report {
-        source: "mcp",
+        source: crate::Source::Mcp,
         file: file.to_owned(),
         records: history.len(),
         verdicts,

@@ -425,7 +425,7 @@ mod tests {
     #[test]
     fn otel_reads_openinference_spans_and_refuses_a_mixed_export() {
         let ing = read_detected(Export::Text(&trace()), "t.json", Beside::default()).unwrap();
-        assert_eq!(ing.report.source, "openinference");
+        assert_eq!(ing.report.source, crate::Source::Openinference);
         assert_eq!(
             ing.report.notes[0],
             "spans are OpenInference (openinference.span.kind); read as --from openinference"
@@ -461,7 +461,7 @@ mod tests {
             chat.replace("\"c\"", "\"d\"").replace(genai, chain)
         );
         let ing = read_detected(Export::Text(&genai_only), "g.json", Beside::default()).unwrap();
-        assert_eq!(ing.report.source, "otel");
+        assert_eq!(ing.report.source, crate::Source::Otel);
         let err = read_detected(
             Export::Text(&genai_only),
             "g.json",

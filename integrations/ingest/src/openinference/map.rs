@@ -250,7 +250,7 @@ pub fn ingest_with(
     }
     let verdicts = cx.verdicts();
     let report = Report {
-        source: "openinference",
+        source: crate::Source::Openinference,
         file: file.to_owned(),
         records: history.len(),
         verdicts,

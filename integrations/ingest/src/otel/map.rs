@@ -303,7 +303,7 @@ impl<'m> Mapper<'m> {
         let notes = cx.gaps.notes();
         cx.notes.extend(notes);
         let report = Report {
-            source: "otel",
+            source: crate::Source::Otel,
             file: self.file,
             records: history.len(),
             verdicts,

@@ -414,15 +414,29 @@ fn header(cx: &Cx<'_>, tally: &[(usize, usize); 5], tokens: &str) -> Vec<String>
          called; the values (the stub generator makes its own); the retry policy."
             .to_owned(),
     );
-    let planned: BTreeSet<String> = h
-        .records
-        .iter()
-        .filter_map(|r| r.planned_tool.map(|t| h.names.tool_name(t)))
-        .collect();
-    let never: Vec<String> = tools(h).difference(&planned).cloned().collect();
+    let never: Vec<String> = tools(h).difference(&called(h)).cloned().collect();
     if !never.is_empty() {
         out.push(format!("Tools never called: {}.", never.join(", ")));
     }
     out.extend(cx.notes.iter().map(|n| format!("Note: {n}")));
+    out
+}
+
+/// The tools the history shows called: each record's planned tool, and every tool whose call
+/// is an effect of a record (`tool:NAME:CALL`, as every reader names a call's effect), so the
+/// second call of a step that issued two in parallel counts too.
+fn called(h: &History) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = (h.records.iter())
+        .filter_map(|r| r.planned_tool.map(|t| h.names.tool_name(t)))
+        .collect();
+    let effects: BTreeSet<String> = (h.records.iter())
+        .flat_map(|r| r.io.iter().map(|&(c, _)| h.names.cell_name(c)))
+        .collect();
+    for t in tools(h) {
+        let prefix = format!("tool:{t}:");
+        if effects.iter().any(|c| c.starts_with(&prefix)) {
+            out.insert(t);
+        }
+    }
     out
 }

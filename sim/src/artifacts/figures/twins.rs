@@ -37,27 +37,30 @@ pub struct TwinsData {
     pub groups: Vec<TwinGroup>,
 }
 
+/// The columns of a twins table that count runs, each side with its Wilson interval.
+pub const COUNT_COLUMNS: [&str; 10] = [
+    "without_k",
+    "without_n",
+    "without_rate",
+    "without_lo95",
+    "without_hi95",
+    "with_k",
+    "with_n",
+    "with_rate",
+    "with_lo95",
+    "with_hi95",
+];
+
 impl TwinsData {
     /// The counts and their Wilson intervals, one row per twin.
     pub fn table(&self) -> Table {
         let mut t = Table::new(
             "Twins: runs exhibiting the anomaly without and with the mechanism",
             &[
-                "anomaly",
-                "size",
-                "mechanism",
-                "without_runtime",
-                "without_k",
-                "without_n",
-                "without_rate",
-                "without_lo95",
-                "without_hi95",
-                "with_k",
-                "with_n",
-                "with_rate",
-                "with_lo95",
-                "with_hi95",
-            ],
+                &["anomaly", "size", "mechanism", "without_runtime"][..],
+                &COUNT_COLUMNS,
+            ]
+            .concat(),
         );
         for g in &self.groups {
             let mut row = vec![

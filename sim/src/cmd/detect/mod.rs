@@ -55,24 +55,10 @@ pub struct Args {
     /// The history: one operation record per line (see docs/ingest.md, "History format"); `-`
     /// reads stdin. With `--from`, a trace file or checkpoint database instead.
     pub file: PathBuf,
-    /// Ingest FILE first (OTLP/JSON GenAI traces, or a LangGraph SQLite checkpointer) and
-    /// print what it lets us decide with the anomalies.
-    #[arg(long, value_enum, conflicts_with = "stream")]
-    pub from: Option<super::ingest::From>,
-    /// With `--from langgraph`: the thread to read.
-    #[arg(long)]
-    pub thread: Option<String>,
-    /// With `--from otel`, `genai` or `openinference`: a mapping file (TOML) naming the tools
-    /// that read or write memory (GenAI `execute_tool` or OpenInference `TOOL` spans) and the
-    /// agents that share a tool registry (GenAI only) (docs/ingest.md, "Memory behind
-    /// tools"); on OpenInference spans it combines with `--mcp-log`.
-    #[arg(long, value_name = "MAP.toml", conflicts_with = "stream")]
-    pub tool_memory: Option<PathBuf>,
-    /// With `--from openinference` (or `otel` on OpenInference spans): an MCP JSON-RPC log of
-    /// the same run; each tool span is joined with its `tools/call`, so A2 is decided from the
-    /// servers' registry timelines (docs/ingest.md, "OpenInference with an MCP log").
-    #[arg(long, value_name = "LOG.jsonl", conflicts_with = "stream")]
-    pub mcp_log: Option<PathBuf>,
+    /// `--from` and what is read beside the input: the flags `ingest`, `fit`, `fix` and
+    /// `view` take too.
+    #[command(flatten)]
+    pub input: super::input::FromArgs,
     /// The report `agentsim ingest --report` wrote with FILE (or the recorder's): the verdicts
     /// then weigh what the input could decide, as with `--from` (docs/ingest.md, "Saved
     /// histories").
@@ -98,7 +84,7 @@ pub struct Args {
     pub max_witnesses: usize,
     /// Read the history as it grows (like `tail -f`; `-` for stdin) and print each witness as
     /// soon as the record that completes it arrives.
-    #[arg(long, conflicts_with = "spec")]
+    #[arg(long, conflicts_with_all = ["spec", "from", "tool_memory", "mcp_log"])]
     pub stream: bool,
     /// With --stream: the longest read-to-commit window (write_time − read_time) a record may
     /// have, in ticks; writes older than that are dropped.
@@ -174,6 +160,7 @@ fn fail_on_names() -> String {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let file = args.file.display().to_string();
+    let options = args.input.options()?;
     if args.stream {
         if args.progress.progress {
             // The stream prints its witnesses as it reads; a terminal would get both.
@@ -192,27 +179,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         return stream::run(&args.file, cfg, &args.fail_on, args.gate);
     }
-    let source = super::ingest::Ingest::of(args.from, args.thread.clone())?;
     // Errors already name the file, the line, the column and the key.
     let mut ingest = None;
-    // A mapping or a log without `--from` is refused below, not ignored by the batch path.
-    let joined = args.tool_memory.is_some() || args.mcp_log.is_some();
-    let outcome = if source.is_some() || args.spec || is_stdin(&args.file) || joined {
-        use super::ingest::Beside;
-        let beside = Beside::of(args.mcp_log.as_deref(), args.tool_memory.as_deref());
-        let (h, report) = match &source {
-            Some(source) => {
-                let ing = super::ingest::load_with(source, &args.file, beside)?;
-                (ing.history, Some(ing.report))
-            }
-            None if beside.mcp_log.is_some() => {
-                anyhow::bail!("--mcp-log needs --from openinference")
-            }
-            None if beside.tool_memory.is_some() => {
-                anyhow::bail!("--tool-memory needs --from otel, genai or openinference")
-            }
-            None => super::ingest::history_for_detect(&args.file, None)?,
-        };
+    let outcome = if options.from.is_some() || args.spec || is_stdin(&args.file) {
+        let (h, report) = super::input::read(&args.file, &options)?;
         ingest = report;
         history_outcome(h, &file, &args)?
     } else {
@@ -224,7 +194,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         batch::run(f, &file, expect, batch_config(&args))?
     };
     if let Some(saved) = &args.ingest_report {
-        ingest = Some(super::ingest::saved_report(saved, outcome.summary.records)?);
+        ingest = Some(super::input::saved_report(saved, outcome.summary.records)?);
     }
     let verdicts = Verdicts::of(&outcome.summary, &file, ingest.as_ref());
     let printed = match args.json {

@@ -5,6 +5,9 @@
 //! * no record at all: *cannot tell (empty input)* for every anomaly;
 //! * A4 on a history without replica metadata: *cannot tell (undecidable)*, since only reads
 //!   served by different replicas can disagree;
+//! * on an ingested history, what its source's verdict table says
+//!   ([`agentsim_ingest::Source::coverage`]): an anomaly the source cannot show, or one whose
+//!   verdict the reader's report lacks, is *cannot tell* (the table fails closed);
 //! * an anomaly the ingestion reported *undecidable* (the source lacks what the definition
 //!   needs): *cannot tell (undecidable)*, found or not;
 //! * an anomaly the ingestion reported an *upper bound* (the history over-approximates what
@@ -18,7 +21,7 @@
 //! The level is then a range: the lowest if every untold anomaly were present, the highest if
 //! none were.
 
-use agentsim_ingest::Report;
+use agentsim_ingest::{Judged, Report};
 use agentsim_models::detect::Summary;
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::{Anomaly, Reason, Verdict};
@@ -92,15 +95,20 @@ fn verdict(s: &Summary, file: &str, ingest: Option<&Report>, a: Anomaly) -> Verd
              record which replica served each read"
         )));
     }
-    match ingest.and_then(|r| r.verdict(a)) {
-        Some(Ingested::Undecidable { reason }) => {
+    let Some(report) = ingest else {
+        return Verdict::of_found(s.has(a));
+    };
+    match report.judged(a) {
+        Judged::Untold(reason) => Verdict::CannotTell(Reason::Undecidable(reason)),
+        Judged::History => Verdict::of_found(s.has(a)),
+        Judged::Reader(Ingested::Undecidable { reason }) => {
             Verdict::CannotTell(Reason::Undecidable(reason.clone()))
         }
-        Some(Ingested::UpperBound { basis }) => Verdict::upper_bound(s.has(a), basis),
-        Some(Ingested::LowerBound { basis }) => match s.has(a) {
+        Judged::Reader(Ingested::UpperBound { basis }) => Verdict::upper_bound(s.has(a), basis),
+        Judged::Reader(Ingested::LowerBound { basis }) => match s.has(a) {
             true => Verdict::Violated,
             false => Verdict::CannotTell(Reason::Undecidable(basis.clone())),
         },
-        Some(Ingested::Decided { .. }) | None => Verdict::of_found(s.has(a)),
+        Judged::Reader(Ingested::Decided { .. }) => Verdict::of_found(s.has(a)),
     }
 }

@@ -1,20 +1,20 @@
-//! `agentsim fit INPUT [--from otel|langgraph] -o SCENARIO.toml`: a scenario of the user's
-//! own system from a history or a trace (`agentsim_sim::fit` says how), written atomically,
+//! `agentsim fit INPUT [--from SOURCE …] -o SCENARIO.toml`: a scenario of the user's own
+//! system from a history or a trace (read as `detect` reads it, with the same flags:
+//! [`super::input`]) (`agentsim_sim::fit` says how), written atomically,
 //! then checked to contain the observed run: a replay line whose history has the input's
 //! order and anomalies, and each observed anomaly's rate over the scenario's vanilla trials.
 //!
 //! Exit 0 when the scenario was written (whether or not the search found the run: the output
 //! says *cannot tell* then); 2 on bad input, including a trace with no steps.
 
+use super::input::FromArgs;
 use crate::artifacts::output::{preflight, write_atomic};
 use crate::artifacts::paths::Paths;
-use crate::cmd::ingest::{From, Ingest};
 use crate::cmd::progress::{Items, ProgressArgs};
-use crate::experiments::fit_fix::observe::{self, Kind, Observation};
+use crate::experiments::fit_fix::observe;
 use crate::experiments::fit_fix::{contains, names, proportion_json, set};
 use clap::Args as ClapArgs;
 use serde_json::{json, Value};
-use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -23,12 +23,9 @@ use std::process::ExitCode;
 pub struct Args {
     /// A JSON Lines history, or a trace with `--from`.
     pub input: PathBuf,
-    /// Read INPUT as an OTLP/JSON trace or a LangGraph checkpointer database.
-    #[arg(long, value_enum)]
-    pub from: Option<From>,
-    /// The LangGraph thread (with `--from langgraph`).
-    #[arg(long)]
-    pub thread: Option<String>,
+    /// `--from` and what is read beside INPUT, as `detect` takes them.
+    #[command(flatten)]
+    pub from: FromArgs,
     /// Where to write the scenario.
     #[arg(short = 'o', long = "out")]
     pub out: PathBuf,
@@ -48,20 +45,20 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let source = Ingest::of(args.from, args.thread.clone())?;
+    let options = args.from.options()?;
     anyhow::ensure!(
         (1..=agentsim_sim::scenario::TRIALS_MAX).contains(&args.trials),
         "--trials {} is outside 1..={}",
         args.trials,
         agentsim_sim::scenario::TRIALS_MAX
     );
-    Paths::new()
-        .input("the input", &args.input)
+    let paths = Paths::new().input("the input", &args.input);
+    super::input::beside_paths(paths, &options)
         .output("-o", Some(&args.out))
         .check()?;
     preflight(&args.out)?;
     let mut items = Items::new("fit", "phases (fit, search, rates)", args.progress);
-    let obs = observation(&args.input, source.as_ref())?;
+    let obs = super::input::observation(&args.input, &options)?;
     let name = observe::scenario_name(&args.input);
     let (fitted, sc) = observe::fitted(&obs, name, &args.out, args.trials, args.seed)?;
     write_atomic(&args.out, fitted.toml.as_bytes())?;
@@ -123,17 +120,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("explore: {a} reachable: {v}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Reads INPUT as `source` says into an observation.
-pub fn observation(file: &Path, source: Option<&Ingest>) -> anyhow::Result<Observation> {
-    let (history, _) = crate::cmd::ingest::history_for_detect(file, source)?;
-    let kind = match source {
-        None => Kind::History,
-        Some(Ingest::Otel | Ingest::Genai) => Kind::Otel,
-        Some(Ingest::Langgraph { .. }) => Kind::LangGraph,
-        Some(Ingest::Openinference) => Kind::OpenInference,
-        Some(Ingest::Mcp) => Kind::Mcp,
-    };
-    observe::observe(history, kind, file, &crate::artifacts::paths::shown(file))
 }

@@ -9,13 +9,14 @@
 //! which stack fixes it), or when the input shows an anomaly out of `fix`'s scope (A4, the A3
 //! residue), named on stderr.
 
+use super::input::FromArgs;
 use crate::artifacts::figures::Estimate;
 use crate::artifacts::output::{preflight, write_atomic};
 use crate::artifacts::paths::Paths;
-use crate::cmd::ingest::{From, Ingest};
 use crate::cmd::progress::{Items, ProgressArgs};
-use crate::experiments::fit_fix::observe::{self, with_runtime, Kind};
+use crate::experiments::fit_fix::observe::{self, with_runtime};
 use crate::experiments::fit_fix::{changes, contains, idiom, names, plan, proportion_json, set};
+use agentsim_ingest::Options;
 use agentsim_models::verdict::Verdict;
 use agentsim_models::Anomaly;
 use agentsim_sim::scenario::Scenario;
@@ -31,12 +32,9 @@ use std::process::ExitCode;
 pub struct Args {
     /// A JSON Lines history, a trace with `--from`, or a scenario (`.toml`).
     pub input: PathBuf,
-    /// Read INPUT as an OTLP/JSON trace or a LangGraph checkpointer database.
-    #[arg(long, value_enum)]
-    pub from: Option<From>,
-    /// The LangGraph thread (with `--from langgraph`).
-    #[arg(long)]
-    pub thread: Option<String>,
+    /// `--from` and what is read beside INPUT, as `detect` takes them.
+    #[command(flatten)]
+    pub from: FromArgs,
     /// Write the (fitted) scenario with the chosen stack as its runtime here.
     #[arg(short = 'o', long = "out")]
     pub out: Option<PathBuf>,
@@ -85,13 +83,13 @@ fn out_of_scope_why(a: Anomaly) -> &'static str {
 /// Reads the input and fits it (a scenario is taken as it is).
 pub fn subject(
     input: &Path,
-    source: Option<&Ingest>,
+    options: &Options,
     scenario_path: &Path,
     trials: u64,
     seed: u64,
     threads: usize,
 ) -> Result<Subject> {
-    if source.is_none() && input.extension().is_some_and(|e| e == "toml") {
+    if options.from.is_none() && input.extension().is_some_and(|e| e == "toml") {
         let scenario = Scenario::load(input)?;
         let text = std::fs::read_to_string(input)?;
         let all: Vec<Anomaly> = Anomaly::LATTICE.to_vec();
@@ -117,7 +115,7 @@ pub fn subject(
             out_of_scope: Vec::new(),
         });
     }
-    let obs = crate::cmd::fit::observation(input, source)?;
+    let obs = super::input::observation(input, options)?;
     let name = observe::scenario_name(input);
     let (fitted, scenario) = observe::fitted(&obs, name, scenario_path, trials, seed)?;
     let observed = contains::find(&scenario, &fitted.expected)?;
@@ -129,11 +127,7 @@ pub fn subject(
         .filter(|&a| report.has(a))
         .filter(|&a| a != Anomaly::A3Residue || !report.has(Anomaly::A3))
         .collect();
-    let framework = match obs.kind {
-        Kind::LangGraph => Framework::LangGraph,
-        Kind::Otel | Kind::OpenInference | Kind::Mcp => Framework::OpenTelemetry,
-        Kind::History => Framework::Unknown,
-    };
+    let framework = Framework::of(input, options, obs.report.as_ref());
     Ok(Subject {
         scenario,
         text: fitted.toml,
@@ -146,15 +140,15 @@ pub fn subject(
 
 /// Runs the command.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let source = Ingest::of(args.from, args.thread.clone())?;
+    let options = args.from.options()?;
     anyhow::ensure!(
         (1..=agentsim_sim::scenario::TRIALS_MAX).contains(&args.trials),
         "--trials {} is outside 1..={}",
         args.trials,
         agentsim_sim::scenario::TRIALS_MAX
     );
-    Paths::new()
-        .input("the input", &args.input)
+    let paths = Paths::new().input("the input", &args.input);
+    super::input::beside_paths(paths, &options)
         .output("-o", args.out.as_deref())
         .check()?;
     if let Some(out) = &args.out {
@@ -165,7 +159,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let path = args.out.clone().unwrap_or(fallback);
     let subject = subject(
         &args.input,
-        source.as_ref(),
+        &options,
         &path,
         args.trials,
         args.seed,
@@ -330,7 +324,7 @@ fn print(
     changes: &[changes::Change],
 ) -> Result<()> {
     let idioms = chosen
-        .map(|c| idiom::idioms(s.framework, c.stack))
+        .map(|c| idiom::idioms(&s.framework, c.stack))
         .unwrap_or_default();
     if args.json {
         let cands: Vec<Value> = plan
@@ -370,6 +364,7 @@ fn print(
             "candidates": cands,
             "replay": s.observed.as_ref().map(|o| o.line.to_string()),
             "changes": changes,
+            "framework": s.framework.name(),
             "idioms": idioms.iter().map(|(m, t)| json!({"mechanism": m.to_string(), "idiom": t})).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -460,6 +455,9 @@ fn print(
         for ch in changes {
             println!("  {}", ch.text());
         }
+    }
+    if !idioms.is_empty() {
+        println!("framework: {}", s.framework.name());
     }
     for (m, text) in &idioms {
         println!("idiom ({m}): {text}");

@@ -4,8 +4,9 @@
 
 use super::super::check;
 use super::super::detect::{explain, Explained};
-use super::super::ingest::{history_for_detect, Ingest};
+use super::super::input;
 use crate::view::{Anom, CellValue, Kind, Page, Rec, Step};
+use agentsim_ingest::Options;
 use agentsim_ingest::Report;
 use agentsim_models::{History, Names, Value, ValueMap};
 use anyhow::{anyhow, bail, Context, Result};
@@ -147,13 +148,13 @@ fn with_wall_time(records: &mut [Rec], wall_ns: &[(u128, u128)]) -> bool {
 
 /// A JSON Lines history, with detect's report.
 pub fn page_of_history(path: &Path) -> Result<Page> {
-    let (h, _) = history_for_detect(path, None)?;
+    let (h, _) = input::read(path, &Options::default())?;
     page_of(h, title_of(path), &path.display().to_string(), None)
 }
 
 /// An ingested trace, with the ingest's report and detect's.
-pub fn page_of_trace(path: &Path, source: &Ingest) -> Result<Page> {
-    let (h, report) = history_for_detect(path, Some(source))?;
+pub fn page_of_trace(path: &Path, options: &Options) -> Result<Page> {
+    let (h, report) = input::read(path, options)?;
     page_of(h, title_of(path), &path.display().to_string(), report)
 }
 

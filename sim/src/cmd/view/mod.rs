@@ -37,12 +37,9 @@ pub struct Args {
     /// The page to write.
     #[arg(short = 'o', long = "out", value_name = "FILE.html")]
     pub out: PathBuf,
-    /// INPUT is a trace: OTLP/JSON GenAI spans, or a LangGraph SQLite checkpointer.
-    #[arg(long, value_enum)]
-    pub from: Option<super::ingest::From>,
-    /// With `--from langgraph`: the thread to read.
-    #[arg(long)]
-    pub thread: Option<String>,
+    /// `--from` and what is read beside INPUT, as `detect` takes them.
+    #[command(flatten)]
+    pub input_from: super::input::FromArgs,
     /// Draw only these agents' operations (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     pub agents: Vec<String>,
@@ -166,16 +163,16 @@ fn parse_window(s: &str) -> Result<(u64, u64), String> {
 /// What INPUT is, decided once from the flags and the file.
 enum Input {
     History(PathBuf),
-    Trace(PathBuf, super::ingest::Ingest),
+    Trace(PathBuf, agentsim_ingest::Options),
     Counterexample(PathBuf),
     Replay(String),
 }
 
 fn input_of(args: &Args) -> Result<Input> {
-    let source = super::ingest::Ingest::of(args.from, args.thread.clone())?;
+    let options = args.input_from.options()?;
     let path = PathBuf::from(&args.input);
-    if let Some(source) = source {
-        return Ok(Input::Trace(path, source));
+    if options.from.is_some() {
+        return Ok(Input::Trace(path, options));
     }
     if args.input.contains("scenario=") {
         return Ok(Input::Replay(args.input.clone()));
@@ -225,13 +222,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     // A replay line's input is the scenario it names (and the files that scenario reads): a
     // line that does not parse is reported where it is read.
-    let paths = match &input {
+    let mut paths = match &input {
         Input::Replay(line) => match agentsim_sim::replay_line::ReplayLine::parse(line) {
             Ok(l) => Paths::new().scenario(&l.scenario),
             Err(_) => Paths::new(),
         },
         _ => Paths::new().input("INPUT", Path::new(&args.input)),
     };
+    if let Input::Trace(_, options) = &input {
+        paths = super::input::beside_paths(paths, options);
+    }
     paths.output("-o", Some(&args.out)).check()?;
     preflight(&args.out).context("-o")?;
     let narrow = Narrow {

@@ -11,11 +11,10 @@
 use crate::artifacts::figures::Estimate;
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{table_files, Artifact, Ctx, Step};
-use agentsim_ingest::langgraph::read_langgraph;
-use agentsim_ingest::otel::read_otel;
+use agentsim_ingest::{Options, Source};
 use agentsim_models::Anomaly;
 use agentsim_sim::stats::Proportion;
-use observe::{with_runtime, Kind};
+use observe::with_runtime;
 use serde_json::json;
 use std::path::Path;
 
@@ -34,65 +33,65 @@ pub const STEP: Step = Step {
 };
 
 /// The anomalous examples (the clean ones have nothing to fix): repository path and bytes.
-const EXAMPLES: &[(&str, Kind, &[u8])] = &[
+const EXAMPLES: &[(&str, Option<Source>, &[u8])] = &[
     (
         "scenarios/histories/a1_stale_generation.jsonl",
-        Kind::History,
+        None,
         include_bytes!("../../../../scenarios/histories/a1_stale_generation.jsonl"),
     ),
     (
         "scenarios/histories/a2_phantom_tool.jsonl",
-        Kind::History,
+        None,
         include_bytes!("../../../../scenarios/histories/a2_phantom_tool.jsonl"),
     ),
     (
         "scenarios/histories/a3_causal_cascade.jsonl",
-        Kind::History,
+        None,
         include_bytes!("../../../../scenarios/histories/a3_causal_cascade.jsonl"),
     ),
     (
         "scenarios/histories/a6_tool_reordering.jsonl",
-        Kind::History,
+        None,
         include_bytes!("../../../../scenarios/histories/a6_tool_reordering.jsonl"),
     ),
     (
         "scenarios/histories/l1_struct_witness.jsonl",
-        Kind::History,
+        None,
         include_bytes!("../../../../scenarios/histories/l1_struct_witness.jsonl"),
     ),
     (
         "scenarios/traces/otel/memory_lost_update.json",
-        Kind::Otel,
+        Some(Source::Genai),
         include_bytes!("../../../../scenarios/traces/otel/memory_lost_update.json"),
     ),
     (
         "scenarios/traces/otel/memory_versions_only.json",
-        Kind::Otel,
+        Some(Source::Genai),
         include_bytes!("../../../../scenarios/traces/otel/memory_versions_only.json"),
     ),
     (
         "scenarios/traces/otel/phantom_signature.json",
-        Kind::Otel,
+        Some(Source::Genai),
         include_bytes!("../../../../scenarios/traces/otel/phantom_signature.json"),
     ),
     (
         "scenarios/traces/otel/phantom_tool.json",
-        Kind::Otel,
+        Some(Source::Genai),
         include_bytes!("../../../../scenarios/traces/otel/phantom_tool.json"),
     ),
     (
         "scenarios/traces/otel/tool_reordering.json",
-        Kind::Otel,
+        Some(Source::Genai),
         include_bytes!("../../../../scenarios/traces/otel/tool_reordering.json"),
     ),
     (
         "scenarios/traces/langgraph/stale_read.sqlite",
-        Kind::LangGraph,
+        Some(Source::Langgraph),
         include_bytes!("../../../../scenarios/traces/langgraph/stale_read.sqlite"),
     ),
     (
         "scenarios/traces/langgraph/toolnode_fanout.sqlite",
-        Kind::LangGraph,
+        Some(Source::Langgraph),
         include_bytes!("../../../../scenarios/traces/langgraph/toolnode_fanout.sqlite"),
     ),
 ];
@@ -137,7 +136,7 @@ pub fn run_all(trials: u64, threads: usize) -> anyhow::Result<Vec<Row>> {
     std::fs::create_dir_all(&scratch)?;
     let rows = EXAMPLES
         .iter()
-        .map(|&(input, kind, bytes)| one(&scratch, input, kind, bytes, trials, threads))
+        .map(|&(input, from, bytes)| one(&scratch, input, from, bytes, trials, threads))
         .collect();
     let _ = std::fs::remove_dir_all(&scratch);
     rows
@@ -146,7 +145,7 @@ pub fn run_all(trials: u64, threads: usize) -> anyhow::Result<Vec<Row>> {
 fn one(
     scratch: &Path,
     input: &'static str,
-    kind: Kind,
+    from: Option<Source>,
     bytes: &[u8],
     trials: u64,
     threads: usize,
@@ -154,14 +153,18 @@ fn one(
     let name = Path::new(input).file_name().unwrap_or_default();
     let file = scratch.join(name);
     std::fs::write(&file, bytes)?;
-    let history = match kind {
-        Kind::History => agentsim_jsonl::read_history(&file)?,
-        Kind::Otel => read_otel(&file)?.history,
-        Kind::LangGraph => read_langgraph(&file, None)?.history,
-        Kind::OpenInference => agentsim_ingest::openinference::read_openinference(&file)?.history,
-        Kind::Mcp => agentsim_ingest::mcp::read_mcp_log(&file)?.history,
+    let (history, report) = match from {
+        None => (agentsim_jsonl::read_history(&file)?, None),
+        Some(from) => {
+            let options = Options {
+                from: Some(from),
+                ..Options::default()
+            };
+            let ing = agentsim_ingest::load(&file, &options)?;
+            (ing.history, Some(ing.report))
+        }
     };
-    let obs = observe::observe(history, kind, &file, input)?;
+    let obs = observe::observe(history, report, from, &file, input)?;
     let sc_path = Path::new(input).with_extension("fit.toml");
     let name = observe::scenario_name(Path::new(input));
     let (fitted, sc) = observe::fitted(&obs, name, &sc_path, trials, SEED)?;

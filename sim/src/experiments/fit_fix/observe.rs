@@ -2,29 +2,20 @@
 //! with the trace's wall times when it has them, and the fitted scenario they make.
 
 use super::otel_times;
+use agentsim_ingest::{Report, Source};
 use agentsim_models::{Anomaly, History};
 use agentsim_sim::fit::{self, Fitted, Observed, Timing};
 use agentsim_sim::scenario::Scenario;
 use anyhow::{anyhow, Context, Result};
 use std::path::Path;
 
-/// What kind of input a history came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    History,
-    Otel,
-    LangGraph,
-    /// OpenInference spans: read as `--from openinference` does; their wall times are not
-    /// paired with records yet, so log positions stand in.
-    OpenInference,
-    /// An MCP JSON-RPC log (no wall times are paired either).
-    Mcp,
-}
-
 /// An observed run.
 pub struct Observation {
     pub history: History,
-    pub kind: Kind,
+    /// `--from`: `None` for a JSON Lines history.
+    pub from: Option<Source>,
+    /// The ingestion's report, for an ingested history.
+    pub report: Option<Report>,
     pub times: Option<Vec<Timing>>,
     /// `otel trace FILE`, `langgraph checkpoints FILE`, `history FILE`.
     pub source: String,
@@ -40,19 +31,27 @@ impl Observation {
 }
 
 /// The observation of `history`, read from `file` (named `shown` in what is written) as
-/// `kind`; an OpenTelemetry trace is read again for its wall times.
-pub fn observe(history: History, kind: Kind, file: &Path, shown: &str) -> Result<Observation> {
+/// `from` says, with its ingestion's `report`; a trace of GenAI spans is read again for its
+/// wall times (OpenInference spans' and an MCP log's wall times are not paired with records
+/// yet, so log positions stand in).
+pub fn observe(
+    history: History,
+    report: Option<Report>,
+    from: Option<Source>,
+    file: &Path,
+    shown: &str,
+) -> Result<Observation> {
     if history.records.is_empty() {
         return Err(anyhow!(
             "{shown}: no steps: the input holds no operation (nothing to fit a scenario from)"
         ));
     }
-    let (label, times, clock_note) = match kind {
-        Kind::History => (format!("history {shown}"), None, None),
-        Kind::LangGraph => (format!("langgraph checkpoints {shown}"), None, None),
-        Kind::OpenInference => (format!("openinference trace {shown}"), None, None),
-        Kind::Mcp => (format!("mcp log {shown}"), None, None),
-        Kind::Otel => {
+    let (label, times, clock_note) = match from {
+        None | Some(Source::Recorder) => (format!("history {shown}"), None, None),
+        Some(Source::Langgraph) => (format!("langgraph checkpoints {shown}"), None, None),
+        Some(Source::Openinference) => (format!("openinference trace {shown}"), None, None),
+        Some(Source::Mcp) => (format!("mcp log {shown}"), None, None),
+        Some(Source::Otel | Source::Genai) => {
             let text = std::fs::read_to_string(file).with_context(|| format!("reading {shown}"))?;
             match otel_times::timings(&text, shown, &history) {
                 Ok(t) => (format!("otel trace {shown}"), Some(t), None),
@@ -68,7 +67,8 @@ pub fn observe(history: History, kind: Kind, file: &Path, shown: &str) -> Result
     };
     Ok(Observation {
         history,
-        kind,
+        from,
+        report,
         times,
         source: label,
         clock_note,
