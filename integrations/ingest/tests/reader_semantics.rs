@@ -159,18 +159,9 @@ fn a_mapping_names_the_attributes_a_framework_records_calls_in() {
         Some("\"likes coffee\"")
     );
     // Without `[attributes]` the same spans carry no arguments a mapping can see.
-    let plain = Mapping::parse(
-        &std::fs::read_to_string(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/own_attributes.toml"),
-        )
-        .unwrap()
-        .split("[attributes]")
-        .next()
-        .unwrap()
-        .to_owned(),
-        "plain.toml",
-    )
-    .unwrap();
+    let (own, _) = fixture("own_attributes.toml");
+    let tools = own.split("[attributes]").next().unwrap();
+    let plain = Mapping::parse(tools, "plain.toml").unwrap();
     let i = agentsim_ingest::otel::parse_otel_with(&text, &file, Some(&plain)).unwrap();
     assert_eq!(
         i.report.verdict(Anomaly::A1).unwrap().status(),

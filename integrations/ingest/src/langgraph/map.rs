@@ -263,14 +263,13 @@ impl Ctx {
             }
         }
         let mut branch = vec![0; n];
-        let mut next_branch = 1;
-        for leaf in (0..n).rev().filter(|&k| children[k].is_empty()) {
+        let leaves = (0..n).rev().filter(|&k| children[k].is_empty());
+        for (number, leaf) in (1..).zip(leaves) {
             let mut q = Some(leaf);
             while let Some(k) = q.filter(|&k| branch[k] == 0) {
-                branch[k] = next_branch;
+                branch[k] = number;
                 q = parent[k];
             }
-            next_branch += 1;
         }
         let mut fork = vec![None; n];
         for k in 0..n {
