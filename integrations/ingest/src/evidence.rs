@@ -9,10 +9,15 @@
 //!   input does not show: a tool, a database client); records a read or write did not name →
 //!   *undecidable*; cells compared by derived version, or coarser than records (a store) →
 //!   *upper bound*; otherwise *decided*, by content.
-//! * **A2**: no tool call → *decided* (nothing was planned); a tool call whose plan saw no
-//!   registry → *undecidable*; otherwise *lower bound*: a registry observed at some instants
-//!   shows a change only at the next observation, so a witness is real and "none" is not an
-//!   answer. Registries from names only cannot show a signature change (said so).
+//! * **A2**: only a planned call that ran is a plan (SPEC §3: A2 is a write that used a tool
+//!   no longer in the registry, and a call refused at call time, or never dispatched, wrote
+//!   nothing); the calls that did not run are counted with the evidence that says so. No
+//!   call ran → *decided*; a tool call whose plan saw no registry → *undecidable*; a planned
+//!   call the input cannot show ran or not → *lower bound* (a witness among the calls that
+//!   ran is real); otherwise *lower bound*: a registry observed at some instants shows a change
+//!   only at the next observation, so a witness is real and "none" is not an answer.
+//!   Registries from names only cannot show a signature change (said so). A witness's note
+//!   names the span that shows its call ran ([`phantom_notes`]).
 //! * **A3**: nothing retracted that the input shows → *undecidable* (a workflow that discards
 //!   a result without an ERROR span leaves no trace); retractions seen → *lower bound*
 //!   (provenance derived from log order: a survivor that read a retracted write is real; one
@@ -59,6 +64,11 @@ pub struct RegistryEvidence {
     pub sharing: String,
     /// Dispatches whose registry took a change another agent observed.
     pub foreign_applied: u64,
+    /// Planned calls the input shows did not run (refused, failed, never dispatched): the
+    /// evidence → how many. They are not plans.
+    pub not_run: BTreeMap<String, u64>,
+    /// Planned calls the input cannot show ran or not (no span of the call, no error).
+    pub unknown_run: u64,
 }
 
 /// What a reader saw of aborts and retractions.
@@ -71,7 +81,7 @@ pub struct RetractionEvidence {
     pub aborted: u64,
 }
 
-fn list(m: &BTreeMap<String, u64>) -> String {
+pub(crate) fn list(m: &BTreeMap<String, u64>) -> String {
     let v: Vec<String> = m.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
     v.join(", ")
 }
@@ -118,11 +128,61 @@ pub fn a1(e: &MemoryEvidence) -> Verdict {
     }
 }
 
+/// Whether a step's planned tool was in its read registry and is gone from, or changed in,
+/// its write registry: the step is an A2 witness (SPEC §3), for its note.
+pub fn phantom(step: &crate::build::Step) -> bool {
+    let Some(tool) = step.planned_tool.as_deref() else {
+        return false;
+    };
+    let find = |r: &[(String, u32)]| r.iter().find(|(n, _)| n == tool).map(|(_, v)| *v);
+    !step.aborted
+        && find(&step.read_registry).is_some_and(|seen| find(&step.write_registry) != Some(seen))
+}
+
+/// One note per A2 witness (at most ten, then how many more): the record, and the span that
+/// shows its planned call ran; `calls` are (record index, span) pairs.
+pub fn phantom_notes(h: &agentsim_models::History, calls: &[(usize, String)]) -> Vec<String> {
+    const SHOWN: usize = 10;
+    let mut out: Vec<String> = (calls.iter().take(SHOWN))
+        .map(|(i, span)| {
+            let r = &h.records[*i];
+            let tool = r
+                .planned_tool
+                .map_or("?".to_owned(), |t| h.names.tool_name(t));
+            format!(
+                "record {i} ({}): its planned call of {tool} ran ({span}), after the tool \
+                 left or changed",
+                h.names.agent_name(r.agent)
+            )
+        })
+        .collect();
+    if calls.len() > SHOWN {
+        out.push(format!(
+            "… and {} more planned calls like these",
+            calls.len() - SHOWN
+        ));
+    }
+    out
+}
+
+/// The planned calls that did not run, for a verdict's text ("" when none).
+fn not_run(e: &RegistryEvidence) -> String {
+    if e.not_run.is_empty() {
+        return String::new();
+    }
+    let n: u64 = e.not_run.values().sum();
+    format!(
+        "; {n} planned calls did not run and wrote nothing, so none is a witness ({})",
+        list(&e.not_run)
+    )
+}
+
 /// A2 from what registries the input showed.
 pub fn a2(e: &RegistryEvidence) -> Verdict {
-    if e.tool_calls == 0 {
+    let not_run = not_run(e);
+    if e.tool_calls == 0 && e.unknown_run == 0 {
         return Verdict::Decided {
-            basis: "no tool calls: no planned tool".to_owned(),
+            basis: format!("no tool calls: no planned tool{not_run}"),
         };
     }
     if e.without_registry > 0 {
@@ -132,6 +192,16 @@ pub fn a2(e: &RegistryEvidence) -> Verdict {
                  gen_ai.tool.definitions or gen_ai.agent.tools on their generation or \
                  invoke_agent span)",
                 e.without_registry, e.tool_calls
+            ),
+        };
+    }
+    if e.unknown_run > 0 {
+        return Verdict::LowerBound {
+            basis: format!(
+                "{} planned calls have no span that shows whether they ran (no tool span, no \
+                 error): a witness among the calls that ran is real, and none cannot be \
+                 told{not_run}",
+                e.unknown_run
             ),
         };
     }
@@ -148,7 +218,7 @@ pub fn a2(e: &RegistryEvidence) -> Verdict {
         basis: format!(
             "registry observed at {} ({} changes seen; registries {}; {} dispatches took a \
              change another agent's spans showed): a change is seen at the next observation \
-             after it, so a witness is real and none cannot be told{names}",
+             after it, so a witness is real and none cannot be told{names}{not_run}",
             list(&e.observed),
             e.changes,
             e.sharing,

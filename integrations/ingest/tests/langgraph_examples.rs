@@ -255,6 +255,44 @@ fn the_fold_is_in_task_order() {
 }
 
 #[test]
+fn every_branch_of_a_forked_thread_is_history_and_the_lost_update_is_a1() {
+    let forked = ingest("forked_thread.sqlite");
+    let text = show(&forked);
+    // Both workers' runs are records: branch 1's nodes by name, branch 2's as `node#2`.
+    let n = &forked.history.names;
+    let agents: Vec<String> = (forked.history.records.iter())
+        .map(|r| n.agent_name(r.agent))
+        .collect();
+    assert!(agents.contains(&"update".to_owned()), "{text}");
+    assert!(agents.contains(&"update#2".to_owned()), "{text}");
+    assert_eq!(point(&forked), vec!["A1"], "{text}");
+    // The lost write is a witness: the two `update`s both wrote `notes` from the fork point.
+    let lost = fast::detect(&forked.history).a1.into_iter().any(|w| {
+        let (r, wr) = (
+            &forked.history.records[w.reader],
+            &forked.history.records[w.writer],
+        );
+        let pair = [n.agent_name(r.agent), n.agent_name(wr.agent)];
+        n.cell_name(w.cell) == "notes"
+            && pair.contains(&"update#2".to_owned())
+            && pair.contains(&"update".to_owned())
+    });
+    assert!(lost, "{text}");
+    let a1 = forked.report.verdict(Anomaly::A1).unwrap();
+    assert_eq!(a1.status(), "lower_bound", "{text}");
+    assert!(a1.why().contains("lost updates: record"), "{}", a1.why());
+    assert_eq!(forked.report.counts["forked_checkpoints"], 3, "{text}");
+    // Taking turns keeps one chain: no fork, no A1.
+    let fixed = ingest("forked_thread_fixed.sqlite");
+    assert!(point(&fixed).is_empty(), "{}", show(&fixed));
+    assert!(!fixed.report.counts.contains_key("forked_checkpoints"));
+    assert_eq!(
+        fixed.report.verdict(Anomaly::A1).unwrap().status(),
+        "upper_bound"
+    );
+}
+
+#[test]
 fn threads_are_chosen_by_name() {
     let err = read_langgraph(path("two_threads.sqlite"), None).unwrap_err();
     assert!(matches!(err, IngestError::Ambiguous { .. }));

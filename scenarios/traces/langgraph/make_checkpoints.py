@@ -7,7 +7,8 @@ Run from the repository root with the pinned packages installed
 
 Each example app of `integrations/python/examples/apps.py` runs once (thread `t`) under
 `langgraph.checkpoint.sqlite.SqliteSaver`, before and after its fix, into `<app>.sqlite` and
-`<app>_fixed.sqlite`; `two_threads.sqlite` holds two threads; `bad/` holds the inputs the
+`<app>_fixed.sqlite`; `two_threads.sqlite` holds two threads; `forked_thread.sqlite` one thread
+that two workers forked at once (`forked_thread_fixed.sqlite`: they take turns); `bad/` holds the inputs the
 reader must refuse (a database that is not a checkpointer's, a truncated one, one with a
 serialization it cannot read). The databases differ from run to run in ids and timestamps,
 never in what the tests check (the tools' latencies are 20, 80 and 150 ms apart).
@@ -45,6 +46,65 @@ def run(app: str, fixed: bool, path: str, threads=("t",)) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.execute("PRAGMA journal_mode=DELETE")
     conn.close()
+
+
+def forked(fixed: bool, path: str) -> None:
+    """Two workers, each with its own connection, invoke one graph on thread `t` at once: both
+    read the newest checkpoint and both succeed, so the thread forks and one worker's `notes`
+    is on a branch no later checkpoint descends from (a lost update). Fixed: the workers take
+    turns (a lock around each invocation), and the chain stays one."""
+    import threading
+    import time
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    if os.path.exists(path):
+        os.remove(path)
+
+    class State(TypedDict):
+        notes: str
+        add: str
+
+    both_read = threading.Barrier(2)
+
+    def update(state: State) -> dict:
+        seen = state.get("notes", "")
+        if not fixed and state["add"]:
+            both_read.wait(timeout=10)
+        time.sleep(0.05)
+        return {"notes": (seen + " " + state["add"]).strip()}
+
+    g = StateGraph(State)
+    g.add_node("update", update)
+    g.add_edge(START, "update")
+    g.add_edge("update", END)
+    setup = sqlite3.connect(path, check_same_thread=False)
+    g.compile(checkpointer=SqliteSaver(setup)).invoke(
+        {"notes": "likes tea", "add": ""}, {"configurable": {"thread_id": "t"}})
+    setup.commit()
+    turns = threading.Lock()
+
+    def worker(add: str) -> None:
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+        app = g.compile(checkpointer=SqliteSaver(conn))
+        if fixed:
+            with turns:
+                app.invoke({"add": add}, {"configurable": {"thread_id": "t"}})
+        else:
+            app.invoke({"add": add}, {"configurable": {"thread_id": "t"}})
+        conn.commit()
+        conn.close()
+
+    workers = [threading.Thread(target=worker, args=(a,)) for a in ("likes coffee", "likes cake")]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    setup.execute("VACUUM")
+    setup.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    setup.execute("PRAGMA journal_mode=DELETE")
+    setup.close()
 
 
 def bad_inputs() -> None:
@@ -85,6 +145,8 @@ def main() -> None:
         name = f"{app}_fixed.sqlite" if fixed else f"{app}.sqlite"
         run(app, fixed, os.path.join(HERE, name))
     run("stale_read", False, os.path.join(HERE, "two_threads.sqlite"), threads=("a", "b"))
+    forked(False, os.path.join(HERE, "forked_thread.sqlite"))
+    forked(True, os.path.join(HERE, "forked_thread_fixed.sqlite"))
     bad_inputs()
     print("world (effects in the order they landed):", apps.WORLD)
 

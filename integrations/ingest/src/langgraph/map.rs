@@ -25,12 +25,56 @@ struct Checkpoint {
     step: Option<i64>,
 }
 
+/// The thread's root-namespace checkpoints as the tree their parents make, in id order (uuid6
+/// ids sort by creation time, so this is the order they were made in).
+struct Tree {
+    cps: Vec<Checkpoint>,
+    parent: Vec<Option<usize>>,
+    children: Vec<Vec<usize>>,
+    /// Branch 1 is the chain of parents from the newest checkpoint; each other leaf, in id
+    /// order, adds the branch from it up to a checkpoint already on one.
+    branch: Vec<usize>,
+    /// The nearest checkpoint strictly above each with two or more children (its fork point).
+    fork: Vec<Option<usize>>,
+}
+
+impl Tree {
+    /// The position of the checkpoint a task of `k` led to (its only child), `None` for a
+    /// leaf; a fork point's tasks led to one of several and are `Err`.
+    fn next(&self, k: usize) -> Result<Option<usize>, ()> {
+        match self.children[k].as_slice() {
+            [] => Ok(None),
+            [c] => Ok(Some(*c)),
+            _ => Err(()),
+        }
+    }
+}
+
 /// A task's stored writes, in `idx` order.
 struct Task {
     id: String,
     path: String,
     writes: Vec<(String, Json)>,
     first_rowid: i64,
+}
+
+/// Where a superstep's tasks are on the builder's clock: they read at `read` (their
+/// checkpoint `at`, or the fork point above it) and commit in task order just before the
+/// checkpoint `next` they led to is read, or after `at` when none followed.
+#[derive(Clone, Copy)]
+struct Clock {
+    read: u128,
+    at: u128,
+    next: Option<u128>,
+}
+
+impl Clock {
+    fn commit(&self, rank: usize, tasks: usize) -> u128 {
+        match self.next {
+            Some(n) => (n << SHIFT) - tasks as u128 + rank as u128,
+            None => (self.at << SHIFT) + 1 + rank as u128,
+        }
+    }
 }
 
 /// Context of one ingestion: the file name and what the report collects.
@@ -43,6 +87,11 @@ struct Ctx {
     fanouts: Vec<String>,
     /// `Send` packets whose task stored no writes: their completion cannot be ordered.
     unordered_sends: u64,
+    /// Fork points whose own tasks stored writes: which branch each went to is unknown.
+    untold_forks: u64,
+    /// Committed writes on branches no later checkpoint of the newest descends from, and an
+    /// A1 witness each (reader, writer: a sibling's write), for the A1 verdict.
+    lost: Vec<String>,
 }
 
 pub fn ingest(file: &str, rows: Rows) -> Result<Ingested, IngestError> {
@@ -53,19 +102,30 @@ pub fn ingest(file: &str, rows: Rows) -> Result<Ingested, IngestError> {
         undecided_tool_tasks: 0,
         fanouts: Vec::new(),
         unordered_sends: 0,
+        untold_forks: 0,
+        lost: Vec::new(),
     };
     cx.notes.push(format!("thread `{}`", rows.thread));
-    let chain = cx.chain(&rows.checkpoints)?;
+    let tree = cx.tree(&rows.checkpoints)?;
     let tasks = cx.tasks(&rows.writes)?;
     let mut steps = Vec::new();
     let mut failed: Vec<RunError> = Vec::new();
-    for (k, cp) in chain.iter().enumerate() {
-        let next = chain.get(k + 1);
+    let head = tree.cps.len() - 1;
+    // Writes a fork point's tasks stored: which branch they went to cannot be told.
+    let mut untold_forks = 0;
+    for (k, cp) in tree.cps.iter().enumerate() {
+        let next = match tree.next(k) {
+            Ok(n) => n,
+            Err(()) => {
+                untold_forks += u64::from(tasks.contains_key(&cp.id));
+                continue;
+            }
+        };
         let Some(ts) = tasks.get(&cp.id) else {
             cx.check_sends(cp, next.is_some(), &BTreeMap::new());
             continue;
         };
-        let planners = match k.checked_sub(1).map(|p| &chain[p]) {
+        let planners = match tree.parent[k].map(|p| &tree.cps[p]) {
             Some(prev) => tasks
                 .get(&prev.id)
                 .map(|pts| planners(prev, pts))
@@ -73,13 +133,27 @@ pub fn ingest(file: &str, rows: Rows) -> Result<Ingested, IngestError> {
             None => BTreeMap::new(),
         };
         *cx.counts.entry("supersteps".into()).or_default() += 1;
-        let made = cx.superstep(k as u128, (cp, next), ts, &planners);
-        if next.is_none() {
+        // After a fork each branch's tasks read the fork point: that is the state their
+        // worker started from, and what a sibling branch committed meanwhile it never saw.
+        let clock = Clock {
+            read: tree.fork[k].unwrap_or(k) as u128,
+            at: k as u128,
+            next: next.map(|n| n as u128),
+        };
+        let mut made = cx.superstep(clock, (cp, next.map(|n| &tree.cps[n])), ts, &planners);
+        if tree.branch[k] > 1 {
+            for step in &mut made {
+                step.agent = format!("{}#{}", step.agent, tree.branch[k]);
+            }
+        }
+        if next.is_none() && k == head {
             failed.extend(cx.failure(cp, ts));
         }
         steps.extend(made);
     }
+    cx.untold_forks = untold_forks;
     let history = build(steps, true);
+    cx.lost_updates(&tree, &history);
     // Only the last superstep can fail to commit, so its records are the aborted ones.
     let aborted: Vec<usize> = (0..history.len())
         .filter(|&i| history.records[i].aborted)
@@ -131,51 +205,105 @@ impl Ctx {
         }
     }
 
-    /// The root namespace's checkpoints from the first to the newest, following parents.
-    fn chain(&mut self, rows: &[CheckpointRow]) -> Result<Vec<Checkpoint>, IngestError> {
+    /// The root namespace's checkpoints as a tree (every branch of a forked thread), in id
+    /// order. A parent that is missing, or a checkpoint that is its own ancestor, cuts the
+    /// tree there (noted).
+    fn tree(&mut self, rows: &[CheckpointRow]) -> Result<Tree, IngestError> {
         let root: BTreeMap<&str, &CheckpointRow> = rows
             .iter()
             .filter(|r| r.ns.is_empty())
             .map(|r| (r.id.as_str(), r))
             .collect();
         self.count("subgraph_checkpoints", (rows.len() - root.len()) as u64);
-        // uuid6 checkpoint ids sort by creation time within a process: the last is the head.
-        let Some(&head) = root.values().next_back() else {
+        if root.is_empty() {
             return Err(IngestError::Ambiguous {
                 file: self.file.clone(),
                 message: "the thread has no checkpoints in the root namespace".to_owned(),
             });
-        };
-        let mut order = vec![head];
-        let mut seen = BTreeSet::from([head.id.as_str()]);
-        while let Some(parent) = order.last().and_then(|r| r.parent.as_deref()) {
-            match root.get(parent) {
-                Some(&p) if seen.insert(p.id.as_str()) => order.push(p),
-                Some(_) => {
-                    self.notes.push(format!(
-                        "checkpoint {parent} is its own ancestor; stopped there"
-                    ));
-                    break;
-                }
-                None => {
-                    self.notes.push(format!(
-                        "the parent {parent} of the oldest checkpoint read is missing"
-                    ));
-                    break;
-                }
+        }
+        // uuid6 checkpoint ids sort by creation time within a process: the last is the head.
+        let rows: Vec<&CheckpointRow> = root.values().copied().collect();
+        let at: BTreeMap<&str, usize> = (rows.iter().enumerate())
+            .map(|(k, r)| (r.id.as_str(), k))
+            .collect();
+        let n = rows.len();
+        let mut parent: Vec<Option<usize>> = vec![None; n];
+        for (k, r) in rows.iter().enumerate() {
+            let Some(p) = r.parent.as_deref() else {
+                continue;
+            };
+            match at.get(p) {
+                Some(&q) => parent[k] = Some(q),
+                None => self.notes.push(format!(
+                    "the parent {p} of checkpoint {} is missing; its branch starts there",
+                    r.id
+                )),
             }
         }
-        order.reverse();
-        self.count("checkpoints", order.len() as u64);
-        let forked = root.len() - order.len();
+        // A cycle of parents has no root: cut it at its newest checkpoint.
+        for k in 0..n {
+            let mut seen = BTreeSet::from([k]);
+            let mut q = k;
+            while let Some(p) = parent[q] {
+                if !seen.insert(p) {
+                    self.notes.push(format!(
+                        "checkpoint {} is its own ancestor; stopped there",
+                        rows[q].id
+                    ));
+                    parent[q] = None;
+                    break;
+                }
+                q = p;
+            }
+        }
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (k, p) in parent.iter().enumerate() {
+            if let Some(p) = *p {
+                children[p].push(k);
+            }
+        }
+        let mut branch = vec![0; n];
+        let leaves = (0..n).rev().filter(|&k| children[k].is_empty());
+        for (number, leaf) in (1..).zip(leaves) {
+            let mut q = Some(leaf);
+            while let Some(k) = q.filter(|&k| branch[k] == 0) {
+                branch[k] = number;
+                q = parent[k];
+            }
+        }
+        let mut fork = vec![None; n];
+        for k in 0..n {
+            let mut q = parent[k];
+            while let Some(p) = q {
+                if children[p].len() >= 2 {
+                    fork[k] = Some(p);
+                    break;
+                }
+                q = parent[p];
+            }
+        }
+        let on_head = branch.iter().filter(|&&b| b == 1).count();
+        self.count("checkpoints", on_head as u64);
+        let forked = n - on_head;
         if forked > 0 {
             self.count("forked_checkpoints", forked as u64);
             self.notes.push(format!(
-                "{forked} checkpoints are on other branches of the thread (forks); only the \
-                 branch ending at the newest checkpoint was read"
+                "{forked} checkpoints are on other branches of the thread (forks): every \
+                 branch is read, its tasks after the fork reading the fork point, and the \
+                 nodes of branch k named `node#k` (branch 1 ends at the newest checkpoint)"
             ));
         }
-        order.into_iter().map(|r| self.checkpoint(r)).collect()
+        let cps = rows
+            .into_iter()
+            .map(|r| self.checkpoint(r))
+            .collect::<Result<_, _>>()?;
+        Ok(Tree {
+            cps,
+            parent,
+            children,
+            branch,
+            fork,
+        })
     }
 
     fn checkpoint(&self, r: &CheckpointRow) -> Result<Checkpoint, IngestError> {
@@ -241,7 +369,7 @@ impl Ctx {
     /// The steps of the tasks that ran from `cp`; `next` is the checkpoint they led to.
     fn superstep(
         &mut self,
-        k: u128,
+        clock: Clock,
         (cp, next): (&Checkpoint, Option<&Checkpoint>),
         ts: &[Task],
         planners: &BTreeMap<String, Vec<String>>,
@@ -263,8 +391,8 @@ impl Ctx {
             let mut effects = tool_effects(t);
             let mut step = Step {
                 agent: name.clone(),
-                read_at: k << SHIFT,
-                commit_at: (k << SHIFT) + 1 + rank as u128,
+                read_at: clock.read << SHIFT,
+                commit_at: clock.commit(rank, ts.len()),
                 aborted: next.is_none(),
                 ..Step::default()
             };
@@ -446,6 +574,35 @@ impl Ctx {
         None
     }
 
+    /// The lost updates of a forked thread: an A1 witness whose reader and writer are on
+    /// different branches after one fork, both writing the key (each read the fork point, so
+    /// the later commit overwrote a write it never saw). The branch off the newest checkpoint
+    /// is the lost one.
+    fn lost_updates(&mut self, tree: &Tree, h: &agentsim_models::History) {
+        if tree.branch.iter().all(|&b| b == 1) {
+            return;
+        }
+        let branch_of = |agent: &str| {
+            (agent.rsplit_once('#'))
+                .and_then(|(_, b)| b.parse::<usize>().ok())
+                .unwrap_or(1)
+        };
+        for w in agentsim_models::detect::fast::detect(h).a1 {
+            let (r, wr) = (&h.records[w.reader], &h.records[w.writer]);
+            let (ra, wa) = (h.names.agent_name(r.agent), h.names.agent_name(wr.agent));
+            if branch_of(&ra) == branch_of(&wa) || !r.write_set.contains(&w.cell) {
+                continue;
+            }
+            let cell = h.names.cell_name(w.cell);
+            let lost = if branch_of(&wa) > 1 { &wa } else { &ra };
+            self.lost.push(format!(
+                "record {} ({ra}) and record {} ({wa}) both wrote `{cell}` from the fork \
+                 point, and {lost}'s write is lost",
+                w.reader, w.writer
+            ));
+        }
+    }
+
     /// A6 from what the database shows: decided where every fan-out's tasks stored writes and
     /// no task ran several tool calls; a lower bound where some could be ordered and some not.
     fn a6_verdict(&self) -> Verdict {
@@ -505,17 +662,34 @@ impl Ctx {
 
     fn verdicts(&self) -> Vec<(Anomaly, Verdict)> {
         let a6 = self.a6_verdict();
+        let upper = "reads are every state key of the checkpoint a task ran from (LangGraph \
+                     hands a node the whole state; the checkpointer does not record which keys \
+                     it used), values are the stored channel values: a witness on a key the \
+                     node never looked at is a false alarm";
+        let a1 = if self.untold_forks > 0 {
+            Verdict::Undecidable {
+                reason: format!(
+                    "{} fork points of the thread stored writes of their own tasks, which \
+                     cannot be told apart by the branch they went to",
+                    self.untold_forks
+                ),
+            }
+        } else if self.lost.is_empty() {
+            Verdict::UpperBound {
+                basis: upper.to_owned(),
+            }
+        } else {
+            Verdict::LowerBound {
+                basis: format!(
+                    "lost updates: {} (a write no later checkpoint of the newest branch \
+                     descends from, while the sibling branch, which read the same fork point, \
+                     wrote the key too: each is a real A1); other witnesses: {upper}",
+                    self.lost.join("; ")
+                ),
+            }
+        };
         vec![
-            (
-                Anomaly::A1,
-                Verdict::UpperBound {
-                    basis: "reads are every state key of the checkpoint a task ran from \
-                            (LangGraph hands a node the whole state; the checkpointer does not \
-                            record which keys it used), values are the stored channel values: a \
-                            witness on a key the node never looked at is a false alarm"
-                        .to_owned(),
-                },
-            ),
+            (Anomaly::A1, a1),
             (
                 Anomaly::A2,
                 Verdict::Undecidable {

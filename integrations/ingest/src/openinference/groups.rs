@@ -14,6 +14,7 @@
 //! unseen. So a witness is real, given the mapping's claim that the agents share a registry,
 //! and none is not an answer: A2 is a lower bound ([`crate::evidence::a2`]).
 
+use super::map::Runs;
 use crate::evidence::{self, RegistryEvidence};
 use crate::otel::mapping::Mapping;
 use crate::registry::{Entries, Observation, SharedRegistry};
@@ -102,8 +103,9 @@ impl<'m> Groups<'m> {
         )
     }
 
-    /// A2 over `planned` planned steps, every one of which saw its generation's `llm.tools`.
-    pub(super) fn a2(&self, planned: u64) -> Verdict {
+    /// A2 over `planned` planned steps, every one of which saw its generation's `llm.tools`;
+    /// `runs` says which planned calls did not run, or may not have.
+    pub(super) fn a2(&self, planned: u64, runs: &Runs) -> Verdict {
         let mut observed = BTreeMap::new();
         observed.insert("llm.tools on LLM".to_owned(), self.views);
         evidence::a2(&RegistryEvidence {
@@ -114,6 +116,8 @@ impl<'m> Groups<'m> {
             changes: self.shared.changes(),
             sharing: self.sharing(),
             foreign_applied: self.foreign,
+            not_run: runs.not_run.clone(),
+            unknown_run: runs.unknown,
         })
     }
 }

@@ -99,15 +99,22 @@ fn indexed<'a>(s: &'a Span, prefix: &str, suffix: &str) -> Vec<(Vec<u32>, &'a Js
     out
 }
 
-/// A TOOL span's arguments, with the attribute they came from: `input.value` (the OpenAI
+/// A TOOL span's arguments, with the attribute they came from: the mapping's
+/// `[attributes] arguments` when the span has it, else `input.value` (the OpenAI
 /// Agents instrumentor's: the call's JSON arguments), else `tool_call.function.arguments`
 /// (OpenInference's tool-call attribute, which some instrumentors put on the tool's span).
 /// `Err` says why there are none: not captured, or not a JSON object.
-fn tool_args(s: &Span) -> (Result<serde_json::Map<String, Json>, String>, &'static str) {
+fn tool_args<'m>(
+    s: &Span,
+    m: &'m Mapping,
+) -> (Result<serde_json::Map<String, Json>, String>, &'m str) {
     const KEYS: [&str; 2] = ["input.value", "tool_call.function.arguments"];
-    let Some((key, v)) = KEYS.iter().find_map(|k| Some((*k, s.attrs.get(*k)?))) else {
-        let why = "no arguments captured (input.value, tool_call.function.arguments)";
-        return (Err(why.to_owned()), KEYS[0]);
+    let own = m.arguments.as_deref();
+    let keys = || own.into_iter().chain(KEYS);
+    let Some((key, v)) = keys().find_map(|k| Some((k, s.attrs.get(k)?))) else {
+        let names: Vec<&str> = keys().collect();
+        let why = format!("no arguments captured ({})", names.join(", "));
+        return (Err(why), KEYS[0]);
     };
     let parsed = match v {
         Json::String(t) => serde_json::from_str(t).ok(),
@@ -117,6 +124,48 @@ fn tool_args(s: &Span) -> (Result<serde_json::Map<String, Json>, String>, &'stat
         Some(Json::Object(m)) => (Ok(m), key),
         _ => (Err(format!("{key} is not a JSON object of arguments")), key),
     }
+}
+
+/// A TOOL span's result: the mapping's `[attributes] result` when the span has it, else
+/// `output.value`.
+fn output<'s>(s: &'s Span, m: Option<&Mapping>) -> Option<&'s Json> {
+    let own = m.and_then(|m| m.result.as_deref());
+    (own.and_then(|k| s.attrs.get(k))).or_else(|| s.attrs.get("output.value"))
+}
+
+/// A span name without its method suffix: `ops.run` → `ops`; a name without `.` as it is.
+fn without_method(name: &str) -> &str {
+    match name.rsplit_once('.') {
+        Some((agent, method)) if !agent.is_empty() && !method.is_empty() => agent,
+        _ => name,
+    }
+}
+
+/// A span that says a generation's planned calls were never dispatched: an ancestor of the
+/// generation, or a sibling that started when it ended or later, that ended in ERROR and is no
+/// call. Looked up only for a plan with no call span (the linear searches stay rare).
+fn failed_step(spans: &[Span], roles: &[Role], g: usize) -> Option<usize> {
+    let gen = &spans[g];
+    let find = |id: &str| (spans.iter()).position(|s| s.trace == gen.trace && s.id == id);
+    let failed = |m: usize| spans[m].error && !roles[m].call();
+    let mut up = gen.parent.as_deref().and_then(find);
+    let mut hops = 0;
+    while let Some(a) = up.filter(|_| hops < spans.len()) {
+        if failed(a) {
+            return Some(a);
+        }
+        up = spans[a].parent.as_deref().and_then(find);
+        hops += 1;
+    }
+    (0..spans.len()).find(|&m| {
+        let s = &spans[m];
+        m != g && failed(m) && s.trace == gen.trace && s.parent == gen.parent && s.start >= gen.end
+    })
+}
+
+/// How a span is named in a note: its OpenInference kind (`TOOL`, `CHAIN`, …), else its name.
+fn span_kind(s: &Span) -> &str {
+    s.str("openinference.span.kind").unwrap_or(&s.name)
 }
 
 /// A step writing a cell twice keeps the last write (the builder takes one per cell).
@@ -181,6 +230,14 @@ struct Invocation {
     members: Vec<usize>,
 }
 
+/// The planned calls that are not plans: those the spans show did not run (the evidence →
+/// how many), and those they cannot show ran or not.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Runs {
+    pub not_run: BTreeMap<String, u64>,
+    pub unknown: u64,
+}
+
 #[derive(Default)]
 struct Cx<'a> {
     counts: BTreeMap<String, u64>,
@@ -191,6 +248,10 @@ struct Cx<'a> {
     planned_without_tools: u64,
     /// Of those, steps with no LLM span at all (CrewAI's own client is not instrumented).
     planned_without_llm: u64,
+    /// Planned calls that did not run, or may not have: not plans.
+    runs: Runs,
+    /// Each step's span that shows its planned call ran, in step order.
+    calls: Vec<Option<String>>,
     /// base → (start, registry) in time order; versions per (base, tool).
     seen: BTreeMap<String, Vec<(u64, Entries)>>,
     versions: BTreeMap<(String, String), Vec<String>>,
@@ -242,7 +303,16 @@ pub fn ingest_with(
         }
     }
     cx.derive(&mut steps);
+    // The builder's log order (stable by commit instant), for the witnesses' notes.
+    let mut log: Vec<usize> = (0..steps.len()).collect();
+    log.sort_by_key(|&i| steps[i].commit_at);
+    let phantoms: Vec<(usize, String)> = (log.iter().enumerate())
+        .filter(|&(_, &i)| crate::evidence::phantom(&steps[i]))
+        .filter_map(|(at, &i)| Some((at, cx.calls[i].clone()?)))
+        .collect();
     let history = build(steps, false);
+    cx.notes
+        .extend(crate::evidence::phantom_notes(&history, &phantoms));
     if let Some(j) = &cx.join {
         let (matched, failed) = (j.matched_spans, j.failed_calls);
         cx.count("mcp_log_matched_tool_spans", matched);
@@ -335,10 +405,12 @@ fn invocations(
         .into_iter()
         .map(|((trace, owner), members)| {
             // CrewAI's AGENT spans have no `agent.name`; their `graph.node.id` is the role.
+            // Others are named `<agent>.<method>` (`ops.run`): the agent is the name without
+            // the method.
             let base = match owner {
                 Some(a) => (spans[a].str("agent.name"))
                     .or_else(|| spans[a].str("graph.node.id"))
-                    .unwrap_or(&spans[a].name)
+                    .unwrap_or_else(|| without_method(&spans[a].name))
                     .to_owned(),
                 None => format!("trace:{}", &trace[..trace.len().min(8)]),
             };
@@ -571,6 +643,44 @@ impl Cx<'_> {
             later.filter(named).min_by_key(by_start)
         });
         let plan_match = plan_call.and_then(|t| self.matched.get(&t).copied());
+        // Whether the plan ran: a call that ended in ERROR without reaching a tool server
+        // (refused at call time, or failed) wrote nothing; a plan with no call span ran only if
+        // nothing says otherwise, and an ERROR span of the step after the generation says it
+        // was never dispatched. A call the MCP log holds, or an MCP `tools/call` span, reached
+        // the server: it ran, whatever the server answered. Only a plan that ran is one
+        // (SPEC §3: A2 is a write that used a tool no longer in the registry).
+        let dispatched = |t: usize| {
+            roles[t] == Role::McpCall || matches!(self.matched.get(&t), Some(Match::Call(_)))
+        };
+        let named_span = |t: usize| format!("{} span {}", span_kind(&spans[t]), spans[t].id);
+        let mut call = None;
+        if self.join.is_some() {
+            call = plan_call.filter(|&t| dispatched(t)).map(named_span);
+        } else if step.planned_tool.is_some() {
+            match plan_call {
+                Some(t) if spans[t].error && !dispatched(t) => {
+                    let e = format!("{} spans with status ERROR", span_kind(&spans[t]));
+                    *self.runs.not_run.entry(e).or_default() += 1;
+                    step.planned_tool = None;
+                }
+                Some(t) => call = Some(named_span(t)),
+                None => {
+                    let failed_step = generation.and_then(|g| failed_step(spans, roles, g));
+                    match failed_step {
+                        Some(m) => {
+                            let e = format!(
+                                "no tool span, and its {} span ended in ERROR",
+                                span_kind(&spans[m])
+                            );
+                            *self.runs.not_run.entry(e).or_default() += 1;
+                        }
+                        None => self.runs.unknown += 1,
+                    }
+                    step.planned_tool = None;
+                }
+            }
+        }
+        self.calls.push(call);
         // A call that ended in ERROR, or that the log says the server failed (the span says
         // OK): its effect did not land.
         let join = self.join.as_ref();
@@ -616,7 +726,7 @@ impl Cx<'_> {
                 continue;
             }
             let cell = format!("tool:{}:{}", tool_name(s), s.id);
-            let value = match s.attrs.get("output.value") {
+            let value = match output(s, self.mapping) {
                 Some(v) => Written::Value(value_name(v)),
                 None => Written::NewVersion,
             };
@@ -683,7 +793,7 @@ impl Cx<'_> {
             *self.memory.unidentified.entry(key).or_default() += 1;
             return;
         }
-        let seen = match s.attrs.get("output.value") {
+        let seen = match output(s, self.mapping) {
             Some(v) => Seen::Value(value_name(v)),
             None => Seen::Derive,
         };
@@ -707,7 +817,7 @@ impl Cx<'_> {
     fn tool_cell(&mut self, s: &Span, write: bool) -> Option<(String, Option<Json>)> {
         let m = self.mapping?;
         let name = tool_name(s);
-        let (args, attr) = tool_args(s);
+        let (args, attr) = tool_args(s, m);
         let read = if write { "" } else { ", output.value" };
         let source = format!("TOOL {name} ({}; tool.name, {attr}{read})", m.file);
         *self.memory.sources.entry(source).or_default() += 1;
@@ -846,11 +956,26 @@ impl Cx<'_> {
         }
         let a2 = if let Some(j) = self.join.as_ref().filter(|_| self.planned > 0) {
             j.a2(self.planned)
-        } else if self.planned == 0 {
+        } else if self.planned == 0 && self.runs.unknown == 0 {
+            let not_run = match self.runs.not_run.values().sum::<u64>() {
+                0 => String::new(),
+                n => format!(
+                    " that ran: {n} planned calls did not run and wrote nothing ({})",
+                    crate::evidence::list(&self.runs.not_run)
+                ),
+            };
             Verdict::Decided {
-                basis: "no tool was planned (no tool_call in llm.output_messages, no TOOL span)"
-                    .to_owned(),
+                basis: format!(
+                    "no tool was planned (no tool_call in llm.output_messages, no TOOL \
+                     span){not_run}"
+                ),
             }
+        } else if self.planned == 0 {
+            crate::evidence::a2(&crate::evidence::RegistryEvidence {
+                not_run: self.runs.not_run.clone(),
+                unknown_run: self.runs.unknown,
+                ..Default::default()
+            })
         } else if self.planned_without_tools > 0 {
             let no_llm = match self.planned_without_llm {
                 0 => String::new(),
@@ -867,7 +992,7 @@ impl Cx<'_> {
                 ),
             }
         } else if let Some(g) = &self.groups {
-            g.a2(self.planned)
+            g.a2(self.planned, &self.runs)
         } else {
             Verdict::Undecidable {
                 reason: format!(

@@ -8,7 +8,8 @@
 //!
 //! * `AGENT` with `agent.name` → an agent invocation (an `AGENT` span without it, such as the
 //!   OpenAI Agents SDK's trace root, is a workflow; it names the agent only when no named
-//!   agent is above a step: by its `graph.node.id`, which is CrewAI's role, else its span name);
+//!   agent is above a step: by its `graph.node.id`, which is CrewAI's role, else its span name
+//!   without its method suffix, `ops.run` → `ops`);
 //! * `LLM` → the generation of a step; a step is the reads before it, it, and the tool calls
 //!   after it (up to the next read or generation), as in the GenAI mapping (`crate::otel`);
 //! * `RETRIEVER` → reads of `retrieval/<id>` for each `retrieval.documents.<i>.document.id`

@@ -126,8 +126,11 @@ struct Pending<S = Step> {
     /// `invoke_agent` span (each only if it has one: no other span is looked up).
     generation: Option<Box<SpanKey>>,
     agent_span: Option<Box<SpanKey>>,
-    /// When its first tool call started (else when it committed).
+    /// When its planned call started (else when it committed).
     dispatch: u64,
+    /// The span that shows its planned call ran: its first `execute_tool` span that did not
+    /// end in ERROR.
+    call: Option<Box<str>>,
     memory: bool,
     calls: bool,
     /// Its invocation's agent name (or id) has the wrong type.
@@ -142,6 +145,7 @@ impl<S> Pending<S> {
             generation: self.generation,
             agent_span: self.agent_span,
             dispatch: self.dispatch,
+            call: self.call,
             memory: self.memory,
             calls: self.calls,
             name_unknown: self.name_unknown,
@@ -289,14 +293,24 @@ impl<'m> Mapper<'m> {
         // Unpacked one at a time, as the builder takes them; each read instant is kept for
         // the wall-clock axis of `agentsim view` (span times are Unix nanoseconds).
         let mut reads = Vec::with_capacity(log.len());
-        let steps = log.iter().map(|&i| {
+        let mut phantoms = Vec::new();
+        let steps = log.iter().enumerate().map(|(at, &i)| {
             let p = &pending[i];
             let mut step = cx.registry(packer.unpack(&p.step), p, actors, &registry);
             derive(&mut step, &derived);
             reads.push(step.read_at.min(step.commit_at));
+            if let Some(call) = p
+                .call
+                .as_deref()
+                .filter(|_| crate::evidence::phantom(&step))
+            {
+                phantoms.push((at, format!("execute_tool span {call}")));
+            }
             step
         });
         let history = build_ordered(&commits, steps, provenance);
+        cx.notes
+            .extend(crate::evidence::phantom_notes(&history, &phantoms));
         let wall_ns = Some(reads.into_iter().zip(commits.iter().copied()).collect());
         let verdicts = cx.verdicts();
         let verdicts = cx.gaps.lower(verdicts, !cx.content.is_empty());
@@ -557,24 +571,31 @@ fn event_attr<'a>(s: &'a Span, event: &str, key: &str) -> Option<Attr<'a>> {
     s.event_attr(event, key)
 }
 
-/// A tool call's arguments: `gen_ai.tool.call.arguments`, else the `content` of Strands'
-/// `gen_ai.tool.message` event.
-fn tool_args(s: &Span) -> Option<serde_json::Map<String, Json>> {
-    let v = structured(s, "gen_ai.tool.call.arguments").or_else(|| {
-        let c = event_attr(s, "gen_ai.tool.message", "content")?;
-        c.as_str().and_then(|t| serde_json::from_str(t).ok())
-    })?;
+/// A tool call's arguments: the mapping's `[attributes] arguments` when the span has it, else
+/// `gen_ai.tool.call.arguments`, else the `content` of Strands' `gen_ai.tool.message` event.
+fn tool_args(s: &Span, mapping: Option<&Mapping>) -> Option<serde_json::Map<String, Json>> {
+    let own = mapping.and_then(|m| m.arguments.as_deref());
+    let v = (own.and_then(|k| structured(s, k)))
+        .or_else(|| structured(s, "gen_ai.tool.call.arguments"))
+        .or_else(|| {
+            let c = event_attr(s, "gen_ai.tool.message", "content")?;
+            c.as_str().and_then(|t| serde_json::from_str(t).ok())
+        })?;
     match v {
         Json::Object(m) => Some(m),
         _ => None,
     }
 }
 
-/// A tool call's result: `gen_ai.tool.call.result`, else the `message` of Strands'
-/// `gen_ai.choice` event (`[{"text": …}]`, read as the text when it is one part).
-fn tool_result(s: &Span) -> Option<Json> {
-    if let Some(v) = s.get("gen_ai.tool.call.result") {
-        return Some(structured(s, "gen_ai.tool.call.result").unwrap_or_else(|| v.to_json()));
+/// A tool call's result: the mapping's `[attributes] result` when the span has it, else
+/// `gen_ai.tool.call.result`, else the `message` of Strands' `gen_ai.choice` event
+/// (`[{"text": …}]`, read as the text when it is one part).
+fn tool_result(s: &Span, mapping: Option<&Mapping>) -> Option<Json> {
+    let own = mapping.and_then(|m| m.result.as_deref());
+    for key in own.into_iter().chain(["gen_ai.tool.call.result"]) {
+        if let Some(v) = s.get(key) {
+            return Some(structured(s, key).unwrap_or_else(|| v.to_json()));
+        }
     }
     let m = event_attr(s, "gen_ai.choice", "message")?;
     let parsed = m
@@ -782,7 +803,7 @@ impl Cx<'_> {
             let name = s.str("gen_ai.tool.name").unwrap_or("?");
             let call = s.str("gen_ai.tool.call.id").unwrap_or(s.id());
             let cell = format!("tool:{name}:{call}");
-            let value = match tool_result(s) {
+            let value = match tool_result(s, self.mapping) {
                 Some(v) => Written::Value(value_name(&v)),
                 None => Written::NewVersion,
             };
@@ -796,16 +817,24 @@ impl Cx<'_> {
         co.sort_by(|a, b| (a.1, a.2, a.3).cmp(&(b.1, b.2, b.3)));
         step.io = io.into_iter().map(|e| e.4).collect();
         step.co = co.into_iter().map(|e| e.4).collect();
-        // Every tool call is a planned tool, the mapped memory tools too.
-        let first_tool = members
-            .iter()
-            .copied()
-            .filter(|&m| op(&spans[m]) == Some("execute_tool"))
+        // Every tool call that ran is a planned tool, the mapped memory tools too. A call whose
+        // span ended in ERROR (refused by a call-time check, or failed) wrote nothing, so it
+        // used no tool for a write: not a plan an A2 witness can rest on (SPEC §3).
+        let calls = || (members.iter().copied()).filter(|&m| op(&spans[m]) == Some("execute_tool"));
+        let not_run = calls().filter(|&t| spans[t].error).count() as u64;
+        if not_run > 0 {
+            let e = &mut self.registries.not_run;
+            *e.entry("execute_tool spans with status ERROR".to_owned())
+                .or_default() += not_run;
+        }
+        let first_tool = calls()
+            .filter(|&t| !spans[t].error)
             .min_by_key(|&t| (spans[t].start, spans[t].id()));
         step.planned_tool = first_tool
             .and_then(|t| spans[t].str("gen_ai.tool.name"))
             .map(str::to_owned);
         let dispatch = first_tool.map_or(step.commit_at as u64, |t| spans[t].start);
+        let call = first_tool.map(|t| Box::from(spans[t].id()));
         dedup_writes(&mut step);
         let memory = !reads.is_empty() || !writes.is_empty();
         let calls = !tools.is_empty();
@@ -818,6 +847,7 @@ impl Cx<'_> {
             generation: generation.and_then(|g| definitions(&spans[g])),
             agent_span: inv.span.and_then(|a| definitions(&spans[a])),
             dispatch,
+            call,
             memory,
             calls,
             name_unknown: inv.name_unknown,
@@ -861,7 +891,7 @@ impl Cx<'_> {
         let m = self.mapping?;
         m.access(&name)?;
         self.source(format!("execute_tool {name} ({})", m.file));
-        let args = tool_args(s);
+        let args = tool_args(s, Some(m));
         let args = args
             .as_ref()
             .ok_or_else(|| "no arguments captured (gen_ai.tool.call.arguments)".to_owned());
@@ -878,7 +908,7 @@ impl Cx<'_> {
     fn read(&mut self, s: &Span, step: &mut Step) {
         if op(s) == Some("execute_tool") {
             if let Some((cell, _)) = self.tool_cell(s, false) {
-                let seen = match tool_result(s) {
+                let seen = match tool_result(s, self.mapping) {
                     Some(v) => Seen::Value(value_name(&v)),
                     None => Seen::Derive,
                 };

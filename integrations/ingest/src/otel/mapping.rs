@@ -18,7 +18,16 @@
 //!
 //! [[registry]]
 //! agents = ["planner", "admin"] # these agents share one tool registry
+//!
+//! [attributes]                  # where this framework records a tool call (optional)
+//! arguments = "myfw.tool.input" # the call's arguments, a JSON object (or one as a string)
+//! result = "myfw.tool.output"   # what it returned
 //! ```
+//!
+//! A framework that records a call's arguments and result in attributes of its own namespace
+//! (not the GenAI or OpenInference ones) names them in `[attributes]`; a span that carries
+//! them is read from them first, then from the conventions' own. Arguments are read through
+//! the wrapping instrumentors write ([`unwrap_args`]: `{"args": [...], "kwargs": {...}}`).
 //!
 //! Validated strictly: an unknown key, a tool named twice, a tool that neither reads nor
 //! writes, an unclosed `{`, an agent in two registries — each is an error at `file:line`. A
@@ -69,6 +78,10 @@ pub struct Mapping {
     pub tools: BTreeMap<String, ToolMemory>,
     /// Agent name → its declared registry group (the group's index, as `group<k>`).
     pub registry_groups: BTreeMap<String, String>,
+    /// The attribute a tool call's arguments are in, when the framework's own.
+    pub arguments: Option<String>,
+    /// The attribute a tool call's result is in, when the framework's own.
+    pub result: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -78,6 +91,14 @@ struct RawFile {
     tool: Vec<Spanned<RawTool>>,
     #[serde(default)]
     registry: Vec<Spanned<RawRegistry>>,
+    attributes: Option<Spanned<RawAttributes>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAttributes {
+    arguments: Option<Spanned<String>>,
+    result: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -128,13 +149,14 @@ impl Template {
     }
 
     /// The text with each `{arg}` replaced by the argument (a string as is, anything else as
-    /// JSON); `Err(arg)` names an argument the call did not pass.
+    /// JSON); `Err(arg)` names an argument the call did not pass. `{a.b}` is the field `b` of
+    /// the object argument `a` when the call has no argument named `a.b`.
     pub fn fill(&self, args: &serde_json::Map<String, Json>) -> Result<String, String> {
         let mut out = String::new();
         for p in &self.parts {
             match p {
                 Part::Lit(s) => out.push_str(s),
-                Part::Arg(a) => match args.get(a) {
+                Part::Arg(a) => match lookup(args, a).as_deref() {
                     Some(Json::String(s)) => out.push_str(s),
                     Some(v) => out.push_str(&v.to_string()),
                     None => return Err(a.clone()),
@@ -143,6 +165,62 @@ impl Template {
         }
         Ok(out)
     }
+}
+
+/// The argument `name` of `args`, else the path `name` names through nested objects
+/// (`user.id`), a JSON object written as a string read as the object.
+fn lookup<'a>(
+    args: &'a serde_json::Map<String, Json>,
+    name: &str,
+) -> Option<std::borrow::Cow<'a, Json>> {
+    use std::borrow::Cow;
+    if let Some(v) = args.get(name) {
+        return Some(Cow::Borrowed(v));
+    }
+    let (head, rest) = name.split_once('.')?;
+    let inner = match args.get(head)? {
+        Json::Object(m) => m.clone(),
+        Json::String(t) => match serde_json::from_str(t).ok()? {
+            Json::Object(m) => m,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    lookup(&inner, rest).map(|v| Cow::Owned(v.into_owned()))
+}
+
+/// A call's arguments as the function received them, through the wrapping instrumentors
+/// write: OpenInference's Python instrumentors record a call as `{"args": [...], "kwargs":
+/// {...}}` (with flags of their own beside, such as `sanitize_inputs_outputs`), each of the
+/// two possibly a JSON string. Such an object is read as its keyword arguments plus its
+/// positional ones named by position (`{0}`, `{1}`, …); the instrumentor's flags are not
+/// arguments. Any other object is the arguments as they are.
+pub fn unwrap_args(
+    args: &serde_json::Map<String, Json>,
+) -> std::borrow::Cow<'_, serde_json::Map<String, Json>> {
+    use std::borrow::Cow;
+    let decoded = |v: &Json| match v {
+        Json::String(t) => serde_json::from_str::<Json>(t).ok(),
+        v => Some(v.clone()),
+    };
+    let Some(kwargs) = args.get("kwargs") else {
+        return Cow::Borrowed(args);
+    };
+    let (Some(Json::Object(kwargs)), positional) = (decoded(kwargs), args.get("args").map(decoded))
+    else {
+        return Cow::Borrowed(args);
+    };
+    let positional = match positional {
+        None => Vec::new(),
+        Some(Some(Json::Array(a))) => a,
+        Some(_) => return Cow::Borrowed(args),
+    };
+    let mut out = serde_json::Map::new();
+    for (i, v) in positional.into_iter().enumerate() {
+        out.insert(i.to_string(), v);
+    }
+    out.extend(kwargs);
+    Cow::Owned(out)
 }
 
 /// What a call of a mapped tool is to memory.
@@ -228,6 +306,22 @@ impl Mapping {
                 return Err(err(Some(t.name.span()), why));
             }
         }
+        if let Some(a) = &raw.attributes {
+            let named = |f: &Option<Spanned<String>>, key: &str| match f {
+                Some(s) if s.get_ref().is_empty() => {
+                    Err(err(Some(s.span()), format!("`{key}` is empty")))
+                }
+                Some(s) => Ok(Some(s.get_ref().clone())),
+                None => Ok(None),
+            };
+            let inner = a.get_ref();
+            m.arguments = named(&inner.arguments, "arguments")?;
+            m.result = named(&inner.result, "result")?;
+            if m.arguments.is_none() && m.result.is_none() {
+                let why = "`[attributes]` names neither `arguments` nor `result`".to_owned();
+                return Err(err(Some(a.span()), why));
+            }
+        }
         for (k, g) in raw.registry.iter().enumerate() {
             if g.get_ref().agents.is_empty() {
                 return Err(err(
@@ -272,6 +366,8 @@ impl Mapping {
             false => t.reads.as_ref()?,
         };
         Some(args.and_then(|a| {
+            let a = unwrap_args(a);
+            let a = a.as_ref();
             let cell = template
                 .fill(a)
                 .map_err(|arg| format!("argument `{arg}` missing"))?;
@@ -340,6 +436,64 @@ mod tests {
             .cell("read_profile", false, Err("not captured".into()))
             .unwrap();
         assert_eq!(e, Err("not captured".to_owned()));
+    }
+
+    #[test]
+    fn arguments_are_read_through_an_instrumentors_wrapping() {
+        let m = Mapping::parse(
+            "[[tool]]\nname = \"r\"\nreads = \"notes/{key}\"\n\
+             [[tool]]\nname = \"w\"\nwrites = \"notes/{0}/{user.id}\"\n",
+            "m.toml",
+        )
+        .unwrap();
+        let cell = |tool: &str, write: bool, args: Json| {
+            let args = args.as_object().unwrap().clone();
+            m.cell(tool, write, Ok(&args)).unwrap().map(|c| c.0)
+        };
+        // OpenInference's Python instrumentors: kwargs, beside a flag of their own.
+        let wrapped = serde_json::json!({"args": [], "sanitize_inputs_outputs": true,
+                                         "kwargs": {"key": "u1"}});
+        assert_eq!(cell("r", false, wrapped), Ok("notes/u1".to_owned()));
+        // Positional arguments by position; kwargs as a JSON string; a path into an object.
+        let positional = serde_json::json!({"args": ["u2"],
+                                            "kwargs": "{\"user\": {\"id\": 7}}"});
+        assert_eq!(cell("w", true, positional), Ok("notes/u2/7".to_owned()));
+        let in_string = serde_json::json!({"user": "{\"id\": \"x\"}", "0": "p"});
+        assert_eq!(cell("w", true, in_string), Ok("notes/p/x".to_owned()));
+        // The default value written is the arguments as the function got them.
+        let args = serde_json::json!({"args": ["u2"], "kwargs": {"user": {"id": 1}}});
+        let got = m
+            .cell("w", true, Ok(args.as_object().unwrap()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            got.1,
+            Some(serde_json::json!({"0": "u2", "user": {"id": 1}}))
+        );
+        // A flag is not an argument.
+        let flag = serde_json::json!({"args": [], "kwargs": {}, "key": "k"});
+        assert_eq!(
+            cell("r", false, flag),
+            Err("argument `key` missing".to_owned())
+        );
+    }
+
+    #[test]
+    fn attributes_name_where_a_framework_records_a_call() {
+        let text = "[attributes]\narguments = \"fw.tool.args\"\nresult = \"fw.tool.out\"\n";
+        let m = Mapping::parse(text, "m.toml").unwrap();
+        assert_eq!(m.arguments.as_deref(), Some("fw.tool.args"));
+        assert_eq!(m.result.as_deref(), Some("fw.tool.out"));
+        assert_eq!(
+            error("[attributes]\n"),
+            "m.toml:1: `[attributes]` names neither `arguments` nor `result`"
+        );
+        assert_eq!(
+            error("[attributes]\narguments = \"\"\n"),
+            "m.toml:2: `arguments` is empty"
+        );
+        let e = error("[attributes]\nargs = \"x\"\n");
+        assert!(e.starts_with("m.toml:2: unknown field `args`"), "{e}");
     }
 
     fn error(text: &str) -> String {

@@ -149,7 +149,9 @@ pub fn fit(obs: &Observed<'_>) -> Result<Fitted, FitError> {
     };
     let (lane_of, lane_names) = timeline::lanes(h, &times);
     let ops = lane_ops(h, &lane_of, lane_names.len());
-    let groups = fold(&lane_names, &ops);
+    let mut groups = fold(&lane_names, &ops);
+    let mut notes = Vec::new();
+    legal_names(&mut groups, &mut notes);
     let mut group_of_lane = vec![String::new(); lane_names.len()];
     for g in &groups {
         for &l in &g.lanes {
@@ -157,7 +159,6 @@ pub fn fit(obs: &Observed<'_>) -> Result<Fitted, FitError> {
         }
     }
     let expected = expected(h, &lane_of, &group_of_lane);
-    let mut notes = Vec::new();
     let mut events = registry_events(h, &times, &mut notes);
     events.extend(retractions(
         h,
@@ -254,6 +255,33 @@ fn fold(lane_names: &[String], ops: &[Vec<Op>]) -> Vec<Group> {
         used.insert(g.name.clone());
     }
     groups
+}
+
+/// Renames the groups whose names a scenario cannot use (empty, or with `.`, which names a
+/// copy) to legal ones (`.` → `_`, then a suffix while taken), each with a note.
+fn legal_names(groups: &mut [Group], notes: &mut Vec<String>) {
+    let mut taken: BTreeSet<String> = groups.iter().map(|g| g.name.clone()).collect();
+    for g in groups.iter_mut() {
+        if !g.name.is_empty() && !g.name.contains('.') {
+            continue;
+        }
+        let base = match g.name.replace('.', "_") {
+            b if b.is_empty() => "agent".to_owned(),
+            b => b,
+        };
+        let (mut name, mut k) = (base.clone(), 2);
+        while taken.contains(&name) {
+            name = format!("{base}-{k}");
+            k += 1;
+        }
+        notes.push(format!(
+            "agent {:?} of the trace is named {name:?} here (a scenario's agent names are not \
+             empty and have no `.`)",
+            g.name
+        ));
+        taken.insert(name.clone());
+        g.name = name;
+    }
 }
 
 /// A name without its trailing copy number (`planner_1`, `ops#2`, `worker.3` → the stem).
