@@ -191,9 +191,6 @@ def test_a_refused_call_is_no_phantom(framework, tmp_path, agentsim_binary):
     assert report["verdicts"]["A2"]["verdict"] == C, report["verdicts"]["A2"]
 
 
-@pytest.mark.xfail(reason="the OTel reader takes ADK's `(merged tools)` execute_tool span, which "
-                          "ADK writes after a generation's parallel calls to hold their merged "
-                          "response, for a third tool call", strict=False)
 def test_adk_merged_tools_span_is_no_call(tmp_path, agentsim_binary):
     """ADK writes one ``execute_tool`` span named ``(merged tools)`` after the calls of one
     generation that ran in parallel; it runs no tool. The A6 witness holds the two calls."""

@@ -5,10 +5,9 @@ same venv); skipped where pydantic-ai is not installed.
 
 The run's truth is the repository's own log (what ran, in what order, and what the commit
 held). What agentsim must answer is the truth: A6 violated on the affected release, holds on the
-fixed one. The OTel reader does not read pydantic-ai 1.0's tool spans yet (they are ``running
-tool`` spans with ``gen_ai.tool.name``, ``tool_arguments`` and ``tool_response``, and no
-``gen_ai.operation.name``), so it decides A6 from 0 effects: those assertions are marked
-``xfail`` (not strict) until it does.
+fixed one. pydantic-ai 1.0's spans carry no ``gen_ai.operation.name``: the OTel reader reads them
+by their attributes (``running tool``: ``gen_ai.tool.name``, ``tool_arguments``,
+``tool_response``; ``agent run``: ``agent_name``), so it decides A6 from the two calls.
 """
 
 import json
@@ -66,9 +65,6 @@ def test_the_release_does_what_the_report_says(reproduced):
     assert [name for _, name in ended] == truth["completion_order"], ended
 
 
-@pytest.mark.xfail(reason="the OTel reader does not read pydantic-ai 1.0's `running tool` spans "
-                          "(gen_ai.tool.name without gen_ai.operation.name) as tool calls, and "
-                          "decides A6 from 0 effects", strict=False)
 def test_detect_answers_the_truth(reproduced, agentsim_binary):
     truth, spans = reproduced
     report = detect(agentsim_binary, "otel", spans)

@@ -80,6 +80,11 @@ pub(super) struct Gaps {
     pub unnamed_tools: u64,
     /// Steps of an overlapping invocation that read or wrote memory.
     pub overlapping_memory: u64,
+    /// Spans with tool-call attributes (`gen_ai.tool.*`) that are not read as tool calls.
+    pub unread_calls: Tally,
+    /// Calls a generation planned with no tool span read for them (one per call, the example
+    /// being the generation's span).
+    pub unexecuted: Tally,
 }
 
 /// The string keys the mapping reads, and the structured ones (an array or a JSON string of one).
@@ -194,6 +199,23 @@ impl Gaps {
                 t.n, t.example
             ));
         }
+        let c = &self.unread_calls;
+        if c.n > 0 {
+            out.push(format!(
+                "gap: {} spans carry tool-call attributes (gen_ai.tool.name, gen_ai.tool.call.*) \
+                 but are not read as tool calls (their operation is not execute_tool; e.g. span \
+                 {})",
+                c.n, c.example
+            ));
+        }
+        let p = &self.unexecuted;
+        if p.n > 0 {
+            out.push(format!(
+                "gap: {} tool calls planned in gen_ai.output.messages have no tool span read for \
+                 them (none with their gen_ai.tool.call.id; e.g. planned in span {})",
+                p.n, p.example
+            ));
+        }
         let v = &self.overlapping;
         if v.n > 0 {
             out.push(format!(
@@ -272,6 +294,32 @@ impl Gaps {
         if let Some(t) = self.typed(&["gen_ai.tool.definitions", "gen_ai.tool.name"]) {
             let r = format!("{t}: the registry or the planned tool is unknown");
             out.push((Anomaly::A2, true, r));
+        }
+        // A call the spans show but the reader did not read may have run: the effects and
+        // the dispatches read are a subset of those made.
+        let mut unread = Vec::new();
+        if self.unread_calls.n > 0 {
+            unread.push(format!(
+                "{} spans carry tool-call attributes but are not read as tool calls (e.g. span \
+                 {})",
+                self.unread_calls.n, self.unread_calls.example
+            ));
+        }
+        if self.unexecuted.n > 0 {
+            unread.push(format!(
+                "{} tool calls planned in gen_ai.output.messages have no tool span read for them \
+                 (e.g. planned in span {})",
+                self.unexecuted.n, self.unexecuted.example
+            ));
+        }
+        if !unread.is_empty() {
+            let r = format!(
+                "{}: such a call may have run without the reader seeing it, so an effect order \
+                 or a phantom dispatch may be missing",
+                unread.join(" and ")
+            );
+            out.push((Anomaly::A2, true, r.clone()));
+            out.push((Anomaly::A6, true, r));
         }
         if self.overlapping_memory > 0 {
             out.push((

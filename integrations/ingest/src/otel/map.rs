@@ -88,6 +88,8 @@ struct Cx<'m> {
     content: BTreeMap<String, bool>,
     effects: u64,
     gaps: Gaps,
+    /// Spans without `gen_ai.operation.name` that [`op`] read by their attributes, by what.
+    by_attributes: BTreeMap<&'static str, u64>,
 }
 
 /// A span named across traces: its start, trace and id, which order spans as the mapping
@@ -224,6 +226,7 @@ impl<'m> Mapper<'m> {
                 cx.gaps.orphans.add(s);
             }
         }
+        tool_evidence(&spans, cx);
         let invocations = invocations(&spans, &index, cx);
         self.observations.extend(cx.observe(&spans, &invocations));
         for inv in &invocations {
@@ -314,6 +317,21 @@ impl<'m> Mapper<'m> {
         let wall_ns = Some(reads.into_iter().zip(commits.iter().copied()).collect());
         let verdicts = cx.verdicts();
         let verdicts = cx.gaps.lower(verdicts, !cx.content.is_empty());
+        if !cx.by_attributes.is_empty() {
+            let read: Vec<String> = cx
+                .by_attributes
+                .iter()
+                .map(|(o, n)| format!("{n} as {o}"))
+                .collect();
+            let n: u64 = cx.by_attributes.values().sum();
+            cx.count("spans_read_by_attributes", n);
+            cx.notes.push(format!(
+                "{n} spans without gen_ai.operation.name read by their attributes ({}): \
+                 pydantic-ai 1.0's agent run, running tools and running tool (gen_ai.tool.name, \
+                 tool_arguments, tool_response)",
+                read.join(", ")
+            ));
+        }
         let notes = cx.gaps.notes();
         cx.notes.extend(notes);
         let report = Report {
@@ -348,8 +366,122 @@ pub fn ingest(
     m.finish()
 }
 
+/// `gen_ai.tool.name` of the `execute_tool` span Google ADK writes after the calls of one
+/// generation that ran in parallel, holding their merged response: it runs no tool.
+const MERGED_TOOLS: &str = "(merged tools)";
+
+/// The operation the mapping reads a span as: its `gen_ai.operation.name`, except for the spans
+/// it recognises by their attributes (one place, so that every role, parent and tool lookup
+/// agrees):
+///
+/// * ADK's `(merged tools)` `execute_tool` → [`AGGREGATE`], the aggregate of the calls beside
+///   it, not a call;
+/// * a span without an operation that carries `gen_ai.tool.name` → `execute_tool` (pydantic-ai
+///   1.0's `running tool`; its arguments and result in `tool_arguments` / `tool_response`);
+/// * pydantic-ai 1.0's `agent run` (`agent_name`, `model_name` and `logfire.msg` "<agent_name>
+///   run") → `invoke_agent`, and its `running tools` (`tools`, a list, and `logfire.msg`
+///   "running <n> tool(s)"), the parent of one generation's calls → [`AGGREGATE`].
 fn op(s: &Span) -> Option<&str> {
-    s.op()
+    match s.op() {
+        Some("execute_tool") if s.str("gen_ai.tool.name") == Some(MERGED_TOOLS) => Some(AGGREGATE),
+        Some(o) => Some(o),
+        None => by_attributes(s),
+    }
+}
+
+/// What [`op`] reads a span without `gen_ai.operation.name` as, from its attributes.
+fn by_attributes(s: &Span) -> Option<&'static str> {
+    if s.str("gen_ai.tool.name").is_some() {
+        return Some("execute_tool");
+    }
+    let msg = s.str("logfire.msg")?;
+    if let (Some(agent), Some(_)) = (s.str("agent_name"), s.str("model_name")) {
+        if msg.strip_suffix(" run") == Some(agent) {
+            return Some("invoke_agent");
+        }
+    }
+    let listed = matches!(s.get("tools"), Some(Attr::Json(Json::Array(_))));
+    let count = msg
+        .strip_prefix("running ")
+        .and_then(|m| m.strip_suffix(" tools").or_else(|| m.strip_suffix(" tool")));
+    (listed && count.is_some_and(|n| n.parse::<u64>().is_ok())).then_some(AGGREGATE)
+}
+
+/// The operation [`op`] gives a span that groups tool calls without being one.
+const AGGREGATE: &str = "tool calls (aggregate)";
+
+/// Keys that show a tool call: a span that carries one and is not read as a call (nor as ADK's
+/// aggregate) is a call the reader may have missed.
+const CALL_KEYS: &[&str] = &[
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+];
+
+/// Notes one trace's spans that [`op`] read by their attributes, and the tool calls the trace
+/// shows that the mapping does not read ([`Gaps::unread_calls`], [`Gaps::unexecuted`]): a span
+/// with tool-call attributes not read as a call, and a call a generation planned
+/// (`gen_ai.output.messages` parts of type `tool_call`) with no tool span of its id (or, when
+/// the tool spans carry no ids, of its name).
+fn tool_evidence(spans: &[Span], cx: &mut Cx<'_>) {
+    let mut ids: BTreeSet<&str> = BTreeSet::new();
+    let mut unnamed: BTreeSet<&str> = BTreeSet::new();
+    for s in spans {
+        let o = op(s);
+        if let Some(o) = by_attributes(s).filter(|_| s.op().is_none()) {
+            *cx.by_attributes.entry(o).or_default() += 1;
+        }
+        if o == Some("execute_tool") {
+            match s.str("gen_ai.tool.call.id") {
+                Some(id) => ids.insert(id),
+                None => unnamed.insert(s.str("gen_ai.tool.name").unwrap_or("?")),
+            };
+        } else if o != Some(AGGREGATE) && CALL_KEYS.iter().any(|k| s.has(k)) {
+            cx.gaps.unread_calls.add(s);
+        }
+    }
+    for (s, _) in spans
+        .iter()
+        .zip(&cx.roles)
+        .filter(|(_, &r)| r == Role::Generation)
+    {
+        for (id, name) in planned_calls(s) {
+            let ran = match id {
+                Some(id) => ids.contains(id.as_str()) || unnamed.contains(name.as_str()),
+                None => unnamed.contains(name.as_str()) || !ids.is_empty(),
+            };
+            if !ran {
+                cx.gaps.unexecuted.add(s);
+            }
+        }
+    }
+}
+
+/// The tool calls a generation planned: the `tool_call` parts (id, name) of its
+/// `gen_ai.output.messages`. Parsed only when the text names a `tool_call` part.
+fn planned_calls(s: &Span) -> Vec<(Option<String>, String)> {
+    let key = "gen_ai.output.messages";
+    if let Some(Attr::Str(text)) = s.get(key) {
+        if !text.contains("tool_call") {
+            return Vec::new();
+        }
+    }
+    let Some(Json::Array(messages)) = structured(s, key) else {
+        return Vec::new();
+    };
+    let parts = messages
+        .iter()
+        .filter_map(|m| m.get("parts").and_then(Json::as_array))
+        .flatten();
+    parts
+        .filter(|p| p.get("type").and_then(Json::as_str) == Some("tool_call"))
+        .map(|p| {
+            let id = p.get("id").and_then(Json::as_str).map(str::to_owned);
+            let name = p.get("name").and_then(Json::as_str).unwrap_or("?");
+            (id, name.to_owned())
+        })
+        .collect()
 }
 
 /// Groups the step spans by their nearest `invoke_agent` ancestor and names the agents.
@@ -393,8 +525,10 @@ fn invocations(
             let base = match owner {
                 Some(a) => {
                     let s = &spans[a];
+                    // `agent_name`: pydantic-ai's `agent run` ([`op`]).
                     s.str("gen_ai.agent.name")
                         .or(s.str("gen_ai.agent.id"))
+                        .or(s.str("agent_name").filter(|_| s.op().is_none()))
                         .unwrap_or("agent")
                         .to_owned()
                 }
@@ -484,6 +618,7 @@ fn known_parent(s: &Span) -> bool {
                 | "generate_content"
                 | "text_completion"
                 | "execute_tool"
+                | AGGREGATE
                 | "invoke_workflow"
                 | "execute_event_loop_cycle"
                 | "memory.inject"
@@ -572,7 +707,8 @@ fn event_attr<'a>(s: &'a Span, event: &str, key: &str) -> Option<Attr<'a>> {
 }
 
 /// A tool call's arguments: the mapping's `[attributes] arguments` when the span has it, else
-/// `gen_ai.tool.call.arguments`, else the `content` of Strands' `gen_ai.tool.message` event.
+/// `gen_ai.tool.call.arguments`, else the `content` of Strands' `gen_ai.tool.message` event, else
+/// pydantic-ai 1.0's `tool_arguments` (its `running tool` span, [`op`]).
 fn tool_args(s: &Span, mapping: Option<&Mapping>) -> Option<serde_json::Map<String, Json>> {
     let own = mapping.and_then(|m| m.arguments.as_deref());
     let v = (own.and_then(|k| structured(s, k)))
@@ -580,7 +716,8 @@ fn tool_args(s: &Span, mapping: Option<&Mapping>) -> Option<serde_json::Map<Stri
         .or_else(|| {
             let c = event_attr(s, "gen_ai.tool.message", "content")?;
             c.as_str().and_then(|t| serde_json::from_str(t).ok())
-        })?;
+        })
+        .or_else(|| structured(s, "tool_arguments"))?;
     match v {
         Json::Object(m) => Some(m),
         _ => None,
@@ -588,11 +725,12 @@ fn tool_args(s: &Span, mapping: Option<&Mapping>) -> Option<serde_json::Map<Stri
 }
 
 /// A tool call's result: the mapping's `[attributes] result` when the span has it, else
-/// `gen_ai.tool.call.result`, else the `message` of Strands' `gen_ai.choice` event
-/// (`[{"text": …}]`, read as the text when it is one part).
+/// `gen_ai.tool.call.result`, else pydantic-ai 1.0's `tool_response` ([`op`]), else the
+/// `message` of Strands' `gen_ai.choice` event (`[{"text": …}]`, read as the text when it is
+/// one part).
 fn tool_result(s: &Span, mapping: Option<&Mapping>) -> Option<Json> {
     let own = mapping.and_then(|m| m.result.as_deref());
-    for key in own.into_iter().chain(["gen_ai.tool.call.result"]) {
+    for key in own.into_iter().chain(["gen_ai.tool.call.result", "tool_response"]) {
         if let Some(v) = s.get(key) {
             return Some(structured(s, key).unwrap_or_else(|| v.to_json()));
         }

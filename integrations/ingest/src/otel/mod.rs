@@ -38,7 +38,12 @@
 //!   arguments and results from the events `gen_ai.tool.message` / `gen_ai.choice` when the
 //!   attributes do not carry them;
 //! * an `execute_tool` of a tool the [`mapping`] file names → a memory read or write of the
-//!   cell it names from the call's arguments.
+//!   cell it names from the call's arguments;
+//! * pydantic-ai 1.0's spans, which carry no `gen_ai.operation.name`, by their attributes:
+//!   `running tool` (`gen_ai.tool.name`) → `execute_tool`, arguments and result from
+//!   `tool_arguments` / `tool_response`; `agent run` (`agent_name`) → `invoke_agent`; `running
+//!   tools` → the aggregate of one generation's calls (a known parent, not a step); Google ADK's
+//!   `execute_tool` named `(merged tools)` → an aggregate, not a call.
 //!
 //! `create_memory_store`, `delete_memory_store`, `embeddings`, `create_agent`, `plan`,
 //! `invoke_workflow`, Strands' `execute_event_loop_cycle` and `memory.inject` spans are GenAI
