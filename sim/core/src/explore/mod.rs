@@ -19,8 +19,8 @@
 //! per agent"), anything the abstraction changes (`timed` orders are a subset of these, so a
 //! reachable verdict may need latencies the scenario's distributions never draw; a
 //! generator's content is the stub's or the recording's), and `[cpl]` scenarios (messages are
-//! not explored: refused). With [`ExploreConfig::timed`] the engine offers only the orders
-//! the latency bounds allow ([`timed`]); the search is then the plain enumeration.
+//! not explored: refused). With [`Search::Timed`] the engine offers only the orders the
+//! latency bounds allow ([`timed`]); the search is then the plain enumeration.
 
 mod park;
 mod partial;
@@ -71,14 +71,47 @@ const SPLIT_SMALL: u64 = 1 << 16;
 /// ceiling.
 const KEY_BYTES: u64 = 40;
 
+/// Which search runs: the one choice that decides reduction, symmetry and time together, so
+/// that no combination the explorer cannot run (a timed search with reduction) can be asked
+/// for or written in a shard's header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// The plain depth-first enumeration of every interleaving.
+    Plain,
+    /// Source-DPOR with sleep sets ([`reduction`]), folding `count` copies when `symmetry`
+    /// ([`symmetry`]).
+    Reduced { symmetry: bool },
+    /// Only the orders the latency bounds allow, a `lognormal` kept between these quantiles
+    /// ([`timed`]): the plain enumeration, since partial-order reduction is not sound with
+    /// time.
+    Timed(Quantiles),
+}
+
+impl Search {
+    /// Whether partial-order reduction is on.
+    pub fn reduction(self) -> bool {
+        matches!(self, Search::Reduced { .. })
+    }
+
+    /// Whether copies are folded.
+    pub fn symmetry(self) -> bool {
+        matches!(self, Search::Reduced { symmetry: true })
+    }
+
+    /// The quantiles of a timed search (`None`: time abstracted).
+    pub fn timed(self) -> Option<Quantiles> {
+        match self {
+            Search::Timed(q) => Some(q),
+            _ => None,
+        }
+    }
+}
+
 /// How to explore.
 #[derive(Clone)]
 pub struct ExploreConfig<'a> {
     pub runtime: Stack,
-    /// Partial-order reduction (`false`: plain depth-first enumeration).
-    pub reduction: bool,
-    /// Symmetry over `count` copies ([`symmetry`]; with reduction, untimed, only).
-    pub symmetry: bool,
+    pub search: Search,
     /// Park polling loops ([`park`]; untimed only).
     pub park: bool,
     pub steps_per_agent: u64,
@@ -94,21 +127,17 @@ pub struct ExploreConfig<'a> {
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
     /// Keep the digest of every final history (for tests that compare searches).
     pub keep_histories: bool,
-    /// Timed exploration: only the orders the latency bounds allow, a `lognormal` kept
-    /// between these quantiles (needs `reduction` off: see [`timed`]).
-    pub timed: Option<Quantiles>,
     /// Resume each path from a snapshot of the engine where it diverges from the last one
     /// instead of re-running its prefix (untimed only; the search is the same either way).
     pub snapshots: bool,
 }
 
 impl<'a> ExploreConfig<'a> {
-    /// Reduction on, the default budget, no ceilings, one thread.
+    /// Reduction and symmetry on, the default budget, no ceilings, one thread.
     pub fn new(runtime: Stack) -> Self {
         ExploreConfig {
             runtime,
-            reduction: true,
-            symmetry: true,
+            search: Search::Reduced { symmetry: true },
             park: true,
             steps_per_agent: STEPS_PER_AGENT_DEFAULT,
             max_schedules: None,
@@ -118,7 +147,6 @@ impl<'a> ExploreConfig<'a> {
             cancel: None,
             progress: None,
             keep_histories: false,
-            timed: None,
             snapshots: true,
         }
     }
@@ -181,14 +209,12 @@ pub struct Finding {
 #[derive(Clone, Debug)]
 pub struct Exploration {
     pub runtime: Stack,
-    pub reduction: bool,
-    /// Symmetry over copies was on: counts are up to renaming copies ([`symmetry`]).
-    pub symmetry: bool,
+    /// The search run; `Reduced { symmetry: true }` only where copies were folded: counts
+    /// are then up to renaming copies ([`symmetry`]).
+    pub search: Search,
     /// Whether polling loops were parked, when the scenario has one (`None`: no loop).
     pub parking: Option<bool>,
     pub steps_per_agent: u64,
-    /// The quantiles of a timed exploration (`None`: time abstracted).
-    pub timed: Option<Quantiles>,
     /// Every path of the (reduced) tree was run.
     pub complete: bool,
     pub stopped: Option<Stopped>,
@@ -224,6 +250,21 @@ pub struct Exploration {
 }
 
 impl Exploration {
+    /// Whether partial-order reduction was on.
+    pub fn reduction(&self) -> bool {
+        self.search.reduction()
+    }
+
+    /// Whether copies were folded.
+    pub fn symmetry(&self) -> bool {
+        self.search.symmetry()
+    }
+
+    /// The quantiles of a timed exploration (`None`: time abstracted).
+    pub fn timed(&self) -> Option<Quantiles> {
+        self.search.timed()
+    }
+
     /// The finding on `a`.
     pub fn finding(&self, a: Anomaly) -> Option<&Finding> {
         self.findings.iter().find(|f| f.anomaly == a)
@@ -237,7 +278,7 @@ impl Exploration {
         } else {
             "over every interleaving".to_owned()
         };
-        match self.timed {
+        match self.timed() {
             Some(q) => format!("{base} {}", timed::holds_under(q)),
             None => base,
         }
@@ -256,11 +297,6 @@ pub enum ExploreError {
     Cpl(String),
     #[error("--steps-per-agent must be at least 1")]
     Budget,
-    #[error(
-        "timed exploration runs the plain enumeration: partial-order reduction is not sound \
-         with time (a local step moves time and can disable another agent's step)"
-    )]
-    TimedReduction,
 }
 
 /// What the paths of one or more tasks found.
@@ -324,7 +360,7 @@ impl Shared<'_> {
 }
 
 /// Explores `sc` under `cfg`: every path of the choice tree (reduced unless
-/// `cfg.reduction` is off), or as many as the budgets allow.
+/// `cfg.search` is plain or timed), or as many as the budgets allow.
 pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, ExploreError> {
     let ran = run_tasks(sc, cfg, None)?;
     let classes = ran.classes.len() as u64;
@@ -367,9 +403,6 @@ fn run_tasks(
     }
     if cfg.steps_per_agent == 0 {
         return Err(ExploreError::Budget);
-    }
-    if cfg.timed.is_some() && cfg.reduction {
-        return Err(ExploreError::TimedReduction);
     }
     let parts = split(sc, cfg, SPLIT_TASKS)?;
     let mine: Vec<bool> = match shard {
@@ -492,11 +525,14 @@ fn conclude(
         .collect();
     Exploration {
         runtime: cfg.runtime,
-        reduction: cfg.reduction,
-        symmetry: symmetric(cfg),
+        search: match cfg.search {
+            Search::Reduced { .. } => Search::Reduced {
+                symmetry: symmetric(cfg),
+            },
+            s => s,
+        },
         parking,
         steps_per_agent: cfg.steps_per_agent,
-        timed: cfg.timed,
         complete,
         stopped,
         schedules,
@@ -513,9 +549,9 @@ fn conclude(
     }
 }
 
-/// Whether `cfg` folds interchangeable copies: asked for, with reduction, untimed.
+/// Whether `cfg` folds interchangeable copies: asked for (with reduction, untimed).
 fn symmetric(cfg: &ExploreConfig<'_>) -> bool {
-    cfg.symmetry && cfg.reduction && cfg.timed.is_none()
+    cfg.search.symmetry()
 }
 
 /// The copies the walker folds under `cfg`.
@@ -530,7 +566,7 @@ fn copies(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Copies {
 /// Whether `cfg`'s walkers resume paths from engine snapshots: asked for, untimed (zones
 /// are left to re-execution).
 fn snapshots(cfg: &ExploreConfig<'_>) -> bool {
-    cfg.snapshots && cfg.timed.is_none()
+    cfg.snapshots && cfg.search.timed().is_none()
 }
 
 /// Runs the engine once along `w`'s path, keeping snapshots in `snaps` and resuming from
@@ -544,7 +580,7 @@ fn run_path(
 ) -> Result<TrialRun, SimError> {
     let generator = generator(sc, cfg.on_missing);
     let mut timed;
-    let scheduler: &mut dyn crate::scheduler::Scheduler = match cfg.timed {
+    let scheduler: &mut dyn crate::scheduler::Scheduler = match cfg.search.timed() {
         Some(q) => {
             timed = timed::Timed::new(w, q);
             &mut timed
@@ -589,7 +625,7 @@ fn probe(
     prefix: Vec<u32>,
     pool: &mut Pool,
 ) -> Result<Part, ExploreError> {
-    let mut w = Walker::new(&prefix, cfg.reduction, cfg.steps_per_agent)
+    let mut w = Walker::new(&prefix, cfg.search.reduction(), cfg.steps_per_agent)
         .with_copies(copies(sc, cfg))
         .with_park(parks(cfg));
     run_path(sc, cfg, &mut w, pool, None)?;
@@ -646,7 +682,7 @@ fn split(sc: &Scenario, cfg: &ExploreConfig<'_>, want: usize) -> Result<Vec<Part
 /// Explores the subtree below `prefix`.
 fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, ExploreError> {
     let cfg = shared.cfg;
-    let mut w = Walker::new(prefix, cfg.reduction, cfg.steps_per_agent)
+    let mut w = Walker::new(prefix, cfg.search.reduction(), cfg.steps_per_agent)
         .with_copies(copies(sc, cfg))
         .with_park(parks(cfg))
         .with_snapshots(snapshots(cfg));

@@ -252,6 +252,7 @@ fn join_one(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::explore::Search;
     use std::path::Path;
 
     fn scenario(name: &str) -> Scenario {
@@ -287,7 +288,9 @@ mod tests {
             let plain = !file.starts_with("examples/");
             for reduction in [true, false].into_iter().filter(|&r| r || plain) {
                 let mut cfg = ExploreConfig::new(sc.runtime);
-                cfg.reduction = reduction;
+                if !reduction {
+                    cfg.search = Search::Plain;
+                }
                 cfg.steps_per_agent = 6;
                 let whole = super::super::explore(&sc, &cfg).expect("explores");
                 assert!(whole.complete);

@@ -26,7 +26,7 @@ use super::gate::GateArgs;
 use super::progress::{Items, ProgressArgs};
 use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_sim::bounds::Quantiles;
-use agentsim_sim::explore::{explore, Exploration, ExploreConfig, STEPS_PER_AGENT_DEFAULT};
+use agentsim_sim::explore::{explore, Exploration, ExploreConfig, Search, STEPS_PER_AGENT_DEFAULT};
 use agentsim_sim::scenario::{OnMissing, Scenario};
 use anyhow::{bail, Context, Result};
 use clap::Args as ClapArgs;
@@ -160,6 +160,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
     emit(&sc, &done, args.json, args.coverage, allow, interrupted)
 }
 
+/// The search `args` asks for: `--timed` is the plain enumeration of the orders the bounds
+/// allow (reduction is not sound with time), `--no-reduction` the plain enumeration, and
+/// otherwise the reduced search, folding copies unless `--no-symmetry`.
+fn search(args: &Args) -> Search {
+    if args.timed {
+        Search::Timed(args.quantiles)
+    } else if args.no_reduction {
+        Search::Plain
+    } else {
+        Search::Reduced {
+            symmetry: !args.no_symmetry,
+        }
+    }
+}
+
 /// The exploration `args` asks for under `rt`.
 fn config<'a>(
     args: &Args,
@@ -168,12 +183,9 @@ fn config<'a>(
     progress: &'a (dyn Fn(u64, u64) + Sync),
 ) -> ExploreConfig<'a> {
     ExploreConfig {
-        // Timed: the plain enumeration (reduction is not sound with time).
-        reduction: !args.no_reduction && !args.timed,
-        symmetry: !args.no_symmetry,
+        search: search(args),
         park: !args.no_park,
         snapshots: !args.no_snapshots,
-        timed: args.timed.then_some(args.quantiles),
         steps_per_agent: args.steps_per_agent,
         max_schedules: args.max_schedules,
         max_memory_mb: args.max_memory_mb,

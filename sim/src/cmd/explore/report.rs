@@ -39,14 +39,14 @@ pub fn cap_text(sc: &Scenario) -> String {
 
 /// ", timed (lognormal between the 0.1% and 99.9% quantiles)" for a timed search.
 fn timed_text(e: &Exploration) -> String {
-    e.timed.map_or(String::new(), |q| {
+    e.timed().map_or(String::new(), |q| {
         format!(", timed (lognormal between {})", q.describe())
     })
 }
 
 /// Whether the counts are up to renaming copies: symmetry on and copies to fold.
 fn folded(sc: &Scenario, e: &Exploration) -> bool {
-    e.symmetry && has_copies(sc)
+    e.symmetry() && has_copies(sc)
 }
 
 /// ", symmetry on" or ", symmetry off" for a scenario with copies; nothing without.
@@ -92,7 +92,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
             e.runtime,
             e.schedules,
             e.classes,
-            if e.reduction { "on" } else { "off" },
+            if e.reduction() { "on" } else { "off" },
             symmetry_text(sc, e),
             e.steps_per_agent,
             e.budget_cut,
@@ -184,9 +184,9 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
         "runtime": e.runtime.to_string(),
         "complete": e.complete,
         "stopped": e.stopped.map(|s| stopped_flag(Some(s))),
-        "reduction": e.reduction,
+        "reduction": e.reduction(),
         "symmetry": folded(sc, e),
-        "timed": e.timed.map(|q| {
+        "timed": e.timed().map(|q| {
             let (lo, hi) = q.probabilities();
             json!({"quantiles": [lo, hi], "search": "plain enumeration"})
         }),
