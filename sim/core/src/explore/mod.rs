@@ -130,6 +130,35 @@ pub struct ExploreConfig<'a> {
     /// Resume each path from a snapshot of the engine where it diverges from the last one
     /// instead of re-running its prefix (untimed only; the search is the same either way).
     pub snapshots: bool,
+    /// Keep the states seen and end a path at one seen before ([`Stateful`]; with
+    /// [`Search::Plain`] only, unsharded).
+    pub stateful: bool,
+}
+
+/// What a stateful search kept: the states are fingerprinted at agent choice points (the
+/// engine's whole state there but for what only records the path: see
+/// `engine::snapshot`), each task of the split keeps its own set, and a path that reaches a
+/// state its task saw before ends there, unrecorded: that state's futures were all run.
+/// The state holds the log and the steps each agent took, so it repeats on no path and
+/// merges only interleavings that meet in one state (a loop does not close); the anomaly
+/// sets, the final histories and the verdicts are the stateless plain search's
+/// (`stateful_and_stateless_agree`). Partial-order reduction is not combined with it:
+/// source-DPOR finds its backtrack points from the races of complete paths, which a path
+/// ended at a seen state does not have (the problem stateful DPOR, Yang, Chen, Gopalakrishnan
+/// and Kirby, SPIN 2008, solves with a visible-operation graph this search does not keep).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stateful {
+    /// States kept, summed over the tasks (a state two tasks meet counts twice).
+    pub states: u64,
+    /// Paths that ended at a state seen before.
+    pub merged: u64,
+}
+
+/// Counts a stateful search keeps across threads.
+#[derive(Default)]
+struct StateCounts {
+    states: AtomicU64,
+    merged: AtomicU64,
 }
 
 impl<'a> ExploreConfig<'a> {
@@ -148,6 +177,7 @@ impl<'a> ExploreConfig<'a> {
             progress: None,
             keep_histories: false,
             snapshots: true,
+            stateful: false,
         }
     }
 }
@@ -215,6 +245,8 @@ pub struct Exploration {
     /// Whether polling loops were parked, when the scenario has one (`None`: no loop).
     pub parking: Option<bool>,
     pub steps_per_agent: u64,
+    /// What the stateful search kept (`None`: a stateless search).
+    pub stateful: Option<Stateful>,
     /// Every path of the (reduced) tree was run.
     pub complete: bool,
     pub stopped: Option<Stopped>,
@@ -297,6 +329,12 @@ pub enum ExploreError {
     Cpl(String),
     #[error("--steps-per-agent must be at least 1")]
     Budget,
+    #[error(
+        "the stateful search is the plain enumeration (untimed, without partial-order \
+         reduction: source-DPOR finds its backtrack points on complete paths, and a path \
+         ended at a state seen before is not one)"
+    )]
+    StatefulSearch,
 }
 
 /// What the paths of one or more tasks found.
@@ -342,6 +380,7 @@ struct Shared<'c> {
     redundant: AtomicU64,
     stop: Mutex<Option<Stopped>>,
     halt: AtomicBool,
+    states: StateCounts,
 }
 
 impl Shared<'_> {
@@ -373,6 +412,7 @@ pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, Ex
         classes,
     );
     ex.redundant = ran.redundant;
+    ex.stateful = ran.stateful;
     Ok(ex)
 }
 
@@ -388,6 +428,8 @@ struct Ran {
     tasks: usize,
     /// The indices of the tasks run, ascending.
     ran: Vec<u64>,
+    /// What a stateful search kept.
+    stateful: Option<Stateful>,
 }
 
 /// Splits the tree into tasks ([`split`]) and runs them, or shard `I` of `N`'s share of them
@@ -403,6 +445,9 @@ fn run_tasks(
     }
     if cfg.steps_per_agent == 0 {
         return Err(ExploreError::Budget);
+    }
+    if cfg.stateful && (cfg.search != Search::Plain || shard.is_some()) {
+        return Err(ExploreError::StatefulSearch);
     }
     let parts = split(sc, cfg, SPLIT_TASKS)?;
     let mine: Vec<bool> = match shard {
@@ -455,6 +500,7 @@ fn run_list(
         redundant: AtomicU64::new(0),
         stop: Mutex::new(None),
         halt: AtomicBool::new(false),
+        states: StateCounts::default(),
     };
     let next = AtomicUsize::new(0);
     let work = || -> Result<Found, ExploreError> {
@@ -490,6 +536,10 @@ fn run_list(
         redundant: shared.redundant.load(Ordering::SeqCst),
         tasks: count,
         ran,
+        stateful: cfg.stateful.then(|| Stateful {
+            states: shared.states.states.load(Ordering::SeqCst),
+            merged: shared.states.merged.load(Ordering::SeqCst),
+        }),
     })
 }
 
@@ -533,6 +583,7 @@ fn conclude(
         },
         parking,
         steps_per_agent: cfg.steps_per_agent,
+        stateful: None,
         complete,
         stopped,
         schedules,
@@ -685,7 +736,16 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
     let mut w = Walker::new(prefix, cfg.search.reduction(), cfg.steps_per_agent)
         .with_copies(copies(sc, cfg))
         .with_park(parks(cfg))
-        .with_snapshots(snapshots(cfg));
+        .with_snapshots(snapshots(cfg))
+        .with_states(cfg.stateful);
+    let found = walk_task(sc, shared, &mut w);
+    shared.states.states.fetch_add(w.states(), Ordering::SeqCst);
+    found
+}
+
+/// Runs `w`'s paths until its subtree is done or the search halts.
+fn walk_task(sc: &Scenario, shared: &Shared<'_>, w: &mut Walker) -> Result<Found, ExploreError> {
+    let cfg = shared.cfg;
     let mut found = Found::default();
     let mut pool = Pool::default();
     let mut snaps = Snapshots::default();
@@ -694,7 +754,14 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
             return Ok(found);
         }
         let keep = snapshots(cfg).then_some(&mut snaps);
-        let run = run_path(sc, cfg, &mut w, &mut pool, keep)?;
+        let run = run_path(sc, cfg, w, &mut pool, keep)?;
+        if w.merged() {
+            shared.states.merged.fetch_add(1, Ordering::SeqCst);
+            if !w.backtrack() {
+                return Ok(found);
+            }
+            continue;
+        }
         if w.blocked() {
             shared.redundant.fetch_add(1, Ordering::SeqCst);
             if !w.backtrack() {
@@ -702,7 +769,7 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
             }
             continue;
         }
-        record(sc, cfg, run, &w, &mut found);
+        record(sc, cfg, run, w, &mut found);
         let n = shared.schedules.fetch_add(1, Ordering::SeqCst) + 1;
         let classes = {
             let mut set = shared.classes.lock().expect("no thread panics holding it");
@@ -769,5 +836,7 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: TrialRun, w: &Walker, fou
 
 #[cfg(test)]
 mod snapshot_tests;
+#[cfg(test)]
+mod stateful_tests;
 #[cfg(test)]
 mod tests;

@@ -128,6 +128,7 @@ pub fn explore_shard(
         redundant,
         tasks,
         ran,
+        ..
     } = run_tasks(sc, cfg, Some((index, count)))?;
     let mut keys: Vec<u128> = classes.into_iter().collect();
     keys.sort_unstable();

@@ -61,6 +61,11 @@ pub struct Args {
     /// engine where it leaves the last path (the same search, slower; see docs/exploring.md).
     #[arg(long)]
     pub no_snapshots: bool,
+    /// Keep the states met at agent choice points and end a path at one met before: the
+    /// plain enumeration, merging interleavings that meet in one state (the anomaly sets and
+    /// verdicts are the stateless search's; see docs/exploring.md).
+    #[arg(long, conflicts_with_all = ["timed", "shard"])]
+    pub stateful: bool,
     /// Explore only the orders the latency bounds allow (`fixed` exactly, `uniform` its
     /// interval, `lognormal` between `--quantiles`); runs the plain enumeration, since
     /// partial-order reduction is not sound with time.
@@ -161,12 +166,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 /// The search `args` asks for: `--timed` is the plain enumeration of the orders the bounds
-/// allow (reduction is not sound with time), `--no-reduction` the plain enumeration, and
+/// allow (reduction is not sound with time), `--no-reduction` and `--stateful` the plain
+/// enumeration, and
 /// otherwise the reduced search, folding copies unless `--no-symmetry`.
 fn search(args: &Args) -> Search {
     if args.timed {
         Search::Timed(args.quantiles)
-    } else if args.no_reduction {
+    } else if args.no_reduction || args.stateful {
         Search::Plain
     } else {
         Search::Reduced {
@@ -184,6 +190,7 @@ fn config<'a>(
 ) -> ExploreConfig<'a> {
     ExploreConfig {
         search: search(args),
+        stateful: args.stateful,
         park: !args.no_park,
         snapshots: !args.no_snapshots,
         steps_per_agent: args.steps_per_agent,

@@ -68,6 +68,16 @@ fn parking_text(e: &Exploration) -> String {
     }
 }
 
+/// ", stateful (N states, M paths merged)" for a stateful search; nothing for another.
+fn stateful_text(e: &Exploration) -> String {
+    e.stateful.map_or(String::new(), |s| {
+        format!(
+            ", stateful ({} states, {} paths merged)",
+            s.states, s.merged
+        )
+    })
+}
+
 /// `{A1, A6}`, or `{}`.
 fn set_text(set: &[Anomaly]) -> String {
     format!("{{{}}}", Anomaly::join(set, ", "))
@@ -85,7 +95,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
         };
         let _ = writeln!(
             s,
-            "explore {}{} under {}: {state}, {} schedules, {} classes, reduction {}{}, \
+            "explore {}{} under {}: {state}, {} schedules, {} classes, reduction {}{}{}, \
              {} steps per agent ({} paths cut){}, depth {}{}, {:.2} s",
             escape_text(&sc.name),
             cap_text(sc),
@@ -93,6 +103,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
             e.schedules,
             e.classes,
             if e.reduction() { "on" } else { "off" },
+            stateful_text(e),
             symmetry_text(sc, e),
             e.steps_per_agent,
             e.budget_cut,
@@ -204,6 +215,13 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
         // Only for a scenario with a polling loop, so every other output stays as it was.
         o.insert("parking".to_owned(), json!(parking));
         o.insert("spinning".to_owned(), json!(e.spinning));
+    }
+    if let (Some(s), Some(o)) = (e.stateful, out.as_object_mut()) {
+        // Only for a stateful search, so every other output stays as it was.
+        o.insert(
+            "stateful".to_owned(),
+            json!({"states": s.states, "merged": s.merged}),
+        );
     }
     out
 }
