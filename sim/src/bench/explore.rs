@@ -21,7 +21,7 @@
 use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_models::Anomaly;
 use agentsim_sim::explore::{
-    explore, has_copies, Exploration, ExploreConfig, Reach, STEPS_PER_AGENT_DEFAULT,
+    explore, has_copies, Exploration, ExploreConfig, Reach, Search, STEPS_PER_AGENT_DEFAULT,
 };
 use agentsim_sim::scenario::Scenario;
 use anyhow::{Context, Result};
@@ -313,7 +313,7 @@ impl Run {
             steps_per_agent: e.steps_per_agent,
             budget_cut: e.budget_cut,
             truncated: e.truncated,
-            symmetry: e.symmetry && has_copies(sc),
+            symmetry: e.symmetry() && has_copies(sc),
             seconds,
             peak_rss_mib,
             reachable: e
@@ -338,7 +338,11 @@ fn timed(
     let cancel = AtomicBool::new(false);
     let done = AtomicBool::new(false);
     let cfg = ExploreConfig {
-        reduction,
+        search: if reduction {
+            Search::Reduced { symmetry: true }
+        } else {
+            Search::Plain
+        },
         threads,
         steps_per_agent,
         cancel: Some(&cancel),

@@ -93,6 +93,67 @@ fn budgets_exit_2_and_threads_change_no_byte() {
     assert_eq!(one.stdout, rerun.stdout);
 }
 
+/// `--stateful` on the worked examples: the verdicts and anomaly sets of `--no-reduction`,
+/// the states it kept in the JSON (none where one agent runs alone), the same bytes on two threads; with `--timed` or
+/// `--shard` it is refused with exit 2.
+#[test]
+fn stateful_explore_end_to_end() {
+    let verdicts = |v: &Value| {
+        let sets: Vec<Value> = v["sets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["anomalies"].clone())
+            .collect();
+        let reach: Vec<(String, Value)> = v["anomalies"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, a)| (k.clone(), a["reachable"].clone()))
+            .collect();
+        (
+            sets,
+            reach,
+            v["complete"].clone(),
+            v["budget_cut"].as_u64() > Some(0),
+        )
+    };
+    for file in [
+        "stale-review",
+        "retired-tool",
+        "effect-order",
+        "effect-order-saga",
+    ] {
+        let path = format!("scenarios/explore/{file}.toml");
+        let plain = json(&["explore", &path, "--no-reduction", "--json"]);
+        let stateful = json(&["explore", &path, "--stateful", "--json"]);
+        assert_eq!(verdicts(&plain), verdicts(&stateful), "{file}");
+        assert_eq!(stateful["reduction"], false, "{file}");
+        // States are kept at agent choice points: effect-order's one agent has none.
+        assert!(stateful["stateful"]["states"].is_u64(), "{file}");
+        assert_eq!(
+            plain.get("stateful"),
+            None,
+            "{file}: stateless output unchanged"
+        );
+        let two = json(&["explore", &path, "--stateful", "--json", "--threads", "2"]);
+        assert_eq!(stateful, two, "{file}");
+    }
+    for extra in [
+        &["--timed"][..],
+        &["--shard", "1/2", "--partial-out", "x.json"],
+    ] {
+        let mut args = vec![
+            "explore",
+            "scenarios/explore/stale-review.toml",
+            "--stateful",
+        ];
+        args.extend_from_slice(extra);
+        let out = agentsim(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+    }
+}
+
 /// Every anomaly set that sampling finds (random and PCT, 2,000 trials each) is among the
 /// sets exploring reaches, on scenarios whose search finishes in seconds and no step budget
 /// cuts (edit-review only under vanilla: its ssi tree is past the default budgets).

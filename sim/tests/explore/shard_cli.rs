@@ -104,6 +104,31 @@ fn merged_shards_print_one_runs_bytes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A timed run is the plain enumeration: its partials say so in their header (`"search":
+/// {"timed": …}`), and the merge reports `reduction off` and the timed bounds, as one run does.
+#[test]
+fn merged_timed_shards_say_reduction_off() {
+    let dir = scratch("timed");
+    let args = ["scenarios/timed/stale-review-overlap.toml", "--timed"];
+    same_as_one_run(&dir, &args);
+    let files = shards(&dir, &args, 2, &[1, 2]);
+    let head: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(
+        head["config"]["search"],
+        serde_json::json!({"timed": {"quantiles": "0.001,0.999"}}),
+        "{head}"
+    );
+    let m = merge(&files, false);
+    let text = String::from_utf8_lossy(&m.stdout);
+    assert!(text.contains("reduction off"), "{text}");
+    let m = merge(&files, true);
+    let v: serde_json::Value = serde_json::from_slice(&m.stdout).unwrap();
+    assert_eq!(v["reduction"], false, "{v}");
+    assert_eq!(v["timed"]["search"], "plain enumeration", "{v}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A budget that stops a shard makes the merge cannot tell with exit 2, as one stopped run.
 #[test]
 fn a_stopped_shard_makes_the_merge_cannot_tell() {

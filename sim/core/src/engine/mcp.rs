@@ -36,7 +36,7 @@ use agentsim_models::record::Registry;
 use agentsim_models::runtime::{BeginRequest, Runtime};
 
 /// One client's state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 struct Client {
     policy: McpClient,
     /// The list from the latest `tools/list`; `None` before the first.
@@ -46,7 +46,7 @@ struct Client {
 }
 
 /// Every agent's client (empty when no agent has one).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 pub(super) struct Clients(Vec<Option<Client>>);
 
 impl Clients {

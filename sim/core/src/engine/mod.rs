@@ -140,7 +140,7 @@ pub enum SimError {
 /// An agent's operation between its read and its commit. Each agent keeps one for the whole
 /// run (and the pool keeps it across trials), so the read list and the commit request reuse
 /// their buffers; `AgentState::open` says whether it holds a live operation.
-#[derive(Clone)]
+#[derive(Clone, Hash)]
 struct Op {
     read_pc: usize,
     planned: Option<Tool>,
@@ -168,7 +168,7 @@ impl Op {
     }
 }
 
-#[derive(Clone)]
+#[derive(Clone, Hash)]
 struct AgentState {
     pc: usize,
     rep: u32,
@@ -493,6 +493,12 @@ impl<R: Runtime> Engine<'_, R> {
             return None;
         }
         let pos = if enabled.len() > 1 {
+            if self.chooser.as_deref().is_some_and(|c| c.stateful()) {
+                let fp = self.fingerprint();
+                if let Some(c) = self.chooser.as_deref_mut() {
+                    c.state(fp);
+                }
+            }
             // Before anything of the point is counted: a resume re-enters this iteration of
             // the event loop from its top (waking parked agents again is idempotent).
             self.checkpoint();

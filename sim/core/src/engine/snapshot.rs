@@ -118,6 +118,36 @@ impl<R: Runtime> Engine<'_, R> {
         }
     }
 
+    /// A 128-bit fingerprint of the state now, at an agent choice point: of everything a
+    /// snapshot holds that decides what happens next or what the history is (the runtime
+    /// with its store and log, the rng's position, the agents, time, the event count that
+    /// `events_max` reads, the records' tokens, the MCP clients, the steps each agent took,
+    /// the polling-loop state), and not of what only records the path (the choices made, the
+    /// choice point count, the counters but for events). Two states with one fingerprint
+    /// (but for a collision, of probability at most n²/2¹²⁹ over n states) run the same
+    /// futures from here and have the same log, so a search may follow one of them only.
+    /// Two SipHash-1-3 digests with fixed keys (`DefaultHasher::new`), the second over a
+    /// leading word: deterministic within a build, and no hash order is read.
+    pub(super) fn fingerprint(&self) -> u128 {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut halves = [DefaultHasher::new(), DefaultHasher::new()];
+        halves[1].write_u64(0x9e37_79b9_7f4a_7c15);
+        for h in &mut halves {
+            self.rt.hash(h);
+            self.rng.get_word_pos().hash(h);
+            self.rng.get_stream().hash(h);
+            self.agents.hash(h);
+            self.now_ms.hash(h);
+            self.c.events.hash(h);
+            self.record_tokens.hash(h);
+            self.event.hash(h);
+            self.mcp.hash(h);
+            self.steps.hash(h);
+            self.spin.hash(h);
+        }
+        (u128::from(halves[0].finish()) << 64) | u128::from(halves[1].finish())
+    }
+
     /// At an agent choice point, before it is counted: keeps a snapshot here if the trial
     /// keeps them and the chooser asks for one.
     pub(super) fn checkpoint(&mut self) {

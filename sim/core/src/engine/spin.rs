@@ -34,7 +34,7 @@ pub fn loops(sc: &Scenario) -> bool {
 
 /// Where an agent's last clean iteration ended: the state the next one starts from and the
 /// versions it read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Mark {
     head: usize,
     rep: u32,
@@ -45,7 +45,7 @@ struct Mark {
 }
 
 /// One agent's loop bookkeeping.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 struct Loop {
     /// The current iteration's begins' cells with their versions then.
     reads: Vec<(Cell, u64)>,
@@ -62,7 +62,7 @@ struct Loop {
 }
 
 /// The versions and every agent's loop bookkeeping of one trial.
-#[derive(Clone)]
+#[derive(Clone, Hash)]
 pub(super) struct Spin {
     on: bool,
     versions: Vec<u64>,

@@ -21,8 +21,8 @@
 //! vacuous* ([`crate::vacuity`]). What a complete search does not prove: anything the abstraction changes (`timed` orders are a subset of these, so a
 //! reachable verdict may need latencies the scenario's distributions never draw; a
 //! generator's content is the stub's or the recording's), and `[cpl]` scenarios (messages are
-//! not explored: refused). With [`ExploreConfig::timed`] the engine offers only the orders
-//! the latency bounds allow ([`timed`]); the search is then the plain enumeration.
+//! not explored: refused). With [`Search::Timed`] the engine offers only the orders the
+//! latency bounds allow ([`timed`]); the search is then the plain enumeration.
 
 mod park;
 mod partial;
@@ -73,14 +73,47 @@ const SPLIT_SMALL: u64 = 1 << 16;
 /// ceiling.
 const KEY_BYTES: u64 = 40;
 
+/// Which search runs: the one choice that decides reduction, symmetry and time together, so
+/// that no combination the explorer cannot run (a timed search with reduction) can be asked
+/// for or written in a shard's header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// The plain depth-first enumeration of every interleaving.
+    Plain,
+    /// Source-DPOR with sleep sets ([`reduction`]), folding `count` copies when `symmetry`
+    /// ([`symmetry`]).
+    Reduced { symmetry: bool },
+    /// Only the orders the latency bounds allow, a `lognormal` kept between these quantiles
+    /// ([`timed`]): the plain enumeration, since partial-order reduction is not sound with
+    /// time.
+    Timed(Quantiles),
+}
+
+impl Search {
+    /// Whether partial-order reduction is on.
+    pub fn reduction(self) -> bool {
+        matches!(self, Search::Reduced { .. })
+    }
+
+    /// Whether copies are folded.
+    pub fn symmetry(self) -> bool {
+        matches!(self, Search::Reduced { symmetry: true })
+    }
+
+    /// The quantiles of a timed search (`None`: time abstracted).
+    pub fn timed(self) -> Option<Quantiles> {
+        match self {
+            Search::Timed(q) => Some(q),
+            _ => None,
+        }
+    }
+}
+
 /// How to explore.
 #[derive(Clone)]
 pub struct ExploreConfig<'a> {
     pub runtime: Stack,
-    /// Partial-order reduction (`false`: plain depth-first enumeration).
-    pub reduction: bool,
-    /// Symmetry over `count` copies ([`symmetry`]; with reduction, untimed, only).
-    pub symmetry: bool,
+    pub search: Search,
     /// Park polling loops ([`park`]; untimed only).
     pub park: bool,
     pub steps_per_agent: u64,
@@ -96,21 +129,46 @@ pub struct ExploreConfig<'a> {
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
     /// Keep the digest of every final history (for tests that compare searches).
     pub keep_histories: bool,
-    /// Timed exploration: only the orders the latency bounds allow, a `lognormal` kept
-    /// between these quantiles (needs `reduction` off: see [`timed`]).
-    pub timed: Option<Quantiles>,
     /// Resume each path from a snapshot of the engine where it diverges from the last one
     /// instead of re-running its prefix (untimed only; the search is the same either way).
     pub snapshots: bool,
+    /// Keep the states seen and end a path at one seen before ([`Stateful`]; with
+    /// [`Search::Plain`] only, unsharded).
+    pub stateful: bool,
+}
+
+/// What a stateful search kept: the states are fingerprinted at agent choice points (the
+/// engine's whole state there but for what only records the path: see
+/// `engine::snapshot`), each task of the split keeps its own set, and a path that reaches a
+/// state its task saw before ends there, unrecorded: that state's futures were all run.
+/// The state holds the log and the steps each agent took, so it repeats on no path and
+/// merges only interleavings that meet in one state (a loop does not close); the anomaly
+/// sets, the final histories and the verdicts are the stateless plain search's
+/// (`stateful_and_stateless_agree`). Partial-order reduction is not combined with it:
+/// source-DPOR finds its backtrack points from the races of complete paths, which a path
+/// ended at a seen state does not have (the problem stateful DPOR, Yang, Chen, Gopalakrishnan
+/// and Kirby, SPIN 2008, solves with a visible-operation graph this search does not keep).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stateful {
+    /// States kept, summed over the tasks (a state two tasks meet counts twice).
+    pub states: u64,
+    /// Paths that ended at a state seen before.
+    pub merged: u64,
+}
+
+/// Counts a stateful search keeps across threads.
+#[derive(Default)]
+struct StateCounts {
+    states: AtomicU64,
+    merged: AtomicU64,
 }
 
 impl<'a> ExploreConfig<'a> {
-    /// Reduction on, the default budget, no ceilings, one thread.
+    /// Reduction and symmetry on, the default budget, no ceilings, one thread.
     pub fn new(runtime: Stack) -> Self {
         ExploreConfig {
             runtime,
-            reduction: true,
-            symmetry: true,
+            search: Search::Reduced { symmetry: true },
             park: true,
             steps_per_agent: STEPS_PER_AGENT_DEFAULT,
             max_schedules: None,
@@ -120,8 +178,8 @@ impl<'a> ExploreConfig<'a> {
             cancel: None,
             progress: None,
             keep_histories: false,
-            timed: None,
             snapshots: true,
+            stateful: false,
         }
     }
 }
@@ -227,14 +285,14 @@ impl Cut {
 #[derive(Clone, Debug)]
 pub struct Exploration {
     pub runtime: Stack,
-    pub reduction: bool,
-    /// Symmetry over copies was on: counts are up to renaming copies ([`symmetry`]).
-    pub symmetry: bool,
+    /// The search run; `Reduced { symmetry: true }` only where copies were folded: counts
+    /// are then up to renaming copies ([`symmetry`]).
+    pub search: Search,
     /// Whether polling loops were parked, when the scenario has one (`None`: no loop).
     pub parking: Option<bool>,
     pub steps_per_agent: u64,
-    /// The quantiles of a timed exploration (`None`: time abstracted).
-    pub timed: Option<Quantiles>,
+    /// What the stateful search kept (`None`: a stateless search).
+    pub stateful: Option<Stateful>,
     /// Every path of the (reduced) tree was run to its end: nothing stopped the search and no
     /// bound cut a path ([`Exploration::cut`]). Only then is an anomaly no path showed
     /// unreachable.
@@ -276,6 +334,21 @@ pub struct Exploration {
 }
 
 impl Exploration {
+    /// Whether partial-order reduction was on.
+    pub fn reduction(&self) -> bool {
+        self.search.reduction()
+    }
+
+    /// Whether copies were folded.
+    pub fn symmetry(&self) -> bool {
+        self.search.symmetry()
+    }
+
+    /// The quantiles of a timed exploration (`None`: time abstracted).
+    pub fn timed(&self) -> Option<Quantiles> {
+        self.search.timed()
+    }
+
     /// The finding on `a`.
     pub fn finding(&self, a: Anomaly) -> Option<&Finding> {
         self.findings.iter().find(|f| f.anomaly == a)
@@ -285,7 +358,7 @@ impl Exploration {
     /// search the bounds it holds under. (Only a complete search says unreachable.)
     pub fn bound_text(&self) -> String {
         let base = "over every interleaving".to_owned();
-        match self.timed {
+        match self.timed() {
             Some(q) => format!("{base} {}", timed::holds_under(q)),
             None => base,
         }
@@ -379,10 +452,11 @@ pub enum ExploreError {
     #[error("--steps-per-agent must be at least 1")]
     Budget,
     #[error(
-        "timed exploration runs the plain enumeration: partial-order reduction is not sound \
-         with time (a local step moves time and can disable another agent's step)"
+        "the stateful search is the plain enumeration (untimed, without partial-order \
+         reduction: source-DPOR finds its backtrack points on complete paths, and a path \
+         ended at a state seen before is not one)"
     )]
-    TimedReduction,
+    StatefulSearch,
 }
 
 /// What the paths of one or more tasks found.
@@ -428,6 +502,7 @@ struct Shared<'c> {
     redundant: AtomicU64,
     stop: Mutex<Option<Stopped>>,
     halt: AtomicBool,
+    states: StateCounts,
 }
 
 impl Shared<'_> {
@@ -446,7 +521,7 @@ impl Shared<'_> {
 }
 
 /// Explores `sc` under `cfg`: every path of the choice tree (reduced unless
-/// `cfg.reduction` is off), or as many as the budgets allow.
+/// `cfg.search` is plain or timed), or as many as the budgets allow.
 pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, ExploreError> {
     let ran = run_tasks(sc, cfg, None)?;
     let classes = ran.classes.len() as u64;
@@ -460,6 +535,7 @@ pub fn explore(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Result<Exploration, Ex
         classes,
     );
     ex.redundant = ran.redundant;
+    ex.stateful = ran.stateful;
     Ok(ex)
 }
 
@@ -475,6 +551,8 @@ struct Ran {
     tasks: usize,
     /// The indices of the tasks run, ascending.
     ran: Vec<u64>,
+    /// What a stateful search kept.
+    stateful: Option<Stateful>,
 }
 
 /// Splits the tree into tasks ([`split`]) and runs them, or shard `I` of `N`'s share of them
@@ -491,8 +569,8 @@ fn run_tasks(
     if cfg.steps_per_agent == 0 {
         return Err(ExploreError::Budget);
     }
-    if cfg.timed.is_some() && cfg.reduction {
-        return Err(ExploreError::TimedReduction);
+    if cfg.stateful && (cfg.search != Search::Plain || shard.is_some()) {
+        return Err(ExploreError::StatefulSearch);
     }
     let parts = split(sc, cfg, SPLIT_TASKS)?;
     let mine: Vec<bool> = match shard {
@@ -545,6 +623,7 @@ fn run_list(
         redundant: AtomicU64::new(0),
         stop: Mutex::new(None),
         halt: AtomicBool::new(false),
+        states: StateCounts::default(),
     };
     let next = AtomicUsize::new(0);
     let work = || -> Result<Found, ExploreError> {
@@ -580,6 +659,10 @@ fn run_list(
         redundant: shared.redundant.load(Ordering::SeqCst),
         tasks: count,
         ran,
+        stateful: cfg.stateful.then(|| Stateful {
+            states: shared.states.states.load(Ordering::SeqCst),
+            merged: shared.states.merged.load(Ordering::SeqCst),
+        }),
     })
 }
 
@@ -597,11 +680,15 @@ fn conclude(
 ) -> Exploration {
     let mut ex = Exploration {
         runtime: cfg.runtime,
-        reduction: cfg.reduction,
-        symmetry: symmetric(cfg),
+        search: match cfg.search {
+            Search::Reduced { .. } => Search::Reduced {
+                symmetry: symmetric(cfg),
+            },
+            s => s,
+        },
         parking,
         steps_per_agent: cfg.steps_per_agent,
-        timed: cfg.timed,
+        stateful: None,
         complete: false,
         stopped,
         schedules,
@@ -646,9 +733,9 @@ fn conclude(
     ex
 }
 
-/// Whether `cfg` folds interchangeable copies: asked for, with reduction, untimed.
+/// Whether `cfg` folds interchangeable copies: asked for (with reduction, untimed).
 fn symmetric(cfg: &ExploreConfig<'_>) -> bool {
-    cfg.symmetry && cfg.reduction && cfg.timed.is_none()
+    cfg.search.symmetry()
 }
 
 /// The copies the walker folds under `cfg`.
@@ -663,7 +750,7 @@ fn copies(sc: &Scenario, cfg: &ExploreConfig<'_>) -> Copies {
 /// Whether `cfg`'s walkers resume paths from engine snapshots: asked for, untimed (zones
 /// are left to re-execution).
 fn snapshots(cfg: &ExploreConfig<'_>) -> bool {
-    cfg.snapshots && cfg.timed.is_none()
+    cfg.snapshots && cfg.search.timed().is_none()
 }
 
 /// Runs the engine once along `w`'s path, keeping snapshots in `snaps` and resuming from
@@ -677,7 +764,7 @@ fn run_path(
 ) -> Result<TrialRun, SimError> {
     let generator = generator(sc, cfg.on_missing);
     let mut timed;
-    let scheduler: &mut dyn crate::scheduler::Scheduler = match cfg.timed {
+    let scheduler: &mut dyn crate::scheduler::Scheduler = match cfg.search.timed() {
         Some(q) => {
             timed = timed::Timed::new(w, q);
             &mut timed
@@ -722,7 +809,7 @@ fn probe(
     prefix: Vec<u32>,
     pool: &mut Pool,
 ) -> Result<Part, ExploreError> {
-    let mut w = Walker::new(&prefix, cfg.reduction, cfg.steps_per_agent)
+    let mut w = Walker::new(&prefix, cfg.search.reduction(), cfg.steps_per_agent)
         .with_copies(copies(sc, cfg))
         .with_park(parks(cfg));
     run_path(sc, cfg, &mut w, pool, None)?;
@@ -779,10 +866,19 @@ fn split(sc: &Scenario, cfg: &ExploreConfig<'_>, want: usize) -> Result<Vec<Part
 /// Explores the subtree below `prefix`.
 fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, ExploreError> {
     let cfg = shared.cfg;
-    let mut w = Walker::new(prefix, cfg.reduction, cfg.steps_per_agent)
+    let mut w = Walker::new(prefix, cfg.search.reduction(), cfg.steps_per_agent)
         .with_copies(copies(sc, cfg))
         .with_park(parks(cfg))
-        .with_snapshots(snapshots(cfg));
+        .with_snapshots(snapshots(cfg))
+        .with_states(cfg.stateful);
+    let found = walk_task(sc, shared, &mut w);
+    shared.states.states.fetch_add(w.states(), Ordering::SeqCst);
+    found
+}
+
+/// Runs `w`'s paths until its subtree is done or the search halts.
+fn walk_task(sc: &Scenario, shared: &Shared<'_>, w: &mut Walker) -> Result<Found, ExploreError> {
+    let cfg = shared.cfg;
     let mut found = Found::default();
     let mut pool = Pool::default();
     let mut snaps = Snapshots::default();
@@ -791,7 +887,14 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
             return Ok(found);
         }
         let keep = snapshots(cfg).then_some(&mut snaps);
-        let run = run_path(sc, cfg, &mut w, &mut pool, keep)?;
+        let run = run_path(sc, cfg, w, &mut pool, keep)?;
+        if w.merged() {
+            shared.states.merged.fetch_add(1, Ordering::SeqCst);
+            if !w.backtrack() {
+                return Ok(found);
+            }
+            continue;
+        }
         if w.blocked() {
             shared.redundant.fetch_add(1, Ordering::SeqCst);
             if !w.backtrack() {
@@ -799,7 +902,7 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
             }
             continue;
         }
-        record(sc, cfg, run, &w, &mut found);
+        record(sc, cfg, run, w, &mut found);
         let n = shared.schedules.fetch_add(1, Ordering::SeqCst) + 1;
         let classes = {
             let mut set = shared.classes.lock().expect("no thread panics holding it");
@@ -866,5 +969,7 @@ fn record(sc: &Scenario, cfg: &ExploreConfig<'_>, run: TrialRun, w: &Walker, fou
 
 #[cfg(test)]
 mod snapshot_tests;
+#[cfg(test)]
+mod stateful_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -83,7 +83,7 @@ use agentsim_models::runtime::Mechanism;
 /// Whether the walker parks polling loops under `cfg`: asked for, untimed, and not under a
 /// `lock` stack (see "Runtimes").
 pub(super) fn parks(cfg: &ExploreConfig<'_>) -> bool {
-    cfg.park && cfg.timed.is_none() && !cfg.runtime.contains(Mechanism::Lock)
+    cfg.park && cfg.search.timed().is_none() && !cfg.runtime.contains(Mechanism::Lock)
 }
 
 /// Whether `sc`'s polling loops are parked under `cfg` (`None`: it has none).
@@ -315,7 +315,7 @@ mod tests {
                 cfg.keep_histories = true;
                 cfg.max_schedules = Some(20_000);
                 let reduced = explore(&sc, &cfg).unwrap();
-                cfg.reduction = false;
+                cfg.search = Search::Plain;
                 let plain = explore(&sc, &cfg).unwrap();
                 if reduced.stopped.is_some() || plain.stopped.is_some() {
                     continue;

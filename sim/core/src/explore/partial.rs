@@ -128,6 +128,7 @@ pub fn explore_shard(
         redundant,
         tasks,
         ran,
+        ..
     } = run_tasks(sc, cfg, Some((index, count)))?;
     let mut keys: Vec<u128> = classes.into_iter().collect();
     keys.sort_unstable();
@@ -254,6 +255,7 @@ fn join_one(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::explore::Search;
     use std::path::Path;
 
     fn scenario(name: &str) -> Scenario {
@@ -289,7 +291,9 @@ mod tests {
             let plain = !file.starts_with("examples/");
             for reduction in [true, false].into_iter().filter(|&r| r || plain) {
                 let mut cfg = ExploreConfig::new(sc.runtime);
-                cfg.reduction = reduction;
+                if !reduction {
+                    cfg.search = Search::Plain;
+                }
                 cfg.steps_per_agent = 6;
                 let whole = super::super::explore(&sc, &cfg).expect("explores");
                 assert!(whole.stopped.is_none());

@@ -28,7 +28,7 @@ fn same(sc: &Scenario, cfg: &ExploreConfig<'_>, what: &str) -> Exploration {
 fn configs(rt: Stack) -> Vec<(&'static str, ExploreConfig<'static>)> {
     let base = ExploreConfig::new(rt);
     let plain = ExploreConfig {
-        reduction: false,
+        search: Search::Plain,
         max_schedules: Some(2_000),
         ..base.clone()
     };
@@ -92,7 +92,7 @@ fn snapshots_change_nothing_on_the_shipped_scenarios() {
             let mut cfg = ExploreConfig::new(kind.stack());
             cfg.max_schedules = Some(5_000);
             same(&sc, &cfg, &format!("{file} under {}", kind.name()));
-            cfg.symmetry = false;
+            cfg.search = Search::Reduced { symmetry: false };
             same(
                 &sc,
                 &cfg,
@@ -130,8 +130,7 @@ fn snapshots_change_nothing_in_a_shard() {
 fn timed_search_is_untouched() {
     let sc = shipped("explore/stale-review.toml");
     let cfg = ExploreConfig {
-        reduction: false,
-        timed: Some(Quantiles::default()),
+        search: Search::Timed(Quantiles::default()),
         max_schedules: Some(2_000),
         ..ExploreConfig::new(sc.runtime)
     };

@@ -269,13 +269,13 @@ mod tests {
                 let mut cfg = ExploreConfig::new(kind.stack());
                 cfg.keep_histories = true;
                 let on = explore(&sc, &cfg).unwrap();
-                cfg.symmetry = false;
+                cfg.search = Search::Reduced { symmetry: false };
                 cfg.max_schedules = Some(OFF_MAX);
                 let off = explore(&sc, &cfg).unwrap();
                 let what = format!("member {seed} under {}", kind.name());
                 assert!(on.complete, "{what}");
-                assert!(on.symmetry, "{what}");
-                assert!(!off.symmetry, "{what}");
+                assert!(on.symmetry(), "{what}");
+                assert!(!off.symmetry(), "{what}");
                 if !off.complete {
                     continue;
                 }
@@ -370,7 +370,7 @@ mod tests {
                 let cfg = ExploreConfig::new(kind.stack());
                 let one = explore(&sc, &cfg).unwrap();
                 assert!(one.complete, "{name}");
-                assert!(one.symmetry, "{name}");
+                assert!(one.symmetry(), "{name}");
                 let mut two = cfg.clone();
                 two.threads = 2;
                 let two = explore(&sc, &two).unwrap();
@@ -403,7 +403,7 @@ mod tests {
         let sc = Scenario::parse(&PathBuf::from("readers.toml"), s).unwrap();
         let mut cfg = ExploreConfig::new(stack_of("vanilla"));
         let on = explore(&sc, &cfg).unwrap();
-        cfg.symmetry = false;
+        cfg.search = Search::Reduced { symmetry: false };
         let off = explore(&sc, &cfg).unwrap();
         assert_eq!((on.schedules, on.classes), (3, 3));
         assert_eq!((off.schedules, off.classes), (4, 4));

@@ -178,7 +178,7 @@ fn agree(
     let mut cfg = ExploreConfig::new(stack(kind.name()));
     cfg.keep_histories = true;
     let reduced = explore(sc, &cfg).unwrap();
-    cfg.reduction = false;
+    cfg.search = Search::Plain;
     cfg.max_schedules = Some(plain_max);
     let plain = explore(sc, &cfg).unwrap();
     assert!(reduced.complete, "{what}");
@@ -510,13 +510,13 @@ fn commuting_begins_are_one_trace() {
     let sc = Scenario::parse(&PathBuf::from("readers.toml"), &s).unwrap();
     let mut cfg = ExploreConfig::new(stack("vanilla"));
     let reduced = explore(&sc, &cfg).unwrap();
-    cfg.reduction = false;
+    cfg.search = Search::Plain;
     let plain = explore(&sc, &cfg).unwrap();
     assert_eq!((reduced.schedules, reduced.classes), (4, 4));
     assert_eq!((plain.schedules, plain.classes), (20, 4));
     let mut cfg = ExploreConfig::new(stack("pessimistic"));
     let reduced = explore(&sc, &cfg).unwrap();
-    cfg.reduction = false;
+    cfg.search = Search::Plain;
     let plain = explore(&sc, &cfg).unwrap();
     assert_eq!(reduced.classes, plain.classes);
     assert_eq!(reduced.sets, plain.sets);

@@ -56,7 +56,7 @@ pub fn holds_under(q: Quantiles) -> String {
 mod tests {
     use super::*;
     use crate::dist::below;
-    use crate::explore::{explore, Exploration, ExploreConfig, ExploreError, Reach};
+    use crate::explore::{explore, Exploration, ExploreConfig, Reach, Search};
     use crate::metrics::reported;
     use crate::Scenario;
     use agentsim_models::Anomaly;
@@ -75,8 +75,7 @@ mod tests {
 
     fn timed(sc: &Scenario, q: Quantiles) -> Exploration {
         let cfg = ExploreConfig {
-            reduction: false,
-            timed: Some(q),
+            search: Search::Timed(q),
             ..ExploreConfig::new(sc.runtime)
         };
         explore(sc, &cfg).unwrap()
@@ -146,19 +145,6 @@ mod tests {
             Reach::Unreachable
         );
         assert!(narrow.bound_text().contains("the 0.1% and 60% quantiles"));
-    }
-
-    #[test]
-    fn timed_refuses_reduction() {
-        let sc = load("explore", "stale-review.toml");
-        let cfg = ExploreConfig {
-            timed: Some(Quantiles::default()),
-            ..ExploreConfig::new(sc.runtime)
-        };
-        assert!(matches!(
-            explore(&sc, &cfg),
-            Err(ExploreError::TimedReduction)
-        ));
     }
 
     /// A latency as scenario text: fixed, uniform or (when `lognormal`) log-normal.
@@ -258,7 +244,7 @@ mod tests {
             let u = explore(
                 &sc,
                 &ExploreConfig {
-                    reduction: false,
+                    search: Search::Plain,
                     max_schedules: Some(UNTIMED_MAX),
                     ..ExploreConfig::new(sc.runtime)
                 },

@@ -120,6 +120,15 @@ pub(super) struct Walker {
     /// resumes at the last of them.
     kept: Vec<Kept>,
     resume: bool,
+    /// Keep the states seen at agent choice points and end a path at one seen before (plain
+    /// enumeration only; see [`super::Search`]).
+    stateful: bool,
+    /// The fingerprints of the states seen at this walker's agent choice points.
+    seen: std::collections::HashSet<u128>,
+    /// The fingerprint of the state at the agent choice point about to be asked.
+    state: Option<u128>,
+    /// The path just run reached a state seen before and ended there.
+    merged: bool,
 }
 
 impl Walker {
@@ -151,7 +160,35 @@ impl Walker {
             snapshots: false,
             kept: Vec::new(),
             resume: false,
+            stateful: false,
+            seen: std::collections::HashSet::new(),
+            state: None,
+            merged: false,
         }
+    }
+
+    /// The same walker, ending a path at a state seen before or not. Sound for the plain
+    /// enumeration only: a path that reaches a state seen on an earlier path of this walker
+    /// can only repeat what that path's subtree ran, since the subtree is done by then (the
+    /// search is depth-first and a frame is dropped only when its alternatives are done), and
+    /// no state repeats on one path (the steps each agent took are part of it).
+    pub(super) fn with_states(mut self, on: bool) -> Self {
+        assert!(
+            !(on && self.reduction),
+            "a stateful walker enumerates plainly"
+        );
+        self.stateful = on;
+        self
+    }
+
+    /// Whether the path just run ended at a state seen before.
+    pub(super) fn merged(&self) -> bool {
+        self.merged
+    }
+
+    /// The states this walker has seen.
+    pub(super) fn states(&self) -> u64 {
+        self.seen.len() as u64
     }
 
     /// The same walker, resuming paths from engine snapshots or not.
@@ -403,6 +440,8 @@ impl Chooser for Walker {
     fn start(&mut self) {
         self.chosen_at = None;
         self.blocked = false;
+        self.merged = false;
+        self.state = None;
         self.hb = None;
         match self.kept.last().filter(|_| self.resume) {
             // The path so far is the last one's up to the snapshot (the choices before it
@@ -429,6 +468,17 @@ impl Chooser for Walker {
             return 0;
         }
         let at = self.cursor;
+        if p.kind == ChoiceKind::Agent {
+            // Past the frames of the path so far, a state seen before ends the path (at or
+            // before them, the state is this path's own, seen when the prefix first ran).
+            if let Some(fp) = self.state.take() {
+                if at >= self.frames.len() && !self.seen.insert(fp) {
+                    self.merged = true;
+                    self.blocked = true;
+                    return 0;
+                }
+            }
+        }
         let k = if self.reduction && p.kind == ChoiceKind::Agent {
             match self.pick_agent(p) {
                 Some(k) => k,
@@ -508,6 +558,14 @@ impl Chooser for Walker {
 
     fn parks(&self) -> bool {
         self.park
+    }
+
+    fn stateful(&self) -> bool {
+        self.stateful
+    }
+
+    fn state(&mut self, fingerprint: u128) {
+        self.state = Some(fingerprint);
     }
 
     fn checkpoint(&mut self, point: u64) -> bool {

@@ -83,7 +83,7 @@ pub struct GenCost {
 }
 
 /// The values a generation outputs for the cells its operation writes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Output {
     /// Derived per cell from this digest (stub).
     Digest(u64),
@@ -108,7 +108,7 @@ impl Output {
 }
 
 /// One generation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Generation {
     pub latency_ms: u64,
     pub prompt_tokens: u64,

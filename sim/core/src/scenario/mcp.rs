@@ -7,7 +7,7 @@
 //! which still resolves every call against the live registry (the server's) unless it pins.
 
 /// What an MCP client does with its cached tool list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum McpClient {
     /// Lists the tools at its first read and plans every later generation against that list,
     /// ignoring `list_changed` (what the OpenAI Agents SDK's MCP client does with its list

@@ -32,7 +32,9 @@ use super::progress::{Items, ProgressArgs};
 use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_models::{Anomaly, Reason, Verdict};
 use agentsim_sim::bounds::Quantiles;
-use agentsim_sim::explore::{explore, Exploration, ExploreConfig, Reach, STEPS_PER_AGENT_DEFAULT};
+use agentsim_sim::explore::{
+    explore, Exploration, ExploreConfig, Reach, Search, STEPS_PER_AGENT_DEFAULT,
+};
 use agentsim_sim::metrics::reported;
 use agentsim_sim::scenario::{OnMissing, Scenario};
 use anyhow::{Context, Result};
@@ -74,6 +76,11 @@ pub struct Args {
     /// engine where it leaves the last path (the same search, slower; see docs/exploring.md).
     #[arg(long)]
     pub no_snapshots: bool,
+    /// Keep the states met at agent choice points and end a path at one met before: the
+    /// plain enumeration, merging interleavings that meet in one state (the anomaly sets and
+    /// verdicts are the stateless search's; see docs/exploring.md).
+    #[arg(long, conflicts_with_all = ["timed", "shard"])]
+    pub stateful: bool,
     /// Explore only the orders the latency bounds allow (`fixed` exactly, `uniform` its
     /// interval, `lognormal` between `--quantiles`); runs the plain enumeration, since
     /// partial-order reduction is not sound with time.
@@ -225,6 +232,22 @@ impl Gate<'_> {
     }
 }
 
+/// The search `args` asks for: `--timed` is the plain enumeration of the orders the bounds
+/// allow (reduction is not sound with time), `--no-reduction` and `--stateful` the plain
+/// enumeration, and
+/// otherwise the reduced search, folding copies unless `--no-symmetry`.
+fn search(args: &Args) -> Search {
+    if args.timed {
+        Search::Timed(args.quantiles)
+    } else if args.no_reduction || args.stateful {
+        Search::Plain
+    } else {
+        Search::Reduced {
+            symmetry: !args.no_symmetry,
+        }
+    }
+}
+
 /// The exploration `args` asks for under `rt`.
 fn config<'a>(
     args: &Args,
@@ -233,12 +256,10 @@ fn config<'a>(
     progress: &'a (dyn Fn(u64, u64) + Sync),
 ) -> ExploreConfig<'a> {
     ExploreConfig {
-        // Timed: the plain enumeration (reduction is not sound with time).
-        reduction: !args.no_reduction && !args.timed,
-        symmetry: !args.no_symmetry,
+        search: search(args),
+        stateful: args.stateful,
         park: !args.no_park,
         snapshots: !args.no_snapshots,
-        timed: args.timed.then_some(args.quantiles),
         steps_per_agent: args.steps_per_agent,
         max_schedules: Some(args.max_schedules),
         max_memory_mb: args.max_memory_mb,

@@ -78,14 +78,14 @@ pub fn cap_text(sc: &Scenario) -> String {
 
 /// ", timed (lognormal between the 0.1% and 99.9% quantiles)" for a timed search.
 fn timed_text(e: &Exploration) -> String {
-    e.timed.map_or(String::new(), |q| {
+    e.timed().map_or(String::new(), |q| {
         format!(", timed (lognormal between {})", q.describe())
     })
 }
 
 /// Whether the counts are up to renaming copies: symmetry on and copies to fold.
 fn folded(sc: &Scenario, e: &Exploration) -> bool {
-    e.symmetry && has_copies(sc)
+    e.symmetry() && has_copies(sc)
 }
 
 /// ", symmetry on" or ", symmetry off" for a scenario with copies; nothing without.
@@ -115,6 +115,16 @@ fn truncated_text(e: &Exploration) -> String {
     }
 }
 
+/// ", stateful (N states, M paths merged)" for a stateful search; nothing for another.
+fn stateful_text(e: &Exploration) -> String {
+    e.stateful.map_or(String::new(), |s| {
+        format!(
+            ", stateful ({} states, {} paths merged)",
+            s.states, s.merged
+        )
+    })
+}
+
 /// `{A1, A6}`, or `{}`.
 fn set_text(set: &[Anomaly]) -> String {
     format!("{{{}}}", Anomaly::join(set, ", "))
@@ -128,14 +138,15 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
         let state = state(e);
         let _ = writeln!(
             s,
-            "explore {}{} under {}: {state}, {} schedules, {} classes, reduction {}{}, \
+            "explore {}{} under {}: {state}, {} schedules, {} classes, reduction {}{}{}, \
              {} steps per agent ({} paths cut){}{}, depth {}{}, {:.2} s",
             escape_text(&sc.name),
             cap_text(sc),
             e.runtime,
             e.schedules,
             e.classes,
-            if e.reduction { "on" } else { "off" },
+            if e.reduction() { "on" } else { "off" },
+            stateful_text(e),
             symmetry_text(sc, e),
             e.steps_per_agent,
             e.budget_cut,
@@ -232,9 +243,9 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
         "runtime": e.runtime.to_string(),
         "complete": e.complete,
         "stopped": e.stopped.map(|s| stopped_flag(Some(s))),
-        "reduction": e.reduction,
+        "reduction": e.reduction(),
         "symmetry": folded(sc, e),
-        "timed": e.timed.map(|q| {
+        "timed": e.timed().map(|q| {
             let (lo, hi) = q.probabilities();
             json!({"quantiles": [lo, hi], "search": "plain enumeration"})
         }),
@@ -257,6 +268,13 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
         // Only for a scenario with a polling loop, so every other output stays as it was.
         o.insert("parking".to_owned(), json!(parking));
         o.insert("spinning".to_owned(), json!(e.spinning));
+    }
+    if let (Some(s), Some(o)) = (e.stateful, out.as_object_mut()) {
+        // Only for a stateful search, so every other output stays as it was.
+        o.insert(
+            "stateful".to_owned(),
+            json!({"states": s.states, "merged": s.merged}),
+        );
     }
     out
 }

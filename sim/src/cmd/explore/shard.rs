@@ -12,13 +12,13 @@
 //! and exits 130. A merge trusts the partials (it runs nothing) and needs the scenario file
 //! at the same path, with the same text, for the report's name.
 
-use super::{config, emit, Args, Explored};
+use super::{config, emit, search, Args, Explored};
 use crate::artifacts::output::write_atomic;
 use crate::cmd::check_watch::INTERRUPTED;
 use crate::cmd::sharding::{build, hex};
 use agentsim_models::runtime::Stack;
-use agentsim_sim::bounds::Quantiles;
-use agentsim_sim::explore::{explore_shard, merge_shards, ExploreConfig, ShardRun};
+use agentsim_sim::bounds::{Quantiles, QuantilesError};
+use agentsim_sim::explore::{explore_shard, merge_shards, ExploreConfig, Search, ShardRun};
 use agentsim_sim::scenario::{OnMissing, Scenario};
 use agentsim_sim::shard::{Build, Shard};
 use anyhow::{anyhow, bail, Context, Result};
@@ -30,8 +30,8 @@ use std::time::Instant;
 
 /// The command an explore partial names (and `agentsim merge` recognises).
 pub const COMMAND: &str = "explore";
-/// The partial's format; a merge refuses any other.
-const FORMAT: u64 = 1;
+/// The partial's format; a merge refuses any other (2: the search is one field, `search`).
+const FORMAT: u64 = 2;
 
 /// One shard's partial.
 #[derive(Debug, Serialize, Deserialize)]
@@ -63,10 +63,8 @@ pub struct ShardNo {
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub runtimes: Vec<String>,
-    pub reduction: bool,
-    /// Symmetry over copies (absent in partials written before it existed: off).
-    #[serde(default)]
-    pub symmetry: bool,
+    /// The search the shards ran, as the merge must report it.
+    pub search: SearchHeader,
     /// `--no-park` (absent: polling loops parked where they can be).
     #[serde(default, skip_serializing_if = "is_false")]
     pub no_park: bool,
@@ -81,8 +79,41 @@ pub struct Config {
     pub fail_on: Vec<String>,
     /// `--max-repeat`: the cap on every agent's repeat the shards explored under.
     pub max_repeat: Option<u32>,
-    /// `--timed`: the quantiles `LO,HI` (as `--quantiles` takes them), or absent.
-    pub timed: Option<String>,
+}
+
+/// [`Search`] as a partial writes it: `"plain"`, `{"reduced": {"symmetry": B}}` (symmetry
+/// as run: on only with reduction) or `{"timed": {"quantiles": "LO,HI"}}` (as `--quantiles`
+/// takes them). A timed search is the plain enumeration, and the header cannot say
+/// otherwise.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum SearchHeader {
+    Plain,
+    Reduced { symmetry: bool },
+    Timed { quantiles: String },
+}
+
+impl SearchHeader {
+    fn of(s: Search) -> SearchHeader {
+        match s {
+            Search::Plain => SearchHeader::Plain,
+            Search::Reduced { symmetry } => SearchHeader::Reduced { symmetry },
+            Search::Timed(q) => SearchHeader::Timed {
+                quantiles: q.to_string(),
+            },
+        }
+    }
+
+    /// The search, or what is wrong with the quantiles.
+    fn search(&self) -> Result<Search, QuantilesError> {
+        Ok(match self {
+            SearchHeader::Plain => Search::Plain,
+            SearchHeader::Reduced { symmetry } => Search::Reduced {
+                symmetry: *symmetry,
+            },
+            SearchHeader::Timed { quantiles } => Search::Timed(Quantiles::parse(quantiles)?),
+        })
+    }
 }
 
 /// One runtime's share and the seconds it took.
@@ -120,8 +151,7 @@ fn on_missing_text(m: Option<OnMissing>) -> Option<String> {
 fn config_of(args: &Args, runtimes: &[Stack]) -> Config {
     Config {
         runtimes: runtimes.iter().map(|r| r.to_string()).collect(),
-        reduction: !args.no_reduction,
-        symmetry: !args.no_symmetry && !args.no_reduction && !args.timed,
+        search: SearchHeader::of(search(args)),
         no_park: args.no_park,
         steps_per_agent: args.steps_per_agent,
         max_schedules: Some(args.max_schedules),
@@ -131,7 +161,6 @@ fn config_of(args: &Args, runtimes: &[Stack]) -> Config {
         allow_cannot_tell: args.gate.allow_cannot_tell,
         fail_on: args.fail_on.iter().map(|a| a.name().to_owned()).collect(),
         max_repeat: args.max_repeat,
-        timed: args.timed.then(|| args.quantiles.to_string()),
     }
 }
 
@@ -326,15 +355,11 @@ fn join(sc: &Scenario, parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
             .parse()
             .map_err(|e| anyhow!("{}: field `config.runtimes`: {e}", parts[0].0))?;
         let mut cfg = ExploreConfig::new(stack);
-        cfg.reduction = c.reduction;
-        cfg.symmetry = c.symmetry;
+        cfg.search = c
+            .search
+            .search()
+            .map_err(|e| anyhow!("{}: field `config.search`: {e}", parts[0].0))?;
         cfg.park = !c.no_park;
-        cfg.timed = c
-            .timed
-            .as_deref()
-            .map(Quantiles::parse)
-            .transpose()
-            .map_err(|e| anyhow!("{}: field `config.timed`: {e}", parts[0].0))?;
         cfg.steps_per_agent = c.steps_per_agent;
         cfg.on_missing = c
             .on_missing

@@ -1,0 +1,128 @@
+//! The stateful search against the stateless one: on a generated family, generated polling
+//! loops and every shipped scenario that can be explored, under every named runtime, the
+//! plain enumeration with and without the states kept reaches the same anomaly sets, the
+//! same final histories and the same verdicts wherever the stateless search finishes, and
+//! the stateful one finishes there too.
+
+use super::tests::{family, polls};
+use super::*;
+use agentsim_models::runtime::RuntimeKind;
+use std::path::Path;
+
+/// The stateless plain search stops here on a generated member, and on a shipped scenario
+/// (one it does not finish is not compared).
+const PLAIN_MAX: u64 = 20_000;
+const SHIPPED_MAX: u64 = 3_000;
+
+/// Explores `sc` plain, stateless and stateful, under `cfg` (histories kept) and, where the
+/// stateless search finished, asserts that the stateful one did and that both found the
+/// same; returns the stateful search's counts then.
+fn agree(sc: &Scenario, cfg: &ExploreConfig<'_>, max: u64, what: &str) -> Option<Stateful> {
+    let mut cfg = cfg.clone();
+    cfg.search = Search::Plain;
+    cfg.keep_histories = true;
+    cfg.max_schedules = Some(max);
+    // A recording's scenario explores paths its lines do not cover: the stub stands in.
+    cfg.on_missing = Some(OnMissing::Stub);
+    let stateless = explore(sc, &cfg).unwrap();
+    if !stateless.complete {
+        return None;
+    }
+    cfg.stateful = true;
+    let stateful = explore(sc, &cfg).unwrap();
+    assert!(stateful.complete, "{what}");
+    let sets = |e: &Exploration| e.sets.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(sets(&stateless), sets(&stateful), "{what}: anomaly sets");
+    assert_eq!(stateless.finished, stateful.finished, "{what}: finished");
+    assert_eq!(stateless.histories, stateful.histories, "{what}: histories");
+    assert_eq!(
+        stateless.bound_text(),
+        stateful.bound_text(),
+        "{what}: the step budget cut a path in both or in neither"
+    );
+    let reach = |e: &Exploration| e.findings.iter().map(|f| f.reach).collect::<Vec<_>>();
+    assert_eq!(reach(&stateless), reach(&stateful), "{what}: verdicts");
+    assert!(stateful.schedules <= stateless.schedules, "{what}");
+    assert!(stateless.stateful.is_none(), "{what}");
+    Some(stateful.stateful.expect("a stateful search says so"))
+}
+
+#[test]
+fn stateful_and_stateless_agree_on_a_generated_family() {
+    let (mut compared, mut merged) = (0, 0);
+    for seed in 0..12 {
+        for sc in [family(seed, 1), family(100 + seed, 2), polls(seed, 1, 1, 2)] {
+            for kind in RuntimeKind::ALL {
+                let cfg = ExploreConfig {
+                    steps_per_agent: 12,
+                    ..ExploreConfig::new(kind.stack())
+                };
+                let what = format!("{} {seed} under {}", sc.name, kind.name());
+                if let Some(c) = agree(&sc, &cfg, PLAIN_MAX, &what) {
+                    compared += 1;
+                    merged += c.merged;
+                }
+            }
+        }
+    }
+    assert!(compared >= 100, "enough members finished: {compared}");
+    assert!(merged > 0, "some paths met a state seen before");
+}
+
+/// Every shipped scenario `explore` takes (not `[cpl]`, not a sweep), at the default budget and at a
+/// small one.
+#[test]
+fn stateful_and_stateless_agree_on_the_shipped_scenarios() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut files = Vec::new();
+    for dir in ["explore", "timed", "twins", "examples", "recordings"] {
+        for e in std::fs::read_dir(root.join(dir)).expect("a shipped folder") {
+            let p = e.expect("a listed file").path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut compared = 0;
+    for p in &files {
+        let sc = Scenario::load(p).expect("shipped scenario");
+        if sc.cpl.is_some() {
+            continue;
+        }
+        for kind in RuntimeKind::ALL {
+            for steps in [STEPS_PER_AGENT_DEFAULT, 6] {
+                let cfg = ExploreConfig {
+                    steps_per_agent: steps,
+                    ..ExploreConfig::new(kind.stack())
+                };
+                let what = format!("{} under {} at {steps} steps", p.display(), kind.name());
+                compared += usize::from(agree(&sc, &cfg, SHIPPED_MAX, &what).is_some());
+            }
+        }
+    }
+    assert!(
+        compared >= 40,
+        "enough shipped searches finished: {compared}"
+    );
+}
+
+/// The stateful search refuses what it cannot run soundly: reduction and time.
+#[test]
+fn stateful_is_plain_only() {
+    let sc = family(0, 1);
+    for search in [
+        Search::Reduced { symmetry: true },
+        Search::Timed(crate::bounds::Quantiles::default()),
+    ] {
+        let cfg = ExploreConfig {
+            search,
+            stateful: true,
+            ..ExploreConfig::new(sc.runtime)
+        };
+        assert!(matches!(
+            explore(&sc, &cfg),
+            Err(ExploreError::StatefulSearch)
+        ));
+    }
+}
