@@ -153,10 +153,16 @@ fn render<S: Fair>(m: &S, g: &Graph, l: &Lasso) -> RenderedLasso {
         actions.clear();
         stateright::Model::actions(m, state, &mut actions);
         let a = actions[k as usize];
-        *state = m
+        let next = m
             .next_state(state, a)
             .expect("a lasso step is an enabled action");
-        a.describe(&b)
+        let step = m.step(state, a, &next);
+        *state = next;
+        match (a.appends_record(), step.agent.is_some(), step.commits) {
+            (true, true, true) => format!("{} (commits)", a.describe(&b)),
+            (true, true, false) => format!("{} (aborted)", a.describe(&b)),
+            _ => a.describe(&b),
+        }
     };
     let stem: Vec<String> = l.stem.iter().map(|&k| take(&mut state, k)).collect();
     let entry = m.fingerprint(&state);

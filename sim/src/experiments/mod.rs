@@ -17,6 +17,7 @@ pub mod fit_fix;
 pub mod front;
 pub mod lattice;
 pub mod lattice_witnesses;
+pub mod liveness;
 pub mod mechanism_twins;
 pub mod paired;
 pub mod realize;
@@ -38,6 +39,7 @@ pub fn steps() -> Vec<Step> {
         runtime_matrix::STEP,
         realize::STEP,
         abstract_matrix::STEP,
+        liveness::STEP,
         states::STEP,
         twins::STEP,
         mechanism_twins::STEP,
