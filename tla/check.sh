@@ -10,7 +10,8 @@
 # Each config's header says what to compare (see tla/README.md):
 #   \* agentsim: FLAGS   the same bounds for `agentsim check --json FLAGS` (absent: TLC only)
 #   \* expect: TOKENS    distinct=N generated=N depth=N  pinned TLC figures
-#                        holds | violated=INV trace=N    TLC's verdict (trace in states)
+#                        holds | violated=INV trace=N    TLC's verdict (trace in states);
+#                          a temporal PROPERTY (one per config) is named as INV
 #                        compare=counts,verdicts         what must equal the Rust checker's
 #                        ci                               part of the --ci subset
 # The module is the config's name up to the first `_` (Memory_paper_1a1c2ops.cfg -> Memory.tla).
