@@ -212,7 +212,7 @@ struct Expanded<St> {
     enabled: u8,
     busy: u8,
     cut: bool,
-    succ: Vec<(u64, St, u8, u32)>,
+    succ: Vec<(u64, Option<St>, u8, u32)>,
 }
 
 /// Explores every reachable state (up to `max_states`) on `threads` workers and keeps the
@@ -255,7 +255,10 @@ pub fn graph<S: Fair>(space: &S, threads: usize, max_states: u64) -> Graph {
         let expanded: Vec<Vec<Expanded<S::State>>> = std::thread::scope(|scope| {
             let handles: Vec<_> = frontier
                 .chunks(chunk)
-                .map(|part| scope.spawn(move || part.iter().map(|s| expand(space, s)).collect()))
+                .map(|part| {
+                    let ids = &ids;
+                    scope.spawn(move || part.iter().map(|s| expand(space, s, ids)).collect())
+                })
                 .collect();
             handles
                 .into_iter()
@@ -282,7 +285,7 @@ pub fn graph<S: Fair>(space: &S, threads: usize, max_states: u64) -> Graph {
                         next_id += 1;
                         ids.insert(fp, id);
                         g.parent.push((src, action));
-                        next.push(st);
+                        next.push(st.expect("a state no earlier level numbered is kept"));
                         id
                     }
                 };
@@ -304,7 +307,13 @@ pub fn graph<S: Fair>(space: &S, threads: usize, max_states: u64) -> Graph {
     g
 }
 
-fn expand<S: Fair>(space: &S, s: &S::State) -> Expanded<S::State> {
+/// Expands `s`; a successor whose fingerprint an earlier level numbered is kept without
+/// its state (most successors are: this keeps a level's memory near the new states').
+fn expand<S: Fair, H: std::hash::BuildHasher>(
+    space: &S,
+    s: &S::State,
+    known: &HashMap<u64, u32, H>,
+) -> Expanded<S::State> {
     let cut = space.at_bound(s);
     let busy = space.busy(s);
     let mut actions = Vec::new();
@@ -323,7 +332,9 @@ fn expand<S: Fair>(space: &S, s: &S::State) -> Expanded<S::State> {
             }
             None => ENV,
         };
-        succ.push((space.fingerprint(&n), n, label, k as u32));
+        let fp = space.fingerprint(&n);
+        let n = (!known.contains_key(&fp)).then_some(n);
+        succ.push((fp, n, label, k as u32));
     }
     Expanded {
         enabled,
