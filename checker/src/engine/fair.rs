@@ -494,42 +494,40 @@ fn judge(
     members: &[bool],
     all_agents: u8,
 ) -> Judged {
-    {
-        let inside = |s: u32, e: &Edge| members[s as usize] && members[e.to as usize] && keep(e);
-        let mut stepping = 0u8;
-        let mut any_step = false;
-        let mut cyclic = comp.len() > 1;
-        for &s in comp {
-            for e in g.out(s).filter(|e| inside(s, e)) {
-                cyclic = true;
-                if let Some(a) = e.agent {
-                    stepping |= 1 << a;
-                    any_step = true;
-                }
+    let inside = |s: u32, e: &Edge| members[s as usize] && members[e.to as usize] && keep(e);
+    let mut stepping = 0u8;
+    let mut any_step = false;
+    let mut cyclic = comp.len() > 1;
+    for &s in comp {
+        for e in g.out(s).filter(|e| inside(s, e)) {
+            cyclic = true;
+            if let Some(a) = e.agent {
+                stepping |= 1 << a;
+                any_step = true;
             }
         }
-        if !cyclic {
-            return Judged::Unfair;
-        }
-        let (mut always, mut sometimes) = (all_agents, 0u8);
-        for &s in comp {
-            always &= g.enabled[s as usize];
-            sometimes |= g.enabled[s as usize];
-        }
-        let goal_met = match goal {
-            Goal::Busy(x) => comp.iter().any(|&s| g.busy[s as usize] & (1 << x) != 0),
-            Goal::AgentStep => any_step,
-        };
-        if !goal_met {
-            return Judged::Unfair;
-        }
-        match f {
-            Fairness::None => Judged::Fair,
-            Fairness::Weak if always & !stepping != 0 => Judged::Unfair,
-            Fairness::Weak => Judged::Fair,
-            Fairness::Strong if sometimes & !stepping != 0 => Judged::Refine(sometimes & !stepping),
-            Fairness::Strong => Judged::Fair,
-        }
+    }
+    if !cyclic {
+        return Judged::Unfair;
+    }
+    let (mut always, mut sometimes) = (all_agents, 0u8);
+    for &s in comp {
+        always &= g.enabled[s as usize];
+        sometimes |= g.enabled[s as usize];
+    }
+    let goal_met = match goal {
+        Goal::Busy(x) => comp.iter().any(|&s| g.busy[s as usize] & (1 << x) != 0),
+        Goal::AgentStep => any_step,
+    };
+    if !goal_met {
+        return Judged::Unfair;
+    }
+    match f {
+        Fairness::None => Judged::Fair,
+        Fairness::Weak if always & !stepping != 0 => Judged::Unfair,
+        Fairness::Weak => Judged::Fair,
+        Fairness::Strong if sometimes & !stepping != 0 => Judged::Refine(sometimes & !stepping),
+        Fairness::Strong => Judged::Fair,
     }
 }
 
