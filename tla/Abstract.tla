@@ -2,7 +2,8 @@
 (***************************************************************************)
 (* The history-free abstract model of SPEC §5.2, without retraction: the   *)
 (* twin of `checker/src/models/abstract_model` for the runtimes vanilla,   *)
-(* si and ssi (`Validate` = "none", "writers", "all").                     *)
+(* si, ssi and pessimistic (`Validate` = "none", "writers", "all",         *)
+(* "lock"; the lock table is the read sets of the ops in flight).          *)
 (*                                                                         *)
 (* No log.  Each in-flight op keeps, in place of its read time, flags that *)
 (* say what happened since its read: `newer` (a live commit wrote a cell   *)
@@ -37,7 +38,7 @@ CONSTANTS
     Watch           \* the watched anomalies, a subset of {"A1", "A2", "A6"}
 
 ASSUME NULL \notin Values
-ASSUME Validate \in {"none", "writers", "all"}
+ASSUME Validate \in {"none", "writers", "all", "lock"}
 ASSUME Watch \subseteq {"A1", "A2", "A6"}
 ASSUME Bounded \in BOOLEAN /\ MaxOps \in Nat /\ MaxVersion \in Nat
 
@@ -54,6 +55,7 @@ vars == <<memory, registry, version, ops, pend, violated>>
 Val == Values \cup {NULL}
 Values_kept == "A1" \in Watch
 ReadSets_kept == Values_kept \/ Validate # "none"
+Newer_kept == Validate \in {"writers", "all"}
 Tools_kept == "A2" \in Watch
 Order_kept == "A6" \in Watch
 
@@ -71,29 +73,38 @@ Init ==
     /\ pend = [a \in Agents |-> Idle]
     /\ violated = {}
 
+(* The cells locked by the other agents' ops in flight: their read sets. *)
+LockedByOthers(a) == UNION {pend[b].rs : b \in {b \in Agents \ {a} : pend[b].busy}}
+
 StartRead(a) ==
     /\ Room
     /\ ~pend[a].busy
     /\ \E rs \in (IF ReadSets_kept THEN SUBSET Cells ELSE {{}}),
           pt \in (IF Tools_kept THEN registry \cup {NULL} ELSE {NULL}) :
-         pend' = [pend EXCEPT ![a] =
-                    [busy |-> TRUE, rs |-> rs,
-                     rv |-> [c \in Cells |-> IF c \in rs /\ Values_kept THEN memory[c] ELSE NULL],
-                     tool |-> pt, changed |-> FALSE, newer |-> FALSE, stale |-> FALSE]]
+         /\ (Validate = "lock" => rs \cap LockedByOthers(a) = {})
+         /\ pend' = [pend EXCEPT ![a] =
+                [busy |-> TRUE, rs |-> rs,
+                 rv |-> [c \in Cells |-> IF c \in rs /\ Values_kept THEN memory[c] ELSE NULL],
+                 tool |-> pt, changed |-> FALSE, newer |-> FALSE, stale |-> FALSE]]
     /\ UNCHANGED <<memory, registry, version, ops, violated>>
 
 (* The other ops in flight after a live commit of wv on ws. *)
 Witness(q, ws, wv) ==
     IF ~q.busy THEN q
     ELSE [q EXCEPT
-            !.newer = @ \/ (Validate # "none" /\ ws \cap q.rs # {}),
+            !.newer = @ \/ (Newer_kept /\ ws \cap q.rs # {}),
             !.stale = @ \/ (Values_kept /\ \E c \in ws \cap q.rs : wv[c] # q.rv[c])]
+
+(* Whether the runtime aborts a's commit of write set ws. *)
+Aborts(a, ws) ==
+    CASE Validate = "all" -> pend[a].newer
+      [] Validate = "writers" -> ws # {} /\ pend[a].newer
+      [] Validate = "lock" -> (ws \cap LockedByOthers(a)) \ pend[a].rs # {}
+      [] OTHER -> FALSE
 
 Commit(a, ws, wv, re) ==
     LET p == pend[a]
-        abort == CASE Validate = "all" -> p.newer
-                   [] Validate = "writers" -> ws # {} /\ p.newer
-                   [] OTHER -> FALSE
+        abort == Aborts(a, ws)
         found == (IF p.stale THEN {"A1"} ELSE {})
                  \cup (IF p.tool # NULL /\ p.changed THEN {"A2"} ELSE {})
                  \cup (IF re THEN {"A6"} ELSE {})

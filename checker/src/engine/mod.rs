@@ -11,6 +11,7 @@
 pub mod codec;
 pub mod control;
 pub mod explore;
+pub mod fair;
 pub mod fpset;
 pub mod frontier;
 pub mod space;

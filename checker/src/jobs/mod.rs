@@ -12,6 +12,7 @@ mod abstract_equivalence;
 pub mod abstract_matrix;
 pub mod check_abstract;
 pub mod lattice_witnesses;
+pub mod liveness;
 pub mod realize;
 pub mod replicated_run;
 pub mod run;

@@ -233,6 +233,44 @@ impl<R: Runtime> Space for RuntimeModel<R> {
     }
 }
 
+/// Liveness: an agent's action is its step; a commit is live when the record it appended is
+/// not aborted.
+impl<R: Runtime> crate::engine::fair::Fair for RuntimeModel<R> {
+    fn step(
+        &self,
+        _s: &Guarded<R>,
+        action: Action,
+        next: &Guarded<R>,
+    ) -> crate::engine::fair::Step {
+        use crate::engine::fair::Step;
+        match action {
+            Action::StartRead { agent, .. } => Step {
+                agent: Some(agent),
+                commits: false,
+            },
+            Action::CompleteWrite { agent, .. } => Step {
+                agent: Some(agent),
+                commits: next.log().last().is_some_and(|r| !r.aborted),
+            },
+            _ => Step {
+                agent: None,
+                commits: false,
+            },
+        }
+    }
+
+    fn busy(&self, rt: &Guarded<R>) -> u8 {
+        rt.store()
+            .inflight()
+            .into_iter()
+            .fold(0, |m, (a, _)| m | 1 << a.index())
+    }
+
+    fn at_bound(&self, rt: &Guarded<R>) -> bool {
+        rt.log().len() as u32 >= self.bounds.max_ops
+    }
+}
+
 /// The rendering view of a store: `log` as given (a model may keep its log elsewhere), the
 /// in-flight reads of agents `0..agents`, the registry and memory.
 pub(crate) fn store_view(

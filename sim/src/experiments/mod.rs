@@ -17,6 +17,7 @@ pub mod fit_fix;
 pub mod front;
 pub mod lattice;
 pub mod lattice_witnesses;
+pub mod liveness;
 pub mod mechanism_twins;
 pub mod paired;
 pub mod realize;
@@ -38,6 +39,7 @@ pub fn steps() -> Vec<Step> {
         runtime_matrix::STEP,
         realize::STEP,
         abstract_matrix::STEP,
+        liveness::STEP,
         states::STEP,
         twins::STEP,
         mechanism_twins::STEP,
@@ -66,7 +68,7 @@ pub fn step_named(name: &str) -> Option<Step> {
 /// The steps that sample, and so shard (`agentsim reproduce --only STEP --shard I/N
 /// --partial-out FILE`, then `agentsim merge`): each takes every trial through its context's
 /// source. The others do not shard: `lattice`, `lattice-witnesses`, `matrix`, `realize`,
-/// `abstract-matrix` and `states` are exhaustive (no trials to split); `costs` first runs the
+/// `abstract-matrix`, `liveness` and `states` are exhaustive (no trials to split); `costs` first runs the
 /// exhaustive realize search that picks its stacks, which every shard would repeat, and samples
 /// its workloads and its sweep at different trial counts, which one partial's single trial
 /// range cannot hold; `deployed` drives its four reproductions through their own loops, not a

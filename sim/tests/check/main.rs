@@ -8,6 +8,7 @@ mod util;
 mod check_abstract_cli;
 mod check_cli;
 mod check_limits;
+mod check_liveness_cli;
 mod check_replicas;
 mod check_skew;
 mod check_stack_cli;

@@ -2,6 +2,7 @@
 //! frontier's storage), below both the concrete and the abstract check.
 
 use agentsim_checker::engine::control::{self, Limits};
+use agentsim_checker::engine::fair::{Fairness, LiveProperty};
 use agentsim_checker::engine::frontier::Storage;
 use agentsim_checker::Property;
 use agentsim_models::replica::ReadDiscipline;
@@ -49,9 +50,14 @@ pub struct Args {
     #[arg(long)]
     pub symmetry: bool,
     /// Properties: A1,A2,A3,A6 (also A3_residue, L1_struct, A1_snapshot; A4 with
-    /// --replicas), all, none.
+    /// --replicas), all, none; or the liveness properties starvation,livelock (checked
+    /// on their own, best with --abstract and no --max-ops: see --fairness).
     #[arg(long, default_value = "all", value_parser = properties)]
     pub property: Properties,
+    /// With starvation or livelock: the agents' fairness, wf (weak, default), sf (strong) or
+    /// none.
+    #[arg(long, value_parser = fairness)]
+    pub fairness: Option<Fairness>,
     /// Check the replicated store (SPEC §6) with this many secondaries.
     #[arg(long, value_name = "K")]
     pub replicas: Option<u32>,
@@ -128,14 +134,36 @@ pub struct Args {
     pub history_out: Option<PathBuf>,
 }
 
-/// The parsed `--property` list: sorted, unique.
+/// The parsed `--property` list: the safety properties (sorted, unique), or the liveness
+/// ones (starvation, livelock), never both.
 #[derive(Clone, Debug)]
-pub struct Properties(pub Vec<Property>);
+pub struct Properties(pub Vec<Property>, pub Vec<LiveProperty>);
 
-pub(super) fn properties(
-    s: &str,
-) -> Result<Properties, agentsim_checker::property::UnknownProperty> {
-    Property::parse_list(s).map(Properties)
+pub(super) fn properties(s: &str) -> Result<Properties, String> {
+    let (live, safety): (Vec<&str>, Vec<&str>) = s
+        .split(',')
+        .map(str::trim)
+        .partition(|n| LiveProperty::parse(n).is_some());
+    if live.is_empty() {
+        return Property::parse_list(s)
+            .map(|p| Properties(p, Vec::new()))
+            .map_err(|e| format!("{e}, starvation, livelock"));
+    }
+    if !safety.is_empty() {
+        return Err(format!(
+            "{} with {}: liveness and safety properties are checked in separate runs",
+            live.join(","),
+            safety.join(",")
+        ));
+    }
+    let mut live: Vec<LiveProperty> = live.iter().filter_map(|n| LiveProperty::parse(n)).collect();
+    live.sort();
+    live.dedup();
+    Ok(Properties(Vec::new(), live))
+}
+
+fn fairness(s: &str) -> Result<Fairness, String> {
+    Fairness::parse(s).ok_or_else(|| format!("unknown fairness `{s}`; expected wf, sf or none"))
 }
 
 /// Validates the storage flags; the spill directory must exist and be a directory.

@@ -20,6 +20,7 @@
 
 mod abstract_model;
 mod args;
+mod liveness;
 mod report;
 
 pub use args::{Args, Properties};
@@ -225,6 +226,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .output("--history-out", args.history_out.as_deref())
         .check()?;
     let (cfg, model) = resolve(&args)?;
+    if !args.property.1.is_empty() {
+        return liveness::run(&args, &cfg, model);
+    }
+    if args.fairness.is_some() {
+        bail!("--fairness qualifies a liveness property: add --property starvation or livelock");
+    }
     let rep = match model {
         CheckModel::Abstract { bounded } => return abstract_model::run(&args, &cfg, bounded),
         CheckModel::Replicated(rep) => Some(rep),

@@ -101,3 +101,45 @@ impl Space for AbstractModel {
         }
     }
 }
+
+/// Liveness: an agent's action is its step; a commit is live unless the stack aborts it
+/// (decided on the summary before the commit, as `commit` decides it).
+impl crate::engine::fair::Fair for AbstractModel {
+    fn step(&self, s: &AbsState, action: Action, _next: &AbsState) -> crate::engine::fair::Step {
+        use super::super::mechanism::Policies;
+        use crate::engine::fair::Step;
+        use crate::models::action::seq_mask;
+        match action {
+            Action::StartRead { agent, .. } => Step {
+                agent: Some(agent),
+                commits: false,
+            },
+            Action::CompleteWrite { agent, io, .. } => Step {
+                agent: Some(agent),
+                commits: !self.cfg.stack.aborts(
+                    &self.need,
+                    &s.summary,
+                    agent.into(),
+                    seq_mask(io) as u8,
+                ),
+            },
+            _ => Step {
+                agent: None,
+                commits: false,
+            },
+        }
+    }
+
+    fn busy(&self, s: &AbsState) -> u8 {
+        s.summary
+            .pending
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.is_some())
+            .fold(0, |m, (k, _)| m | 1 << k)
+    }
+
+    fn at_bound(&self, s: &AbsState) -> bool {
+        self.full(s.ops)
+    }
+}
