@@ -730,7 +730,10 @@ fn tool_args(s: &Span, mapping: Option<&Mapping>) -> Option<serde_json::Map<Stri
 /// one part).
 fn tool_result(s: &Span, mapping: Option<&Mapping>) -> Option<Json> {
     let own = mapping.and_then(|m| m.result.as_deref());
-    for key in own.into_iter().chain(["gen_ai.tool.call.result", "tool_response"]) {
+    for key in own
+        .into_iter()
+        .chain(["gen_ai.tool.call.result", "tool_response"])
+    {
         if let Some(v) = s.get(key) {
             return Some(structured(s, key).unwrap_or_else(|| v.to_json()));
         }
