@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let file = Path::new("fuzz.jsonl");
-    let obs = observe::observe(h, observe::Kind::History, file, "fuzz.jsonl")
+    let obs = observe::observe(h, None, None, file, "fuzz.jsonl")
         .expect("a non-empty history is observed");
     let (fitted, sc) = match observe::fitted(&obs, "fuzz".to_owned(), Path::new("fuzz.toml"), 20, 1)
     {
