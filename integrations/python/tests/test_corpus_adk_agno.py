@@ -14,9 +14,9 @@ The A2 fixed twins refuse, at call time, a tool that has left the registry. A re
 nothing and wrote nothing, so it is no A2 witness (SPEC, A2: a write that used a tool no longer
 in the registry). Both frameworks' spans show the refusal: ADK's ``execute_tool`` span ends in
 ERROR (``error.type`` TOOL_ERROR) with the refusal as ``gen_ai.tool.call.result``; Agno's
-``TOOL`` span ends in ERROR with the refusal as its status message. The readers on main still
-count such a call as a phantom; the assertions that need the readers to leave refused calls out
-are in ``test_a_refused_call_is_no_phantom``, marked ``xfail`` (not strict) until they do.
+``TOOL`` span ends in ERROR with the refusal as its status message; the readers count it among
+the refused calls (``test_a_refused_call_is_no_phantom``), and a phantom that ran is named by
+the report's note on its record with the span that shows it ran.
 """
 
 import json
@@ -175,9 +175,6 @@ def test_the_refusing_twin_refuses(framework, tmp_path, agentsim_binary):
     assert report["ingest"]["counts"]["failed_tool_calls"] == 1, report["ingest"]["counts"]
 
 
-@pytest.mark.xfail(reason="the OTel and OpenInference readers still count a planned call whose "
-                          "tool span ended in ERROR (refused at call time) as an A2 witness",
-                   strict=False)
 @pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
 def test_a_refused_call_is_no_phantom(framework, tmp_path, agentsim_binary):
     """A call refused at call time ran nothing: no A2 witness on the fixed twin, and A2 is not
@@ -206,8 +203,6 @@ def test_adk_merged_tools_span_is_no_call(tmp_path, agentsim_binary):
     assert "2 effects" in report["ingest"]["decidable"]["A6"]["why"], report["ingest"]
 
 
-@pytest.mark.xfail(reason="an A2 witness names its record and tool, not the span that shows the "
-                          "call ran", strict=False)
 @pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
 def test_a_phantom_names_the_span_that_ran_it(framework, tmp_path, agentsim_binary):
     """The phantom's witness rests on the tool span of the call that ran: it names that span."""
@@ -218,4 +213,6 @@ def test_a_phantom_names_the_span_that_ran_it(framework, tmp_path, agentsim_bina
     (lookup,) = [s for s in tool_spans(framework, spans) if tool_name(framework, s) == "lookup"]
     report = detect(agentsim_binary, source, spans, "--tool-memory", str(mapping))
     (witness,) = report["anomalies"]["A2"]
-    assert lookup["spanId"] in json.dumps(witness), (lookup["spanId"], witness)
+    # The witness names its record; the report's note on that record names the span.
+    notes = [n for n in report["ingest"]["notes"] if f"record {witness['record']} " in n]
+    assert any(lookup["spanId"] in n for n in notes), (lookup["spanId"], witness, notes)
