@@ -107,8 +107,6 @@ def test_fit_and_fix_on_the_affected_release(reproduced, agentsim_binary, tmp_pa
                for i in fix["idioms"]), fix["idioms"]
 
 
-@pytest.mark.xfail(reason="fit's header lists tools never called from the scenario's scripts, "
-                          "and read_file, called in parallel, is missing from them", strict=False)
 def test_fit_names_no_called_tool_as_never_called(reproduced, agentsim_binary, tmp_path):
     truth, spans = reproduced
     fitted = agentsim_json(agentsim_binary, "fit", "--from", "otel", str(spans),
