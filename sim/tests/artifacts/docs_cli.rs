@@ -96,11 +96,17 @@ fn documented_commands() -> Vec<Doc> {
             let Some(cmd) = command(l).filter(|_| in_block) else {
                 continue;
             };
-            let next = lines.get(i + 1).map_or("", |n| n.trim());
+            // The block shows the command failing when its output, up to the next command or
+            // the block's end, has an `error:` line (stderr comes after what stdout printed).
+            let documented_error = lines[i + 1..]
+                .iter()
+                .map(|n| n.trim())
+                .take_while(|n| !n.starts_with("```") && command(n).is_none())
+                .any(|n| n.starts_with("error:"));
             out.push(Doc {
                 at: format!("{}:{}", f.file_name().unwrap().to_string_lossy(), i + 1),
                 line: cmd,
-                documented_error: next.starts_with("error:"),
+                documented_error,
             });
         }
     }

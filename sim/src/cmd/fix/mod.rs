@@ -121,11 +121,18 @@ pub fn subject(
     let observed = contains::find(&scenario, &fitted.expected)?;
     let report = agentsim_sim::runner::detect(&obs.history);
     // The residue over-approximates A3: beside a decided A3 it is that cascade, which the
-    // chosen stack answers for; alone (a flat trace without preds) it is not.
+    // chosen stack answers for; alone (a flat trace without preds) it is not. A residue read
+    // of a value no record in the input wrote, aborted or not, is a read of the state the
+    // trace began in (SPEC §3, as for L1_struct), not of aborted data: it asks nothing of fix.
+    let aborted_residue = report.a3_residue.iter().any(|w| {
+        obs.history.records.iter().any(|r| {
+            r.aborted && r.write_set.contains(&w.cell) && r.write_values.get(w.cell) == w.value
+        })
+    });
     let out_of_scope = [Anomaly::A4, Anomaly::A3Residue]
         .into_iter()
         .filter(|&a| report.has(a))
-        .filter(|&a| a != Anomaly::A3Residue || !report.has(Anomaly::A3))
+        .filter(|&a| a != Anomaly::A3Residue || (aborted_residue && !report.has(Anomaly::A3)))
         .collect();
     let framework = Framework::of(input, options, obs.report.as_ref());
     Ok(Subject {
