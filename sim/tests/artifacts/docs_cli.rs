@@ -97,12 +97,14 @@ fn documented_commands() -> Vec<Doc> {
                 continue;
             };
             // The block shows the command failing when its output, up to the next command or
-            // the block's end, has an `error:` line (stderr comes after what stdout printed).
-            let documented_error = lines[i + 1..]
-                .iter()
-                .map(|n| n.trim())
-                .take_while(|n| !n.starts_with("```") && command(n).is_none())
-                .any(|n| n.starts_with("error:"));
+            // the block's end, has an `error:` line (stderr comes after what stdout printed);
+            // a line ending in `echo "exit $?"` shows its code itself, and `sh` exits 0.
+            let documented_error = !cmd.contains("echo \"exit $?\"")
+                && lines[i + 1..]
+                    .iter()
+                    .map(|n| n.trim())
+                    .take_while(|n| !n.starts_with("```") && command(n).is_none())
+                    .any(|n| n.starts_with("error:"));
             out.push(Doc {
                 at: format!("{}:{}", f.file_name().unwrap().to_string_lossy(), i + 1),
                 line: cmd,
