@@ -77,9 +77,7 @@ A6(L) ==
         /\ IsPermutation(L[i].io, L[i].co)
 
 (* L1_struct: every read value equals the latest live write to that cell  *)
-(* at or before the read time; ties by log order. A read with no such     *)
-(* write reads the initial state, which a trace does not record, unless   *)
-(* it saw a non-NULL value an aborted record wrote by then.               *)
+(* at or before the read time (NULL if none); ties by log order.          *)
 Expected(L, j, c) ==
     LET W == {k \in Idx(L) \ {j} : Live(L, k) /\ c \in L[k].write_set
                                     /\ L[k].write_time <= L[j].read_time}
@@ -88,19 +86,8 @@ Expected(L, j, c) ==
                      \/ L[k2].write_time = L[k].write_time /\ k2 <= k
     IN  IF W = {} THEN NULL ELSE L[latest].write_values[c]
 
-Written(L, j, c) ==
-    \E k \in Idx(L) \ {j} : Live(L, k) /\ c \in L[k].write_set
-                           /\ L[k].write_time <= L[j].read_time
-
-AbortedWrote(L, j, c) ==
-    \E k \in Idx(L) \ {j} : ~Live(L, k) /\ c \in L[k].write_set
-                           /\ L[k].write_values[c] = L[j].read_values[c]
-                           /\ L[k].write_time <= L[j].read_time
-
 L1Struct(L) ==
-    \A j \in Idx(L) : \A c \in L[j].read_set :
-        IF Written(L, j, c) THEN L[j].read_values[c] = Expected(L, j, c)
-        ELSE L[j].read_values[c] = NULL \/ ~AbortedWrote(L, j, c)
+    \A j \in Idx(L) : \A c \in L[j].read_set : L[j].read_values[c] = Expected(L, j, c)
 
 -----------------------------------------------------------------------------
 (* Invariants.  A config that expects a witness checks the negation and   *)

@@ -65,11 +65,9 @@ use Need::*;
 /// * A3: a live record with an aborted pred; vanilla aborts nothing at commit, so the pred
 ///   was retracted after being read: provenance, retraction, two records.
 /// * A3_residue and L1_struct: a read of a value no live record wrote by then (L1_struct:
-///   not the latest such write; a read with no earlier live write reads the initial state
-///   unless an aborted record wrote what it saw). Vanilla reads memory, which only writes
-///   change, so either the read is free (skew; one record, L1_struct two: the write, the
-///   read), or memory keeps a write whose record was retracted (two records); L1_struct also
-///   by a stale replica read (two records: the write, the read).
+///   not the latest such write). Vanilla reads memory, which only writes change, so either the
+///   read is free (skew, one record), or memory keeps a write whose record was retracted (two
+///   records); L1_struct also by a stale replica read (two records: the write, the read).
 /// * A6: one record whose effects complete out of issue order.
 /// * A4: two records reading one cell at one committed version with different values: a write
 ///   first (version 0 is NULL everywhere), then two reads, one from a lagging secondary: three
@@ -89,7 +87,7 @@ pub fn needs(p: Property) -> &'static [&'static [Need]] {
             ],
         },
         Property::L1Struct => &[
-            &[FreeReads, Records(2)],
+            &[FreeReads, Records(1)],
             &[Retraction, Records(2)],
             &[StaleReads, Records(2)],
         ],
@@ -380,9 +378,9 @@ mod tests {
         );
         let one = single(Bounds::paper(1, 1, 1), Extensions::default());
         let r = vacuous(Property::L1Struct, &one).unwrap();
-        let want = "L1_struct needs a skewed read and 2 records (add --skew --max-ops 2), or \
-                    retraction and 2 records (add --retraction --max-ops 2), or a read from a \
-                    lagging replica and 2 records (add --replicas 1 --max-ops 2)";
+        let want = "L1_struct needs a skewed read (add --skew), or retraction and 2 records \
+                    (add --retraction --max-ops 2), or a read from a lagging replica and 2 \
+                    records (add --replicas 1 --max-ops 2)";
         assert_eq!(r, want);
         let rep = Replication {
             secondaries: 1,

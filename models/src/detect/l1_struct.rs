@@ -4,11 +4,7 @@
 //! beside them and is reported in every [`Report`] and [`Summary`](super::Summary).
 //!
 //! Definition: every read value (cells of the read set) equals the latest committed write to
-//! that cell at or before the read time (ties in write time: the later record). A read with no
-//! such write reads the initial state, which a history does not record (a trace starts in the
-//! middle of a system's life): it is a violation only when it saw a non-NULL value that another
-//! record, aborted, wrote at or before the read (then the value came from that write, not from
-//! before the history), reported with NULL expected and no writer (SPEC §3).
+//! that cell at or before the read time, NULL if none (ties in write time: the later record).
 //! Only non-aborted writers count as producers (see [`crate::detect`]). The fast form shares
 //! the read pass of [`super::fast`]; the stream form decides a read when its write time
 //! closes, beside the A3 residue ([`super::stream`]).
@@ -22,8 +18,7 @@ use crate::record::OpRecord;
 use crate::value_key::ValueKey;
 
 /// A violation of `L1_struct`: `record` read `read` from `cell` where the latest committed
-/// write at or before its read time, by `writer`, wrote `expected`; or, with no such write
-/// (`writer` none, `expected` NULL), where an aborted record wrote the value read.
+/// write at or before its read time was `expected` (NULL if none), by `writer` if any.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct L1StructViolation {
     pub record: usize,
@@ -55,14 +50,8 @@ pub fn spec_each(r: &[OpRecord], out: &mut dyn FnMut(L1StructViolation)) {
                     }
                 }
             }
+            let expected = latest.map_or(Value::NULL, |k| r[k].write_values.get(c));
             let read = rj.read_values.get(c);
-            let expected = match latest {
-                Some(k) => r[k].write_values.get(c),
-                // No earlier committed write: the initial state, unless an aborted write
-                // produced the value.
-                None if !read.is_null() && aborted_wrote(r, j, c, read) => Value::NULL,
-                None => continue,
-            };
             if read != expected {
                 out(L1StructViolation {
                     record: j,
@@ -76,20 +65,8 @@ pub fn spec_each(r: &[OpRecord], out: &mut dyn FnMut(L1StructViolation)) {
     }
 }
 
-/// Whether a record other than `j`, aborted, wrote `value` to `c` at or before `j`'s read time.
-fn aborted_wrote(r: &[OpRecord], j: usize, c: Cell, value: Value) -> bool {
-    r.iter().enumerate().any(|(k, rk)| {
-        k != j
-            && rk.aborted
-            && rk.write_set.contains(&c)
-            && rk.write_values.get(c) == value
-            && rk.write_time <= r[j].read_time
-    })
-}
-
 /// Fast form: a read value that differs from the latest non-aborted write to the cell at or
-/// before the read time (ties in write time: the later record); with none, a non-NULL value an
-/// aborted record wrote by then.
+/// before the read time (ties in write time: the later record), NULL if none.
 pub fn fast(r: &[OpRecord], index: &WriteIndex) -> Vec<L1StructViolation> {
     let wanted = Wanted {
         l1: true,
@@ -103,19 +80,12 @@ impl ReadPass<'_> {
     pub(super) fn l1(
         &self,
         i: usize,
-        ri: &OpRecord,
         c: Cell,
         read: Value,
         latest: Option<usize>,
         out: &mut Report,
     ) {
-        let expected = match latest {
-            Some(p) => self.index.writes[p].value,
-            None if !read.is_null() && self.index.aborted_wrote(c, read, ri.read_time, i) => {
-                Value::NULL
-            }
-            None => return,
-        };
+        let expected = latest.map_or(Value::NULL, |p| self.index.writes[p].value);
         if read != expected {
             out.l1_struct.push(L1StructViolation {
                 record: i,
@@ -129,26 +99,10 @@ impl ReadPass<'_> {
 }
 
 impl Stream {
-    /// Whether a record other than the reader, aborted, wrote the value read at or before the
-    /// read time (its two earliest aborted writers tell, as the residue's do).
-    fn aborted_wrote(&self, read: &Waiting) -> bool {
-        (self
-            .aborted_first_two
-            .get(&(read.cell, read.value))
-            .into_iter())
-        .flatten()
-        .flatten()
-        .any(|&(k, t)| t <= read.read_time && k != read.record)
-    }
-
     /// Stream form of one read, every write at or before its read time known; `latest` is
     /// the latest other writer of the cell by then.
     pub(super) fn settle_l1(&mut self, read: Waiting, latest: Option<Write>, sink: &mut impl Sink) {
-        let expected = match latest {
-            Some(w) => w.value,
-            None if !read.value.is_null() && self.aborted_wrote(&read) => ValueKey::NULL,
-            None => return,
-        };
+        let expected = latest.map_or(ValueKey::NULL, |w| w.value);
         if read.value == expected {
             return;
         }

@@ -95,7 +95,7 @@ impl<'a> ReadPass<'a> {
             let latest = latest_other_writer(self.index, before.clone(), i);
             let read = ri.read_values.get(c);
             if self.wanted.l1 {
-                self.l1(i, ri, c, read, latest, out);
+                self.l1(i, c, read, latest, out);
             }
             if self.wanted.residue && !read.is_null() {
                 self.residue(i, c, read, before, latest, out);

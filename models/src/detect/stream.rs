@@ -310,9 +310,6 @@ pub struct Stream {
     pub(super) waiting: Vec<Waiting>,
     /// (cell, value) → its two earliest non-aborted writers (record, time); residue only.
     pub(super) first_two: HashMap<(Cell, ValueKey), FirstTwo>,
-    /// (cell, value) → its two earliest aborted writers (record, time): a read with no
-    /// committed write before it that saw one of them is an `L1_struct` violation.
-    pub(super) aborted_first_two: HashMap<(Cell, ValueKey), FirstTwo>,
     pub(super) a4: BTreeMap<(Cell, u64), A4Group>,
     pub(super) scratch: Vec<(u64, Cell, Write)>,
     pub(super) a4_scratch: Vec<(A4Witness, Agent, [ValueKey; 2])>,
@@ -338,7 +335,6 @@ impl Stream {
             live: 0,
             waiting: Vec::new(),
             first_two: HashMap::new(),
-            aborted_first_two: HashMap::new(),
             a4: BTreeMap::new(),
             scratch: Vec::new(),
             a4_scratch: Vec::new(),
@@ -445,14 +441,6 @@ impl Stream {
         self.reads(j, r, keys, line, sink)?;
         if !r.aborted {
             self.add_writes(j, r, keys)?;
-        } else {
-            for &c in &r.write_set {
-                let value = keys.get(r.write_values.get(c));
-                let slots = self.aborted_first_two.entry((c, value)).or_default();
-                if let Some(slot) = slots.iter_mut().find(|s| s.is_none()) {
-                    *slot = Some((j, r.write_time));
-                }
-            }
         }
         if j.is_multiple_of(64) {
             self.aborted.push(0);
@@ -668,7 +656,6 @@ impl Stream {
             + self.cells.len()
             + self.waiting.len()
             + self.first_two.len()
-            + self.aborted_first_two.len()
             + a4
             + 2 * o.l1_struct.kept.len()
             + o.a3_residue.kept.len()
@@ -691,7 +678,6 @@ impl Stream {
         }
         self.waiting.iter().for_each(|w| key(w.value));
         self.first_two.keys().for_each(|&(_, v)| key(v));
-        self.aborted_first_two.keys().for_each(|&(_, v)| key(v));
         for g in self.a4.values() {
             g.reads.iter().for_each(|&(_, _, k)| key(k));
         }
@@ -723,10 +709,6 @@ impl Stream {
         }
         self.waiting.iter_mut().for_each(|w| w.value = key(w.value));
         self.first_two = std::mem::take(&mut self.first_two)
-            .into_iter()
-            .map(|((c, v), s)| ((c, key(v)), s))
-            .collect();
-        self.aborted_first_two = std::mem::take(&mut self.aborted_first_two)
             .into_iter()
             .map(|((c, v), s)| ((c, key(v)), s))
             .collect();

@@ -36,9 +36,6 @@ pub struct WriteIndex {
     /// `(value << 32) | position`, sorted: the writes of each value, in position order.
     /// Built on first use: most reads are answered by the latest writer alone.
     by_value: OnceCell<Vec<u64>>,
-    /// The writes of aborted records, `(cell, value, time, record)`, sorted: whether a read
-    /// with no committed write before it saw an aborted write (`L1_struct`).
-    aborted: Vec<(u32, Value, u64, u32)>,
 }
 
 impl WriteIndex {
@@ -94,29 +91,12 @@ impl WriteIndex {
             }
         }
         let (times, writes) = timed.into_iter().unzip();
-        let mut aborted: Vec<(u32, Value, u64, u32)> = (records.iter().enumerate())
-            .filter(|(_, r)| r.aborted)
-            .flat_map(|(i, r)| {
-                (r.write_set.iter())
-                    .map(move |&c| (c.0, r.write_values.get(c), r.write_time, i as u32))
-            })
-            .collect();
-        aborted.sort_unstable();
         WriteIndex {
             start,
             times,
             writes,
             by_value: OnceCell::new(),
-            aborted,
         }
-    }
-
-    /// Whether a record other than `me`, aborted, wrote `value` to `c` at or before `t`.
-    pub fn aborted_wrote(&self, c: Cell, value: Value, t: u64, me: usize) -> bool {
-        let from = self.aborted.partition_point(|w| (w.0, w.1) < (c.0, value));
-        (self.aborted[from..].iter())
-            .take_while(|w| (w.0, w.1) == (c.0, value) && w.2 <= t)
-            .any(|w| w.3 as usize != me)
     }
 
     /// Number of cells (one more than the highest cell written).

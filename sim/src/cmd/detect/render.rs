@@ -198,9 +198,7 @@ impl Render<'_> {
             } => {
                 let latest = match w.writer {
                     Some(k) => format!("record {k}'s {}", self.val(*expected)),
-                    // With no earlier committed write, only a value an aborted record
-                    // wrote is a violation (SPEC §3: anything else is the initial state).
-                    None => "none (an aborted record wrote the value read)".to_owned(),
+                    None => "NULL (no earlier write)".to_owned(),
                 };
                 format!(
                     "record {} ({}) read {} = {}, latest committed was {latest}",
