@@ -44,11 +44,22 @@ fn fail_on_exits_1_on_the_anomalous_run_and_0_on_its_fixed_twin() {
         "--runtime",
         "ssi",
     ];
+    let (c, _, err) = run(&[&fixed[..], &["--fail-on", "A1"]].concat());
+    assert_eq!(c, Some(0), "{err}");
+    // A3 and A6 cannot happen here (no provenance, one-cell writes): 0/40 of them says
+    // nothing, so the gate cannot tell (exit 2) and says what would make them possible.
     let (c, _, err) = run(&[&fixed[..], &["--fail-on", "A1,A3"]].concat());
-    assert_eq!(c, Some(0), "{err}");
-    // An anomaly not listed does not fail the gate.
+    assert_eq!(c, Some(2), "{err}");
+    assert!(
+        err.contains("--fail-on A3: cannot tell (vacuous: A3 needs provenance"),
+        "{err}"
+    );
     let (c, _, err) = run(&["simulate", EDIT_REVIEW, "--trials", "40", "--fail-on", "A6"]);
-    assert_eq!(c, Some(0), "{err}");
+    assert_eq!(c, Some(2), "{err}");
+    assert!(
+        err.contains("vacuous: A6 needs a `write` of two or more cells"),
+        "{err}"
+    );
 }
 
 #[test]
