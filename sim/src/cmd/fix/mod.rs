@@ -123,7 +123,8 @@ pub fn subject(
     // The residue over-approximates A3: beside a decided A3 it is that cascade, which the
     // chosen stack answers for; alone (a flat trace without preds) it is not. A residue read
     // of a value no record in the input wrote, aborted or not, is a read of the state the
-    // trace began in (SPEC §3, as for L1_struct), not of aborted data: it asks nothing of fix.
+    // trace began in (a trace starts in the middle of a system's life), not of aborted data:
+    // it asks nothing of fix.
     let aborted_residue = report.a3_residue.iter().any(|w| {
         obs.history.records.iter().any(|r| {
             r.aborted && r.write_set.contains(&w.cell) && r.write_values.get(w.cell) == w.value
