@@ -4,8 +4,6 @@
 //! which it answers differently from ours; spec and fast both give our answer. A pass shows
 //! our detectors avoid these three mistakes; it does not rule out others.
 
-mod detect_support;
-
 use agentsim_models::detect::{fast, spec, A1Witness, A2Reason, A2Witness, A6Witness};
 use agentsim_models::{Agent, Cell, History, OpRecord, Registry, Tool, ToolEntry, Value, ValueMap};
 
@@ -186,32 +184,4 @@ fn snapshot_insufficiency_witness() {
             cell: C
         }]
     );
-}
-
-/// SPEC §3: a read with no committed write before it reads the initial state, which a history
-/// does not record: not an `L1_struct` violation whatever it saw (a trace that starts in the
-/// middle of a system's life), unless an aborted record wrote the value it saw. A read after a
-/// committed write still has to see it. Spec, fast and stream forms agree on each.
-#[test]
-fn a_read_of_the_initial_state_is_not_a_violation() {
-    // Two agents read v7 at 0, which no record wrote: the state the trace began in.
-    let start = History::from_records(vec![
-        writes(reads(rec(0, 0, 1), 7), 1),
-        writes(reads(rec(1, 0, 2), 7), 2),
-    ]);
-    assert!(both(&start).l1_struct_holds());
-    detect_support::assert_agree(&start);
-    // The value came from an aborted write: not the initial state.
-    let mut aborted = writes(rec(0, 0, 1), 7);
-    aborted.aborted = true;
-    let from_aborted = History::from_records(vec![aborted, reads(rec(1, 1, 2), 7)]);
-    let r = both(&from_aborted);
-    assert_eq!(r.l1_struct.len(), 1);
-    assert_eq!((r.l1_struct[0].record, r.l1_struct[0].writer), (1, None));
-    detect_support::assert_agree(&from_aborted);
-    // After a committed write, a read of anything else is stale.
-    let stale = History::from_records(vec![writes(rec(0, 0, 1), 1), reads(rec(1, 1, 2), 7)]);
-    let r = both(&stale);
-    assert_eq!((r.l1_struct.len(), r.l1_struct[0].writer), (1, Some(0)));
-    detect_support::assert_agree(&stale);
 }

@@ -125,8 +125,8 @@ mod tests {
     fn small_percentages_keep_a_significant_digit() {
         assert_eq!(percent(0.0), "0.0");
         assert_eq!(percent(2.0 / 10_000.0), "0.02");
-        assert_eq!(percent(1.0 / 1_000_000.0), "0.0001");
-        assert_eq!(percent(0.00073), "0.07");
+        assert_eq!(percent(3.0 / 1_000_000.0), "0.0003");
+        assert_eq!(percent(0.00043), "0.04");
         assert_eq!(percent(0.0006), "0.1");
         assert_eq!(percent(0.123), "12.3");
         assert_eq!(percent(1.0), "100.0");
