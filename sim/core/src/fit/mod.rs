@@ -49,6 +49,9 @@ pub enum FitError {
     NoSteps,
     #[error("{got} timings for {records} records")]
     Timings { got: usize, records: usize },
+    /// A scenario declares its cells and tools by name, and an empty name cannot be declared.
+    #[error("record {record}: a {what} with an empty name, which a scenario cannot declare")]
+    EmptyName { record: usize, what: &'static str },
 }
 
 /// A record as the order check compares it: the `[[agents]]` entry that ran it, what it read
@@ -137,6 +140,7 @@ pub fn fit(obs: &Observed<'_>) -> Result<Fitted, FitError> {
     if h.records.is_empty() {
         return Err(FitError::NoSteps);
     }
+    empty_names(h)?;
     let times = match &obs.times {
         Some(t) if t.len() != h.records.len() => {
             return Err(FitError::Timings {
@@ -370,6 +374,32 @@ fn change(change: &'static str, tool: &str) -> Event {
         change,
         tool: tool.to_owned(),
     }
+}
+
+/// The first record that names a cell or a tool with the empty string, which `detect` reads
+/// but a scenario cannot declare.
+fn empty_names(h: &History) -> Result<(), FitError> {
+    for (record, r) in h.records.iter().enumerate() {
+        let cells = r.read_set.iter().chain(&r.write_set);
+        if cells.into_iter().any(|&c| h.names.cell_name(c).is_empty()) {
+            return Err(FitError::EmptyName {
+                record,
+                what: "cell",
+            });
+        }
+        let registry = r.read_registry.entries().iter();
+        let tools = registry
+            .chain(r.write_registry.entries())
+            .map(|e| e.tool)
+            .chain(r.planned_tool);
+        if tools.into_iter().any(|t| h.names.tool_name(t).is_empty()) {
+            return Err(FitError::EmptyName {
+                record,
+                what: "tool",
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Every tool named in a registry or planned.

@@ -128,7 +128,8 @@ pub(super) fn render(cx: Cx<'_>, expected: Vec<OpKey>) -> Fitted {
     let header = header(&cx, &models.tally, &tokens.1);
     let mut s = String::new();
     for line in &header {
-        let _ = writeln!(s, "# {line}");
+        // A TOML comment holds no control character (a name from a trace may carry one).
+        let _ = writeln!(s, "# {}", comment_text(line));
     }
     let h = cx.h;
     let mut cells: BTreeSet<String> = BTreeSet::new();
@@ -439,4 +440,17 @@ fn called(h: &History) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// `line` with its control characters (but tab) written as `\u{..}`, as a TOML comment needs.
+fn comment_text(line: &str) -> String {
+    line.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
