@@ -61,7 +61,7 @@ pub enum IngestError {
         message: String,
     },
     /// A flag the source does not take, or an input it cannot read from where it is
-    /// ([`crate::source::Options::check`]).
+    /// ([`crate::load::Options::check`]).
     #[error("{0}")]
     Options(String),
     /// The input is readable but does not say what to ingest (e.g. several threads, or none).

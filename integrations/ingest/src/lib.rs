@@ -26,6 +26,7 @@ pub mod build;
 pub mod error;
 pub mod evidence;
 pub mod langgraph;
+pub mod load;
 pub mod mcp;
 pub mod openinference;
 pub mod otel;
@@ -36,8 +37,9 @@ pub mod source;
 pub mod value;
 
 pub use error::IngestError;
+pub use load::{load, Options};
 pub use report::{Judged, Report, RunError, Verdict};
-pub use source::{load, Coverage, Options, Source};
+pub use source::{Coverage, Source};
 
 use agentsim_models::History;
 

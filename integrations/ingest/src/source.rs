@@ -1,26 +1,18 @@
-//! Where a history came from ([`Source`]), what is read beside it ([`Options`]), the one
-//! reader every command calls ([`load`]), and what each source can decide of each anomaly
-//! ([`Source::coverage`]).
+//! Where a history came from ([`Source`]) and what each source can decide of each anomaly
+//! ([`Source::coverage`]). What is read beside it and the one reader every command calls are
+//! [`crate::load`]'s.
 //!
 //! The command line names a source with `--from` ([`Source::parse`], whose help is
 //! [`FROM_HELP`]); a [`Report`](crate::Report) names the source whose reader made it. The flags
 //! that only some sources take (`--thread`, `--tool-memory`, `--mcp-log`) are checked here, once
-//! ([`Options::check`]), so every command refuses them in the same words.
+//! ([`crate::Options::check`]), so every command refuses them in the same words.
 //!
 //! The verdict table is complete by construction: [`Source::coverage`] matches every source
 //! against every anomaly of [`Anomaly::ALL`] without a wildcard, so a new anomaly or a new
 //! source does not compile until it says what the source shows of it. A verdict the table
 //! expects from the reader and the report lacks is *cannot tell*, never *decided*.
 
-use crate::mcp::{parse_mcp_log, read_mcp_log, McpLog};
-use crate::openinference::{
-    parse_openinference_with, read_detected, read_openinference_with, Beside, Export,
-};
-use crate::otel::{mapping::Mapping, parse_otel_with, read_otel_with};
-use crate::{langgraph::read_langgraph, IngestError, Ingested};
 use agentsim_models::Anomaly;
-use std::io::Read as _;
-use std::path::{Path, PathBuf};
 
 /// Where a history came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -170,144 +162,6 @@ pub enum Coverage {
     Unobservable(&'static str),
 }
 
-/// What is read, and beside it: the source and the flags only some sources take.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Options {
-    /// `--from`: `None` is a JSON Lines history, which this crate does not read.
-    pub from: Option<Source>,
-    /// `--thread`: the LangGraph thread (the only one, when `None`).
-    pub thread: Option<String>,
-    /// `--tool-memory`: a mapping of the tools that are memory (tool spans).
-    pub tool_memory: Option<PathBuf>,
-    /// `--mcp-log`: an MCP JSON-RPC log of the same run (OpenInference tool spans).
-    pub mcp_log: Option<PathBuf>,
-}
-
-impl Options {
-    /// Refuses a flag its source does not take, in the same words whichever command has it.
-    pub fn check(&self) -> Result<(), IngestError> {
-        let from = self.from;
-        let refuse = |message: &str| Err(IngestError::Options(message.to_owned()));
-        if self.thread.is_some() && from != Some(Source::Langgraph) {
-            return refuse("--thread applies to --from langgraph only");
-        }
-        if self.tool_memory.is_some() && !from.is_some_and(Source::takes_tool_memory) {
-            return refuse(
-                "--tool-memory maps tool spans: it applies to --from otel, genai or \
-                 openinference",
-            );
-        }
-        if self.mcp_log.is_some() && !from.is_some_and(Source::takes_mcp_log) {
-            return refuse(
-                "--mcp-log joins an OpenInference trace: it applies to --from otel or \
-                 openinference",
-            );
-        }
-        Ok(())
-    }
-}
-
-/// Reads `file` (`-` is stdin, except for a database) as `options` say, with what is read
-/// beside it: the one reader of every command, so the history saved by `ingest` is the one
-/// `detect`, `fit`, `fix` and `view` read. `options.from` must name a source.
-pub fn load(file: &Path, options: &Options) -> Result<Ingested, IngestError> {
-    options.check()?;
-    let Some(source) = options.from else {
-        return Err(IngestError::Options(
-            "a JSON Lines history is read by agentsim-jsonl, not by an ingestion".to_owned(),
-        ));
-    };
-    let log = options.mcp_log.as_deref().map(McpLog::read).transpose()?;
-    let mapping = options
-        .tool_memory
-        .as_deref()
-        .map(Mapping::read)
-        .transpose()?;
-    let with = Beside {
-        mcp: log.as_ref(),
-        mapping: mapping.as_ref(),
-    };
-    let stdin = file.as_os_str() == "-";
-    let name = match stdin {
-        true => "<stdin>".to_owned(),
-        false => file.display().to_string(),
-    };
-    let text = || read_stdin();
-    match source {
-        Source::Otel if stdin => read_detected(Export::Text(&text()?), &name, with),
-        Source::Otel => read_detected(Export::File(file), &name, with),
-        Source::Genai if stdin => parse_otel_with(&text()?, &name, with.mapping),
-        Source::Genai => read_otel_with(file, with.mapping),
-        Source::Openinference if stdin => parse_openinference_with(&text()?, &name, with),
-        Source::Openinference => read_openinference_with(file, with),
-        Source::Mcp if stdin => parse_mcp_log(&text()?, &name),
-        Source::Mcp => read_mcp_log(file),
-        Source::Langgraph if stdin => Err(IngestError::Options(
-            "a LangGraph database is read from a file, not from stdin".to_owned(),
-        )),
-        Source::Langgraph => read_langgraph(file, options.thread.as_deref()),
-        Source::Recorder => Err(IngestError::Options(
-            "a recorder's history is JSON Lines: read it without --from".to_owned(),
-        )),
-    }
-}
-
-/// The names an OTLP/JSON export gives the code that made its spans: each instrumentation
-/// scope's `name` and the resource attributes `service.name`, `telemetry.sdk.name` and
-/// `telemetry.distro.name`, each once, sorted. `file` is read whole (one document, or one a
-/// line); a document that does not parse is left out, since the reader has already judged the
-/// file, and this only names its framework.
-pub fn instrumentation(file: &Path) -> Result<std::collections::BTreeSet<String>, IngestError> {
-    use serde_json::Value;
-    let text = std::fs::read_to_string(file).map_err(|source| IngestError::Io {
-        file: file.display().to_string(),
-        source,
-    })?;
-    let mut names = std::collections::BTreeSet::new();
-    let docs = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
-    let list = |v: &Value, camel: &str, snake: &str| -> Vec<Value> {
-        let found = v.get(camel).or_else(|| v.get(snake));
-        found.and_then(Value::as_array).cloned().unwrap_or_default()
-    };
-    for doc in docs.map_while(Result::ok) {
-        for rs in list(&doc, "resourceSpans", "resource_spans") {
-            let attributes = rs
-                .get("resource")
-                .map(|r| list(r, "attributes", "attributes"));
-            for kv in attributes.unwrap_or_default() {
-                let key = kv.get("key").and_then(Value::as_str);
-                let keys = [
-                    "service.name",
-                    "telemetry.sdk.name",
-                    "telemetry.distro.name",
-                ];
-                let value = kv.pointer("/value/stringValue").and_then(Value::as_str);
-                if let (Some(k), Some(v)) = (key, value) {
-                    if keys.contains(&k) {
-                        names.insert(v.to_owned());
-                    }
-                }
-            }
-            for ss in list(&rs, "scopeSpans", "scope_spans") {
-                let name = ss.pointer("/scope/name").and_then(Value::as_str);
-                names.extend(name.filter(|n| !n.is_empty()).map(str::to_owned));
-            }
-        }
-    }
-    Ok(names)
-}
-
-fn read_stdin() -> Result<String, IngestError> {
-    let mut text = String::new();
-    std::io::stdin()
-        .read_to_string(&mut text)
-        .map_err(|source| IngestError::Io {
-            file: "<stdin>".to_owned(),
-            source,
-        })?;
-    Ok(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -351,40 +205,5 @@ mod tests {
             Source::Otel.coverage(Anomaly::A4),
             Coverage::Unobservable(_)
         ));
-    }
-
-    #[test]
-    fn an_export_names_its_scopes_and_service() {
-        let dir = std::env::temp_dir().join(format!("agentsim-instr-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("t.json");
-        let doc = r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name",
-            "value":{"stringValue":"shop"}},{"key":"host","value":{"stringValue":"h"}}]},
-            "scopeSpans":[{"scope":{"name":"gcp.vertex.agent"},"spans":[]}]}]}"#;
-        let line = doc.replace('\n', "");
-        std::fs::write(&f, format!("{line}\n{line}\n")).unwrap();
-        let names: Vec<String> = instrumentation(&f).unwrap().into_iter().collect();
-        assert_eq!(names, ["gcp.vertex.agent", "shop"]);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn flags_a_source_does_not_take_are_refused_once() {
-        let with = |from, thread: Option<&str>, map: bool, log: bool| Options {
-            from,
-            thread: thread.map(str::to_owned),
-            tool_memory: map.then(|| PathBuf::from("m.toml")),
-            mcp_log: log.then(|| PathBuf::from("l.jsonl")),
-        };
-        let err = |o: Options| o.check().unwrap_err().to_string();
-        assert!(err(with(Some(Source::Otel), Some("t"), false, false)).contains("--thread"));
-        assert!(err(with(None, None, true, false)).contains("--tool-memory maps tool spans"));
-        assert!(err(with(Some(Source::Mcp), None, true, false)).contains("--tool-memory"));
-        assert!(err(with(Some(Source::Genai), None, false, true)).contains("--mcp-log joins"));
-        assert!(err(with(None, None, false, true)).contains("--mcp-log joins"));
-        assert!(with(Some(Source::Otel), None, true, true).check().is_ok());
-        assert!(with(Some(Source::Langgraph), Some("t"), false, false)
-            .check()
-            .is_ok());
     }
 }

@@ -67,7 +67,7 @@ impl Framework {
         if options.mcp_log.is_some() {
             return Framework::Mcp;
         }
-        let names = agentsim_ingest::source::instrumentation(input).unwrap_or_default();
+        let names = agentsim_ingest::load::instrumentation(input).unwrap_or_default();
         let lower: Vec<String> = names.iter().map(|n| n.to_ascii_lowercase()).collect();
         let any = |needle: &str| lower.iter().any(|n| n.contains(needle));
         if any("langgraph") || any("langchain") {
