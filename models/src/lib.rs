@@ -12,6 +12,7 @@
 
 pub mod anomaly;
 pub mod detect;
+pub mod fair;
 pub mod history;
 pub mod lattice;
 pub mod mix;
