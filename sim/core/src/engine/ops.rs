@@ -71,7 +71,15 @@ impl<R: Runtime> Engine<'_, R> {
     /// Whether to retry the agent's operation; if so counts it and sets the backoff.
     pub(super) fn retry(&mut self, a: usize, delay: &mut u64) -> bool {
         let st: &mut AgentState = &mut self.agents[a];
-        if st.attempts < self.sc.retry.max {
+        if self.sc.retry.unbounded {
+            // Retried forever: the count is not state, only that the operation is retrying
+            // (which the liveness search reads as an operation begun and not yet ended).
+            st.attempts = 1;
+            self.c.retries += 1;
+            *delay = self.sc.retry.backoff_ms.sample(&mut self.rng);
+            self.drew(self.sc.retry.backoff_ms);
+            true
+        } else if st.attempts < self.sc.retry.max {
             st.attempts += 1;
             self.c.retries += 1;
             *delay = self.sc.retry.backoff_ms.sample(&mut self.rng);

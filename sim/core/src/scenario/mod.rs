@@ -81,6 +81,9 @@ pub struct AgentSpec {
     /// `mcp_client`: the agent plans against an MCP client's cached tool list (None: the
     /// live registry at every read).
     pub mcp_client: Option<McpClient>,
+    /// `serves = true`: the script loops forever by design (a server), so it is exempt from
+    /// the termination property of `explore --liveness`.
+    pub serves: bool,
 }
 
 /// A script with its operation structure.
@@ -184,7 +187,11 @@ pub struct TokenModel {
 /// How often a dropped or aborted operation is retried (re-read, regenerate).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RetryPolicy {
+    /// Retries per operation (`u32::MAX` when `unbounded`).
     pub max: u32,
+    /// `max = "unbounded"`: retried forever. The retry count is then not state: the engine
+    /// keeps only whether the operation is being retried.
+    pub unbounded: bool,
     pub backoff_ms: Dist,
 }
 

@@ -77,9 +77,17 @@ pub struct RawSchedule {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawRetry {
-    pub max: u32,
+    pub max: Spanned<RawRetryMax>,
     #[serde(default)]
     pub backoff_ms: Option<Spanned<Dist>>,
+}
+
+/// `[retry] max`: a count, or `"unbounded"` (retried forever).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawRetryMax {
+    Count(u32),
+    Word(String),
 }
 
 /// `[tokens]`: prompt tokens from what was read, completion tokens from a distribution.
@@ -117,6 +125,9 @@ pub struct RawAgent {
     pub start_ms: Option<Spanned<Dist>>,
     #[serde(default)]
     pub mcp_client: Option<Spanned<String>>,
+    /// The script loops forever by design (a server): exempt from termination.
+    #[serde(default)]
+    pub serves: Option<Spanned<bool>>,
     pub script: Vec<Spanned<RawStep>>,
 }
 

@@ -171,6 +171,17 @@ impl Resolver<'_> {
             .unwrap_or(Dist::ZERO);
         let script = Arc::new(self.script(&a.script, bases)?);
         let mcp_client = self.mcp_client(a)?;
+        let serves = a.serves.as_ref().is_some_and(|s| *s.get_ref());
+        if let Some(s) = a.serves.as_ref().filter(|_| serves) {
+            let loops = script.steps.iter().enumerate().any(
+                |(i, st)| matches!(st, crate::scenario::Step::Branch { target, .. } if *target <= i),
+            );
+            if !loops {
+                let msg = "`serves = true` marks a script that loops forever, and this one has \
+                           no backward `branch` (it ends after its last step)";
+                return self.err(s.span(), "serves", msg);
+            }
+        }
         let base = a.name.get_ref();
         let count = a.count.as_ref().map_or(1, |c| *c.get_ref());
         Ok((0..count)
@@ -181,6 +192,7 @@ impl Resolver<'_> {
                 start_ms,
                 script: Arc::clone(&script),
                 mcp_client,
+                serves,
             })
             .collect())
     }

@@ -3,7 +3,7 @@
 //! [`super::resolve`], which resolves agents and scripts.
 
 use super::limits::{within, EVENTS_MAX_MAX, TOKENS_MAX};
-use super::raw::RawScenario;
+use super::raw::{RawRetryMax, RawScenario};
 use super::resolve::Resolver;
 use super::{GeneratorSpec, OnMissing, RetryPolicy, TokenModel, EVENTS_MAX_DEFAULT};
 use crate::dist::Dist;
@@ -45,14 +45,24 @@ impl Resolver<'_> {
         let Some(r) = &raw.retry else {
             return Ok(RetryPolicy {
                 max: 0,
+                unbounded: false,
                 backoff_ms: Dist::ZERO,
             });
         };
         let backoff_ms = self
             .dist(r.backoff_ms.as_ref(), "backoff_ms")?
             .unwrap_or(Dist::ZERO);
+        let (max, unbounded) = match r.max.get_ref() {
+            RawRetryMax::Count(n) => (*n, false),
+            RawRetryMax::Word(w) if w == "unbounded" => (u32::MAX, true),
+            RawRetryMax::Word(w) => {
+                let msg = format!("`{w}` is not a count or \"unbounded\"");
+                return self.err(r.max.span(), "max", msg);
+            }
+        };
         Ok(RetryPolicy {
-            max: r.max,
+            max,
+            unbounded,
             backoff_ms,
         })
     }
