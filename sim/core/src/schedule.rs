@@ -58,6 +58,11 @@ pub struct Schedule {
     pub timed: Option<Quantiles>,
     /// `X1` only: polling loops were parked (`park`).
     pub park: bool,
+    /// `X1` only: the path is a lasso of `explore --liveness` (`cycle=<n>`): its last `n`
+    /// events are a cycle that returns to the state it starts from (`cycle=0`: the run
+    /// stutters forever at the stem's end, where no agent is enabled). A replay runs the
+    /// stem, then the cycle twice, checking that the state repeats.
+    pub cycle: Option<u64>,
 }
 
 impl Schedule {
@@ -106,9 +111,13 @@ impl Schedule {
             }
         }
         let mut rest = parts.peekable();
-        if let Some(stop) =
-            rest.next_if(|p| !p.starts_with("steps=") && !p.starts_with("timed=") && *p != "park")
-        {
+        let later = |p: &str| {
+            p.starts_with("steps=")
+                || p.starts_with("timed=")
+                || p.starts_with("cycle=")
+                || p == "park"
+        };
+        if let Some(stop) = rest.next_if(|p| !later(p)) {
             let n = stop
                 .strip_prefix("stop=")
                 .and_then(|n| n.parse().ok())
@@ -116,7 +125,9 @@ impl Schedule {
             out.stop = Some(n);
         }
         if timing == Timing::Abstract {
-            if let Some(steps) = rest.next_if(|p| !p.starts_with("timed=") && *p != "park") {
+            if let Some(steps) = rest
+                .next_if(|p| !p.starts_with("timed=") && !p.starts_with("cycle=") && *p != "park")
+            {
                 let n = steps
                     .strip_prefix("steps=")
                     .and_then(|n| n.parse().ok())
@@ -124,6 +135,14 @@ impl Schedule {
                 out.steps_per_agent = Some(n);
             }
             out.park = rest.next_if(|p| *p == "park").is_some();
+            if let Some(cycle) = rest.next_if(|p| p.starts_with("cycle=")) {
+                let n = cycle
+                    .strip_prefix("cycle=")
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n: &u64| out.stop.is_some_and(|s| n <= s))
+                    .ok_or_else(|| err(Problem::Cycle(cycle.to_owned())))?;
+                out.cycle = Some(n);
+            }
             if let Some(timed) = rest.next() {
                 let q = timed
                     .strip_prefix("timed=")
@@ -166,6 +185,8 @@ pub enum Problem {
     Stop(String),
     #[error("`{0}` is not steps=<per-agent step budget>")]
     Steps(String),
+    #[error("`{0}` is not cycle=<events> (at most the path's stop=<events>)")]
+    Cycle(String),
     #[error("`{0}` is not timed=<lo>,<hi> (quantiles, as in timed=0.001,0.999)")]
     Timed(String),
     #[error("unexpected `{0}`")]
@@ -203,6 +224,9 @@ impl fmt::Display for Schedule {
         if self.park {
             f.write_str(":park")?;
         }
+        if let Some(n) = self.cycle {
+            write!(f, ":cycle={n}")?;
+        }
         if let Some(q) = self.timed {
             write!(f, ":timed={q}")?;
         }
@@ -226,6 +250,8 @@ mod tests {
             "X1:9:-:stop=3:timed=0.05,0.95",
             "X1:9:0=1:steps=40:park",
             "X1:9:-:park",
+            "X1:9:0=1:stop=9:park:cycle=4",
+            "X1:9:-:stop=9:cycle=9",
         ] {
             assert_eq!(Schedule::parse(s).unwrap().to_string(), s);
         }
@@ -255,6 +281,19 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("timed="));
+        for bad in [
+            "X1:9:-:stop=9:cycle=0",
+            "X1:9:-:stop=3:cycle=4",
+            "X1:9:-:cycle=2",
+        ] {
+            assert!(
+                Schedule::parse(bad)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("cycle="),
+                "{bad}"
+            );
+        }
         assert!(Schedule::parse("S1:3:-:halt=2")
             .unwrap_err()
             .to_string()

@@ -28,6 +28,7 @@ macro_rules! note {
     };
 }
 
+mod live;
 mod mcp;
 mod messages;
 mod ops;
@@ -36,6 +37,7 @@ mod snapshot;
 mod spin;
 mod zone;
 
+pub use live::{LiveState, LiveStep, Stepper};
 pub use pool::Pool;
 pub use snapshot::Snapshots;
 pub use spin::loops as polling_loops;
@@ -269,29 +271,7 @@ fn run_trial_with<'s, R: Runtime>(
     // Agent states come from the pool with their buffers (a previous trial's, or new ones);
     // every field is reset here before anything reads it (`read` resets the operation's).
     let mut agents = std::mem::take(&mut pool.agents);
-    agents.truncate(sc.agents.len());
-    while agents.len() < sc.agents.len() {
-        agents.push(AgentState {
-            pc: 0,
-            rep: 0,
-            due_ms: 0,
-            done: false,
-            attempts: 0,
-            open: false,
-            op: Op::new(),
-            last_read: Vec::new(),
-        });
-    }
-    for (st, spec) in agents.iter_mut().zip(&sc.agents) {
-        st.pc = 0;
-        st.rep = 0;
-        st.due_ms = spec.start_ms.sample(&mut rng);
-        st.done = false;
-        st.attempts = 0;
-        st.open = false;
-        st.last_read.clear();
-        normalize(st, &spec.script, spec.repeat);
-    }
+    start_agents(sc, &mut agents, &mut rng);
     let mut record_tokens = std::mem::take(&mut pool.record_tokens);
     record_tokens.clear();
     let abstract_time = setup.scheduler.chooser().is_some();
@@ -367,6 +347,34 @@ fn run_trial_with<'s, R: Runtime>(
     }
     let schedule = e.run(timed, setup.trial_seed, setup.stop)?;
     Ok(e.finish(schedule, buffers))
+}
+
+/// Puts `agents` (reusing their buffers) at the start of `sc`'s scripts, drawing their start
+/// times from `rng`.
+fn start_agents(sc: &Scenario, agents: &mut Vec<AgentState>, rng: &mut ChaCha8Rng) {
+    agents.truncate(sc.agents.len());
+    while agents.len() < sc.agents.len() {
+        agents.push(AgentState {
+            pc: 0,
+            rep: 0,
+            due_ms: 0,
+            done: false,
+            attempts: 0,
+            open: false,
+            op: Op::new(),
+            last_read: Vec::new(),
+        });
+    }
+    for (st, spec) in agents.iter_mut().zip(&sc.agents) {
+        st.pc = 0;
+        st.rep = 0;
+        st.due_ms = spec.start_ms.sample(rng);
+        st.done = false;
+        st.attempts = 0;
+        st.open = false;
+        st.last_read.clear();
+        normalize(st, &spec.script, spec.repeat);
+    }
 }
 
 /// Moves past the end of the script: the next repetition, or done.

@@ -48,6 +48,12 @@ impl<R: Runtime> Snap<R> {
     pub(super) fn runtime(&self) -> &Guarded<R> {
         &self.rt
     }
+
+    /// The path to it: the non-zero choices by choice point, the events run, and whether
+    /// polling loops are parked.
+    pub(super) fn path(&self) -> (&BTreeMap<u64, u32>, u64, bool) {
+        (&self.picks, self.event, self.spin.on())
+    }
 }
 
 /// The snapshots one search keeps along its current path, by choice point (ascending).

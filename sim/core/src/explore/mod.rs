@@ -24,6 +24,7 @@
 //! not explored: refused). With [`Search::Timed`] the engine offers only the orders the
 //! latency bounds allow ([`timed`]); the search is then the plain enumeration.
 
+pub mod live;
 mod park;
 mod partial;
 mod reduction;
