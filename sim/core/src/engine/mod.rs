@@ -37,7 +37,7 @@ mod spin;
 mod zone;
 
 pub use pool::Pool;
-pub use snapshot::Snapshots;
+pub use snapshot::{abstracts, Snapshots};
 pub use spin::loops as polling_loops;
 pub use zone::{Dbm, ZONES_MAX};
 
@@ -494,7 +494,7 @@ impl<R: Runtime> Engine<'_, R> {
         }
         let pos = if enabled.len() > 1 {
             if self.chooser.as_deref().is_some_and(|c| c.stateful()) {
-                let fp = self.fingerprint();
+                let fp = self.state_key();
                 if let Some(c) = self.chooser.as_deref_mut() {
                     c.state(fp);
                 }
