@@ -39,7 +39,7 @@ mod zone;
 
 pub use live::{LiveState, LiveStep, Stepper};
 pub use pool::Pool;
-pub use snapshot::Snapshots;
+pub use snapshot::{abstracts, Snapshots};
 pub use spin::loops as polling_loops;
 pub use zone::{Dbm, ZONES_MAX};
 
@@ -502,7 +502,7 @@ impl<R: Runtime> Engine<'_, R> {
         }
         let pos = if enabled.len() > 1 {
             if self.chooser.as_deref().is_some_and(|c| c.stateful()) {
-                let fp = self.fingerprint();
+                let fp = self.state_key();
                 if let Some(c) = self.chooser.as_deref_mut() {
                     c.state(fp);
                 }

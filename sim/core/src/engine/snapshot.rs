@@ -21,6 +21,8 @@
 //! [`Chooser::resume_at`]: crate::scheduler::Chooser::resume_at
 
 use super::{mcp, spin, AgentState, Counters, Engine};
+use crate::scenario::{Scenario, Step};
+use agentsim_models::names::{Cell, Value};
 use agentsim_models::runtime::{Guarded, Runtime};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -154,6 +156,138 @@ impl<R: Runtime> Engine<'_, R> {
         (u128::from(halves[0].finish()) << 64) | u128::from(halves[1].finish())
     }
 
+    /// The key of the state now, at an agent choice point, for the stateful search: a
+    /// 128-bit digest of an abstraction of the state that decides the same futures *and*
+    /// the same anomalies, already shown or still to come, as the concrete state
+    /// ([`Engine::fingerprint`]), without what grows along a path. Where [`abstracts`]
+    /// refuses the scenario it is the fingerprint itself.
+    ///
+    /// What it holds:
+    /// * Control: each agent's program counter, repetition, retry count, done flag, whether
+    ///   its event is parked (`[cpl]`), its last read values (what `branch` tests), and its
+    ///   operation when one is open (read step, planned tool, values read, generation output
+    ///   and tool calls, the effects issued with their completion order) — not latencies,
+    ///   tokens or due times, which abstract time never reads. The MCP clients as they are.
+    ///   The steps each agent took only when a step budget is set (`None`: unbounded), the
+    ///   event count only when the scenario's `events_max` is below the default (at the
+    ///   default a loop closes instead of running to 10^6 events). The polling-loop
+    ///   bookkeeping with versions relative to the current ones (`spin`).
+    /// * The store (SPEC §1): memory, registry and stack as they are; each in-flight op's
+    ///   request, read values and registry, and in place of its read time and preds the
+    ///   facts the runtimes and detectors read from them (SPEC §5.2's retraction-free
+    ///   summary): `newer` (a live record written since the read wrote a read cell:
+    ///   `validate`'s verdict), `stale` (… by another agent with a value other than the one
+    ///   read: A1 once the op commits), `dead` (a pred is aborted: `validate-preds`, A3) and
+    ///   `residue` (a non-NULL value read that no earlier live record wrote: A3 residue).
+    /// * The path's detection state: the anomalies the log exhibits so far (sticky bits:
+    ///   without retraction a record's witnesses are complete when it is appended and a live
+    ///   record stays live, so they never go away), and the (cell, value) pairs live records
+    ///   have written (what a later read's residue check asks).
+    ///
+    /// Not in it: the log, absolute times and indices, the rng's position (abstract time
+    /// draws from it only latencies, tokens and backoffs; every draw that changes the history
+    /// is a choice), the counters. So two states with one key have the same futures from here
+    /// and every path from either ends with the same anomaly set (but for a collision, as for
+    /// the fingerprint); their histories differ.
+    pub(super) fn state_key(&self) -> u128 {
+        if !abstracts(self.sc) {
+            return self.fingerprint();
+        }
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let store = self.rt.store();
+        let log = store.log();
+        let history = agentsim_models::history::History::from_records(log.to_vec());
+        let report = crate::runner::detect(&history);
+        let sticky = (report.anomalies(), !report.a3_residue.is_empty());
+        let mut written: Vec<(Cell, Value)> = log
+            .iter()
+            .filter(|r| !r.aborted)
+            .flat_map(|r| r.write_set.iter().map(|&c| (c, r.write_values.get(c))))
+            .collect();
+        written.sort_unstable();
+        written.dedup();
+        let pending: Vec<_> = store
+            .inflight()
+            .iter()
+            .map(|(&agent, p)| {
+                let from = (p.snapshot.read_time as usize).min(log.len());
+                let (before, since) = log.split_at(from);
+                let read = &p.request.read_set;
+                let seen = |c: Cell| p.snapshot.read_values.get(c);
+                let newer = read
+                    .iter()
+                    .any(|&c| since.iter().any(|r| !r.aborted && r.writes(c)));
+                let stale = read.iter().any(|&c| {
+                    since.iter().any(|r| {
+                        !r.aborted
+                            && r.agent != agent
+                            && r.writes(c)
+                            && r.write_values.get(c) != seen(c)
+                    })
+                });
+                let dead = p
+                    .snapshot
+                    .preds
+                    .iter()
+                    .any(|&q| log.get(q as usize).is_some_and(|r| r.aborted));
+                let residue = read.iter().any(|&c| {
+                    let v = seen(c);
+                    !v.is_null()
+                        && !before
+                            .iter()
+                            .any(|r| !r.aborted && r.writes(c) && r.write_values.get(c) == v)
+                });
+                (
+                    &p.request,
+                    &p.snapshot.read_values,
+                    &p.snapshot.registry,
+                    [newer, stale, dead, residue],
+                )
+            })
+            .collect();
+        let budget = self
+            .chooser
+            .as_deref()
+            .and_then(|c| c.steps_per_agent())
+            .is_some();
+        let events = self.sc.events_max < crate::scenario::EVENTS_MAX_DEFAULT;
+        let mut halves = [DefaultHasher::new(), DefaultHasher::new()];
+        halves[1].write_u64(0x9e37_79b9_7f4a_7c15);
+        for h in &mut halves {
+            self.rt.stack().hash(h);
+            store.memory().hash(h);
+            store.registry().hash(h);
+            pending.hash(h);
+            sticky.hash(h);
+            written.hash(h);
+            for a in &self.agents {
+                (a.pc, a.rep, a.done, a.attempts, a.open).hash(h);
+                (a.due_ms == super::messages::PARKED).hash(h);
+                a.last_read.hash(h);
+                if a.open {
+                    let op = &a.op;
+                    (op.read_pc, op.planned, &op.read, op.issued).hash(h);
+                    op.output
+                        .as_ref()
+                        .map(|(step, _, g)| (step, &g.output, &g.tool_calls))
+                        .hash(h);
+                    if op.issued {
+                        op.commit.hash(h);
+                    }
+                }
+            }
+            self.mcp.hash(h);
+            if budget {
+                self.steps.hash(h);
+            }
+            if events {
+                self.event.hash(h);
+            }
+            self.spin.hash_relative(h);
+        }
+        (u128::from(halves[0].finish()) << 64) | u128::from(halves[1].finish())
+    }
+
     /// At an agent choice point, before it is counted: keeps a snapshot here if the trial
     /// keeps them and the chooser asks for one.
     pub(super) fn checkpoint(&mut self) {
@@ -205,4 +339,19 @@ impl<R: Runtime> Engine<'_, R> {
         self.spin.clone_from(spin);
         self.parked.clear();
     }
+}
+
+/// Whether the stateful search keys `sc`'s states by [`Engine::state_key`]'s abstraction:
+/// when no script retracts (a retraction aborts live records and, with `cascade`, their
+/// dependents, so an anomaly shown may go away and a record's status is not final: the
+/// sticky bits and the per-op flags above would not be the whole detection state) and there
+/// are no `[cpl]` messages. Elsewhere the key is the concrete fingerprint, with the log.
+pub fn abstracts(sc: &Scenario) -> bool {
+    sc.cpl.is_none()
+        && sc.agents.iter().all(|a| {
+            a.script
+                .steps
+                .iter()
+                .all(|s| !matches!(s, Step::Retract { .. }))
+        })
 }

@@ -114,6 +114,46 @@ impl Spin {
         }
     }
 
+    /// Feeds `h` this bookkeeping with every stored version and epoch replaced by how many
+    /// bumps it is behind the current one (the state key's form, `engine::snapshot`): the
+    /// bookkeeping only ever compares a stored version with the current one or with another
+    /// stored version of the same cell, for equality, and differences from the current
+    /// version keep every such equality, while the absolute counters grow on every commit.
+    pub(super) fn hash_relative<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        self.on.hash(h);
+        let behind = |c: Cell, v: u64| {
+            let now = self.versions.get(c.index()).copied().unwrap_or(0);
+            (c, now - v)
+        };
+        let rel = |reads: &[(Cell, u64)]| -> Vec<(Cell, u64)> {
+            reads.iter().map(|&(c, v)| behind(c, v)).collect()
+        };
+        for l in &self.agents {
+            rel(&l.reads).hash(h);
+            (self.epoch - l.epoch).hash(h);
+            l.spoiled.hash(h);
+            l.mark
+                .as_ref()
+                .map(|m| {
+                    (
+                        m.head,
+                        m.rep,
+                        m.attempts,
+                        &m.last_read,
+                        rel(&m.reads),
+                        self.epoch - m.epoch,
+                    )
+                })
+                .hash(h);
+            l.parked
+                .as_ref()
+                .map(|(r, e)| (rel(r), self.epoch - e))
+                .hash(h);
+            l.woke.hash(h);
+        }
+    }
+
     /// A committed record wrote `c`.
     pub(super) fn bump(&mut self, c: Cell) {
         if self.versions.len() <= c.index() {

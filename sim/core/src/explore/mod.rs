@@ -56,6 +56,9 @@ use walk::Walker;
 
 /// The default per-agent step budget (steps = engine events; a `write` is two).
 pub const STEPS_PER_AGENT_DEFAULT: u64 = 40;
+/// The per-agent step budget that is no budget (`--steps-per-agent unbounded`): only a
+/// stateful search takes it, whose paths end where a loop closes.
+pub const STEPS_UNBOUNDED: u64 = u64::MAX;
 /// The most levels of choice points the split goes down.
 const SPLIT_DEPTH_MAX: usize = 64;
 /// The live subtrees (first path not blocked) the tree is split into, at least, where it
@@ -458,6 +461,11 @@ pub enum ExploreError {
          ended at a state seen before is not one)"
     )]
     StatefulSearch,
+    #[error(
+        "--steps-per-agent unbounded needs --stateful: a stateless search has no other end \
+         for a path through a loop than the budget"
+    )]
+    Unbounded,
 }
 
 /// What the paths of one or more tasks found.
@@ -572,6 +580,9 @@ fn run_tasks(
     }
     if cfg.stateful && (cfg.search != Search::Plain || shard.is_some()) {
         return Err(ExploreError::StatefulSearch);
+    }
+    if cfg.steps_per_agent == STEPS_UNBOUNDED && !cfg.stateful {
+        return Err(ExploreError::Unbounded);
     }
     let parts = split(sc, cfg, SPLIT_TASKS)?;
     let mine: Vec<bool> = match shard {

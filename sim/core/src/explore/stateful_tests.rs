@@ -34,7 +34,10 @@ fn agree(sc: &Scenario, cfg: &ExploreConfig<'_>, max: u64, what: &str) -> Option
     let sets = |e: &Exploration| e.sets.keys().cloned().collect::<Vec<_>>();
     assert_eq!(sets(&stateless), sets(&stateful), "{what}: anomaly sets");
     assert_eq!(stateless.finished, stateful.finished, "{what}: finished");
-    assert_eq!(stateless.histories, stateful.histories, "{what}: histories");
+    if !crate::engine::abstracts(sc) {
+        // The concrete key merges only states with one log, so the histories are the same.
+        assert_eq!(stateless.histories, stateful.histories, "{what}: histories");
+    }
     assert_eq!(
         stateless.bound_text(),
         stateful.bound_text(),

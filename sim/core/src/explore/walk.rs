@@ -553,7 +553,7 @@ impl Chooser for Walker {
     }
 
     fn steps_per_agent(&self) -> Option<u64> {
-        Some(self.steps_per_agent)
+        (self.steps_per_agent != super::STEPS_UNBOUNDED).then_some(self.steps_per_agent)
     }
 
     fn parks(&self) -> bool {
