@@ -114,24 +114,33 @@ impl Spin {
         }
     }
 
-    /// Feeds `h` this bookkeeping with every stored version and epoch replaced by how many
-    /// bumps it is behind the current one (the state key's form, `engine::snapshot`): the
-    /// bookkeeping only ever compares a stored version with the current one or with another
-    /// stored version of the same cell, for equality, and differences from the current
-    /// version keep every such equality, while the absolute counters grow on every commit.
+    /// Feeds `h` this bookkeeping with every stored version and epoch replaced by whether it
+    /// is behind the current one (the state key's form, `engine::snapshot`): the bookkeeping
+    /// only ever asks whether a stored version is the current one (`current`: a clean
+    /// iteration, a wake), or whether a new mark equals the last, and a new mark is clean, so
+    /// all its versions are current: a last mark equals it only if its own are current too.
+    /// So "behind or not" keeps every answer, while the absolute counters grow on every
+    /// commit, and even the distances grow without bound when an agent that does not loop
+    /// (or loops slowly) keeps an old read beside a writer that does. The reads are fed as a
+    /// set.
     pub(super) fn hash_relative<H: std::hash::Hasher>(&self, h: &mut H) {
         use std::hash::Hash;
         self.on.hash(h);
         let behind = |c: Cell, v: u64| {
             let now = self.versions.get(c.index()).copied().unwrap_or(0);
-            (c, now - v)
+            (c, now != v)
         };
-        let rel = |reads: &[(Cell, u64)]| -> Vec<(Cell, u64)> {
-            reads.iter().map(|&(c, v)| behind(c, v)).collect()
+        // As a set: `looped` sorts and dedups an iteration's reads before it reads them, and
+        // an iteration that never ends (an agent without a loop retrying) keeps adding one.
+        let rel = |reads: &[(Cell, u64)]| -> Vec<(Cell, bool)> {
+            let mut r: Vec<(Cell, bool)> = reads.iter().map(|&(c, v)| behind(c, v)).collect();
+            r.sort_unstable();
+            r.dedup();
+            r
         };
         for l in &self.agents {
             rel(&l.reads).hash(h);
-            (self.epoch - l.epoch).hash(h);
+            (self.epoch != l.epoch).hash(h);
             l.spoiled.hash(h);
             l.mark
                 .as_ref()
@@ -142,13 +151,13 @@ impl Spin {
                         m.attempts,
                         &m.last_read,
                         rel(&m.reads),
-                        self.epoch - m.epoch,
+                        self.epoch != m.epoch,
                     )
                 })
                 .hash(h);
             l.parked
                 .as_ref()
-                .map(|(r, e)| (rel(r), self.epoch - e))
+                .map(|(r, e)| (rel(r), self.epoch != *e))
                 .hash(h);
             l.woke.hash(h);
         }
