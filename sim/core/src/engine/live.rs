@@ -51,6 +51,10 @@ pub struct Status {
     pub key: u128,
 }
 
+/// A step's result: the state it leads to and the alternatives each data choice point
+/// offered.
+type Stepped<R> = (LiveState<R>, Vec<u32>);
+
 /// Steps one scenario's engine in abstract time.
 pub struct Stepper<'a> {
     sc: &'a Scenario,
@@ -200,7 +204,7 @@ impl<'a> Stepper<'a> {
         &mut self,
         s: &LiveState<R>,
         step: &LiveStep,
-    ) -> Result<Option<(LiveState<R>, Vec<u32>)>, SimError> {
+    ) -> Result<Option<Stepped<R>>, SimError> {
         let mut ch = StepChooser {
             agent: step.agent,
             prefix: step.choices.clone(),
@@ -313,12 +317,15 @@ impl<R: Runtime> Engine<'_, R> {
         }
     }
 
-    /// The key the liveness search numbers states by: two states with one key have the same
-    /// futures. Today the concrete fingerprint (`snapshot`): it holds the log and each
-    /// agent's step count, so no state repeats on a path and no loop closes; a scenario whose
-    /// runs are all finite still gets a complete graph, and any other is cut (cannot tell).
+    /// The key the liveness search numbers states by: the stateful search's
+    /// ([`Engine::state_key`]), under which a loop returns to a state it was in (no log,
+    /// times, step counts or rng position). Two states with one key have the same futures,
+    /// and the same liveness labels (program counters, done flags, open operations and retry
+    /// flags, parked loops). Where the abstraction does not apply ([`super::abstracts`]) it
+    /// is the concrete fingerprint, with the log: no loop closes, and only a scenario whose
+    /// runs are all finite gets a complete graph.
     fn live_key(&self) -> u128 {
-        self.fingerprint()
+        self.state_key()
     }
 
     /// Runs the step of `enabled[pos]` as a trial's event loop runs it: an agent choice

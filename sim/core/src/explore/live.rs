@@ -200,10 +200,14 @@ pub fn liveness(sc: &Scenario, cfg: &LiveConfig<'_>) -> Result<Liveness, Explore
     let x = explore_graph(&mut stepper, init.clone(), cfg)?;
     let cut = x.g.cut.iter().filter(|&&c| c).count() as u64;
     let incomplete = if !x.g.complete || x.stopped.is_some() {
+        let key = if crate::engine::abstracts(sc) {
+            ""
+        } else {
+            "; the scenario retracts, so the state key is the concrete one (it holds the log: \
+             a run that loops never returns to a state it was in)"
+        };
         Some(format!(
-            "{} stopped the search at {} states before the graph closed; the state key is \
-             the concrete one (it holds the log and each agent's step count), so a run that \
-             loops never returns to a state it was in",
+            "{} stopped the search at {} states before the graph closed{key}",
             x.stopped.unwrap_or("the state ceiling (--max-states)"),
             x.g.len()
         ))
