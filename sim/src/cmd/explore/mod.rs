@@ -18,6 +18,11 @@
 //! anomaly is asked but those the scenario cannot produce (vacuous), and a reachable one is
 //! an answer, not a failure. Exit 130: SIGINT or SIGTERM stopped it (partial counts
 //! printed).
+//! `--liveness` also decides deadlock, starvation and termination on the scenario's state
+//! graph under `--fairness` (`agentsim_sim::explore::live`, docs/liveness.md): each is
+//! *holds*, *violated* with a path or lasso that `agentsim replay` runs, or *cannot tell*;
+//! a cannot tell is an asked verdict of the gate, a violation an answer. The safety search
+//! and its verdicts are the same with or without it.
 //! Progress goes to stderr (`--progress`, `--quiet`). `--shard I/N --partial-out FILE` runs
 //! a share of the tree and writes it for `agentsim merge` instead of printing (`shard`).
 
@@ -29,9 +34,13 @@ pub use shard::merge_partials;
 use super::check_watch::{cancel_on_signals, INTERRUPTED};
 use super::gate::{GateArgs, Outcome};
 use super::progress::{Items, ProgressArgs};
+use agentsim_models::fair::Fairness;
 use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_models::{Anomaly, Reason, Verdict};
 use agentsim_sim::bounds::Quantiles;
+use agentsim_sim::explore::live::{
+    liveness, LiveConfig, LiveVerdict, Liveness, MAX_STATES_DEFAULT,
+};
 use agentsim_sim::explore::{
     explore, Exploration, ExploreConfig, Reach, Search, STEPS_PER_AGENT_DEFAULT,
 };
@@ -128,16 +137,43 @@ pub struct Args {
     /// Write this shard's share as a partial result for `agentsim merge` (nothing is printed).
     #[arg(long, value_name = "FILE")]
     pub partial_out: Option<PathBuf>,
+    /// Also decide liveness on the scenario's state graph: deadlock, starvation and
+    /// termination, each holds, violated (with a replayable path or lasso) or cannot tell
+    /// (see docs/liveness.md).
+    #[arg(long, conflicts_with_all = ["timed", "shard", "coverage"])]
+    pub liveness: bool,
+    /// With --liveness: the agents' fairness, weak (an agent enabled from some point on steps
+    /// infinitely often), strong (enabled infinitely often: steps infinitely often) or none.
+    #[arg(long, requires = "liveness", default_value = "weak", value_parser = parse_fairness)]
+    pub fairness: Fairness,
+    /// With --liveness: stop after numbering this many states (the verdicts not decided are
+    /// cannot tell).
+    #[arg(long, requires = "liveness", default_value_t = MAX_STATES_DEFAULT,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_states: u64,
     #[command(flatten)]
     pub gate: GateArgs,
     #[command(flatten)]
     pub progress: ProgressArgs,
 }
 
-/// One runtime's exploration and its wall time.
+/// `weak`, `strong` or `none`.
+fn parse_fairness(s: &str) -> Result<Fairness, String> {
+    match s {
+        "weak" => Ok(Fairness::Weak),
+        "strong" => Ok(Fairness::Strong),
+        "none" => Ok(Fairness::None),
+        _ => Err(format!(
+            "unknown fairness `{s}` (expected weak, strong or none)"
+        )),
+    }
+}
+
+/// One runtime's exploration and its wall time, and its liveness when asked for.
 pub struct Explored {
     pub result: Exploration,
     pub seconds: f64,
+    pub liveness: Option<(Liveness, f64)>,
 }
 
 /// Runs the command.
@@ -167,9 +203,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let cfg = config(&args, rt, &cancel, &progress);
         let started = Instant::now();
         let result = explore(&sc, &cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let seconds = started.elapsed().as_secs_f64();
+        let live = if args.liveness {
+            let cfg = LiveConfig {
+                fairness: args.fairness,
+                max_states: args.max_states,
+                park: !args.no_park,
+                on_missing: args.on_missing,
+                cancel: Some(&cancel),
+                ..LiveConfig::new(rt)
+            };
+            let started = Instant::now();
+            let l = liveness(&sc, &cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+            Some((l, started.elapsed().as_secs_f64()))
+        } else {
+            None
+        };
         done.push(Explored {
             result,
-            seconds: started.elapsed().as_secs_f64(),
+            seconds,
+            liveness: live,
         });
         if cancel.load(Ordering::SeqCst) {
             break;
@@ -226,6 +279,32 @@ impl Gate<'_> {
                     };
                     out.push((name, v));
                 }
+            }
+        }
+        out
+    }
+
+    /// The liveness verdicts, named `starvation under ssi (weak fairness)`: a violation is
+    /// an answer (decided), a cannot tell is not.
+    fn live_verdicts(&self, done: &[Explored]) -> Vec<(String, Verdict)> {
+        let mut out = Vec::new();
+        for d in done {
+            let Some((l, _)) = &d.liveness else {
+                continue;
+            };
+            for (p, f) in report::live_findings(l) {
+                let name = format!(
+                    "{p} under {} ({} fairness)",
+                    d.result.runtime,
+                    l.fairness.long_name()
+                );
+                let v = match &f.verdict {
+                    LiveVerdict::CannotTell(why) => {
+                        Verdict::CannotTell(Reason::Budget(why.clone()))
+                    }
+                    _ => Verdict::Holds,
+                };
+                out.push((name, v));
             }
         }
         out
@@ -293,7 +372,10 @@ fn emit(
         return Ok(ExitCode::from(INTERRUPTED));
     }
     let verdicts = gate.verdicts(done);
-    let outcome = gate.args.outcome(verdicts.iter().map(|(_, v)| v));
+    let live = gate.live_verdicts(done);
+    let outcome = gate
+        .args
+        .outcome(verdicts.iter().chain(&live).map(|(_, v)| v));
     let level = match outcome {
         Outcome::CannotTell => "error",
         _ => "warning",
@@ -314,11 +396,12 @@ fn emit(
             );
         }
     }
-    let other: Vec<(String, Verdict)> = verdicts
+    let mut other: Vec<(String, Verdict)> = verdicts
         .iter()
         .filter(|(_, v)| !matches!(v.reason(), Some(Reason::Budget(_))))
         .cloned()
         .collect();
+    other.extend(live);
     for m in gate.args.messages("explore", &other) {
         eprintln!("{m}");
     }

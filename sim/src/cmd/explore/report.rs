@@ -6,6 +6,7 @@ use super::Explored;
 use agentsim_models::escape_text;
 use agentsim_models::lattice::{level, Point};
 use agentsim_models::Anomaly;
+use agentsim_sim::explore::live::{LiveFinding, LiveVerdict, Liveness};
 use agentsim_sim::explore::{has_copies, Exploration, Finding, Reach, Stopped};
 use agentsim_sim::scenario::Scenario;
 use serde_json::{json, Value};
@@ -164,11 +165,137 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
         }
         let sets: Vec<String> = e.sets.keys().map(|k| set_text(k)).collect();
         let _ = writeln!(s, "  sets reached: {}", sets.join(" "));
+        if let Some((l, seconds)) = &d.liveness {
+            s.push_str(&live_text(sc, l, *seconds));
+        }
     }
     if coverage {
         s.push_str(&coverage_text(done));
     }
     s
+}
+
+/// The three liveness properties of `l`, in order.
+pub fn live_findings(l: &Liveness) -> [(&'static str, &LiveFinding); 3] {
+    [
+        ("deadlock", &l.deadlock),
+        ("starvation", &l.starvation),
+        ("termination", &l.termination),
+    ]
+}
+
+/// Agent names, comma-separated (`none` for no agent).
+fn agents_text(sc: &Scenario, agents: &[usize]) -> String {
+    if agents.is_empty() {
+        return "none".to_owned();
+    }
+    let names: Vec<String> = agents
+        .iter()
+        .map(|&a| escape_text(&sc.agents[a].name).into_owned())
+        .collect();
+    names.join(", ")
+}
+
+/// The liveness lines of one runtime.
+fn live_text(sc: &Scenario, l: &Liveness, seconds: f64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "  liveness ({} fairness): {} states, {} transitions, {}{}, {seconds:.2} s",
+        l.fairness.long_name(),
+        l.states,
+        l.edges,
+        if l.complete { "complete" } else { "cut" },
+        if l.parked {
+            ", polling loops parked"
+        } else {
+            ""
+        },
+    );
+    for (p, f) in live_findings(l) {
+        let agent = f
+            .agent
+            .map(|a| escape_text(&sc.agents[a].name).into_owned());
+        let line = match (&f.verdict, agent) {
+            (LiveVerdict::Holds, _) => "holds".to_owned(),
+            (LiveVerdict::CannotTell(why), _) => format!("cannot tell ({why})"),
+            (LiveVerdict::Violated, agent) => {
+                let who = agent.unwrap_or_else(|| "an agent".to_owned());
+                match p {
+                    "deadlock" => format!("violated: {who} has not finished and no agent can step"),
+                    "starvation" => format!(
+                        "violated: {who} begins an operation that is never committed nor given up"
+                    ),
+                    _ => format!("violated: {who} never finishes its script"),
+                }
+            }
+        };
+        let _ = writeln!(s, "  {p:<11} {line}");
+        if let Some(r) = &f.replay {
+            let _ = writeln!(
+                s,
+                "              {} events: {}",
+                r.schedule.events,
+                r.command()
+            );
+        }
+        if let Some(lasso) = &f.lasso {
+            let cycle = if lasso.cycle.is_empty() {
+                "then stutters forever (no agent enabled there)".to_owned()
+            } else {
+                format!(
+                    "then a cycle of {} steps (stepping: {}; enabled at every state: {}; at \
+                     some state: {})",
+                    lasso.cycle.len(),
+                    agents_text(sc, &lasso.stepping),
+                    agents_text(sc, &lasso.enabled_always),
+                    agents_text(sc, &lasso.enabled_sometimes),
+                )
+            };
+            let _ = writeln!(
+                s,
+                "              lasso: a stem of {} steps, {cycle}, fair under {} fairness",
+                lasso.stem.len(),
+                l.fairness.long_name()
+            );
+            let _ = writeln!(s, "              {}", lasso.line.command());
+        }
+    }
+    s
+}
+
+/// The `liveness` object.
+fn live_json(sc: &Scenario, l: &Liveness) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("fairness".to_owned(), json!(l.fairness.long_name()));
+    for (p, f) in live_findings(l) {
+        let reason = match &f.verdict {
+            LiveVerdict::CannotTell(why) => json!(why),
+            _ => Value::Null,
+        };
+        let agent = f.agent.map(|a| sc.agents[a].name.clone());
+        let entry = if p == "deadlock" {
+            json!({
+                "verdict": f.verdict.name(),
+                "agent": agent,
+                "replay": f.replay.as_ref().map(|r| r.to_string()),
+                "reason": reason,
+            })
+        } else {
+            json!({
+                "verdict": f.verdict.name(),
+                "agent": agent,
+                "lasso": f.lasso.as_ref().map(|l| json!({
+                    "stem": l.stem.len(),
+                    "cycle": l.cycle.len(),
+                    "replay": l.line.to_string(),
+                })),
+                "reason": reason,
+            })
+        };
+        out.insert(p.to_owned(), entry);
+    }
+    Value::Object(out)
 }
 
 /// Every set reached under any of the runtimes, in lattice order.
@@ -203,6 +330,15 @@ fn coverage_text(done: &[Explored]) -> String {
         s.push('\n');
     }
     s
+}
+
+/// One runtime's JSON object, with its liveness when asked for.
+fn one_with(sc: &Scenario, d: &Explored) -> Value {
+    let mut out = one(sc, &d.result);
+    if let (Some((l, _)), Some(o)) = (&d.liveness, out.as_object_mut()) {
+        o.insert("liveness".to_owned(), live_json(sc, l));
+    }
+    out
 }
 
 /// One runtime's JSON object.
@@ -283,7 +419,7 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
 /// under `runtimes`, with the coverage rows.
 pub fn json(sc: &Scenario, done: &[Explored], coverage: bool) -> Value {
     if done.len() == 1 && !coverage {
-        return one(sc, &done[0].result);
+        return one_with(sc, &done[0]);
     }
     let sets = all_sets(done);
     let rows: Vec<Value> = done
@@ -300,7 +436,7 @@ pub fn json(sc: &Scenario, done: &[Explored], coverage: bool) -> Value {
         .collect();
     json!({
         "scenario": sc.name,
-        "runtimes": done.iter().map(|d| one(sc, &d.result)).collect::<Vec<_>>(),
+        "runtimes": done.iter().map(|d| one_with(sc, d)).collect::<Vec<_>>(),
         "coverage": rows,
     })
 }

@@ -381,7 +381,11 @@ fn join(sc: &Scenario, parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
             shares.push((name.clone(), run.share.clone()));
         }
         let result = merge_shards(sc, &cfg, &shares).map_err(|e| anyhow!("{e}"))?;
-        done.push(Explored { result, seconds });
+        done.push(Explored {
+            result,
+            seconds,
+            liveness: None,
+        });
     }
     Ok(done)
 }
