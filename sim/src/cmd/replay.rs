@@ -2,6 +2,11 @@
 //! prints it, or the first line of a file such as `--trace-out`'s `replay.txt`) and print its
 //! steps, its anomalies and, with `--history-out`, its history as JSONL.
 //!
+//! A lasso line of `explore --liveness` (its schedule ends `cycle=<n>`) runs as any other,
+//! stem and cycle once, with the cycle's first event marked; then the stem and the cycle
+//! twice on the liveness search's stepper, checking that the cycle returns to the state it
+//! starts from each time (a line whose cycle does not is refused, exit 2).
+//!
 //! The replayed history is identical to the original trial's (a test proves it) as long as
 //! the scenario file and the build are unchanged; a different event count is reported as a
 //! divergence and exits 2.
@@ -96,6 +101,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
             t.metrics.events
         );
     }
+    let lasso = match line.schedule.cycle {
+        Some(_) => Some(
+            agentsim_sim::explore::live::replay_lasso(&sc, rt, &line)
+                .map_err(|e| anyhow!("lasso `{}`: {e}", line.schedule))?,
+        ),
+        None => None,
+    };
     let jsonl = agentsim_jsonl::write_history(&t.history);
     if let Some(p) = &args.history_out {
         write_atomic(p, jsonl.as_bytes())?;
@@ -105,12 +117,50 @@ pub fn run(args: Args) -> Result<ExitCode> {
             "line": line.to_string(),
             "metrics": t.metrics,
             "history": jsonl.lines().collect::<Vec<_>>(),
+            "lasso": lasso.map(|l| serde_json::json!({
+                "stem": l.stem_events,
+                "cycle": l.cycle_events,
+                "repeats": true,
+            })),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", describe(&sc, &t));
+        let mut text = describe(&sc, &t);
+        if let Some(l) = lasso {
+            text = mark_cycle(&text, l.stem_events);
+            let _ = writeln!(
+                text,
+                "lasso: a stem of {} events, then a cycle of {} events (marked ↻){}",
+                l.stem_events,
+                l.cycle_events,
+                if l.cycle_events == 0 {
+                    "; no agent is enabled at the stem's end: the run stutters there forever"
+                } else {
+                    "; run twice, the cycle returned to its first state each time"
+                }
+            );
+        }
+        print!("{text}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The step list with the events from `from` on marked `↻` (a lasso's cycle).
+fn mark_cycle(text: &str, from: u64) -> String {
+    let mut out = String::new();
+    for l in text.lines() {
+        let event = l
+            .split_whitespace()
+            .next()
+            .and_then(|e| e.parse::<u64>().ok());
+        let mark = if event.is_some_and(|e| e >= from) {
+            "↻"
+        } else {
+            " "
+        };
+        let _ = writeln!(out, "{mark}{l}");
+    }
+    out
 }
 
 /// Every choice the line records must be one the replay took: a position past the events

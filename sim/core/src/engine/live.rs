@@ -72,6 +72,16 @@ struct StepChooser {
     met: Vec<u32>,
 }
 
+impl StepChooser {
+    fn new(agent: usize, prefix: Vec<u32>) -> Self {
+        StepChooser {
+            agent,
+            prefix,
+            met: Vec::new(),
+        }
+    }
+}
+
 impl Chooser for StepChooser {
     fn start(&mut self) {}
 
@@ -113,11 +123,7 @@ impl<'a> Stepper<'a> {
         let mut rng = crate::rng::stream_rng(self.seed, crate::rng::stream::ENGINE);
         let mut agents = Vec::new();
         start_agents(sc, &mut agents, &mut rng);
-        let mut ch = StepChooser {
-            agent: 0,
-            prefix: Vec::new(),
-            met: Vec::new(),
-        };
+        let mut ch = StepChooser::new(0, Vec::new());
         let mut e = self.engine(rt, &mut ch);
         e.rng = rng;
         e.agents = agents;
@@ -177,11 +183,7 @@ impl<'a> Stepper<'a> {
 
     /// What the checks read of `s`.
     pub fn status<R: Runtime>(&mut self, s: &LiveState<R>) -> Status {
-        let mut ch = StepChooser {
-            agent: 0,
-            prefix: Vec::new(),
-            met: Vec::new(),
-        };
+        let mut ch = StepChooser::new(0, Vec::new());
         let mut e = self.at(s, &mut ch);
         let mut enabled = Vec::new();
         e.live_enabled(&mut enabled);
@@ -205,11 +207,7 @@ impl<'a> Stepper<'a> {
         s: &LiveState<R>,
         step: &LiveStep,
     ) -> Result<Option<Stepped<R>>, SimError> {
-        let mut ch = StepChooser {
-            agent: step.agent,
-            prefix: step.choices.clone(),
-            met: Vec::new(),
-        };
+        let mut ch = StepChooser::new(step.agent, step.choices.clone());
         let mut enabled = Vec::new();
         let snap = {
             let mut e = self.at(s, &mut ch);
@@ -281,10 +279,59 @@ impl<'a> Stepper<'a> {
         }))
     }
 
+    /// The step an `X1` schedule's choices `picks` take from `s`, where the path so far
+    /// made `shift` choice points more than the schedule counts (a cycle run again), with
+    /// the state it leads to; `None` when no agent is enabled at `s`. A choice the schedule
+    /// does not record is 0, as in a replay.
+    pub fn follow<R: Runtime>(
+        &mut self,
+        s: &LiveState<R>,
+        picks: &BTreeMap<u64, u32>,
+        shift: u64,
+    ) -> Result<Option<(LiveStep, LiveState<R>)>, SimError> {
+        let enabled = self.status(s).enabled;
+        let Some(&first) = enabled.first() else {
+            return Ok(None);
+        };
+        let (_, _, _, points) = s.snap.path();
+        let at = |k: u64| picks.get(&(k - shift)).copied().unwrap_or(0);
+        let mut next = points;
+        let agent = if enabled.len() > 1 {
+            next += 1;
+            match enabled.get(at(points) as usize) {
+                Some(&a) => a,
+                None => return Ok(None),
+            }
+        } else {
+            first
+        };
+        // The data choices: as many as the step meets, each the schedule's.
+        let mut choices: Vec<u32> = Vec::new();
+        loop {
+            let step = LiveStep {
+                agent,
+                choices: choices.clone(),
+            };
+            let (state, met) = self.run(s, &step)?.expect("an enabled agent steps");
+            if met.len() <= choices.len() {
+                let fits =
+                    met.len() == choices.len() && met.iter().zip(&choices).all(|(&n, &k)| k < n);
+                return Ok(fits.then_some((step, state)));
+            }
+            choices.push(at(next + choices.len() as u64));
+        }
+    }
+
+    /// The events run and the choice points met on the path to `s`.
+    pub fn counts<R: Runtime>(&self, s: &LiveState<R>) -> (u64, u64) {
+        let (_, events, _, points) = s.snap.path();
+        (events, points)
+    }
+
     /// The `X1` schedule of the path from the initial state to `s`: its choices and its
     /// events, stopping there.
     pub fn schedule<R: Runtime>(&self, s: &LiveState<R>) -> Schedule {
-        let (picks, events, park) = s.snap.path();
+        let (picks, events, park, _) = s.snap.path();
         Schedule {
             events,
             choices: picks.clone(),

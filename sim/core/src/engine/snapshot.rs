@@ -51,10 +51,10 @@ impl<R: Runtime> Snap<R> {
         &self.rt
     }
 
-    /// The path to it: the non-zero choices by choice point, the events run, and whether
-    /// polling loops are parked.
-    pub(super) fn path(&self) -> (&BTreeMap<u64, u32>, u64, bool) {
-        (&self.picks, self.event, self.spin.on())
+    /// The path to it: the non-zero choices by choice point, the events run, whether
+    /// polling loops are parked, and the choice points met.
+    pub(super) fn path(&self) -> (&BTreeMap<u64, u32>, u64, bool, u64) {
+        (&self.picks, self.event, self.spin.on(), self.points)
     }
 }
 

@@ -481,16 +481,114 @@ impl Ctx<'_> {
         let mut schedule = stepper.schedule(&once);
         let stem_events = stepper.schedule(&entry).events;
         schedule.cycle = Some(schedule.events - stem_events);
+        let line = self.line(schedule);
+        // What is reported is what `agentsim replay` takes: the line itself must replay.
+        if let Err(why) = replay_lasso(self.sc, self.cfg.runtime, &line) {
+            return Ok(bug(&format!("its line: {why}")));
+        }
         let list = |m: u8| (0..g_agents(self)).filter(|&a| m & (1 << a) != 0).collect();
         Ok(Ok(LiveLasso {
             stem,
             cycle,
-            line: self.line(schedule),
+            line,
             stepping: list(l.stepping),
             enabled_always: list(l.enabled_always),
             enabled_sometimes: list(l.enabled_sometimes),
         }))
     }
+}
+
+/// What replaying a lasso's line showed: its stem and cycle lengths in events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LassoReplay {
+    pub stem_events: u64,
+    pub cycle_events: u64,
+}
+
+/// Replays a lasso line (a schedule with `cycle=<n>`) on `runtime`: the stem, then the cycle
+/// twice, the state key at the cycle's first state repeating after each round (for
+/// `cycle=0`, no agent enabled at the stem's end). The error says where it did not.
+pub fn replay_lasso(
+    sc: &Scenario,
+    runtime: Stack,
+    line: &ReplayLine,
+) -> Result<LassoReplay, String> {
+    let schedule = &line.schedule;
+    let (Some(stop), Some(cycle)) = (schedule.stop, schedule.cycle) else {
+        return Err("the schedule has no cycle=<events> part: not a lasso".to_owned());
+    };
+    let gen = generator(sc, line.on_missing);
+    let mut stepper = Stepper::new(
+        sc,
+        gen.as_ref(),
+        trial_seed(line.seed, line.trial),
+        schedule.park,
+    );
+    let mut at = stepper.initial(runtime.build(sc.registry(), sc.provenance));
+    let stem = stop - cycle;
+    run_to(&mut stepper, &mut at, &schedule.choices, stem, 0)?;
+    let key = stepper.status(&at).key;
+    if cycle == 0 {
+        let enabled = stepper.status(&at).enabled;
+        if !enabled.is_empty() {
+            return Err(format!(
+                "cycle=0 stutters at the stem's end, but {} agents are enabled there",
+                enabled.len()
+            ));
+        }
+        return Ok(LassoReplay {
+            stem_events: stem,
+            cycle_events: 0,
+        });
+    }
+    let start = stepper.counts(&at).1;
+    run_to(&mut stepper, &mut at, &schedule.choices, stop, 0)?;
+    if stepper.status(&at).key != key {
+        return Err(format!(
+            "the cycle (events {stem}..{stop}) does not return to the state it starts from"
+        ));
+    }
+    let shift = stepper.counts(&at).1 - start;
+    run_to(
+        &mut stepper,
+        &mut at,
+        &schedule.choices,
+        stop + cycle,
+        shift,
+    )?;
+    if stepper.status(&at).key != key {
+        return Err("the cycle, run a second time, does not return to its first state".to_owned());
+    }
+    Ok(LassoReplay {
+        stem_events: stem,
+        cycle_events: cycle,
+    })
+}
+
+/// Follows `picks` from `at` until `events` events have run.
+fn run_to(
+    stepper: &mut Stepper<'_>,
+    at: &mut LiveState<Stack>,
+    picks: &std::collections::BTreeMap<u64, u32>,
+    events: u64,
+    shift: u64,
+) -> Result<(), String> {
+    while stepper.counts(at).0 < events {
+        let ran = stepper.counts(at).0;
+        match stepper
+            .follow(at, picks, shift)
+            .map_err(|e| e.to_string())?
+        {
+            Some((_, next)) => *at = next,
+            None => {
+                return Err(format!(
+                    "the schedule's choices describe no step at event {ran} (no agent \
+                     enabled, or a choice past the alternatives offered)"
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 fn g_agents(c: &Ctx<'_>) -> usize {
