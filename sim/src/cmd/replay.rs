@@ -128,16 +128,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let mut text = describe(&sc, &t);
         if let Some(l) = lasso {
             text = mark_cycle(&text, l.stem_events);
+            let end = match (l.cycle_events, l.enabled_at_end) {
+                (0, 0) => "; no agent is enabled at the stem's end: the run stutters there \
+                           forever"
+                    .to_owned(),
+                (0, n) => format!(
+                    "; the run stops scheduling at the stem's end, where {n} agents are \
+                     enabled (a lasso of --fairness none)"
+                ),
+                _ => "; run twice, the cycle returned to its first state each time".to_owned(),
+            };
             let _ = writeln!(
                 text,
-                "lasso: a stem of {} events, then a cycle of {} events (marked ↻){}",
-                l.stem_events,
-                l.cycle_events,
-                if l.cycle_events == 0 {
-                    "; no agent is enabled at the stem's end: the run stutters there forever"
-                } else {
-                    "; run twice, the cycle returned to its first state each time"
-                }
+                "lasso: a stem of {} events, then a cycle of {} events (marked ↻){end}",
+                l.stem_events, l.cycle_events
             );
         }
         print!("{text}");

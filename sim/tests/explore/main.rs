@@ -7,6 +7,7 @@ mod util;
 
 mod bounds;
 mod crosscheck;
+mod liveness;
 mod shard_cli;
 
 use agentsim_models::Anomaly;
