@@ -47,6 +47,26 @@ impl Verdicts {
         )
     }
 
+    /// These verdicts on an input from which `dropped` spans were left out: a told verdict
+    /// becomes *cannot tell*, its reason the count and what the spans kept showed (a span not
+    /// seen could have made or unmade any witness); one already untold keeps its reason.
+    pub fn with_dropped(self, dropped: u64) -> Verdicts {
+        let plural = if dropped == 1 { "" } else { "s" };
+        let each = self.0.into_iter().map(|(a, v)| {
+            let shown = match &v {
+                Verdict::Holds => "no witness",
+                Verdict::Violated => "a witness",
+                Verdict::CannotTell(_) => return (a, v),
+            };
+            let why = format!(
+                "{dropped} span{plural} dropped past --max-pending-spans; the spans kept show \
+                 {shown}, and a span not seen could change that"
+            );
+            (a, Verdict::CannotTell(Reason::Budget(why)))
+        });
+        Verdicts(each.collect())
+    }
+
     /// The lattice anomalies that cannot be told, in lattice order.
     pub fn untold(&self) -> Vec<Anomaly> {
         let lattice = |a: &&(Anomaly, Verdict)| a.0.lattice_bit().is_some();
