@@ -55,9 +55,26 @@ pub struct Args {
     /// Seconds a refused exporter is told to wait (`Retry-After`).
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub retry_after: u64,
+    /// How an upstream router spreads spans over several receivers, this one among them:
+    /// `store` (by a resource attribute naming the shared store, or by service: what an
+    /// anomaly rests on arrives together, and verdicts are as one receiver's) or `trace-id`
+    /// (an anomaly can rest on spans of traces sent to another receiver: every verdict that
+    /// would be told is *cannot tell*). Omitted: this receiver gets every span.
+    #[arg(long, value_name = "KEY", value_enum)]
+    pub routed_by: Option<RoutedBy>,
     /// Take nothing off the queue while this file exists (maintenance; the tests' full queue).
     #[arg(long, value_name = "FILE", hide = true)]
     pub pause_while: Option<PathBuf>,
+}
+
+/// `--routed-by`: what a router spreading spans over receivers keys on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoutedBy {
+    /// A resource attribute naming the shared store, or the service: spans that share a store
+    /// share a receiver.
+    Store,
+    /// The trace ID: spans of one trace share a receiver, spans that share a store may not.
+    TraceId,
 }
 
 /// `--grpc`: an address, or off.
@@ -87,6 +104,8 @@ fn parse_from(s: &str) -> Result<Source, String> {
 /// Reads and detects as `detect --from SOURCE --json` does.
 struct Detect {
     options: Options,
+    /// The spans are one receiver's share of a spread by trace ID.
+    routed_by_trace: bool,
 }
 
 impl agentsim_serve::Detector for Detect {
@@ -94,7 +113,8 @@ impl agentsim_serve::Detector for Detect {
         let agentsim_ingest::Ingested { history, report } =
             agentsim_ingest::load::load_text(text, name, &self.options)
                 .map_err(|e| e.to_string())?;
-        super::detect::ingested_json(history, &report, name, dropped).map_err(|e| format!("{e:#}"))
+        super::detect::ingested_json(history, &report, name, dropped, self.routed_by_trace)
+            .map_err(|e| format!("{e:#}"))
     }
 
     fn page(&mut self, text: &str, name: &str, dropped: u64) -> Result<String, String> {
@@ -108,6 +128,11 @@ impl agentsim_serve::Detector for Detect {
             page.undecided = Some(format!(
                 "cannot tell: {dropped} spans dropped past --max-pending-spans"
             ));
+        } else if self.routed_by_trace {
+            page.undecided = Some(
+                "cannot tell: spans reach this receiver routed by trace ID (--routed-by trace-id)"
+                    .to_owned(),
+            );
         }
         Ok(crate::view::render(&page))
     }
@@ -134,7 +159,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         pause_while: args.pause_while.clone(),
         retry_after: args.retry_after,
     };
-    let out = agentsim_serve::run(config, Box::new(Detect { options }))?;
+    let out = agentsim_serve::run(
+        config,
+        Box::new(Detect {
+            options,
+            routed_by_trace: args.routed_by == Some(RoutedBy::TraceId),
+        }),
+    )?;
     let shown = |p: &Option<PathBuf>| match p {
         Some(p) => crate::artifacts::paths::shown(p),
         None => "stdout".to_owned(),
