@@ -156,7 +156,7 @@ def load(url: str, spans: int, batch: int) -> dict:
     conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     per = max(1, batch // 4)
     sent = refused = 0
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     trace = 0
     while sent < spans:
         body = json.dumps(synthetic_batch(trace, per)).encode()
@@ -172,10 +172,11 @@ def load(url: str, spans: int, batch: int) -> dict:
             time.sleep(float(response.getheader("Retry-After") or 1))
         trace += per
         sent += 4 * per
-    elapsed = time.perf_counter() - began
+    elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
     conn.close()
     return {"spans": sent, "batch": 4 * per, "seconds": round(elapsed, 3),
-            "spans_per_s": round(sent / elapsed), "refused": refused}
+            "spans_per_s": round(sent / elapsed), "client_cpu_s": round(cpu, 3),
+            "refused": refused}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,8 +199,9 @@ def main(argv: list[str] | None = None) -> int:
             Serve(a.agentsim, Path(folder), grpc=False) as serve:
         figure = load(serve.traces_url, a.spans, a.batch)
         report = serve.stop()
-        kept = sum(1 for line in serve.stderr if f"stopped; {figure['spans']} spans kept, 0 dropped" in line)
-        figure["kept_by_serve"] = bool(kept)
+        stopped = f"stopped; {figure['spans']} spans kept, 0 dropped"
+        kept = any(stopped in line for line in serve.stderr)
+        figure["kept_by_serve"] = kept
         figure["records"] = report.get("ingest", {}).get("records")
         print(json.dumps(figure))
         return 0 if kept else 1
