@@ -377,6 +377,8 @@ impl Alerts {
         let Some(lists) = report.get("anomalies").and_then(Json::as_object) else {
             return 0;
         };
+        // An alert says when it was raised: wall time, outside any simulated run.
+        #[allow(clippy::disallowed_methods)]
         let at = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
