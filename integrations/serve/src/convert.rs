@@ -308,12 +308,10 @@ fn any_of_json(v: &Json) -> AnyValue {
     } else if let Some(l) = get("kvlistValue", "kvlist_value") {
         let values = key_values(list(l, "values", "values"));
         Some(Any::KvlistValue(KeyValueList { values }))
-    } else if let Some(b) = get("bytesValue", "bytes_value") {
-        Some(Any::BytesValue(
-            unbase64(b.as_str().unwrap_or_default()).unwrap_or_default(),
-        ))
     } else {
-        None
+        get("bytesValue", "bytes_value").map(|b| {
+            Any::BytesValue(unbase64(b.as_str().unwrap_or_default()).unwrap_or_default())
+        })
     };
     AnyValue { value }
 }

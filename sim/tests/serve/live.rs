@@ -33,7 +33,11 @@ impl Server {
         let alerts = dir.join("alerts.jsonl");
         let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
             .current_dir(root())
-            .args(["serve", "--listen", "127.0.0.1:0", "--grpc", "127.0.0.1:0"])
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(match extra.contains(&"--grpc") {
+                true => &[][..],
+                false => &["--grpc", "127.0.0.1:0"][..],
+            })
             .arg("--report")
             .arg(&report)
             .arg("--alerts")
@@ -236,6 +240,46 @@ fn spans_of(file: &Path) -> Vec<Json> {
     out
 }
 
+/// `file` with every trace and span id that is not OTLP's (16 and 8 bytes of hex) replaced by
+/// one that is, derived from it (some fixtures name ids `t`, `a`), one document per line in
+/// the scratch folder `dir`.
+fn with_otlp_ids(file: &str, dir: &Path) -> PathBuf {
+    fn fix(v: &mut Json, key: &str, bytes: usize) {
+        let Some(s) = v.get(key).and_then(Json::as_str) else {
+            return;
+        };
+        let hex = s.len() == 2 * bytes && s.bytes().all(|c| c.is_ascii_hexdigit());
+        if s.is_empty() || hex {
+            return;
+        }
+        let mut h: u64 = 0xcbf29ce484222325;
+        for b in s.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
+        }
+        v[key] = json!(format!("{h:0width$x}", width = 2 * bytes));
+    }
+    let text = std::fs::read_to_string(root().join(file)).unwrap();
+    let mut out = String::new();
+    for doc in serde_json::Deserializer::from_str(&text).into_iter::<Json>() {
+        let mut doc = doc.unwrap();
+        for rs in doc["resourceSpans"].as_array_mut().into_iter().flatten() {
+            for ss in rs["scopeSpans"].as_array_mut().into_iter().flatten() {
+                for span in ss["spans"].as_array_mut().into_iter().flatten() {
+                    fix(span, "traceId", 16);
+                    fix(span, "spanId", 8);
+                    fix(span, "parentSpanId", 8);
+                }
+            }
+        }
+        out.push_str(&doc.to_string());
+        out.push('\n');
+    }
+    let name = Path::new(file).file_name().unwrap().to_str().unwrap();
+    let to = dir.join(name);
+    std::fs::write(&to, out).unwrap();
+    to
+}
+
 /// Batches of 1 to 3 spans, shuffled, about a third of them sent twice.
 fn batches(spans: &[Json], seed: u64) -> Vec<Json> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -288,12 +332,13 @@ fn detect_json(file: &str) -> String {
 
 /// The stored exports whose spans the tests send: GenAI scenarios, OpenInference fixtures,
 /// and two framework exports (ADK, pydantic-ai).
-const EXPORTS: [&str; 8] = [
+const EXPORTS: [&str; 9] = [
     "scenarios/traces/otel/memory_lost_update.json",
     "scenarios/traces/otel/phantom_tool.json",
     "scenarios/traces/otel/tool_reordering.json",
     "scenarios/traces/otel/memory_occ.json",
     "integrations/ingest/tests/fixtures/oi_ran.json",
+    "integrations/ingest/tests/fixtures/oi_refused_span.json",
     "integrations/ingest/tests/fixtures/genai_ran.json",
     "integrations/ingest/tests/data/adk_2.15.0_a6.jsonl",
     "integrations/ingest/tests/data/pydantic_ai_1.0.1_a6.jsonl",
@@ -301,9 +346,12 @@ const EXPORTS: [&str; 8] = [
 
 #[test]
 fn the_report_is_detects_on_the_same_spans_however_they_arrive() {
+    let dir = scratch("exports");
     for (k, file) in EXPORTS.iter().enumerate() {
         let server = Server::start(&format!("same{k}"), &[]);
-        let spans = spans_of(&root().join(file));
+        let file = &with_otlp_ids(file, &dir);
+        let spans = spans_of(file);
+        let file = file.to_str().unwrap();
         assert!(!spans.is_empty(), "{file}");
         for (i, b) in batches(&spans, k as u64).iter().enumerate() {
             let r = match i % 4 {
@@ -317,6 +365,7 @@ fn the_report_is_detects_on_the_same_spans_however_they_arrive() {
         let (code, report, stderr) = server.stop();
         assert_eq!(code, 0, "{file}: {stderr}");
         assert_eq!(report, detect_json(file), "{file}");
+        assert!(report.contains("\"verdicts\""), "{file}");
     }
 }
 
@@ -546,6 +595,18 @@ fn grpc_export_through_tonic_gives_the_same_report() {
     let (code, report, stderr) = server.stop();
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(report, detect_json(file));
+}
+
+#[test]
+fn nothing_received_is_cannot_tell_empty_input() {
+    let server = Server::start("empty", &["--grpc", "off"]);
+    assert!(server.grpc.is_none());
+    let (code, report, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    let v: Json = serde_json::from_str(&report).unwrap();
+    for (a, verdict) in v["verdicts"].as_object().unwrap() {
+        assert_eq!(verdict["reason"]["kind"], "empty_input", "{a}");
+    }
 }
 
 #[test]
