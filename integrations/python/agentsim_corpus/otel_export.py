@@ -28,8 +28,8 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import ContextManager
 from pathlib import Path
+from typing import ContextManager
 
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.json.file import FileSpanExporter
