@@ -60,6 +60,14 @@ pub fn load(file: &Path, options: &Options) -> Result<Ingested, IngestError> {
             "a JSON Lines history is read by agentsim-jsonl, not by an ingestion".to_owned(),
         ));
     };
+    if file.as_os_str() == "-" {
+        if source == Source::Langgraph {
+            return Err(IngestError::Options(
+                "a LangGraph database is read from a file, not from stdin".to_owned(),
+            ));
+        }
+        return load_text(&read_stdin()?, "<stdin>", options);
+    }
     let log = options.mcp_log.as_deref().map(McpLog::read).transpose()?;
     let mapping = options
         .tool_memory
@@ -70,25 +78,47 @@ pub fn load(file: &Path, options: &Options) -> Result<Ingested, IngestError> {
         mcp: log.as_ref(),
         mapping: mapping.as_ref(),
     };
-    let stdin = file.as_os_str() == "-";
-    let name = match stdin {
-        true => "<stdin>".to_owned(),
-        false => file.display().to_string(),
-    };
-    let text = || read_stdin();
+    let name = file.display().to_string();
     match source {
-        Source::Otel if stdin => read_detected(Export::Text(&text()?), &name, with),
         Source::Otel => read_detected(Export::File(file), &name, with),
-        Source::Genai if stdin => parse_otel_with(&text()?, &name, with.mapping),
         Source::Genai => read_otel_with(file, with.mapping),
-        Source::Openinference if stdin => parse_openinference_with(&text()?, &name, with),
         Source::Openinference => read_openinference_with(file, with),
-        Source::Mcp if stdin => parse_mcp_log(&text()?, &name),
         Source::Mcp => read_mcp_log(file),
-        Source::Langgraph if stdin => Err(IngestError::Options(
-            "a LangGraph database is read from a file, not from stdin".to_owned(),
-        )),
         Source::Langgraph => read_langgraph(file, options.thread.as_deref()),
+        Source::Recorder => Err(IngestError::Options(
+            "a recorder's history is JSON Lines: read it without --from".to_owned(),
+        )),
+    }
+}
+
+/// Reads `text` (an export, a log: not a database) as `options` say, naming it `name` in
+/// errors and in the report: what [`load`] does with stdin, for input already in memory (the
+/// spans `agentsim serve` received).
+pub fn load_text(text: &str, name: &str, options: &Options) -> Result<Ingested, IngestError> {
+    options.check()?;
+    let Some(source) = options.from else {
+        return Err(IngestError::Options(
+            "a JSON Lines history is read by agentsim-jsonl, not by an ingestion".to_owned(),
+        ));
+    };
+    let log = options.mcp_log.as_deref().map(McpLog::read).transpose()?;
+    let mapping = options
+        .tool_memory
+        .as_deref()
+        .map(Mapping::read)
+        .transpose()?;
+    let with = Beside {
+        mcp: log.as_ref(),
+        mapping: mapping.as_ref(),
+    };
+    match source {
+        Source::Otel => read_detected(Export::Text(text), name, with),
+        Source::Genai => parse_otel_with(text, name, with.mapping),
+        Source::Openinference => parse_openinference_with(text, name, with),
+        Source::Mcp => parse_mcp_log(text, name),
+        Source::Langgraph => Err(IngestError::Options(
+            "a LangGraph database is read from a file, not from text".to_owned(),
+        )),
         Source::Recorder => Err(IngestError::Options(
             "a recorder's history is JSON Lines: read it without --from".to_owned(),
         )),

@@ -47,7 +47,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -72,7 +72,8 @@ from openinference.instrumentation.crewai import CrewAIInstrumentor  # noqa: E40
 from opentelemetry.exporter.otlp.json.file import FileSpanExporter  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export import (BatchSpanProcessor, SimpleSpanProcessor,  # noqa: E402
+                                            SpanExporter)
 
 from .llm_server import Reply, ScriptedLLM  # noqa: E402
 from .runs import lost_update  # noqa: E402
@@ -108,9 +109,18 @@ WAIT_S = 30.0
 ATTEMPTS = 3
 
 
-def _traced(path: Path, listener: bool) -> tuple[TracerProvider, CrewAIInstrumentor]:
+# Exporters that receive a run's spans beside its file (the live tests' OTLP exporters): called
+# once per attempt, so a run made again starts from fresh receivers.
+Also = Callable[[], list[SpanExporter]]
+
+
+def _traced(path: Path, listener: bool,
+            also: Also | None = None) -> tuple[TracerProvider, CrewAIInstrumentor]:
     provider = TracerProvider(resource=Resource.create({"service.name": "crewai-corpus"}))
     provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
+    # As an application ships spans to a collector: batched, flushed when the provider shuts down.
+    for exporter in also() if also is not None else []:
+        provider.add_span_processor(BatchSpanProcessor(exporter))
     instrumentor = CrewAIInstrumentor()
     instrumentor.instrument(tracer_provider=provider, use_event_listener=listener)
     return provider, instrumentor
@@ -247,21 +257,23 @@ def _a1(variant: str, llm: ScriptedLLM, base: str, truth: dict[str, Any]) -> Non
     truth["a1"] = lost_update(ops)
 
 
-def run(variant: str, folder: Path, listener: bool = True) -> dict[str, Any]:
+def run(variant: str, folder: Path, listener: bool = True,
+        also: Also | None = None) -> dict[str, Any]:
     """Runs ``variant``, writing ``folder/spans.jsonl``; returns what the run did. ``listener``
     False traces it with the instrumentor's default mode instead (no ``LLM`` spans). An A6 run
     whose threads issued the calls in the order it did not intend is made again, up to
-    ``ATTEMPTS`` times; the last run's file and truth are kept."""
+    ``ATTEMPTS`` times; the last run's file and truth are kept. ``also`` gives exporters that
+    receive the spans too (batched), fresh for each attempt."""
     assert variant in RUNS, variant
     for attempt in range(1, ATTEMPTS + 1):
-        truth = _run_once(variant, folder, listener)
+        truth = _run_once(variant, folder, listener, also)
         truth["attempts"] = attempt
         if "a6" not in truth or truth["a6"] == (variant == "a6"):
             break
     return truth
 
 
-def _run_once(variant: str, folder: Path, listener: bool) -> dict[str, Any]:
+def _run_once(variant: str, folder: Path, listener: bool, also: Also | None) -> dict[str, Any]:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "spans.jsonl"
     path.write_text("")
@@ -277,7 +289,7 @@ def _run_once(variant: str, folder: Path, listener: bool) -> dict[str, Any]:
     }
     llm = ScriptedLLM(script)
     base = llm.start()
-    provider, instrumentor = _traced(path, listener)
+    provider, instrumentor = _traced(path, listener, also)
     truth: dict[str, Any] = {"run": variant}
     try:
         if variant.startswith("a6"):

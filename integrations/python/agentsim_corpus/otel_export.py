@@ -15,20 +15,28 @@ one here routes every ended span to the exporter of the run in progress::
 
 Spans are exported as they end (``SimpleSpanProcessor``), so a run's file is complete when the
 block exits, with nothing left in a batch queue.
+
+Inside ``with live(open_exporters):`` each run's spans also go, live, to the exporters
+``open_exporters(path)`` opens for it (a context manager giving a list of exporters: the live
+tests' OTLP span exporters and the ``agentsim serve`` they reach), each behind its own
+``BatchSpanProcessor`` as an application ships spans to a collector, flushed and shut down
+before the run's block exits.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import ContextManager
 
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import (BatchSpanProcessor, SimpleSpanProcessor, SpanExporter,
+                                            SpanExportResult)
 
 
 class _Router(SpanExporter):
@@ -48,7 +56,24 @@ class _Router(SpanExporter):
         pass
 
 
+class _Live(SpanProcessor):
+    """Hands each ended span to the current run's batch processors (none outside ``live``)."""
+
+    def __init__(self) -> None:
+        self.current: list[BatchSpanProcessor] = []
+        self.lock = threading.Lock()
+
+    def on_end(self, span: ReadableSpan) -> None:
+        with self.lock:
+            processors = list(self.current)
+        for p in processors:
+            p.on_end(span)
+
+
+OpenExporters = Callable[[Path], ContextManager[list[SpanExporter]]]
 _ROUTER: _Router | None = None
+_LIVE = _Live()
+_OPEN_LIVE: OpenExporters | None = None
 
 
 def install(service: str = "agentsim-corpus") -> None:
@@ -59,7 +84,19 @@ def install(service: str = "agentsim-corpus") -> None:
     _ROUTER = _Router()
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
     provider.add_span_processor(SimpleSpanProcessor(_ROUTER))
+    provider.add_span_processor(_LIVE)
     trace.set_tracer_provider(provider)
+
+
+@contextlib.contextmanager
+def live(open_exporters: OpenExporters) -> Iterator[None]:
+    """Inside the block, each ``capture(path)`` also exports to ``open_exporters(path)``."""
+    global _OPEN_LIVE
+    _OPEN_LIVE = open_exporters
+    try:
+        yield
+    finally:
+        _OPEN_LIVE = None
 
 
 @contextlib.contextmanager
@@ -68,12 +105,19 @@ def capture(path: Path) -> Iterator[None]:
     install()
     assert _ROUTER is not None
     path.unlink(missing_ok=True)
-    exporter = FileSpanExporter(path)
-    with _ROUTER.lock:
-        _ROUTER.current = exporter
-    try:
-        yield
-    finally:
-        with _ROUTER.lock:
-            _ROUTER.current = None
-        exporter.shutdown()
+    opened = _OPEN_LIVE(path) if _OPEN_LIVE is not None else contextlib.nullcontext([])
+    with opened as exporters:
+        exporter = FileSpanExporter(path)
+        processors = [BatchSpanProcessor(e) for e in exporters]
+        with _ROUTER.lock, _LIVE.lock:
+            _ROUTER.current = exporter
+            _LIVE.current = processors
+        try:
+            yield
+        finally:
+            with _ROUTER.lock, _LIVE.lock:
+                _ROUTER.current = None
+                _LIVE.current = []
+            exporter.shutdown()
+            for p in processors:
+                p.shutdown()

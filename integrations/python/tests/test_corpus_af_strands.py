@@ -11,6 +11,7 @@ answers, for a report).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -21,8 +22,9 @@ import pytest
 agent_framework = pytest.importorskip("agent_framework")
 strands = pytest.importorskip("strands")
 
-from agentsim_corpus import agent_framework_runs, strands_runs  # noqa: E402
-from agentsim_corpus.runs import Run  # noqa: E402
+from agentsim_corpus import agent_framework_runs, otel_export, strands_runs  # noqa: E402
+from agentsim_corpus.live import Serve, detect_as_served  # noqa: E402
+from agentsim_corpus.runs import Run, write_mapping  # noqa: E402
 
 LATTICE = ("A1", "A2", "A3", "A6")
 
@@ -33,12 +35,42 @@ def _version(package: str) -> str:
     return version(package)
 
 
+try:
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import \
+        OTLPSpanExporter as GrpcExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import \
+        OTLPSpanExporter as HttpExporter
+except ImportError:  # the live test below says why it is skipped
+    GrpcExporter = HttpExporter = None
+
+# trace file -> {"http": report, "grpc": report} from the serves its run exported to live.
+SERVED: dict[Path, dict[str, dict]] = {}
+
+
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory) -> list[Run]:
+def corpus(tmp_path_factory, agentsim_binary) -> list[Run]:
     keep = os.environ.get("AGENTSIM_CORPUS_OUT")
     out = Path(keep) if keep else tmp_path_factory.mktemp("corpus")
     out.mkdir(parents=True, exist_ok=True)
-    return agent_framework_runs.generate(out) + strands_runs.generate(out)
+    SERVED.clear()
+    if HttpExporter is None:
+        return agent_framework_runs.generate(out) + strands_runs.generate(out)
+    # Each run also exports live, with the SDK's OTLP exporters, to two `agentsim serve`s
+    # (one over HTTP/protobuf, one over gRPC), read with the mapping every run's file is.
+    mapping = write_mapping(out)
+
+    @contextlib.contextmanager
+    def serves(trace: Path):
+        folder = out / "live" / trace.stem
+        more = ("--tool-memory", str(mapping))
+        with Serve(agentsim_binary, folder / "http", *more, grpc=False) as http, \
+                Serve(agentsim_binary, folder / "grpc", *more) as grpc_:
+            yield [HttpExporter(endpoint=http.traces_url, timeout=10),
+                   GrpcExporter(endpoint=grpc_.grpc, insecure=True, timeout=10)]
+            SERVED[trace] = {"http": http.stop(), "grpc": grpc_.stop()}
+
+    with otel_export.live(serves):
+        return agent_framework_runs.generate(out) + strands_runs.generate(out)
 
 
 def _detect(binary: str, run: Run, mapping: bool = True) -> dict:
@@ -128,3 +160,23 @@ def test_the_mapping_file_is_validated_at_file_and_line(tmp_path, agentsim_binar
                           "--tool-memory", str(bad)], capture_output=True, text=True)
     assert out.returncode == 2, out
     assert f"{bad}:3: `reads`: unclosed `{{`" in out.stderr, out.stderr
+
+
+def test_every_run_exported_live_gives_detects_report(corpus, agentsim_binary):
+    """The same runs, exported as they ran with the SDK's OTLPSpanExporter over HTTP/protobuf
+    and over gRPC to `agentsim serve`: on SIGTERM each serve's report is `detect --json` on the
+    run's file."""
+    if HttpExporter is None:
+        pytest.skip("opentelemetry-exporter-otlp-proto-http/-grpc not installed")
+    assert sorted(SERVED) == sorted(r.trace for r in corpus)
+    mapping = corpus[0].trace.parent / "profile_map.toml"
+    violated = 0
+    for run in corpus:
+        offline = detect_as_served(agentsim_binary, run.trace, "--tool-memory", str(mapping))
+        for transport, report in SERVED[run.trace].items():
+            assert report == offline, (run.framework, run.name, transport,
+                                       report["verdicts"], offline["verdicts"])
+        violated += sum(v["verdict"] == "violated" for v in offline["verdicts"].values())
+    # Every witness the runs were made to show is there, so a serve that lost spans could not
+    # have agreed with the file by saying "holds".
+    assert violated == sum(list(r.expect.values()).count("violated") for r in corpus), violated

@@ -26,6 +26,7 @@ pub mod replay;
 pub mod reproduce;
 pub mod run_args;
 pub mod runtime_matrix;
+pub mod serve;
 pub mod sharding;
 pub mod shrink;
 pub mod simulate;
@@ -47,6 +48,8 @@ pub enum Command {
     Reproduce(reproduce::Args),
     /// Detect anomalies (A1, A2, A3, A6; A4 with replica metadata) in a JSON Lines history.
     Detect(detect::Args),
+    /// Receive spans over OTLP (HTTP and gRPC) and check them as they arrive; report on exit.
+    Serve(serve::Args),
     /// Convert traces (GenAI, OpenInference), MCP logs or LangGraph checkpoints into a history.
     Ingest(ingest::Args),
     /// Fit a scenario of the observed system to a history or a trace.
@@ -95,6 +98,7 @@ impl Command {
         match self {
             Command::Reproduce(args) => reproduce::run(args),
             Command::Detect(args) => detect::run(args),
+            Command::Serve(args) => serve::run(args),
             Command::Ingest(args) => ingest::run(args),
             Command::Fit(args) => fit::run(args),
             Command::Fix(args) => fix::run(args),

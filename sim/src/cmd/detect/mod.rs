@@ -474,6 +474,40 @@ fn section(
     }
 }
 
+/// `detect --json`'s output on an ingested history (`file` names it), with the default
+/// witness limit: what `agentsim serve` reports on the spans it received. When `dropped` spans
+/// were left out of the input, each verdict is *cannot tell* for that reason (a span not seen
+/// could have made or unmade any witness); likewise when `routed_by_trace` says the spans are
+/// the share a router spreading by trace ID sent here.
+pub fn ingested_json(
+    h: History,
+    ingest: &Report,
+    file: &str,
+    dropped: u64,
+    routed_by_trace: bool,
+) -> anyhow::Result<String> {
+    h.validate()
+        .and_then(|()| h.validate_effects())
+        .map_err(|e| anyhow::anyhow!("{file}: the history it gives is malformed: {e}"))?;
+    let cfg = batch::Config {
+        threads: 1,
+        max_witnesses: MAX_WITNESSES_DEFAULT,
+        residue: false,
+        progress: super::progress::ProgressArgs::default(),
+    };
+    let o = batch::in_memory(h, file, cfg)?;
+    let mut v = Verdicts::of(&o.summary, file, Some(ingest));
+    if dropped > 0 {
+        v = v.with_dropped(dropped);
+    }
+    if routed_by_trace {
+        v = v.routed_by_trace();
+    }
+    let mut j = to_json(&o, &v, false);
+    j["ingest"] = ingest.to_json();
+    Ok(serde_json::to_string_pretty(&j)? + "\n")
+}
+
 /// What `agentsim view` shows beside a history: this command's text report on it, and each
 /// listed witness as the report prints it (`line`) and as `--json` lists it (`json`, whose
 /// record fields locate it), in the report's order.

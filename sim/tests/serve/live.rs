@@ -1,0 +1,621 @@
+use crate::util::{agentsim, root};
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_client::TraceServiceClient;
+use prost::Message as _;
+use rand_chacha::rand_core::{Rng as _, SeedableRng as _};
+use serde_json::{json, Value as Json};
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A running `agentsim serve`, its addresses and what it printed on stderr.
+struct Server {
+    child: Child,
+    http: String,
+    grpc: Option<String>,
+    stderr: Arc<Mutex<String>>,
+    dir: PathBuf,
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("agentsim-serve-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+impl Server {
+    fn start(name: &str, extra: &[&str]) -> Server {
+        let dir = scratch(name);
+        let report = dir.join("report.json");
+        let alerts = dir.join("alerts.jsonl");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agentsim"))
+            .current_dir(root())
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(match extra.contains(&"--grpc") {
+                true => &[][..],
+                false => &["--grpc", "127.0.0.1:0"][..],
+            })
+            .arg("--report")
+            .arg(&report)
+            .arg("--alerts")
+            .arg(&alerts)
+            .args(["--quiet-ms", "50"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start agentsim serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        lines.read_line(&mut first).unwrap();
+        let prefix = "agentsim serve: listening on http://";
+        let rest = first
+            .strip_prefix(prefix)
+            .unwrap_or_else(|| panic!("unexpected first line: {first}"));
+        let (http, grpc) = match rest.split_once(" (OTLP/HTTP), ") {
+            Some((h, g)) => (
+                h.to_owned(),
+                Some(g.trim_end().trim_end_matches(" (OTLP/gRPC)").to_owned()),
+            ),
+            None => (
+                rest.trim_end().trim_end_matches(" (OTLP/HTTP)").to_owned(),
+                None,
+            ),
+        };
+        let stderr = Arc::new(Mutex::new(first.clone()));
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = lines.read_to_string(&mut rest);
+            sink.lock().unwrap().push_str(&rest);
+        });
+        Server {
+            child,
+            http,
+            grpc,
+            stderr,
+            dir,
+        }
+    }
+
+    fn post(&self, content_type: &str, gzip: bool, body: &[u8]) -> Resp {
+        let body = match gzip {
+            true => {
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                e.write_all(body).unwrap();
+                e.finish().unwrap()
+            }
+            false => body.to_vec(),
+        };
+        let mut head = format!(
+            "POST /v1/traces HTTP/1.1\r\nHost: {}\r\nContent-Type: {content_type}\r\n\
+             Content-Length: {}\r\nConnection: close\r\n",
+            self.http,
+            body.len()
+        );
+        if gzip {
+            head.push_str("Content-Encoding: gzip\r\n");
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(&body);
+        http(&self.http, &bytes)
+    }
+
+    fn get(&self, path: &str) -> Resp {
+        let req = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.http
+        );
+        http(&self.http, req.as_bytes())
+    }
+
+    /// SIGTERM, then the exit status and the report.
+    fn stop(mut self) -> (i32, String, String) {
+        let pid = self.child.id().to_string();
+        let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(killed.success());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        let report = std::fs::read_to_string(self.dir.join("report.json")).unwrap_or_default();
+        let stderr = self.stderr.lock().unwrap().clone();
+        (status.code().unwrap_or(-1), report, stderr)
+    }
+
+    fn alerts(&self) -> String {
+        std::fs::read_to_string(self.dir.join("alerts.jsonl")).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP response: status, headers (lowercase names), body.
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<&str> {
+        let found = self.headers.iter().find(|(k, _)| k == name);
+        found.map(|(_, v)| v.as_str())
+    }
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+fn http(addr: &str, request: &[u8]) -> Resp {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(request).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v == "chunked")
+    {
+        body = unchunk(&body);
+    }
+    Resp {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn unchunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(nl) = b.windows(2).position(|w| w == b"\r\n") else {
+            return out;
+        };
+        let n = usize::from_str_radix(std::str::from_utf8(&b[..nl]).unwrap().trim(), 16).unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[nl + 2..nl + 2 + n]);
+        b = &b[nl + 4 + n..];
+    }
+}
+
+/// Each span of an export (one document or one per line) as a one-span document with its
+/// resource and scope.
+fn spans_of(file: &Path) -> Vec<Json> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let docs = serde_json::Deserializer::from_str(&text).into_iter::<Json>();
+    let mut out = Vec::new();
+    for doc in docs {
+        let doc = doc.unwrap();
+        for rs in doc["resourceSpans"].as_array().into_iter().flatten() {
+            for ss in rs["scopeSpans"].as_array().into_iter().flatten() {
+                for span in ss["spans"].as_array().into_iter().flatten() {
+                    let mut one = json!({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]});
+                    if let Some(r) = rs.get("resource") {
+                        one["resourceSpans"][0]["resource"] = r.clone();
+                    }
+                    if let Some(s) = ss.get("scope") {
+                        one["resourceSpans"][0]["scopeSpans"][0]["scope"] = s.clone();
+                    }
+                    out.push(one);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `file` with every trace and span id that is not OTLP's (16 and 8 bytes of hex) replaced by
+/// one that is, derived from it (some fixtures name ids `t`, `a`), one document per line in
+/// the scratch folder `dir`.
+fn with_otlp_ids(file: &str, dir: &Path) -> PathBuf {
+    fn fix(v: &mut Json, key: &str, bytes: usize) {
+        let Some(s) = v.get(key).and_then(Json::as_str) else {
+            return;
+        };
+        let hex = s.len() == 2 * bytes && s.bytes().all(|c| c.is_ascii_hexdigit());
+        if s.is_empty() || hex {
+            return;
+        }
+        let mut h: u64 = 0xcbf29ce484222325;
+        for b in s.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
+        }
+        v[key] = json!(format!("{h:0width$x}", width = 2 * bytes));
+    }
+    let text = std::fs::read_to_string(root().join(file)).unwrap();
+    let mut out = String::new();
+    for doc in serde_json::Deserializer::from_str(&text).into_iter::<Json>() {
+        let mut doc = doc.unwrap();
+        for rs in doc["resourceSpans"].as_array_mut().into_iter().flatten() {
+            for ss in rs["scopeSpans"].as_array_mut().into_iter().flatten() {
+                for span in ss["spans"].as_array_mut().into_iter().flatten() {
+                    fix(span, "traceId", 16);
+                    fix(span, "spanId", 8);
+                    fix(span, "parentSpanId", 8);
+                }
+            }
+        }
+        out.push_str(&doc.to_string());
+        out.push('\n');
+    }
+    let name = Path::new(file).file_name().unwrap().to_str().unwrap();
+    let to = dir.join(name);
+    std::fs::write(&to, out).unwrap();
+    to
+}
+
+/// Batches of 1 to 3 spans, shuffled, about a third of them sent twice.
+fn batches(spans: &[Json], seed: u64) -> Vec<Json> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out: Vec<Json> = Vec::new();
+    let mut i = 0;
+    while i < spans.len() {
+        let n = 1 + (rng.next_u32() as usize % 3);
+        let mut doc = json!({"resourceSpans": []});
+        for s in &spans[i..(i + n).min(spans.len())] {
+            let rs = s["resourceSpans"][0].clone();
+            doc["resourceSpans"].as_array_mut().unwrap().push(rs);
+        }
+        out.push(doc);
+        i += n;
+    }
+    let repeats: Vec<Json> = out
+        .iter()
+        .filter(|_| rng.next_u32() % 3 == 0)
+        .cloned()
+        .collect();
+    out.extend(repeats);
+    for k in (1..out.len()).rev() {
+        let j = rng.next_u32() as usize % (k + 1);
+        out.swap(k, j);
+    }
+    out
+}
+
+fn protobuf(doc: &Json) -> Vec<u8> {
+    agentsim_serve_request(doc).encode_to_vec()
+}
+
+fn agentsim_serve_request(
+    doc: &Json,
+) -> opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest {
+    agentsim_serve::convert::request_of_json(doc)
+}
+
+/// `detect FILE --from otel --json` with the file's name written as serve names its input.
+fn detect_json(file: &str) -> String {
+    let out = agentsim(&["detect", file, "--from", "otel", "--json"]);
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "detect {file}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.replace(file, "<otlp>")
+}
+
+/// The stored exports whose spans the tests send: GenAI scenarios, OpenInference fixtures,
+/// and two framework exports (ADK, pydantic-ai).
+const EXPORTS: [&str; 9] = [
+    "scenarios/traces/otel/memory_lost_update.json",
+    "scenarios/traces/otel/phantom_tool.json",
+    "scenarios/traces/otel/tool_reordering.json",
+    "scenarios/traces/otel/memory_occ.json",
+    "integrations/ingest/tests/fixtures/oi_ran.json",
+    "integrations/ingest/tests/fixtures/oi_refused_span.json",
+    "integrations/ingest/tests/fixtures/genai_ran.json",
+    "integrations/ingest/tests/data/adk_2.15.0_a6.jsonl",
+    "integrations/ingest/tests/data/pydantic_ai_1.0.1_a6.jsonl",
+];
+
+#[test]
+fn the_report_is_detects_on_the_same_spans_however_they_arrive() {
+    let dir = scratch("exports");
+    for (k, file) in EXPORTS.iter().enumerate() {
+        let server = Server::start(&format!("same{k}"), &[]);
+        let file = &with_otlp_ids(file, &dir);
+        let spans = spans_of(file);
+        let file = file.to_str().unwrap();
+        assert!(!spans.is_empty(), "{file}");
+        for (i, b) in batches(&spans, k as u64).iter().enumerate() {
+            let r = match i % 4 {
+                0 => server.post("application/json", false, b.to_string().as_bytes()),
+                1 => server.post("application/x-protobuf", false, &protobuf(b)),
+                2 => server.post("application/json", true, b.to_string().as_bytes()),
+                _ => server.post("application/x-protobuf", true, &protobuf(b)),
+            };
+            assert_eq!(r.status, 200, "{file} batch {i}: {}", r.text());
+        }
+        let (code, report, stderr) = server.stop();
+        assert_eq!(code, 0, "{file}: {stderr}");
+        assert_eq!(report, detect_json(file), "{file}");
+        assert!(report.contains("\"verdicts\""), "{file}");
+    }
+}
+
+#[test]
+fn alerts_name_each_witness_once_as_it_is_found() {
+    let file = "scenarios/traces/otel/memory_lost_update.json";
+    let server = Server::start("alerts", &[]);
+    let spans = spans_of(&root().join(file));
+    for b in batches(&spans, 7) {
+        let r = server.post("application/json", false, b.to_string().as_bytes());
+        assert_eq!(r.status, 200);
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !server.alerts().contains("\"A1\"") {
+        assert!(Instant::now() < deadline, "no A1 alert");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let metrics = server.get("/metrics").text();
+    assert!(
+        metrics.contains("agentsim_verdict{anomaly=\"A1\",verdict=\"violated\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("agentsim_witnesses{anomaly=\"A1\"} 1"),
+        "{metrics}"
+    );
+    let alerts = server.alerts();
+    let (code, report, _) = server.stop();
+    assert_eq!(code, 0);
+    let lines: Vec<Json> = alerts
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{alerts}");
+    let a = &lines[0];
+    assert_eq!(a["anomaly"], "A1");
+    assert_eq!(a["agents"], json!(["memory_updater", "memory_editor"]));
+    let report: Json = serde_json::from_str(&report).unwrap();
+    assert_eq!(a["witness"], report["anomalies"]["A1"][0]);
+}
+
+#[test]
+fn bad_requests_get_the_otlp_answers() {
+    let server = Server::start("bad", &["--max-body", "2000"]);
+    assert_eq!(server.get("/healthz").status, 200);
+    let r = server.post("application/json", false, b"{\"resourceSpans\": [");
+    assert_eq!(r.status, 400);
+    assert!(r.text().contains("not JSON"), "{}", r.text());
+    let r = server.post("application/x-protobuf", false, b"\xff\xff\xff");
+    assert_eq!(r.status, 400);
+    let r = server.post("application/json", true, b"not gzip at all");
+    assert_eq!(r.status, 400, "a gzip body that does not inflate");
+    let r = server.post("text/plain", false, b"{}");
+    assert_eq!(r.status, 415);
+    let big = format!("{{\"resourceSpans\":[],\"pad\":\"{}\"}}", "x".repeat(3000));
+    assert_eq!(
+        server
+            .post("application/json", false, big.as_bytes())
+            .status,
+        413
+    );
+    // Past the limit once inflated, though small on the wire.
+    assert_eq!(
+        server.post("application/json", true, big.as_bytes()).status,
+        413
+    );
+    // A span without a valid id is rejected, the others kept: partial success.
+    let body = json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "0000000000000000000000000000000a", "spanId": "000000000000000b", "name": "x",
+         "startTimeUnixNano": "1", "endTimeUnixNano": "2"},
+        {"traceId": "00000000000000000000000000000000", "spanId": "000000000000000c", "name": "y"}]}]}]});
+    let r = server.post("application/json", false, body.to_string().as_bytes());
+    assert_eq!(r.status, 200);
+    let v: Json = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(v["partialSuccess"]["rejectedSpans"], "1");
+    assert!(v["partialSuccess"]["errorMessage"]
+        .as_str()
+        .unwrap()
+        .contains("traceId"));
+    let r = server.post("application/x-protobuf", false, &protobuf(&body));
+    assert_eq!(r.status, 200);
+    let resp =
+        opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse::decode(
+            &r.body[..],
+        )
+        .unwrap();
+    assert_eq!(resp.partial_success.unwrap().rejected_spans, 1);
+    let metrics = server.get("/metrics").text();
+    assert!(
+        metrics.contains("agentsim_spans_rejected_total 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("agentsim_spans_received_total 4"),
+        "{metrics}"
+    );
+    assert_eq!(server.get("/nowhere").status, 404);
+    let page = server.get("/");
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains("http-equiv=\"refresh\""));
+    let (code, _, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_full_queue_answers_429_and_the_retry_is_kept() {
+    let dir = scratch("pause");
+    let hold = dir.join("hold");
+    std::fs::write(&hold, "").unwrap();
+    let file = "scenarios/traces/otel/memory_lost_update.json";
+    let server = Server::start(
+        "full",
+        &["--queue", "1", "--pause-while", hold.to_str().unwrap()],
+    );
+    let spans = spans_of(&root().join(file));
+    let (first, rest) = spans.split_first().unwrap();
+    assert_eq!(
+        server
+            .post("application/json", false, first.to_string().as_bytes())
+            .status,
+        200
+    );
+    let mut doc = json!({"resourceSpans": []});
+    for s in rest {
+        doc["resourceSpans"]
+            .as_array_mut()
+            .unwrap()
+            .push(s["resourceSpans"][0].clone());
+    }
+    let body = protobuf(&doc);
+    let r = server.post("application/x-protobuf", false, &body);
+    assert_eq!(r.status, 429);
+    assert_eq!(r.header("retry-after"), Some("1"));
+    let m = server.get("/metrics").text();
+    assert!(m.contains("agentsim_queue_depth 1"), "{m}");
+    assert!(m.contains("agentsim_batches_refused_total 1"), "{m}");
+    std::fs::remove_file(&hold).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = server.post("application/x-protobuf", false, &body);
+        if r.status == 200 {
+            break;
+        }
+        assert_eq!(r.status, 429);
+        assert!(Instant::now() < deadline, "still refused");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, report, _) = server.stop();
+    assert_eq!(code, 0);
+    assert_eq!(report, detect_json(file));
+}
+
+#[test]
+fn spans_past_the_window_make_every_verdict_cannot_tell() {
+    let file = "scenarios/traces/otel/memory_lost_update.json";
+    let server = Server::start("window", &["--max-pending-spans", "4"]);
+    let spans = spans_of(&root().join(file));
+    assert!(spans.len() > 4);
+    for s in &spans {
+        assert_eq!(
+            server
+                .post("application/json", false, s.to_string().as_bytes())
+                .status,
+            200
+        );
+    }
+    let m = server.get("/metrics").text();
+    let dropped = spans.len() - 4;
+    assert!(
+        m.contains(&format!("agentsim_spans_dropped_total {dropped}")),
+        "{m}"
+    );
+    let (code, report, _) = server.stop();
+    assert_eq!(code, 0);
+    let v: Json = serde_json::from_str(&report).unwrap();
+    for (a, verdict) in v["verdicts"].as_object().unwrap() {
+        assert_eq!(verdict["verdict"], "cannot_tell", "{a}: {verdict}");
+    }
+    let a1 = v["verdicts"]["A1"]["reason"]["detail"].as_str().unwrap();
+    assert!(a1.starts_with(&format!("{dropped} spans dropped")), "{a1}");
+    assert_eq!(v["level_range"]["low"], 0);
+}
+
+#[test]
+fn sigterm_mid_stream_reports_what_was_received() {
+    let file = "integrations/ingest/tests/data/pydantic_ai_1.0.1_a6.jsonl";
+    let server = Server::start("midstream", &[]);
+    let spans = spans_of(&root().join(file));
+    let half = &spans[..spans.len() / 2];
+    let dir = scratch("midstream-file");
+    let mut text = String::new();
+    for s in half {
+        text.push_str(&s.to_string());
+        text.push('\n');
+        assert_eq!(
+            server
+                .post("application/json", false, s.to_string().as_bytes())
+                .status,
+            200
+        );
+    }
+    let (code, report, _) = server.stop();
+    assert_eq!(code, 0);
+    let sent = dir.join("half.jsonl");
+    std::fs::write(&sent, text).unwrap();
+    assert_eq!(report, detect_json(sent.to_str().unwrap()));
+}
+
+#[test]
+fn grpc_export_through_tonic_gives_the_same_report() {
+    let file = "scenarios/traces/otel/phantom_tool.json";
+    let server = Server::start("grpc", &[]);
+    let spans = spans_of(&root().join(file));
+    let addr = format!("http://{}", server.grpc.clone().unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut client = TraceServiceClient::connect(addr).await.unwrap();
+        for b in batches(&spans, 3) {
+            let req = agentsim_serve_request(&b);
+            let resp = client.export(req).await.unwrap().into_inner();
+            assert_eq!(resp.partial_success, None);
+        }
+    });
+    let (code, report, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(report, detect_json(file));
+}
+
+#[test]
+fn nothing_received_is_cannot_tell_empty_input() {
+    let server = Server::start("empty", &["--grpc", "off"]);
+    assert!(server.grpc.is_none());
+    let (code, report, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    let v: Json = serde_json::from_str(&report).unwrap();
+    for (a, verdict) in v["verdicts"].as_object().unwrap() {
+        assert_eq!(verdict["reason"]["kind"], "empty_input", "{a}");
+    }
+}
+
+#[test]
+fn bad_flags_exit_2_before_binding() {
+    let out = agentsim(&["serve", "--from", "langgraph"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("serve reads otel, genai or openinference")
+    );
+    let out = agentsim(&["serve", "--grpc", "nowhere"]);
+    assert_eq!(out.status.code(), Some(2));
+}
