@@ -29,7 +29,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 
 @dataclass
@@ -42,10 +42,17 @@ class Reply:
     gate: str | None = None
     prompt_tokens: int = 100
     completion_tokens: int = 20
+    # A reply made from the request instead (as a model answers from the tools it is offered):
+    # called with the request's body, it returns the reply to send.
+    choose: Callable[[dict[str, Any]], "Reply"] | None = None
 
     @staticmethod
     def text(content: str, gate: str | None = None) -> "Reply":
         return Reply(content=content, gate=gate)
+
+    @staticmethod
+    def chosen(choose: Callable[[dict[str, Any]], "Reply"]) -> "Reply":
+        return Reply(choose=choose)
 
     @staticmethod
     def tools(*calls: tuple[str, dict[str, Any]], gate: str | None = None) -> "Reply":
@@ -202,7 +209,8 @@ class ScriptedLLM:
             replies = self._script[key]
             if i >= len(replies):
                 raise ScriptError(f"script {key!r} has {len(replies)} replies; request #{i + 1} has none")
-            return key, replies[i]
+            reply = replies[i]
+        return key, reply.choose(body) if reply.choose is not None else reply
 
     def _call_id(self) -> str:
         with self._lock:
