@@ -45,10 +45,17 @@ class Reply:
     # A reply made from the request instead (as a model answers from the tools it is offered):
     # called with the request's body, it returns the reply to send.
     choose: Callable[[dict[str, Any]], "Reply"] | None = None
+    # A failed generation instead: the HTTP status and error message the server answers with
+    # (a 400 is not retried by the OpenAI client).
+    failure: tuple[int, str] | None = None
 
     @staticmethod
     def text(content: str, gate: str | None = None) -> "Reply":
         return Reply(content=content, gate=gate)
+
+    @staticmethod
+    def fail(message: str, status: int = 400) -> "Reply":
+        return Reply(failure=(status, message))
 
     @staticmethod
     def chosen(choose: Callable[[dict[str, Any]], "Reply"]) -> "Reply":
@@ -137,6 +144,11 @@ class ScriptedLLM:
                     msg = f"gate {reply.gate!r} for {key!r} never opened"
                     owner.errors.append(msg)
                     self._json(500, {"error": {"message": msg}})
+                    return
+                if reply.failure is not None:
+                    status, message = reply.failure
+                    self._json(status, {"error": {"message": message,
+                                                  "type": "invalid_request_error"}})
                     return
                 if body.get("stream"):
                     self._stream(key, body, reply)
