@@ -16,6 +16,10 @@ exhibit (or, in its fixed twin, avoid) an anomaly deterministically, without sle
     server.open("writer-done")
     server.stop()
 
+A reply may also be made from the request (``Reply.chosen``: a function of the request's body,
+as a model answers from the tools it is offered) or be a failed generation (``Reply.fail``: an
+HTTP error status and message, as a provider refuses a request).
+
 Both plain and streamed (``"stream": true``, server-sent events of ``chat.completion.chunk``,
 with a final usage chunk when ``stream_options.include_usage`` is set) responses are served;
 ``GET /v1/models`` lists the keys. Every request is kept (``server.requests``) so a test can
