@@ -133,6 +133,26 @@ pub fn reports() -> Vec<Reported> {
             mechanism: Ok("sequencer"),
         },
         Reported {
+            report: "strands-agents/harness-sdk#614",
+            package: "strands-agents",
+            anomaly: Anomaly::A6,
+            affected: run!(
+                "1.5.0",
+                "strands_tool_executor-1.5.0",
+                Source::Otel,
+                ".spans.jsonl"
+            ),
+            fixed: run!(
+                "1.6.0",
+                "strands_tool_executor-1.6.0",
+                Source::Otel,
+                ".spans.jsonl"
+            ),
+            maintainers: "SequentialToolExecutor: a response's tool uses run one at a time, in \
+                          order",
+            mechanism: Ok("sequencer"),
+        },
+        Reported {
             report: "strands-agents/harness-sdk#4112",
             package: "strands-agents",
             anomaly: Anomaly::A2,

@@ -2,13 +2,13 @@
 
     python -m agentsim_corpus.reported.record REPORT
 
-runs the reproduction of REPORT (``pydantic_ai_2628``, ``agent_framework_7386``,
-``strands_mcp_tools_changed``, ``strands_graph_failed_node``) on the release of its framework installed in this venv, and
-writes, under ``fixtures/`` beside this file, ``REPORT-RELEASE.spans.jsonl`` (the framework's own
-spans, OTLP/JSON lines), any other file the run wrote (``.mcp.jsonl``: the MCP clients' JSON-RPC
-log; ``.map.toml``: the ``--tool-memory`` mapping its spans are read with) and ``REPORT-RELEASE.truth.json`` (what
-the run itself saw, and whether the anomaly happened: ``"a6": true``). Run it once in the venv of the affected release and once in that of the
-fixed one (docs/reported.md, "Regenerating the fixtures").
+runs the reproduction of REPORT (one of ``REPORTS`` below) on the release of its framework
+installed in this venv, and writes, under ``fixtures/`` beside this file,
+``REPORT-RELEASE.spans.jsonl`` (the framework's own spans, OTLP/JSON lines), any other file the
+run wrote (``.mcp.jsonl``: the MCP clients' JSON-RPC log; ``.map.toml``: the ``--tool-memory``
+mapping its spans are read with) and ``REPORT-RELEASE.truth.json`` (what the run itself saw, and
+whether the anomaly happened: ``"a6": true``). Run it once in the venv of the affected release
+and once in that of the fixed one (docs/reported.md, "Regenerating the fixtures").
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 REPORTS = ("pydantic_ai_2628", "agent_framework_7386", "strands_mcp_tools_changed",
-           "strands_graph_failed_node")
+           "strands_graph_failed_node", "strands_tool_executor")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 

@@ -9,9 +9,10 @@ node to completed_nodes". Released in strands-agents 1.46.0 (a FAILED result rou
 
 The run: a graph of two nodes, ``drafting`` (a ``Swarm`` of one agent, ``drafter``) then
 ``sending`` (agent ``sender``), one edge between them, taken when the graph records
-``drafting`` as completed (the condition a user writes to send only a finished draft). ``drafter`` writes a refund draft into
-the shared profile (``write_profile``), then its next generation fails (the scripted server
-answers 400, as a provider does for a request it refuses), so the swarm ends FAILED. On 1.45.0
+``drafting`` as completed (the condition a user writes to send only a finished draft).
+``drafter`` writes a refund draft into the shared profile (``write_profile``), then its next
+generation fails (the scripted server answers 400, as a provider does for a request it
+refuses), so the swarm ends FAILED. On 1.45.0
 the graph marks ``drafting`` completed and runs ``sender``, which reads the draft
 (``read_profile``) and sends the refund (``send_refund``): it acted on an attempt that failed.
 On 1.46.0 ``drafting`` is a failed node, the edge's condition is false and ``sender`` never
