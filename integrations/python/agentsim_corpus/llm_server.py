@@ -16,6 +16,10 @@ exhibit (or, in its fixed twin, avoid) an anomaly deterministically, without sle
     server.open("writer-done")
     server.stop()
 
+A reply may also be made from the request (``Reply.chosen``: a function of the request's body,
+as a model answers from the tools it is offered) or be a failed generation (``Reply.fail``: an
+HTTP error status and message, as a provider refuses a request).
+
 Both plain and streamed (``"stream": true``, server-sent events of ``chat.completion.chunk``,
 with a final usage chunk when ``stream_options.include_usage`` is set) responses are served;
 ``GET /v1/models`` lists the keys. Every request is kept (``server.requests``) so a test can
@@ -29,7 +33,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 
 @dataclass
@@ -42,10 +46,24 @@ class Reply:
     gate: str | None = None
     prompt_tokens: int = 100
     completion_tokens: int = 20
+    # A reply made from the request instead (as a model answers from the tools it is offered):
+    # called with the request's body, it returns the reply to send.
+    choose: Callable[[dict[str, Any]], "Reply"] | None = None
+    # A failed generation instead: the HTTP status and error message the server answers with
+    # (a 400 is not retried by the OpenAI client).
+    failure: tuple[int, str] | None = None
 
     @staticmethod
     def text(content: str, gate: str | None = None) -> "Reply":
         return Reply(content=content, gate=gate)
+
+    @staticmethod
+    def fail(message: str, status: int = 400) -> "Reply":
+        return Reply(failure=(status, message))
+
+    @staticmethod
+    def chosen(choose: Callable[[dict[str, Any]], "Reply"]) -> "Reply":
+        return Reply(choose=choose)
 
     @staticmethod
     def tools(*calls: tuple[str, dict[str, Any]], gate: str | None = None) -> "Reply":
@@ -131,6 +149,11 @@ class ScriptedLLM:
                     owner.errors.append(msg)
                     self._json(500, {"error": {"message": msg}})
                     return
+                if reply.failure is not None:
+                    status, message = reply.failure
+                    self._json(status, {"error": {"message": message,
+                                                  "type": "invalid_request_error"}})
+                    return
                 if body.get("stream"):
                     self._stream(key, body, reply)
                 else:
@@ -202,7 +225,8 @@ class ScriptedLLM:
             replies = self._script[key]
             if i >= len(replies):
                 raise ScriptError(f"script {key!r} has {len(replies)} replies; request #{i + 1} has none")
-            return key, replies[i]
+            reply = replies[i]
+        return key, reply.choose(body) if reply.choose is not None else reply
 
     def _call_id(self) -> str:
         with self._lock:

@@ -21,6 +21,7 @@ pub mod liveness;
 pub mod mechanism_twins;
 pub mod paired;
 pub mod realize;
+pub mod reported;
 pub mod run;
 pub mod runtime_matrix;
 pub mod split_view;
@@ -50,6 +51,7 @@ pub fn steps() -> Vec<Step> {
         split_view::STEP,
         cpl_guards::STEP,
         fit_fix::STEP,
+        reported::STEP,
         explore::STEP,
     ]
 }
@@ -71,7 +73,8 @@ pub fn step_named(name: &str) -> Option<Step> {
 /// `abstract-matrix`, `liveness` and `states` are exhaustive (no trials to split); `costs` first runs the
 /// exhaustive realize search that picks its stacks, which every shard would repeat, and samples
 /// its workloads and its sweep at different trial counts, which one partial's single trial
-/// range cannot hold; `deployed` drives its four reproductions through their own loops, not a
+/// range cannot hold; `reported` reads a few committed traces and fixes two small fitted
+/// scenarios; `deployed` drives its four reproductions through their own loops, not a
 /// trial source, and takes under a tenth of a second whole; `explore` is mostly its exhaustive
 /// searches, which every shard would repeat.
 pub const SAMPLING: [&str; 6] = [

@@ -328,7 +328,8 @@ impl<'m> Mapper<'m> {
             cx.notes.push(format!(
                 "{n} spans without gen_ai.operation.name read by their attributes ({}): \
                  pydantic-ai 1.0's agent run, running tools and running tool (gen_ai.tool.name, \
-                 tool_arguments, tool_response)",
+                 tool_arguments, tool_response), Strands' early event-loop cycle \
+                 (event_loop.cycle_id)",
                 read.join(", ")
             ));
         }
@@ -380,7 +381,9 @@ const MERGED_TOOLS: &str = "(merged tools)";
 ///   1.0's `running tool`; its arguments and result in `tool_arguments` / `tool_response`);
 /// * pydantic-ai 1.0's `agent run` (`agent_name`, `model_name` and `logfire.msg` "<agent_name>
 ///   run") → `invoke_agent`, and its `running tools` (`tools`, a list, and `logfire.msg`
-///   "running <n> tool(s)"), the parent of one generation's calls → [`AGGREGATE`].
+///   "running <n> tool(s)"), the parent of one generation's calls → [`AGGREGATE`];
+/// * Strands' event-loop cycle before it carried an operation (1.5: `event_loop.cycle_id`)
+///   → `execute_event_loop_cycle`, the known parent of one cycle's generation and calls.
 fn op(s: &Span) -> Option<&str> {
     match s.op() {
         Some("execute_tool") if s.str("gen_ai.tool.name") == Some(MERGED_TOOLS) => Some(AGGREGATE),
@@ -393,6 +396,9 @@ fn op(s: &Span) -> Option<&str> {
 fn by_attributes(s: &Span) -> Option<&'static str> {
     if s.str("gen_ai.tool.name").is_some() {
         return Some("execute_tool");
+    }
+    if s.str("event_loop.cycle_id").is_some() {
+        return Some("execute_event_loop_cycle");
     }
     let msg = s.str("logfire.msg")?;
     if let (Some(agent), Some(_)) = (s.str("agent_name"), s.str("model_name")) {

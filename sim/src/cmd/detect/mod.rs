@@ -28,15 +28,15 @@
 //! whatever the count.
 //! A closed stdout (`agentsim detect FILE | head`) ends the run quietly.
 
-mod batch;
+pub(crate) mod batch;
 mod render;
 mod stream;
-mod verdicts;
+pub(crate) mod verdicts;
 
 use agentsim_ingest::Report;
 use agentsim_jsonl as jsonl;
 use agentsim_models::detect::stream::{Found, Limits};
-use agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT;
+pub(crate) use agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT;
 use agentsim_models::detect::{spec, Summary, Witnesses};
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::{Anomaly, History, Verdict};
