@@ -620,3 +620,203 @@ fn edge_at(g: &Graph, k: usize) -> Edge {
         action: g.actions[k],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Weak and strong fairness differ: agent 1 is enabled only at state 2, which the spin
+    /// of agent 0 passes through; weakly fair to pass it by (agent 1 is not enabled
+    /// throughout), strongly not.
+    #[test]
+    fn weak_and_strong_differ_where_an_agent_is_enabled_now_and_then() {
+        // Agent 0 spins between 1 and 2 without progress; agent 1's step at 2 leads out, to
+        // 3, whence agent 0 makes progress.
+        let edges = [
+            (0, 1, Some(0), false),
+            (1, 2, Some(0), false),
+            (2, 1, Some(0), false),
+            (2, 3, Some(1), false),
+            (3, 0, Some(0), true),
+        ];
+        let g = Graph::from_edges(4, 2, &[0, 1, 1, 1], &edges);
+        let keep = |e: &Edge| !(e.progress && e.agent == Some(0));
+        let goal = Goal::Marked(&g.busy, 0);
+        let weak = fair_lasso(&g, Fairness::Weak, &keep, goal).expect("weakly fair spin");
+        assert!(weak.cycle.iter().any(|(s, _)| *s == 2), "the spin passes 2");
+        assert_eq!(weak.stepping, 0b01);
+        assert_eq!(weak.enabled_always, 0b01);
+        assert_eq!(weak.enabled_sometimes, 0b11);
+        let strong = fair_lasso(&g, Fairness::Strong, &keep, goal);
+        assert!(
+            strong.is_none(),
+            "agent 1 is enabled infinitely often and never steps: {strong:?}"
+        );
+    }
+
+    /// A cycle that exists but is unfair: agent 1 is enabled throughout agent 0's spin and
+    /// never steps in it, and its step ends the spin.
+    #[test]
+    fn a_cycle_that_starves_an_enabled_agent_is_unfair() {
+        let edges = [
+            (0, 1, Some(0), false),
+            (1, 0, Some(0), false),
+            (0, 2, Some(1), false),
+            (1, 2, Some(1), false),
+            (2, 2, Some(0), true),
+        ];
+        let g = Graph::from_edges(3, 2, &[1, 1, 0], &edges);
+        let keep = |e: &Edge| !(e.progress && e.agent == Some(0));
+        let goal = Goal::Marked(&g.busy, 0);
+        assert!(fair_lasso(&g, Fairness::None, &keep, goal).is_some());
+        assert!(fair_lasso(&g, Fairness::Weak, &keep, goal).is_none());
+        assert!(fair_lasso(&g, Fairness::Strong, &keep, goal).is_none());
+    }
+
+    /// The literal form: a closed walk of at most `len` kept edges from a state reachable
+    /// from a root, through a goal state, fair under `f` (every agent steps in it, or is
+    /// disabled at one of its states (weak) / all of them (strong)); or a stutter at a
+    /// reachable goal state where stuttering is fair.
+    fn literal(g: &Graph, f: Fairness, keep: &dyn Fn(&Edge) -> bool, busy: u8, len: usize) -> bool {
+        let n = g.len();
+        let mut reach = vec![false; n];
+        let mut stack: Vec<u32> = (0..n as u32)
+            .filter(|&s| g.parent[s as usize].0 == u32::MAX)
+            .collect();
+        while let Some(s) = stack.pop() {
+            if !std::mem::replace(&mut reach[s as usize], true) {
+                stack.extend(g.out(s).map(|e| e.to));
+            }
+        }
+        let all = ((1u16 << g.agents) - 1) as u8;
+        let goal = |s: u32| g.busy[s as usize] & busy != 0;
+        for s in 0..n as u32 {
+            if reach[s as usize] && goal(s) && (f == Fairness::None || g.enabled[s as usize] == 0) {
+                return true;
+            }
+        }
+        let w = Walk {
+            g,
+            f,
+            keep,
+            goal: &goal,
+        };
+        (0..n as u32)
+            .filter(|&s| reach[s as usize])
+            .any(|s| w.closes(s, s, len, (0, all, 0, false)))
+    }
+
+    /// Closed walks from one start, depth first.
+    struct Walk<'a> {
+        g: &'a Graph,
+        f: Fairness,
+        keep: &'a dyn Fn(&Edge) -> bool,
+        goal: &'a dyn Fn(u32) -> bool,
+    }
+
+    impl Walk<'_> {
+        /// Whether a walk of at most `left` more kept edges from `at` returns to `start`
+        /// fair and through a goal state; `acc`: the agents stepped, enabled at every and at
+        /// some state so far, and whether a goal state was passed.
+        fn closes(&self, start: u32, at: u32, left: usize, acc: (u8, u8, u8, bool)) -> bool {
+            if left == 0 {
+                return false;
+            }
+            let (g, (stepping, always, sometimes, seen)) = (self.g, acc);
+            for e in g.out(at).filter(|e| (self.keep)(e)) {
+                let stepping = stepping | e.agent.map_or(0, |a| 1 << a);
+                let always = always & g.enabled[at as usize];
+                let sometimes = sometimes | g.enabled[at as usize];
+                let seen = seen || (self.goal)(at);
+                if e.to == start && seen {
+                    let fair = match self.f {
+                        Fairness::None => true,
+                        Fairness::Weak => always & !stepping == 0,
+                        Fairness::Strong => sometimes & !stepping == 0,
+                    };
+                    if fair {
+                        return true;
+                    }
+                }
+                if self.closes(start, e.to, left - 1, (stepping, always, sometimes, seen)) {
+                    return true;
+                }
+            }
+            false
+        }
+    }
+
+    type Edges = Vec<(u32, u32, Option<u8>, bool)>;
+
+    fn small_graph() -> impl Strategy<Value = (usize, usize, Vec<u8>, Edges)> {
+        (2usize..=4, 1usize..=2).prop_flat_map(|(n, agents)| {
+            let edge = (0..n as u32, 0..n as u32, 0..agents as u8, any::<bool>())
+                .prop_map(|(a, b, x, p)| (a, b, Some(x), p));
+            (
+                Just(n),
+                Just(agents),
+                proptest::collection::vec(0u8..4, n),
+                proptest::collection::vec(edge, 0..7),
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// On tiny graphs the SCC search and the literal enumeration of lassos agree: a
+        /// violation the search reports is a real fair lasso (checked edge by edge), and
+        /// where it reports none no closed walk of up to 10 edges is one.
+        #[test]
+        fn fair_lasso_agrees_with_the_literal_form((n, agents, busy, edges) in small_graph()) {
+            let busy: Vec<u8> = busy.iter().map(|b| b & ((1 << agents) - 1)).collect();
+            let g = Graph::from_edges(n, agents, &busy, &edges);
+            for f in Fairness::ALL {
+                for x in 0..agents as u8 {
+                    let keep = |e: &Edge| !(e.progress && e.agent == Some(x));
+                    let found = fair_lasso(&g, f, &keep, Goal::Marked(&g.busy, x));
+                    let lit = literal(&g, f, &keep, 1 << x, 10);
+                    match &found {
+                        None => prop_assert!(!lit, "{f:?} agent {x}: a literal lasso the search missed"),
+                        Some(l) => {
+                            // The stem is real: root to entry.
+                            let mut at = l.root;
+                            for &a in &l.stem {
+                                let e = g.out(at).find(|e| e.action == a);
+                                prop_assert!(e.is_some());
+                                at = e.unwrap().to;
+                            }
+                            prop_assert_eq!(at, l.entry);
+                            let all = ((1u16 << agents) - 1) as u8;
+                            if l.cycle.is_empty() {
+                                prop_assert!(g.busy[l.entry as usize] & (1 << x) != 0);
+                                prop_assert!(f == Fairness::None || g.enabled[l.entry as usize] & all == 0);
+                                continue;
+                            }
+                            let (mut step, mut always, mut some, mut seen) = (0u8, all, 0u8, false);
+                            let mut at = l.entry;
+                            for (s, e) in &l.cycle {
+                                prop_assert_eq!(*s, at);
+                                prop_assert!(g.out(*s).any(|o| o == *e) && keep(e));
+                                step |= e.agent.map_or(0, |a| 1 << a);
+                                always &= g.enabled[*s as usize];
+                                some |= g.enabled[*s as usize];
+                                seen |= g.busy[*s as usize] & (1 << x) != 0;
+                                at = e.to;
+                            }
+                            prop_assert_eq!(at, l.entry);
+                            prop_assert!(seen);
+                            match f {
+                                Fairness::None => {}
+                                Fairness::Weak => prop_assert_eq!(always & !step, 0),
+                                Fairness::Strong => prop_assert_eq!(some & !step, 0),
+                            }
+                            prop_assert!(lit || l.cycle.len() > 10, "{f:?}: a lasso the literal form has no walk for");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

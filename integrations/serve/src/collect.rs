@@ -42,6 +42,9 @@ pub struct Shared {
     pub traces: u64,
     pub refused_batches: u64,
     pub runs: u64,
+    /// The spans kept when the last completed detection started: every span kept up to then
+    /// has been detected over.
+    pub detected: u64,
     pub alerts: u64,
     /// From the latest detection: records, witnesses per anomaly, the verdict per anomaly.
     pub records: u64,
@@ -311,6 +314,7 @@ fn detect(
     let report = detector.report(&kept.text(), NAME, dropped);
     let mut s = lock(&intake.shared);
     s.runs += 1;
+    s.detected = kept.count as u64;
     s.page_fresh = false;
     match &report {
         Err(e) => s.error = Some(e.clone()),

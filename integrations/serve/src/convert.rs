@@ -309,9 +309,8 @@ fn any_of_json(v: &Json) -> AnyValue {
         let values = key_values(list(l, "values", "values"));
         Some(Any::KvlistValue(KeyValueList { values }))
     } else {
-        get("bytesValue", "bytes_value").map(|b| {
-            Any::BytesValue(unbase64(b.as_str().unwrap_or_default()).unwrap_or_default())
-        })
+        get("bytesValue", "bytes_value")
+            .map(|b| Any::BytesValue(unbase64(b.as_str().unwrap_or_default()).unwrap_or_default()))
     };
     AnyValue { value }
 }

@@ -60,6 +60,12 @@ pub fn text(intake: &Intake) -> String {
         depth as u64,
     );
     one(
+        "agentsim_spans_detected",
+        "gauge",
+        "Spans kept when the last completed detection started (all detected over).",
+        s.detected,
+    );
+    one(
         "agentsim_detections_total",
         "counter",
         "Detections run over the kept spans.",

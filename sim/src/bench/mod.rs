@@ -8,6 +8,7 @@ pub mod detect;
 pub mod explore;
 pub mod history;
 pub mod ingest;
+pub mod serve;
 pub mod sim;
 pub mod stream;
 pub mod workload;

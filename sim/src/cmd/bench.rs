@@ -33,6 +33,8 @@ pub enum What {
     View(super::view::bench::Args),
     /// OTLP/JSON ingest on a generated export (written to `--out` and kept).
     Ingest(bench::ingest::Args),
+    /// `agentsim serve` under a loopback load of protobuf batches: spans/s, latency, memory.
+    Serve(bench::serve::Args),
     /// `agentsim explore`: the largest repeat cap each scenario × runtime finishes in a budget.
     Explore(bench::explore::Args),
 }
@@ -113,6 +115,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::View(a) => super::view::bench::run(a),
         What::Ingest(a) => ingest(a),
         What::Explore(a) => explore(a),
+        What::Serve(a) => {
+            let f = bench::serve::run(&a)?;
+            match a.json {
+                true => println!("{}", serde_json::to_string_pretty(&f)?),
+                false => print!("{}", bench::serve::text(&f)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -170,8 +170,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(p) => crate::artifacts::paths::shown(p),
         None => "stdout".to_owned(),
     };
+    let rss = crate::bench::detect::peak_rss_mib()
+        .map_or(String::new(), |m| format!("; peak RSS {m:.0} MiB"));
     eprintln!(
-        "agentsim serve: stopped; {} spans kept, {} dropped",
+        "agentsim serve: stopped; {} spans kept, {} dropped{rss}",
         out.kept, out.dropped
     );
     match out.report {
