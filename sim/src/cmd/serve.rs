@@ -55,6 +55,11 @@ pub struct Args {
     /// Seconds a refused exporter is told to wait (`Retry-After`).
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub retry_after: u64,
+    /// This instance receives part of a system's spans (a load-balancing exporter routes to
+    /// several): an anomaly whose spans went to another instance cannot be seen here, so every
+    /// verdict that would be *holds* or *violated* is *cannot tell*, with this as the reason.
+    #[arg(long)]
+    pub routed: bool,
     /// Take nothing off the queue while this file exists (maintenance; the tests' full queue).
     #[arg(long, value_name = "FILE", hide = true)]
     pub pause_while: Option<PathBuf>,
@@ -87,6 +92,23 @@ fn parse_from(s: &str) -> Result<Source, String> {
 /// Reads and detects as `detect --from SOURCE --json` does.
 struct Detect {
     options: Options,
+    routed: bool,
+}
+
+impl Detect {
+    /// Why the spans received may lack some the system emitted, if they may.
+    fn missing(&self, dropped: u64) -> Option<String> {
+        let plural = if dropped == 1 { "" } else { "s" };
+        let dropped = (dropped > 0)
+            .then(|| format!("{dropped} span{plural} dropped past --max-pending-spans"));
+        let routed = self.routed.then(|| {
+            "this instance receives part of the spans (--routed): those routed to another \
+             instance are not seen here"
+                .to_owned()
+        });
+        let both: Vec<String> = dropped.into_iter().chain(routed).collect();
+        (!both.is_empty()).then(|| both.join("; "))
+    }
 }
 
 impl agentsim_serve::Detector for Detect {
@@ -94,7 +116,9 @@ impl agentsim_serve::Detector for Detect {
         let agentsim_ingest::Ingested { history, report } =
             agentsim_ingest::load::load_text(text, name, &self.options)
                 .map_err(|e| e.to_string())?;
-        super::detect::ingested_json(history, &report, name, dropped).map_err(|e| format!("{e:#}"))
+        let missing = self.missing(dropped);
+        super::detect::ingested_json(history, &report, name, missing.as_deref())
+            .map_err(|e| format!("{e:#}"))
     }
 
     fn page(&mut self, text: &str, name: &str, dropped: u64) -> Result<String, String> {
@@ -104,10 +128,8 @@ impl agentsim_serve::Detector for Detect {
         let title = "spans received".to_owned();
         let mut page = super::view::page_of(history, title, name, Some(report))
             .map_err(|e| format!("{e:#}"))?;
-        if dropped > 0 {
-            page.undecided = Some(format!(
-                "cannot tell: {dropped} spans dropped past --max-pending-spans"
-            ));
+        if let Some(missing) = self.missing(dropped) {
+            page.undecided = Some(format!("cannot tell: {missing}"));
         }
         Ok(crate::view::render(&page))
     }
@@ -134,7 +156,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         pause_while: args.pause_while.clone(),
         retry_after: args.retry_after,
     };
-    let out = agentsim_serve::run(config, Box::new(Detect { options }))?;
+    let out = agentsim_serve::run(
+        config,
+        Box::new(Detect {
+            options,
+            routed: args.routed,
+        }),
+    )?;
     let shown = |p: &Option<PathBuf>| match p {
         Some(p) => crate::artifacts::paths::shown(p),
         None => "stdout".to_owned(),

@@ -47,11 +47,11 @@ impl Verdicts {
         )
     }
 
-    /// These verdicts on an input from which `dropped` spans were left out: a told verdict
-    /// becomes *cannot tell*, its reason the count and what the spans kept showed (a span not
-    /// seen could have made or unmade any witness); one already untold keeps its reason.
-    pub fn with_dropped(self, dropped: u64) -> Verdicts {
-        let plural = if dropped == 1 { "" } else { "s" };
+    /// These verdicts on an input that lacks spans the system emitted (`missing` says which
+    /// and why): a told verdict becomes *cannot tell*, its reason `missing` and what the spans
+    /// kept showed (a span not seen could have made or unmade any witness); one already untold
+    /// keeps its reason.
+    pub fn with_missing(self, missing: &str) -> Verdicts {
         let each = self.0.into_iter().map(|(a, v)| {
             let shown = match &v {
                 Verdict::Holds => "no witness",
@@ -59,8 +59,7 @@ impl Verdicts {
                 Verdict::CannotTell(_) => return (a, v),
             };
             let why = format!(
-                "{dropped} span{plural} dropped past --max-pending-spans; the spans kept show \
-                 {shown}, and a span not seen could change that"
+                "{missing}; the spans kept show {shown}, and a span not seen could change that"
             );
             (a, Verdict::CannotTell(Reason::Budget(why)))
         });
