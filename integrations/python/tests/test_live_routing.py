@@ -11,8 +11,8 @@ and its call, in another trace: A2). Their spans carry the resource attribute
   receiver's report is ``detect`` on its store's spans, and every witness one receiver of all the
   spans finds, exactly one of the two finds.
 * Routed by trace ID, the two traces of the lost update reach different receivers. A receiver
-  told so (``--routed-by trace-id``) says *cannot tell* for every verdict, never *holds*; one not
-  told would say *holds* about A1, which is what the flag is for.
+  told so (``--routed``) says *cannot tell* for every verdict, never *holds*; one not told would
+  say *holds* about A1, which is what the flag is for.
 """
 
 import json
@@ -126,7 +126,7 @@ def everything(tmp_path, agentsim_binary):
 def test_routed_by_store_every_verdict_is_one_receivers(everything, tmp_path, agentsim_binary):
     docs, alls, single = everything
     shares = _by_store(alls, 2)
-    serves = _serves(agentsim_binary, tmp_path, 2, "--routed-by", "store")
+    serves = _serves(agentsim_binary, tmp_path, 2)
     try:
         for serve, share in zip(serves, shares):
             _send(serve, share)
@@ -158,7 +158,7 @@ def test_routed_by_trace_a_verdict_is_cannot_tell_never_holds(everything, tmp_pa
     lost = {span["traceId"] for d in docs["profile-db"] for rs in d["resourceSpans"]
             for ss in rs.get("scopeSpans", []) for span in ss["spans"]}
     assert len({_trace_hash(t) % 2 for t in lost}) == 2, lost
-    told = _serves(agentsim_binary, tmp_path / "told", 2, "--routed-by", "trace-id")
+    told = _serves(agentsim_binary, tmp_path / "told", 2, "--routed")
     untold = _serves(agentsim_binary, tmp_path / "untold", 2)
     try:
         for serve, share in zip(told, shares):
@@ -177,7 +177,7 @@ def test_routed_by_trace_a_verdict_is_cannot_tell_never_holds(everything, tmp_pa
             # A verdict the receiver would have told is untold for the routing; one it could
             # not tell anyway keeps its own reason.
             if _verdicts(alone)[a] != "cannot_tell":
-                assert "routed by trace ID (--routed-by trace-id)" in v["reason"]["detail"], v
+                assert "receives part of the spans (--routed)" in v["reason"]["detail"], v
             else:
                 assert v == alone["verdicts"][a], (a, v)
     # Not told, a receiver would say the lost update holds: the hazard the flag is for.

@@ -55,26 +55,14 @@ pub struct Args {
     /// Seconds a refused exporter is told to wait (`Retry-After`).
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub retry_after: u64,
-    /// How an upstream router spreads spans over several receivers, this one among them:
-    /// `store` (by a resource attribute naming the shared store, or by service: what an
-    /// anomaly rests on arrives together, and verdicts are as one receiver's) or `trace-id`
-    /// (an anomaly can rest on spans of traces sent to another receiver: every verdict that
-    /// would be told is *cannot tell*). Omitted: this receiver gets every span.
-    #[arg(long, value_name = "KEY", value_enum)]
-    pub routed_by: Option<RoutedBy>,
+    /// This instance receives part of a system's spans (a load-balancing exporter routes to
+    /// several): an anomaly whose spans went to another instance cannot be seen here, so every
+    /// verdict that would be *holds* or *violated* is *cannot tell*, with this as the reason.
+    #[arg(long)]
+    pub routed: bool,
     /// Take nothing off the queue while this file exists (maintenance; the tests' full queue).
     #[arg(long, value_name = "FILE", hide = true)]
     pub pause_while: Option<PathBuf>,
-}
-
-/// `--routed-by`: what a router spreading spans over receivers keys on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum RoutedBy {
-    /// A resource attribute naming the shared store, or the service: spans that share a store
-    /// share a receiver.
-    Store,
-    /// The trace ID: spans of one trace share a receiver, spans that share a store may not.
-    TraceId,
 }
 
 /// `--grpc`: an address, or off.
@@ -104,8 +92,23 @@ fn parse_from(s: &str) -> Result<Source, String> {
 /// Reads and detects as `detect --from SOURCE --json` does.
 struct Detect {
     options: Options,
-    /// The spans are one receiver's share of a spread by trace ID.
-    routed_by_trace: bool,
+    routed: bool,
+}
+
+impl Detect {
+    /// Why the spans received may lack some the system emitted, if they may.
+    fn missing(&self, dropped: u64) -> Option<String> {
+        let plural = if dropped == 1 { "" } else { "s" };
+        let dropped = (dropped > 0)
+            .then(|| format!("{dropped} span{plural} dropped past --max-pending-spans"));
+        let routed = self.routed.then(|| {
+            "this instance receives part of the spans (--routed): those routed to another \
+             instance are not seen here"
+                .to_owned()
+        });
+        let both: Vec<String> = dropped.into_iter().chain(routed).collect();
+        (!both.is_empty()).then(|| both.join("; "))
+    }
 }
 
 impl agentsim_serve::Detector for Detect {
@@ -113,7 +116,8 @@ impl agentsim_serve::Detector for Detect {
         let agentsim_ingest::Ingested { history, report } =
             agentsim_ingest::load::load_text(text, name, &self.options)
                 .map_err(|e| e.to_string())?;
-        super::detect::ingested_json(history, &report, name, dropped, self.routed_by_trace)
+        let missing = self.missing(dropped);
+        super::detect::ingested_json(history, &report, name, missing.as_deref())
             .map_err(|e| format!("{e:#}"))
     }
 
@@ -124,15 +128,8 @@ impl agentsim_serve::Detector for Detect {
         let title = "spans received".to_owned();
         let mut page = super::view::page_of(history, title, name, Some(report))
             .map_err(|e| format!("{e:#}"))?;
-        if dropped > 0 {
-            page.undecided = Some(format!(
-                "cannot tell: {dropped} spans dropped past --max-pending-spans"
-            ));
-        } else if self.routed_by_trace {
-            page.undecided = Some(
-                "cannot tell: spans reach this receiver routed by trace ID (--routed-by trace-id)"
-                    .to_owned(),
-            );
+        if let Some(missing) = self.missing(dropped) {
+            page.undecided = Some(format!("cannot tell: {missing}"));
         }
         Ok(crate::view::render(&page))
     }
@@ -163,7 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         config,
         Box::new(Detect {
             options,
-            routed_by_trace: args.routed_by == Some(RoutedBy::TraceId),
+            routed: args.routed,
         }),
     )?;
     let shown = |p: &Option<PathBuf>| match p {

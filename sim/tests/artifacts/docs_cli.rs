@@ -25,6 +25,7 @@ const KNOWN_LONG: &[(&str, &str)] = &[
         "exhaustive checks of every runtime: tens of seconds",
     ),
     ("agentsim bench", "benchmarks repeat on purpose"),
+    ("agentsim serve", "a receiver: it runs until SIGTERM"),
     (
         "agentsim lattice",
         "exhaustive searches of the 16 lattice points",

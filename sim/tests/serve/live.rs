@@ -619,3 +619,54 @@ fn bad_flags_exit_2_before_binding() {
     let out = agentsim(&["serve", "--grpc", "nowhere"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Two instances behind a router that spreads spans by trace id, as a Collector's
+/// load-balancing exporter does: the two traces of a stale read land apart. Each instance,
+/// told it receives part of the spans (`--routed`), answers *cannot tell*; one not told would
+/// answer *holds* on its half, which is why the flag exists.
+#[test]
+fn an_instance_given_part_of_the_spans_never_says_holds() {
+    let file = "scenarios/traces/otel/memory_lost_update.json";
+    let whole: Json = serde_json::from_str(&detect_json(file)).unwrap();
+    assert_eq!(whole["verdicts"]["A1"]["verdict"], "violated");
+    let spans = spans_of(&root().join(file));
+    let trace = |s: &Json| {
+        let id = s["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+            .as_str()
+            .unwrap();
+        u128::from_str_radix(id, 16).unwrap()
+    };
+    let traces: std::collections::BTreeSet<u128> = spans.iter().map(trace).collect();
+    assert_eq!(traces.len(), 2, "the stale read spans two traces");
+    for routed in [true, false] {
+        let flag: &[&str] = if routed { &["--routed"] } else { &[] };
+        let servers = [
+            Server::start(&format!("route0{routed}"), flag),
+            Server::start(&format!("route1{routed}"), flag),
+        ];
+        for s in &spans {
+            // The router: by trace id, so each trace's spans stay together.
+            let to = &servers[(trace(s) % 2) as usize];
+            assert_eq!(
+                to.post("application/json", false, s.to_string().as_bytes())
+                    .status,
+                200
+            );
+        }
+        for server in servers {
+            let (code, report, _) = server.stop();
+            assert_eq!(code, 0);
+            let v: Json = serde_json::from_str(&report).unwrap();
+            let a1 = &v["verdicts"]["A1"];
+            match routed {
+                true => {
+                    assert_eq!(a1["verdict"], "cannot_tell", "{a1}");
+                    let why = a1["reason"]["detail"].as_str().unwrap();
+                    assert!(why.contains("--routed"), "{why}");
+                }
+                // Half a stale read is a clean trace: the silent holds `--routed` prevents.
+                false => assert_eq!(a1["verdict"], "holds", "{a1}"),
+            }
+        }
+    }
+}

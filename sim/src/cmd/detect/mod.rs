@@ -475,16 +475,14 @@ fn section(
 }
 
 /// `detect --json`'s output on an ingested history (`file` names it), with the default
-/// witness limit: what `agentsim serve` reports on the spans it received. When `dropped` spans
-/// were left out of the input, each verdict is *cannot tell* for that reason (a span not seen
-/// could have made or unmade any witness); likewise when `routed_by_trace` says the spans are
-/// the share a router spreading by trace ID sent here.
+/// witness limit: what `agentsim serve` reports on the spans it received. When the input lacks
+/// spans (`missing`: dropped, or routed elsewhere), each told verdict is *cannot tell* for that
+/// reason (a span not seen could have made or unmade any witness).
 pub fn ingested_json(
     h: History,
     ingest: &Report,
     file: &str,
-    dropped: u64,
-    routed_by_trace: bool,
+    missing: Option<&str>,
 ) -> anyhow::Result<String> {
     h.validate()
         .and_then(|()| h.validate_effects())
@@ -497,11 +495,8 @@ pub fn ingested_json(
     };
     let o = batch::in_memory(h, file, cfg)?;
     let mut v = Verdicts::of(&o.summary, file, Some(ingest));
-    if dropped > 0 {
-        v = v.with_dropped(dropped);
-    }
-    if routed_by_trace {
-        v = v.routed_by_trace();
+    if let Some(missing) = missing {
+        v = v.with_missing(missing);
     }
     let mut j = to_json(&o, &v, false);
     j["ingest"] = ingest.to_json();

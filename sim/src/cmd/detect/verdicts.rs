@@ -47,43 +47,21 @@ impl Verdicts {
         )
     }
 
-    /// These verdicts on an input from which `dropped` spans were left out: a told verdict
-    /// becomes *cannot tell*, its reason the count and what the spans kept showed (a span not
-    /// seen could have made or unmade any witness); one already untold keeps its reason.
-    pub fn with_dropped(self, dropped: u64) -> Verdicts {
-        let plural = if dropped == 1 { "" } else { "s" };
-        self.untold_because(|shown| {
-            Reason::Budget(format!(
-                "{dropped} span{plural} dropped past --max-pending-spans; the spans kept show \
-                 {shown}, and a span not seen could change that"
-            ))
-        })
-    }
-
-    /// These verdicts on the spans one of several receivers got from a router that spreads
-    /// them by trace ID: an anomaly can rest on spans of several traces (a memory cell or a
-    /// registry shared across them), some of which went to another receiver, so a told verdict
-    /// becomes *cannot tell*; one already untold keeps its reason.
-    pub fn routed_by_trace(self) -> Verdicts {
-        self.untold_because(|shown| {
-            Reason::Undecidable(format!(
-                "spans reach this receiver routed by trace ID (--routed-by trace-id), and an \
-                 anomaly can rest on spans of traces routed to another; the spans received \
-                 show {shown}, and a span not seen could change that"
-            ))
-        })
-    }
-
-    /// Each told verdict replaced by *cannot tell* for the reason `why` gives, from what was
-    /// shown ("no witness" or "a witness").
-    fn untold_because(self, why: impl Fn(&str) -> Reason) -> Verdicts {
+    /// These verdicts on an input that lacks spans the system emitted (`missing` says which
+    /// and why): a told verdict becomes *cannot tell*, its reason `missing` and what the spans
+    /// kept showed (a span not seen could have made or unmade any witness); one already untold
+    /// keeps its reason.
+    pub fn with_missing(self, missing: &str) -> Verdicts {
         let each = self.0.into_iter().map(|(a, v)| {
             let shown = match &v {
                 Verdict::Holds => "no witness",
                 Verdict::Violated => "a witness",
                 Verdict::CannotTell(_) => return (a, v),
             };
-            (a, Verdict::CannotTell(why(shown)))
+            let why = format!(
+                "{missing}; the spans kept show {shown}, and a span not seen could change that"
+            );
+            (a, Verdict::CannotTell(Reason::Budget(why)))
         });
         Verdicts(each.collect())
     }
