@@ -191,3 +191,23 @@ fn the_liveness_keys_parse_strictly_with_their_line() {
     assert!(!sc.retry.unbounded && sc.retry.max == 3);
     assert!(sc.agents.iter().all(|a| !a.serves));
 }
+
+#[test]
+fn view_marks_the_cycle_of_a_lasso() {
+    let v = explore_json(&["--liveness", "--runtime", "ssi"]);
+    let line = v["liveness"]["starvation"]["lasso"]["replay"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let dir = std::env::temp_dir().join(format!("agentsim-live-view-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("lasso.html");
+    let out = agentsim(&["view", &line, "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains('↻') && html.contains("cycle (from event"),
+        "the cycle is marked"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,6 +2,9 @@
 //! it. Each entry names an anomaly, optionally a runtime (a stack, or a read discipline in a
 //! split-view file), exactly one verdict (`never = true`, `reachable = true` or
 //! `rate = [lo, hi]`) and how it is decided (`by = "simulate"`, the default, or `"explore"`).
+//! Or, in place of the anomaly, a liveness property (`property = "deadlock"`, `"starvation"`
+//! or `"termination"`, with `never` or `reachable` and an optional `fairness`), decided by
+//! `explore --liveness` on the scenario's state graph.
 //!
 //! Parsing is strict, like the rest of the file: every error names the file, line, column and
 //! key. Which anomalies an engine can decide is checked here too (A4 needs the replicated store
@@ -10,6 +13,7 @@
 //! about whether it holds.
 
 use crate::source::{ScenarioError, Source};
+pub use agentsim_models::fair::Fairness;
 use agentsim_models::replica::ReadDiscipline;
 use agentsim_models::runtime::Stack;
 use agentsim_models::Anomaly;
@@ -23,7 +27,14 @@ use toml::Spanned;
 pub struct RawExpect {
     #[serde(default)]
     pub name: Option<Spanned<String>>,
-    pub anomaly: Spanned<String>,
+    #[serde(default)]
+    pub anomaly: Option<Spanned<String>>,
+    /// A liveness property in place of an anomaly.
+    #[serde(default)]
+    pub property: Option<Spanned<String>>,
+    /// With `property`: `weak` (the default), `strong` or `none`.
+    #[serde(default)]
+    pub fairness: Option<Spanned<String>>,
     #[serde(default)]
     pub runtime: Option<Spanned<String>>,
     #[serde(default)]
@@ -56,11 +67,42 @@ pub enum Engine {
     SplitView,
 }
 
-/// What an expectation is about: a catalogue anomaly, or the structural snapshot condition.
+/// What an expectation is about: a catalogue anomaly, the structural snapshot condition, or
+/// a liveness property under a fairness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Property {
     Anomaly(Anomaly),
     L1Struct,
+    Live(Live, Fairness),
+}
+
+/// A liveness property of `explore --liveness`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Live {
+    Deadlock,
+    Starvation,
+    Termination,
+}
+
+impl Live {
+    pub const NAMES: [&'static str; 3] = ["deadlock", "starvation", "termination"];
+
+    pub fn parse(s: &str) -> Option<Live> {
+        match s {
+            "deadlock" => Some(Live::Deadlock),
+            "starvation" => Some(Live::Starvation),
+            "termination" => Some(Live::Termination),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Live::Deadlock => "deadlock",
+            Live::Starvation => "starvation",
+            Live::Termination => "termination",
+        }
+    }
 }
 
 impl Property {
@@ -80,6 +122,7 @@ impl Property {
         match self {
             Property::Anomaly(a) => a.name(),
             Property::L1Struct => "L1_struct",
+            Property::Live(l, _) => l.name(),
         }
     }
 
@@ -96,6 +139,10 @@ impl Property {
                 "L1_struct is decided on a history by `agentsim detect`; the simulator does \
                  not record it per trial",
             ),
+            (Engine::Simulate, Property::Live(..)) => None,
+            (Engine::SplitView, Property::Live(..)) => {
+                Some("liveness is decided on a scenario's state graph; a split-view file has none")
+            }
             (Engine::SplitView, Property::Anomaly(A4)) => None,
             (Engine::SplitView, _) => {
                 Some("a split-view file runs the replicated store, which decides A4 only")
@@ -106,7 +153,10 @@ impl Property {
 
 impl fmt::Display for Property {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match self {
+            Property::Live(l, fair) => write!(f, "{} ({} fairness)", l.name(), fair.long_name()),
+            p => f.write_str(p.name()),
+        }
     }
 }
 
@@ -206,10 +256,36 @@ pub fn resolve(
 fn one(src: Source<'_>, e: &Spanned<RawExpect>, engine: Engine) -> Res<Expectation> {
     let at = e.span();
     let r = e.get_ref();
-    let property = property(src, &r.anomaly, engine)?;
+    let property = match (&r.anomaly, &r.property) {
+        (Some(a), None) => {
+            if let Some(f) = &r.fairness {
+                return Err(src.error(f.span(), "fairness", "`fairness` goes with `property`"));
+            }
+            property(src, a, engine)?
+        }
+        (None, Some(p)) => live_property(src, p, r.fairness.as_ref(), engine)?,
+        (Some(_), Some(p)) => {
+            return Err(src.error(
+                p.span(),
+                "property",
+                "an entry claims an `anomaly` or a liveness `property`, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(src.error(
+                at,
+                "anomaly",
+                "no subject: write `anomaly = \"A1\"` (or another anomaly) or `property = \
+                 \"starvation\"` (or deadlock, termination)",
+            ))
+        }
+    };
     let runtime = runtime(src, r.runtime.as_ref(), engine, at.clone())?;
     let claim = claim(src, r, at.clone())?;
-    let by = by(src, r, claim, engine)?;
+    let by = match property {
+        Property::Live(..) => live_by(src, r, claim)?,
+        _ => by(src, r, claim, engine)?,
+    };
     if let Some(t) = &r.trials {
         super::limits::within(*t.get_ref(), 1, super::limits::TRIALS_MAX)
             .map_err(|m| src.error(t.span(), "trials", m))?;
@@ -240,6 +316,39 @@ fn property(src: Source<'_>, a: &Spanned<String>, engine: Engine) -> Res<Propert
     match p.undecidable_by(engine) {
         Some(why) => Err(src.error(a.span(), "anomaly", why)),
         None => Ok(p),
+    }
+}
+
+fn live_property(
+    src: Source<'_>,
+    p: &Spanned<String>,
+    fairness: Option<&Spanned<String>>,
+    engine: Engine,
+) -> Res<Property> {
+    let live = Live::parse(p.get_ref()).ok_or_else(|| {
+        let msg = format!(
+            "unknown property `{}`; expected one of {}",
+            p.get_ref(),
+            Live::NAMES.join(", ")
+        );
+        src.error(p.span(), "property", msg)
+    })?;
+    let f = match fairness {
+        None => Fairness::Weak,
+        Some(f) => match f.get_ref().as_str() {
+            "weak" => Fairness::Weak,
+            "strong" => Fairness::Strong,
+            "none" => Fairness::None,
+            other => {
+                let msg = format!("`{other}` is not weak, strong or none");
+                return Err(src.error(f.span(), "fairness", msg));
+            }
+        },
+    };
+    let prop = Property::Live(live, f);
+    match prop.undecidable_by(engine) {
+        Some(why) => Err(src.error(p.span(), "property", why)),
+        None => Ok(prop),
     }
 }
 
@@ -324,6 +433,27 @@ fn rate_bounds(src: Source<'_>, rate: &Spanned<Vec<Spanned<f64>>>) -> Res<Claim>
     Ok(Claim::Rate { lo, hi })
 }
 
+/// A liveness claim is `never` or `reachable`, decided on the state graph (`by` absent or
+/// `"explore"`).
+fn live_by(src: Source<'_>, r: &RawExpect, claim: Claim) -> Res<By> {
+    if let (Claim::Rate { .. }, Some(rate)) = (claim, &r.rate) {
+        return Err(src.error(
+            rate.span(),
+            "rate",
+            "a liveness property is decided on the state graph: `never` or `reachable`",
+        ));
+    }
+    match &r.by {
+        Some(b) if b.get_ref() != "explore" => Err(src.error(
+            b.span(),
+            "by",
+            "a liveness property is decided by exploring the state graph (`by = \"explore\"`, \
+             the default for it)",
+        )),
+        _ => Ok(By::Explore),
+    }
+}
+
 fn by(src: Source<'_>, r: &RawExpect, claim: Claim, engine: Engine) -> Res<By> {
     let Some(b) = &r.by else {
         return Ok(By::Simulate);
@@ -395,6 +525,68 @@ mod tests {
         assert_eq!(e[1].claim, Claim::Rate { lo: 0.0, hi: 0.5 });
         assert_eq!(e[1].runtime, None);
         assert_eq!(e[1].line, 10);
+    }
+
+    #[test]
+    fn a_liveness_property_resolves_and_is_checked_strictly() {
+        let e = parse_sim(
+            "[[expect]]\nproperty = \"starvation\"\nruntime = \"ssi\"\nreachable = true\n\n\
+             [[expect]]\nproperty = \"termination\"\nfairness = \"strong\"\nnever = true\n",
+        )
+        .unwrap();
+        assert_eq!(
+            e[0].property,
+            Property::Live(Live::Starvation, Fairness::Weak)
+        );
+        assert_eq!((e[0].claim, e[0].by), (Claim::Reachable, By::Explore));
+        assert_eq!(
+            e[1].property,
+            Property::Live(Live::Termination, Fairness::Strong)
+        );
+        assert_eq!(e[1].property.to_string(), "termination (strong fairness)");
+        for (body, line, key, says) in [
+            (
+                "property = \"progress\"\nnever = true",
+                3,
+                "property",
+                "unknown property",
+            ),
+            (
+                "property = \"deadlock\"\nfairness = \"fair\"\nnever = true",
+                4,
+                "fairness",
+                "not weak",
+            ),
+            (
+                "property = \"deadlock\"\nrate = [0.0, 1.0]",
+                4,
+                "rate",
+                "state graph",
+            ),
+            (
+                "property = \"deadlock\"\nnever = true\nby = \"simulate\"",
+                5,
+                "by",
+                "state graph",
+            ),
+            (
+                "anomaly = \"A1\"\nproperty = \"deadlock\"\nnever = true",
+                4,
+                "property",
+                "not both",
+            ),
+            (
+                "anomaly = \"A1\"\nfairness = \"weak\"\nnever = true",
+                4,
+                "fairness",
+                "`property`",
+            ),
+            ("never = true", 2, "anomaly", "no subject"),
+        ] {
+            let e = err(&format!("[[expect]]\n{body}\n"));
+            assert_eq!((e.line, e.key.as_str()), (line, key), "{body}: {e}");
+            assert!(e.to_string().contains(says), "{body}: {e}");
+        }
     }
 
     #[test]

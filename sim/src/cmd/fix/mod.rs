@@ -18,7 +18,7 @@ use crate::experiments::fit_fix::observe::{self, with_runtime};
 use crate::experiments::fit_fix::{changes, contains, idiom, names, plan, proportion_json, set};
 use agentsim_ingest::Options;
 use agentsim_models::verdict::Verdict;
-use agentsim_models::Anomaly;
+use agentsim_models::{escape_text, Anomaly};
 use agentsim_sim::scenario::Scenario;
 use anyhow::{bail, Result};
 use clap::Args as ClapArgs;
@@ -249,7 +249,7 @@ fn nothing_to_fix(args: &Args, out_of_scope: &[Anomaly]) -> Result<ExitCode> {
 /// Candidates the text lists (the JSON lists all).
 const TEXT_CANDIDATES_MAX: usize = 8;
 
-fn candidate_line(c: &plan::Candidate) -> String {
+fn candidate_line(sc: &Scenario, c: &plan::Candidate) -> String {
     let sampled: Vec<String> = c
         .sampled
         .iter()
@@ -299,7 +299,46 @@ fn candidate_line(c: &plan::Candidate) -> String {
             c.lost.mean
         ));
     }
+    if let Some(why) = live_text(sc, c) {
+        s.push_str(&format!("; {why}"));
+    }
     s
+}
+
+/// What the liveness search said of a candidate, when it refused it or could not tell:
+/// `refused for liveness: starvation of client (lasso …)`.
+fn live_text(sc: &Scenario, c: &plan::Candidate) -> Option<String> {
+    use agentsim_sim::explore::live::LiveVerdict;
+    let l = c.liveness.as_ref()?;
+    let found = [
+        ("starvation", &l.starvation),
+        ("termination", &l.termination),
+    ];
+    if c.not_live() {
+        let (p, f) = found
+            .iter()
+            .find(|(_, f)| f.verdict == LiveVerdict::Violated)
+            .expect("not live");
+        let agent = f.agent.map_or_else(
+            || "an agent".to_owned(),
+            |a| escape_text(&sc.agents[a].name).into_owned(),
+        );
+        let line = f
+            .lasso
+            .as_ref()
+            .map_or(String::new(), |l| format!(", lasso {}", l.line.command()));
+        return Some(format!(
+            "refused for liveness: {p} of {agent} under weak fairness{line}"
+        ));
+    }
+    let untold: Vec<String> = found
+        .iter()
+        .filter_map(|(p, f)| match &f.verdict {
+            LiveVerdict::CannotTell(why) => Some(format!("{p}: {why}")),
+            _ => None,
+        })
+        .collect();
+    (!untold.is_empty()).then(|| format!("liveness cannot tell ({})", untold.join("; ")))
 }
 
 fn est(e: &Estimate) -> Value {
@@ -359,6 +398,12 @@ fn print(
                     "retries": est(&c.retries),
                     "lost_operations": est(&c.lost),
                     "pareto": c.pareto,
+                    "liveness": c.liveness.as_ref().map(|l| json!({
+                        "fairness": l.fairness.long_name(),
+                        "starvation": l.starvation.verdict.name(),
+                        "termination": l.termination.verdict.name(),
+                        "refused": c.not_live(),
+                    })),
                 })
             })
             .collect();
@@ -394,12 +439,24 @@ fn print(
         args.trials
     );
     for c in plan.candidates.iter().take(TEXT_CANDIDATES_MAX) {
-        println!("  {}", candidate_line(c));
+        println!("  {}", candidate_line(&s.scenario, c));
     }
     if plan.candidates.len() > TEXT_CANDIDATES_MAX {
         println!(
             "  … {} more (--json lists every candidate)",
             plan.candidates.len() - TEXT_CANDIDATES_MAX
+        );
+    }
+    let refused: Vec<String> = plan
+        .candidates
+        .iter()
+        .filter(|c| c.not_live())
+        .map(|c| c.stack.to_string())
+        .collect();
+    if !refused.is_empty() {
+        println!(
+            "refused for liveness (an agent starves or never finishes under weak fairness): {}",
+            refused.join(", ")
         );
     }
     let front: Vec<String> = plan

@@ -13,7 +13,9 @@ use agentsim_models::runtime::Stack;
 use agentsim_models::{Anomaly, Verdict};
 use agentsim_sim::replay_line::ReplayLine;
 use agentsim_sim::runner::{RunConfig, RunResult};
-use agentsim_sim::scenario::expect::{By, Claim, ExpectRuntime, Expectation, Property};
+use agentsim_sim::scenario::expect::{
+    By, Claim, ExpectRuntime, Expectation, Fairness, Live, Property,
+};
 use agentsim_sim::scenario::Scenario;
 use agentsim_sim::shrink::{shrink, ShrinkInput};
 use agentsim_sim::stats::Proportion;
@@ -154,6 +156,10 @@ pub fn decide(
                 Some(ExpectRuntime::Stack(s)) => s,
                 _ => sc.runtime,
             };
+            if let Property::Live(p, f) = case.exp.property {
+                run_liveness(case, sc, runtime, p, f, &mut r);
+                return Ok(r);
+            }
             let Property::Anomaly(a) = case.exp.property else {
                 return Err(anyhow!("the loader admits only catalogue anomalies here"));
             };
@@ -251,6 +257,64 @@ pub fn run_by_explore(case: &Case<'_>, sc: &Scenario, runtime: Stack, r: &mut Ca
         if outcome == Outcome::Fail {
             r.replay = Some(w.line.command());
         }
+    }
+}
+
+/// A liveness claim: `explore --liveness` on the scenario under `runtime` and fairness `f`
+/// ([`agentsim_sim::explore::live`]): `never` passes when the property holds (a complete
+/// graph only), `reachable` when it is violated; a cut graph is *cannot tell* (ERROR), never
+/// a pass. A failed `never` carries the path or lasso's replay line.
+pub fn run_liveness(
+    case: &Case<'_>,
+    sc: &Scenario,
+    runtime: Stack,
+    p: Live,
+    f: Fairness,
+    r: &mut CaseResult,
+) {
+    use agentsim_sim::explore::live::{liveness, LiveConfig, LiveVerdict};
+    let cfg = LiveConfig {
+        fairness: f,
+        ..LiveConfig::new(runtime)
+    };
+    let l = match liveness(sc, &cfg) {
+        Ok(l) => l,
+        Err(e) => {
+            r.outcome = Outcome::CannotTell;
+            r.evidence = format!("cannot tell: {e}");
+            return;
+        }
+    };
+    let found = match p {
+        Live::Deadlock => &l.deadlock,
+        Live::Starvation => &l.starvation,
+        Live::Termination => &l.termination,
+    };
+    let counts = format!(
+        "{} states, {} transitions{}",
+        l.states,
+        l.edges,
+        if l.complete { ", complete" } else { "" }
+    );
+    let who = found
+        .agent
+        .map_or(String::new(), |a| format!(" ({})", sc.agents[a].name));
+    let name = p.name();
+    let (outcome, said) = match (&found.verdict, case.exp.claim) {
+        (LiveVerdict::CannotTell(why), _) => (Outcome::CannotTell, format!("cannot tell: {why}")),
+        (LiveVerdict::Violated, Claim::Never) => (Outcome::Fail, format!("{name} violated{who}")),
+        (LiveVerdict::Violated, _) => (Outcome::Pass, format!("{name} violated{who}")),
+        (LiveVerdict::Holds, Claim::Never) => (Outcome::Pass, format!("{name} holds")),
+        (LiveVerdict::Holds, _) => (Outcome::Fail, format!("{name} holds")),
+    };
+    r.outcome = outcome;
+    r.evidence = format!("{said} ({counts})");
+    if outcome == Outcome::Fail {
+        r.replay = found
+            .lasso
+            .as_ref()
+            .map(|l| l.line.command())
+            .or_else(|| found.replay.as_ref().map(|l| l.command()));
     }
 }
 

@@ -390,6 +390,16 @@ pub fn page_of_replay(arg: &str) -> Result<Page> {
             t.metrics.events
         );
     }
+    // A lasso line (`cycle=<n>`, from `explore --liveness`): checked as `replay` checks it,
+    // and its cycle's events marked `↻`.
+    let cycle_from = match line.schedule.cycle {
+        Some(_) => Some(
+            agentsim_sim::explore::live::replay_lasso(&sc, rt, &line)
+                .map_err(|e| anyhow!("lasso `{}`: {e}", line.schedule))?
+                .stem_events,
+        ),
+        None => None,
+    };
     let mut records = records_of(&t.history);
     let mut steps = Vec::new();
     let (mut committed, mut read_ms) = (0usize, std::collections::BTreeMap::new());
@@ -414,14 +424,24 @@ pub fn page_of_replay(arg: &str) -> Result<Page> {
             0 => format!("first of {}", e.enabled),
             c => format!("{} of {} (scheduled ahead)", c + 1, e.enabled),
         };
-        let vars = vec![
+        let mut vars = vec![
             ("agent".to_owned(), agent.clone()),
             ("choice".to_owned(), choice),
             ("committed records".to_owned(), committed.to_string()),
             ("event".to_owned(), e.text.clone()),
             ("time ms".to_owned(), e.time_ms.to_string()),
         ];
-        let label = format!("{} ms {agent}: {}", e.time_ms, e.text);
+        let in_cycle = cycle_from.is_some_and(|from| e.event >= from);
+        if let Some(from) = cycle_from {
+            let part = if in_cycle {
+                format!("cycle (from event {from}; returns to the state before it)")
+            } else {
+                "stem".to_owned()
+            };
+            vars.push(("lasso".to_owned(), part));
+        }
+        let mark = if in_cycle { "↻ " } else { "" };
+        let label = format!("{mark}{} ms {agent}: {}", e.time_ms, e.text);
         steps.push(Step {
             label,
             agent: Some(agent),

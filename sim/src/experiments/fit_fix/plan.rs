@@ -11,6 +11,13 @@
 //! overhead, size and name; the Pareto front is over token and makespan overhead among the
 //! verified that give up nothing.
 //!
+//! Before a candidate is explored it must be *live*: the liveness search
+//! (`agentsim explore --liveness`, weak fairness) on the fitted scenario under the stack
+//! finds no starvation and no termination violation; a stack with a lasso is refused
+//! (unverified, and named as refused for liveness), since a stack that trades the anomaly for
+//! an agent that never commits is no fix. A liveness search that cannot tell (its graph cut)
+//! refuses nothing and is reported as such.
+//!
 //! What a verified stack does not prove: 0/N sampled is "no trial showed it" (the Wilson
 //! interval says how rare it could still be), and the checker's prevention holds at its
 //! bounds, on its abstract scenarios, not on every length of the user's run.
@@ -24,6 +31,7 @@ use agentsim_models::lattice::Point;
 use agentsim_models::runtime::Stack;
 use agentsim_models::verdict::Verdict;
 use agentsim_models::Anomaly;
+use agentsim_sim::explore::live::{liveness, LiveConfig, LiveVerdict, Liveness};
 use agentsim_sim::metrics::TrialMetrics;
 use agentsim_sim::scenario::Scenario;
 use agentsim_sim::stats::Proportion;
@@ -55,6 +63,9 @@ pub struct Candidate {
     /// exhausted): work the stack gave up rather than protected.
     pub lost: Estimate,
     pub pareto: bool,
+    /// The liveness search on the fitted scenario under the stack (weak fairness), for the
+    /// candidates that came to be explored.
+    pub liveness: Option<Liveness>,
 }
 
 /// How far the checker's prevention reaches for one anomaly, on the abstract model (shown
@@ -133,7 +144,19 @@ pub fn checker_lengths(stack: Stack, set: &[Anomaly]) -> Vec<(Anomaly, Lengths)>
         .collect()
 }
 
+/// States the liveness search of one candidate may number before it cannot tell.
+const LIVE_STATES_MAX: u64 = 50_000;
+
 impl Candidate {
+    /// Refused for liveness: an agent starves, or one not `serves = true` never finishes,
+    /// on some weakly fair run.
+    pub fn not_live(&self) -> bool {
+        self.liveness.as_ref().is_some_and(|l| {
+            l.starvation.verdict == LiveVerdict::Violated
+                || l.termination.verdict == LiveVerdict::Violated
+        })
+    }
+
     /// Explored, and no interleaving reaches any anomaly of the set.
     pub fn proven(&self) -> bool {
         !self.explored.is_empty() && self.explored.iter().all(|(_, v)| *v == Verdict::Violated)
@@ -240,6 +263,7 @@ pub fn plan(
             sampled,
             explored,
             pareto: false,
+            liveness: None,
         });
         progress(i + 1, stacks.len());
     }
@@ -252,6 +276,15 @@ pub fn plan(
     let mut tried = 0;
     for c in out.iter_mut() {
         if !c.verified || tried == EXPLORED_MAX {
+            continue;
+        }
+        let live = LiveConfig {
+            max_states: LIVE_STATES_MAX,
+            ..LiveConfig::new(c.stack)
+        };
+        c.liveness = liveness(sc, &live).ok();
+        if c.not_live() {
+            c.verified = false;
             continue;
         }
         tried += 1;
