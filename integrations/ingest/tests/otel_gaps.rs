@@ -124,6 +124,29 @@ fn overlapping_invocations_make_a1_an_upper_bound() {
     assert_eq!(status(&i, Anomaly::A6), "decided");
 }
 
+#[test]
+fn a_mapping_that_declares_the_invocations_separate_decides_a1() {
+    // The application's claim (`[invocations] separate`): the overlapping invocations are
+    // separate callers of one agent, so the witness between them is not lowered.
+    let dir = std::env::temp_dir().join(format!("agentsim-gaps-separate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let map = dir.join("map.toml");
+    let options = |tool_memory| agentsim_ingest::Options {
+        from: Some(agentsim_ingest::Source::Otel),
+        tool_memory,
+        ..agentsim_ingest::Options::default()
+    };
+    std::fs::write(&map, "[invocations]\nseparate = [\"memory_updater\"]\n").unwrap();
+    let i = agentsim_ingest::load(&path("gaps/overlap.json"), &options(Some(map.clone()))).unwrap();
+    assert_eq!(a1_witnesses(&i), 1, "{}", i.report.to_text());
+    assert_eq!(status(&i, Anomaly::A1), "decided", "{}", why(&i, Anomaly::A1));
+    // Another agent named separate leaves this one's overlap an upper bound.
+    std::fs::write(&map, "[invocations]\nseparate = [\"someone_else\"]\n").unwrap();
+    let i = agentsim_ingest::load(&path("gaps/overlap.json"), &options(Some(map))).unwrap();
+    assert_eq!(status(&i, Anomaly::A1), "upper_bound");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `one_trace.json` with the attribute `key` of its first span that has it set to `value`.
 fn retyped(key: &str, value: &str) -> Ingested {
     let text = std::fs::read_to_string(path("gaps/one_trace.json")).unwrap();

@@ -196,6 +196,28 @@ pub fn reports() -> Vec<Reported> {
                           its consumers",
             mechanism: Ok("validate-preds"),
         },
+        Reported {
+            report: "strands-agents/harness-sdk#1176",
+            package: "strands-agents",
+            anomaly: Anomaly::A1,
+            affected: run!(
+                "1.21.0",
+                "strands_concurrent_invocations-1.21.0",
+                Source::Otel,
+                ".spans.jsonl",
+                mapped
+            ),
+            fixed: run!(
+                "1.22.0",
+                "strands_concurrent_invocations-1.22.0",
+                Source::Otel,
+                ".spans.jsonl",
+                mapped
+            ),
+            maintainers: "ConcurrencyException: an invocation that overlaps another on one agent \
+                          is refused before it touches the history",
+            mechanism: Ok("lock"),
+        },
     ]
 }
 

@@ -1216,8 +1216,12 @@ impl Cx<'_> {
     ) -> Step {
         let inv = &actors[p.actor];
         step.agent = inv.agent.clone();
+        // The mapping may know the overlapping invocations to be separate callers.
+        let declared = self
+            .mapping
+            .is_some_and(|m| m.separate_invocations.contains(&inv.base));
         let g = &mut self.gaps;
-        g.overlapping_memory += u64::from(inv.overlaps && p.memory);
+        g.overlapping_memory += u64::from(inv.overlaps && p.memory && !declared);
         // What the plan saw: the generation's own definitions, else the invocation's.
         let read = p
             .generation

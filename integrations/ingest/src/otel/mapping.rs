@@ -19,6 +19,9 @@
 //! [[registry]]
 //! agents = ["planner", "admin"] # these agents share one tool registry
 //!
+//! [invocations]
+//! separate = ["support"]        # overlapping invocations of these agents are separate actors
+//!
 //! [attributes]                  # where this framework records a tool call (optional)
 //! arguments = "myfw.tool.input" # the call's arguments, a JSON object (or one as a string)
 //! result = "myfw.tool.output"   # what it returned
@@ -28,6 +31,12 @@
 //! (not the GenAI or OpenInference ones) names them in `[attributes]`; a span that carries
 //! them is read from them first, then from the conventions' own. Arguments are read through
 //! the wrapping instrumentors write ([`unwrap_args`]: `{"args": [...], "kwargs": {...}}`).
+//!
+//! Invocations of one agent that overlap in time are read as separate actors (`name#2`), and an
+//! A1 witness between two of them is an upper bound: the spans do not say whether they are
+//! separate callers or one actor's work split in two. `[invocations] separate` names the agents
+//! whose overlapping invocations the application knows to be separate callers (two requests
+//! served by one agent instance), and their witnesses are then not lowered.
 //!
 //! Validated strictly: an unknown key, a tool named twice, a tool that neither reads nor
 //! writes, an unclosed `{`, an agent in two registries — each is an error at `file:line`. A
@@ -78,6 +87,8 @@ pub struct Mapping {
     pub tools: BTreeMap<String, ToolMemory>,
     /// Agent name → its declared registry group (the group's index, as `group<k>`).
     pub registry_groups: BTreeMap<String, String>,
+    /// Agents whose overlapping invocations are separate callers (`[invocations] separate`).
+    pub separate_invocations: std::collections::BTreeSet<String>,
     /// The attribute a tool call's arguments are in, when the framework's own.
     pub arguments: Option<String>,
     /// The attribute a tool call's result is in, when the framework's own.
@@ -92,6 +103,13 @@ struct RawFile {
     #[serde(default)]
     registry: Vec<Spanned<RawRegistry>>,
     attributes: Option<Spanned<RawAttributes>>,
+    invocations: Option<Spanned<RawInvocations>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInvocations {
+    separate: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -322,6 +340,21 @@ impl Mapping {
                 return Err(err(Some(a.span()), why));
             }
         }
+        if let Some(inv) = &raw.invocations {
+            if inv.get_ref().separate.is_empty() {
+                let why = "`[invocations] separate` names no agent".to_owned();
+                return Err(err(Some(inv.span()), why));
+            }
+            for a in &inv.get_ref().separate {
+                if a.get_ref().is_empty() {
+                    return Err(err(Some(a.span()), "an empty agent name".into()));
+                }
+                if !m.separate_invocations.insert(a.get_ref().clone()) {
+                    let why = format!("agent `{}` is named twice", a.get_ref());
+                    return Err(err(Some(a.span()), why));
+                }
+            }
+        }
         for (k, g) in raw.registry.iter().enumerate() {
             if g.get_ref().agents.is_empty() {
                 return Err(err(
@@ -395,7 +428,15 @@ impl Mapping {
                 format!("{name} ({})", what.join(", "))
             })
             .collect();
-        format!("{}: {}", self.file, tools.join(", "))
+        let mut out = format!("{}: {}", self.file, tools.join(", "));
+        if !self.separate_invocations.is_empty() {
+            let names: Vec<&str> = self.separate_invocations.iter().map(String::as_str).collect();
+            out.push_str(&format!(
+                "; overlapping invocations of {} are separate callers",
+                names.join(", ")
+            ));
+        }
+        out
     }
 }
 
@@ -494,6 +535,23 @@ mod tests {
         );
         let e = error("[attributes]\nargs = \"x\"\n");
         assert!(e.starts_with("m.toml:2: unknown field `args`"), "{e}");
+    }
+
+    #[test]
+    fn invocations_name_the_agents_whose_overlaps_are_separate_callers() {
+        let m = Mapping::parse("[invocations]\nseparate = [\"support\"]\n", "m.toml").unwrap();
+        assert!(m.separate_invocations.contains("support"));
+        assert!(m.describe().ends_with("overlapping invocations of support are separate callers"));
+        assert_eq!(
+            error("[invocations]\nseparate = []\n"),
+            "m.toml:1: `[invocations] separate` names no agent"
+        );
+        assert_eq!(
+            error("[invocations]\nseparate = [\"a\", \"a\"]\n"),
+            "m.toml:2: agent `a` is named twice"
+        );
+        let e = error("[invocations]\nagents = [\"a\"]\n");
+        assert!(e.starts_with("m.toml:2: unknown field `agents`"), "{e}");
     }
 
     fn error(text: &str) -> String {

@@ -21,7 +21,8 @@ import tempfile
 from pathlib import Path
 
 REPORTS = ("pydantic_ai_2628", "agent_framework_7386", "strands_mcp_tools_changed",
-           "strands_graph_failed_node", "strands_tool_executor")
+           "strands_graph_failed_node", "strands_tool_executor",
+           "strands_concurrent_invocations")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
