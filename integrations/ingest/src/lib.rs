@@ -25,6 +25,7 @@
 pub mod build;
 pub mod error;
 pub mod evidence;
+pub mod initial;
 pub mod langgraph;
 pub mod load;
 pub mod mcp;
