@@ -101,8 +101,9 @@ pub fn load(file: &Path, options: &Options) -> Result<Ingested, IngestError> {
 
 /// `ing` with the state its trace began in ([`crate::initial`]): found, said in the notes,
 /// and weighed into the verdicts it touches. Every trace starts in the middle of a system's
-/// life; a history that shows nothing of that state is left as it was.
-fn with_initial_state(mut ing: Ingested) -> Ingested {
+/// life; a history that shows nothing of that state is left as it was. [`load`] applies it;
+/// a caller of a reader itself (on text already in memory) applies it likewise.
+pub fn with_initial_state(mut ing: Ingested) -> Ingested {
     let initial = crate::initial::infer(&ing.history);
     if initial.is_empty() {
         return ing;
