@@ -23,7 +23,7 @@ pub struct ValueMap(Vec<(Cell, Value)>);
 
 impl ValueMap {
     /// The all-NULL map.
-    pub fn new() -> Self {
+    pub const fn new() -> Self {
         Self(Vec::new())
     }
 

@@ -3,9 +3,11 @@
 //! Each test enumerates *every* history in its space (sizes 0..=max, every per-record choice,
 //! every read time the model allows: `read_time ≤ index`, `write_time = index + 1`) and asserts
 //! spec == fast for every detector, with both of fast A1's paths (scan and count-bisection)
-//! forced. The full product "3 records × 2 agents × 2 cells × {NULL, v1, v2} × registries ×
-//! aborts × preds × free reads" has ~10^14 histories, so the space is split into bounded
-//! products, each exhaustive and each pinned by its count:
+//! forced, from an empty initial state and from one where every cell holds a value (as a
+//! trace that starts in the middle of a system's life does). The full product "3 records × 2
+//! agents × 2 cells × {NULL, v1, v2} × registries × aborts × preds × free reads" has ~10^14
+//! histories, so the space is split into bounded products, each exhaustive and each pinned by
+//! its count:
 //!
 //! * `model_three_records`: every history of SPEC §1's model with canonical writes — 3 records,
 //!   2 agents, 2 cells, 3 values, every read and write set, reads from memory (no skew).

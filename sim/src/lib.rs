@@ -6,10 +6,12 @@
 //! [`experiments`] (each owns its scenario loading, its run and its tables and figures) and
 //! [`bench`] (the benchmarks) → [`artifacts`] (tables, figures, atomic output files and the
 //! `reproduce` driver) → the library crates. Everything is seeded and runs on virtual time:
-//! the same seed gives the same bytes, whatever the thread count.
+//! the same seed gives the same bytes, whatever the thread count. [`limits`], the limits of
+//! the numbers every command takes, sits below them all.
 
 pub mod artifacts;
 pub mod bench;
 pub mod cmd;
 pub mod experiments;
+pub mod limits;
 pub mod view;

@@ -71,6 +71,15 @@ pub struct RegistryEvidence {
     pub unknown_run: u64,
 }
 
+/// The planned calls that are not plans, as a reader counts them: those the input shows did
+/// not run (the evidence → how many), and those it cannot show ran or not; they become
+/// [`RegistryEvidence::not_run`] and [`RegistryEvidence::unknown_run`].
+#[derive(Clone, Debug, Default)]
+pub struct Runs {
+    pub not_run: BTreeMap<String, u64>,
+    pub unknown: u64,
+}
+
 /// What a reader saw of aborts and retractions.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RetractionEvidence {

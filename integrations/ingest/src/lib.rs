@@ -25,6 +25,7 @@
 pub mod build;
 pub mod error;
 pub mod evidence;
+pub mod initial;
 pub mod langgraph;
 pub mod load;
 pub mod mcp;
@@ -37,7 +38,7 @@ pub mod source;
 pub mod value;
 
 pub use error::IngestError;
-pub use load::{load, Options};
+pub use load::{load, with_initial_state, Options};
 pub use report::{Judged, Report, RunError, Verdict};
 pub use source::{Coverage, Source};
 

@@ -3,13 +3,16 @@
 //! ([`load`]). This sits above the readers; [`crate::source`] sits below them, so a report
 //! can name its source without reaching back up here.
 
+use crate::initial::Initial;
 use crate::mcp::{parse_mcp_log, read_mcp_log, McpLog};
 use crate::openinference::{
     parse_openinference_with, read_detected, read_openinference_with, Beside, Export,
 };
 use crate::otel::{mapping::Mapping, parse_otel_with, read_otel_with};
+use crate::report::Verdict;
 use crate::source::Source;
 use crate::{langgraph::read_langgraph, IngestError, Ingested};
+use agentsim_models::{Anomaly, History};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
@@ -79,7 +82,7 @@ pub fn load(file: &Path, options: &Options) -> Result<Ingested, IngestError> {
         mapping: mapping.as_ref(),
     };
     let name = file.display().to_string();
-    match source {
+    let read = match source {
         Source::Otel => read_detected(Export::File(file), &name, with),
         Source::Genai => read_otel_with(file, with.mapping),
         Source::Openinference => read_openinference_with(file, with),
@@ -88,6 +91,61 @@ pub fn load(file: &Path, options: &Options) -> Result<Ingested, IngestError> {
         Source::Recorder => Err(IngestError::Options(
             "a recorder's history is JSON Lines: read it without --from".to_owned(),
         )),
+    };
+    read.map(with_initial_state)
+}
+
+/// `ing` with the state its trace began in ([`crate::initial`]): found, said in the notes,
+/// and weighed into the verdicts it touches. Every trace starts in the middle of a system's
+/// life; a history that shows nothing of that state is left as it was. [`load`] applies it;
+/// a caller of a reader itself (on text already in memory) applies it likewise.
+pub fn with_initial_state(mut ing: Ingested) -> Ingested {
+    let initial = crate::initial::infer(&ing.history);
+    if initial.is_empty() {
+        return ing;
+    }
+    let h = &ing.history;
+    let report = &mut ing.report;
+    report.notes.extend(initial.notes(h));
+    for (a, v) in &mut report.verdicts {
+        *v = weigh(&initial, *a, v, h);
+    }
+    report.initial = initial;
+    ing
+}
+
+/// A reader's verdict on `a`, weighed against the initial state's conflicts (cells whose reads
+/// show writes missing from the trace): a missing write can be the intervening write of an A1
+/// witness, so a conflict makes A1's "none" no answer: *decided* becomes a *lower bound*, an
+/// *upper bound* becomes *undecidable*. The other anomalies do not read memory cells.
+fn weigh(initial: &Initial, a: Anomaly, v: &Verdict, h: &History) -> Verdict {
+    let Some((c, vs)) = initial.conflicts.first() else {
+        return v.clone();
+    };
+    if a != Anomaly::A1 {
+        return v.clone();
+    }
+    let more = match initial.conflicts.len() {
+        1 => String::new(),
+        n => format!(" (and {} more cells)", n - 1),
+    };
+    let why = format!(
+        "{} was read as {} values no write in the trace explains ({}){more}: writes are \
+         missing from the trace, and a missing write can be the one a stale read missed",
+        h.names.cell_name(*c),
+        vs.len(),
+        initial.values_text(h, vs)
+    );
+    match v {
+        Verdict::Decided { basis } | Verdict::LowerBound { basis } => Verdict::LowerBound {
+            basis: format!("{basis}; {why}"),
+        },
+        Verdict::UpperBound { basis } => Verdict::Undecidable {
+            reason: format!("{basis}, an upper bound; and {why}"),
+        },
+        Verdict::Undecidable { reason } => Verdict::Undecidable {
+            reason: reason.clone(),
+        },
     }
 }
 
@@ -111,7 +169,7 @@ pub fn load_text(text: &str, name: &str, options: &Options) -> Result<Ingested, 
         mcp: log.as_ref(),
         mapping: mapping.as_ref(),
     };
-    match source {
+    let read = match source {
         Source::Otel => read_detected(Export::Text(text), name, with),
         Source::Genai => parse_otel_with(text, name, with.mapping),
         Source::Openinference => parse_openinference_with(text, name, with),
@@ -122,7 +180,8 @@ pub fn load_text(text: &str, name: &str, options: &Options) -> Result<Ingested, 
         Source::Recorder => Err(IngestError::Options(
             "a recorder's history is JSON Lines: read it without --from".to_owned(),
         )),
-    }
+    };
+    read.map(with_initial_state)
 }
 
 /// The names an OTLP/JSON export gives the code that made its spans: each instrumentation
@@ -184,6 +243,35 @@ fn read_stdin() -> Result<String, IngestError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cell read as two values no record wrote: A1's "none" is no answer, its witnesses
+    /// still are; the other anomalies are untouched.
+    #[test]
+    fn a_conflict_makes_a1_a_lower_bound() {
+        let mut names = agentsim_models::Names::new();
+        let c = names.cell("m");
+        let (tea, milk) = (names.value("tea"), names.value("milk"));
+        let read = |k: u64, v| agentsim_models::OpRecord {
+            read_set: vec![c],
+            read_values: agentsim_models::ValueMap::from_pairs([(c, v)]),
+            read_time: k,
+            write_time: k + 1,
+            ..Default::default()
+        };
+        let mut h = History::from_records(vec![read(0, tea), read(1, milk)]);
+        h.names = names;
+        let initial = crate::initial::infer(&h);
+        let decided = Verdict::Decided { basis: "b".into() };
+        let w = weigh(&initial, Anomaly::A1, &decided, &h);
+        assert_eq!(w.status(), "lower_bound");
+        assert!(w.why().contains("m was read as 2 values"), "{}", w.why());
+        let upper = Verdict::UpperBound { basis: "b".into() };
+        assert_eq!(
+            weigh(&initial, Anomaly::A1, &upper, &h).status(),
+            "undecidable"
+        );
+        assert_eq!(weigh(&initial, Anomaly::A2, &decided, &h), decided);
+    }
 
     #[test]
     fn an_export_names_its_scopes_and_service() {

@@ -95,6 +95,25 @@ pub struct Report {
     /// Each record's read and commit instants in Unix nanoseconds, in log order, when the
     /// source has a wall clock (OTel spans); not part of the text or JSON report.
     pub wall_ns: Option<Vec<(u128, u128)>>,
+    /// The state the trace began in, as its reads show it ([`crate::initial`]); empty for a
+    /// history that starts empty. [`crate::load`] fills it in and says it in `notes`.
+    pub initial: crate::initial::Initial,
+}
+
+/// A reader's verdicts, one per lattice anomaly, as [`Report::verdicts`] lists them (lattice
+/// order).
+pub fn lattice_verdicts(
+    a1: Verdict,
+    a2: Verdict,
+    a3: Verdict,
+    a6: Verdict,
+) -> Vec<(Anomaly, Verdict)> {
+    vec![
+        (Anomaly::A1, a1),
+        (Anomaly::A2, a2),
+        (Anomaly::A3, a3),
+        (Anomaly::A6, a6),
+    ]
 }
 
 impl Report {
@@ -139,11 +158,21 @@ impl Report {
                         "records": e.records })
             })
             .collect();
-        json!({
+        let mut j = json!({
             "source": self.source.name(), "file": self.file, "records": self.records,
             "counts": self.counts, "decidable": decidable, "errors": errors,
             "notes": self.notes,
-        })
+        });
+        if !self.initial.is_empty() {
+            let named = &self.initial.names;
+            let values: serde_json::Map<String, Json> = (named.values.iter())
+                .map(|(c, v)| (c.clone(), json!(v)))
+                .collect();
+            j["initial_state"] = json!({
+                "reads": self.initial.reads, "values": values, "conflicts": named.conflicts,
+            });
+        }
+        j
     }
 
     /// The report for people: one line per count, verdict, error and note. What came from
@@ -212,6 +241,7 @@ mod tests {
             errors: vec![],
             notes: vec!["n".into()],
             wall_ns: None,
+            initial: Default::default(),
         };
         let j = r.to_json();
         assert_eq!(j["decidable"]["A1"]["status"], "decided");
@@ -236,6 +266,7 @@ mod tests {
             errors: vec![],
             notes: vec![],
             wall_ns: None,
+            initial: Default::default(),
         };
         assert!(matches!(r.judged(Anomaly::A1), Judged::Reader(_)));
         for a in [Anomaly::A2, Anomaly::A3, Anomaly::A6] {

@@ -48,6 +48,18 @@ struct Raw {
     decidable: BTreeMap<Name, Entry>,
     errors: Vec<RawError>,
     notes: Vec<String>,
+    /// Only when the trace showed the state it began in ([`crate::initial`]).
+    #[serde(default)]
+    initial_state: Option<RawInitial>,
+}
+
+/// The JSON form of a report's initial state, by name.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInitial {
+    reads: u64,
+    values: BTreeMap<String, Option<String>>,
+    conflicts: Vec<String>,
 }
 
 impl Raw {
@@ -60,7 +72,17 @@ impl Raw {
             decidable,
             errors,
             notes,
+            initial_state,
         } = self;
+        // By name: the caller resolves it against the history's names.
+        let initial = initial_state.map_or_else(Default::default, |i| crate::initial::Initial {
+            reads: i.reads,
+            names: crate::initial::Named {
+                values: i.values.into_iter().collect(),
+                conflicts: i.conflicts,
+            },
+            ..Default::default()
+        });
         // Catalogue order, the order every ingestion lists its verdicts in.
         let verdicts = (decidable.into_iter())
             .map(|(Name(a), e)| (a, e.verdict()))
@@ -82,6 +104,7 @@ impl Raw {
             errors,
             notes,
             wall_ns: None,
+            initial,
         }
     }
 }
@@ -224,6 +247,7 @@ mod tests {
             }],
             notes: vec!["a \"note\"\n".into()],
             wall_ns: None,
+            initial: Default::default(),
         }
     }
 
@@ -232,6 +256,33 @@ mod tests {
         let r = report();
         let text = serde_json::to_string_pretty(&r.to_json()).unwrap();
         assert_eq!(parse_report(&text, "r.json").unwrap(), r);
+    }
+
+    #[test]
+    fn an_initial_state_reads_back_by_name() {
+        let mut r = report();
+        r.initial.reads = 2;
+        r.initial.names = crate::initial::Named {
+            values: vec![("m".into(), Some("likes tea".into()))],
+            conflicts: vec!["n".into()],
+        };
+        let text = serde_json::to_string_pretty(&r.to_json()).unwrap();
+        let back = parse_report(&text, "r.json").unwrap();
+        assert_eq!(back, r);
+        let mut names = agentsim_models::Names::new();
+        let (m, n) = (names.cell("m"), names.cell("n"));
+        let tea = names.value("likes tea");
+        let mut initial = back.initial;
+        initial.resolve(&mut names).unwrap();
+        assert_eq!(
+            (initial.values.get(m), initial.cells.clone()),
+            (tea, vec![m])
+        );
+        assert!(initial.conflicted(n) && !initial.conflicted(m));
+        let err = initial
+            .resolve(&mut agentsim_models::Names::new())
+            .unwrap_err();
+        assert!(err.contains("names cell `m`"), "{err}");
     }
 
     #[test]

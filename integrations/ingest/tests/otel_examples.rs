@@ -2,6 +2,8 @@
 //! the anomaly sets their scenarios have, with the verdicts their attributes allow; malformed
 //! input is refused with file, line and path.
 
+mod support;
+
 use agentsim_ingest::otel::{parse_otel, read_otel};
 use agentsim_ingest::Ingested;
 use agentsim_jsonl as jsonl;
@@ -11,13 +13,11 @@ use agentsim_models::Anomaly;
 use std::path::PathBuf;
 
 fn path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios/traces/otel")
-        .join(name)
+    support::path(support::EXAMPLES, name)
 }
 
 fn ingest(name: &str) -> Ingested {
-    read_otel(path(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    support::ingest(support::EXAMPLES, name)
 }
 
 fn point(i: &Ingested) -> Vec<&'static str> {

@@ -4,29 +4,22 @@
 //! rule behind both: tool-call evidence the reader does not read never lets A2 or A6 read
 //! *holds*.
 
-use agentsim_ingest::otel::{parse_otel, read_otel};
+mod support;
+
+use agentsim_ingest::otel::parse_otel;
 use agentsim_ingest::Ingested;
 use agentsim_models::detect::fast;
 use agentsim_models::Anomaly;
 use serde_json::Value as Json;
 use std::path::PathBuf;
+use support::{status, why};
 
 fn path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
+    support::path(support::DATA, name)
 }
 
 fn ingest(name: &str) -> Ingested {
-    read_otel(path(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn status(i: &Ingested, a: Anomaly) -> &'static str {
-    i.report.verdict(a).map(|v| v.status()).unwrap_or("missing")
-}
-
-fn why(i: &Ingested, a: Anomaly) -> String {
-    i.report.verdict(a).unwrap().why().to_owned()
+    support::ingest(support::DATA, name)
 }
 
 /// pydantic-ai #2628 on the affected release (1.0.1): `commit` landed while `stage_file` still

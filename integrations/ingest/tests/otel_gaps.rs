@@ -4,28 +4,21 @@
 //! anomaly; with the gap the witness is gone or rests on the reader's choice, and the report
 //! no longer says "decided".
 
-use agentsim_ingest::otel::{parse_otel, read_otel};
+mod support;
+
+use agentsim_ingest::otel::parse_otel;
 use agentsim_ingest::Ingested;
 use agentsim_models::detect::fast;
 use agentsim_models::Anomaly;
 use std::path::PathBuf;
+use support::{status, why};
 
 fn path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios/traces/otel")
-        .join(name)
+    support::path(support::EXAMPLES, name)
 }
 
 fn ingest(name: &str) -> Ingested {
-    read_otel(path(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn status(i: &Ingested, a: Anomaly) -> &'static str {
-    i.report.verdict(a).map(|v| v.status()).unwrap_or("missing")
-}
-
-fn why(i: &Ingested, a: Anomaly) -> String {
-    i.report.verdict(a).unwrap().why().to_owned()
+    support::ingest(support::EXAMPLES, name)
 }
 
 fn gap_notes(i: &Ingested) -> Vec<String> {

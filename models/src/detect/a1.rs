@@ -65,7 +65,7 @@ pub fn fast(r: &[OpRecord], index: &WriteIndex, tuning: Tuning) -> Vec<A1Witness
         a1: true,
         ..Wanted::NONE
     };
-    ReadPass::run(r, index, tuning, wanted).a1
+    ReadPass::run(r, index, &crate::record::ValueMap::new(), tuning, wanted).a1
 }
 
 impl ReadPass<'_> {

@@ -6,7 +6,8 @@
 //!   `aborted` flag), since a pred may name any earlier record.
 //! * The residue form: some j read a non-NULL value v of c ∈ read_set(j) that no other
 //!   non-aborted k wrote (c ∈ write_set(k), write_values(k)[c] = v) with
-//!   write_time(k) ≤ read_time(j). It is decidable on a flat trace without `preds`,
+//!   write_time(k) ≤ read_time(j), and that is not c's initial value (NULL in a history that
+//!   starts empty; see [`super::l1_struct`]). It is decidable on a flat trace without `preds`,
 //!   over-approximates A3 and is named apart ([`crate::anomaly::Anomaly::A3Residue`]). The
 //!   fast form shares the read pass of [`super::fast`]; the stream form keeps the two
 //!   earliest writers of every (cell, value) and decides a read when its write time closes,
@@ -17,7 +18,7 @@ use super::stream::{Found, Sink, Stream, Waiting, Write};
 use super::write_index::WriteIndex;
 use super::Report;
 use crate::names::{Cell, Value};
-use crate::record::OpRecord;
+use crate::record::{OpRecord, ValueMap};
 use std::ops::Range;
 
 /// A3 (preds form): `record` survives while its predecessor `pred` is aborted.
@@ -58,17 +59,22 @@ pub fn spec_each(r: &[OpRecord], out: &mut dyn FnMut(A3Witness)) {
     }
 }
 
-/// Spec form (residue): every witness, sorted.
+/// Spec form (residue) on a history that starts empty: every witness, sorted.
 pub fn residue_spec(r: &[OpRecord]) -> Vec<A3ResidueWitness> {
-    super::collect(|f| residue_spec_each(r, f))
+    super::collect(|f| residue_spec_each(r, &ValueMap::new(), f))
 }
 
-/// [`residue_spec`]'s witnesses, in order, to `out`.
-pub fn residue_spec_each(r: &[OpRecord], out: &mut dyn FnMut(A3ResidueWitness)) {
+/// The residue spec form's witnesses on a history that starts in state `initial`, in order,
+/// to `out`.
+pub fn residue_spec_each(
+    r: &[OpRecord],
+    initial: &ValueMap,
+    out: &mut dyn FnMut(A3ResidueWitness),
+) {
     for (j, rj) in r.iter().enumerate() {
         for &c in &rj.read_set {
             let v = rj.read_values.get(c);
-            if v.is_null() {
+            if v.is_null() || v == initial.get(c) {
                 continue;
             }
             let produced = r.iter().enumerate().any(|(k, rk)| {
@@ -114,14 +120,14 @@ pub(super) fn of(r: &[OpRecord], j: usize, rj: &OpRecord, out: &mut Vec<A3Witnes
     }
 }
 
-/// Fast form (residue): a read of a non-NULL value that no *other* non-aborted record wrote
-/// to that cell at or before the read time.
+/// Fast form (residue) on a history that starts empty: a read of a non-NULL value that no
+/// *other* non-aborted record wrote to that cell at or before the read time.
 pub fn residue_fast(r: &[OpRecord], index: &WriteIndex) -> Vec<A3ResidueWitness> {
     let wanted = Wanted {
         residue: true,
         ..Wanted::NONE
     };
-    ReadPass::run(r, index, Tuning::default(), wanted).a3_residue
+    ReadPass::run(r, index, &ValueMap::new(), Tuning::default(), wanted).a3_residue
 }
 
 impl ReadPass<'_> {
@@ -138,7 +144,8 @@ impl ReadPass<'_> {
         out: &mut Report,
     ) {
         let w = &self.index.writes;
-        let produced = latest.is_some_and(|p| w[p].value == value)
+        let produced = value == self.initial.get(c)
+            || latest.is_some_and(|p| w[p].value == value)
             || self
                 .index
                 .first_two_of_value(before, value)
@@ -187,7 +194,7 @@ impl Stream {
         latest: Option<Write>,
         sink: &mut impl Sink,
     ) {
-        if !self.opts.residue || read.value.is_null() {
+        if !self.opts.residue || read.value.is_null() || read.value == self.initial(read.cell) {
             return;
         }
         let produced = latest.is_some_and(|w| w.value == read.value)

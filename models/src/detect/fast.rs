@@ -25,6 +25,7 @@ use super::read_pass::Wanted;
 use super::write_index::WriteIndex;
 use super::{a1, a2, a3, a4, a6, Report};
 use crate::history::History;
+use crate::record::ValueMap;
 
 pub use super::l1_struct::fast as l1_struct;
 pub use a1::fast as a1;
@@ -32,16 +33,22 @@ pub use a2::fast as a2;
 pub use a3::{fast as a3, residue_fast as a3_residue};
 pub use a6::fast as a6;
 
-/// Runs every fast-form detector.
+/// Runs every fast-form detector on a history that starts empty.
 pub fn detect(h: &History) -> Report {
     detect_with(h, Tuning::default())
 }
 
 /// Runs every fast-form detector with explicit tuning (tests force both A1 paths with it).
 pub fn detect_with(h: &History, tuning: Tuning) -> Report {
+    detect_from(h, &ValueMap::new(), tuning)
+}
+
+/// Runs every fast-form detector on a history that starts in state `initial` (see
+/// [`super::spec::detect_from`]).
+pub fn detect_from(h: &History, initial: &ValueMap, tuning: Tuning) -> Report {
     let r = &h.records;
     let index = WriteIndex::build(r);
-    let mut reads = ReadPass::new(&index, tuning, Wanted::ALL);
+    let mut reads = ReadPass::new(&index, initial, tuning, Wanted::ALL);
     let mut out = Report::default();
     for (i, ri) in r.iter().enumerate() {
         out.a2.extend(a2::of(i, ri));

@@ -4,7 +4,10 @@
 //! beside them and is reported in every [`Report`] and [`Summary`](super::Summary).
 //!
 //! Definition: every read value (cells of the read set) equals the latest committed write to
-//! that cell at or before the read time, NULL if none (ties in write time: the later record).
+//! that cell at or before the read time, or, if none, the cell's initial value (ties in write
+//! time: the later record). A history the simulator or the checker makes starts empty: every
+//! initial value is NULL. A trace that starts in the middle of a system's life starts in a
+//! state the trace does not show; its reader supplies that state (SPEC §3, "Initial state").
 //! Only non-aborted writers count as producers (see [`crate::detect`]). The fast form shares
 //! the read pass of [`super::fast`]; the stream form decides a read when its write time
 //! closes, beside the A3 residue ([`super::stream`]).
@@ -14,11 +17,11 @@ use super::stream::{Found, Sink, Stream, Waiting, Write};
 use super::write_index::WriteIndex;
 use super::Report;
 use crate::names::{Cell, Value};
-use crate::record::OpRecord;
-use crate::value_key::ValueKey;
+use crate::record::{OpRecord, ValueMap};
 
 /// A violation of `L1_struct`: `record` read `read` from `cell` where the latest committed
-/// write at or before its read time was `expected` (NULL if none), by `writer` if any.
+/// write at or before its read time was `expected` (the initial value if none), by `writer`
+/// if any.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct L1StructViolation {
     pub record: usize,
@@ -28,13 +31,14 @@ pub struct L1StructViolation {
     pub writer: Option<usize>,
 }
 
-/// Spec form: every violation, sorted.
+/// Spec form on a history that starts empty: every violation, sorted.
 pub fn spec(r: &[OpRecord]) -> Vec<L1StructViolation> {
-    super::collect(|f| spec_each(r, f))
+    super::collect(|f| spec_each(r, &ValueMap::new(), f))
 }
 
-/// [`spec`]'s violations, in order, to `out`.
-pub fn spec_each(r: &[OpRecord], out: &mut dyn FnMut(L1StructViolation)) {
+/// The spec form's violations on a history that starts in state `initial`, in order, to
+/// `out`.
+pub fn spec_each(r: &[OpRecord], initial: &ValueMap, out: &mut dyn FnMut(L1StructViolation)) {
     for (j, rj) in r.iter().enumerate() {
         for &c in &rj.read_set {
             let mut latest: Option<usize> = None;
@@ -50,7 +54,7 @@ pub fn spec_each(r: &[OpRecord], out: &mut dyn FnMut(L1StructViolation)) {
                     }
                 }
             }
-            let expected = latest.map_or(Value::NULL, |k| r[k].write_values.get(c));
+            let expected = latest.map_or(initial.get(c), |k| r[k].write_values.get(c));
             let read = rj.read_values.get(c);
             if read != expected {
                 out(L1StructViolation {
@@ -65,14 +69,15 @@ pub fn spec_each(r: &[OpRecord], out: &mut dyn FnMut(L1StructViolation)) {
     }
 }
 
-/// Fast form: a read value that differs from the latest non-aborted write to the cell at or
-/// before the read time (ties in write time: the later record), NULL if none.
+/// Fast form on a history that starts empty: a read value that differs from the latest
+/// non-aborted write to the cell at or before the read time (ties in write time: the later
+/// record), NULL if none.
 pub fn fast(r: &[OpRecord], index: &WriteIndex) -> Vec<L1StructViolation> {
     let wanted = Wanted {
         l1: true,
         ..Wanted::NONE
     };
-    ReadPass::run(r, index, Tuning::default(), wanted).l1_struct
+    ReadPass::run(r, index, &ValueMap::new(), Tuning::default(), wanted).l1_struct
 }
 
 impl ReadPass<'_> {
@@ -85,7 +90,7 @@ impl ReadPass<'_> {
         latest: Option<usize>,
         out: &mut Report,
     ) {
-        let expected = latest.map_or(Value::NULL, |p| self.index.writes[p].value);
+        let expected = latest.map_or(self.initial.get(c), |p| self.index.writes[p].value);
         if read != expected {
             out.l1_struct.push(L1StructViolation {
                 record: i,
@@ -102,7 +107,7 @@ impl Stream {
     /// Stream form of one read, every write at or before its read time known; `latest` is
     /// the latest other writer of the cell by then.
     pub(super) fn settle_l1(&mut self, read: Waiting, latest: Option<Write>, sink: &mut impl Sink) {
-        let expected = latest.map_or(ValueKey::NULL, |w| w.value);
+        let expected = latest.map_or(self.initial(read.cell), |w| w.value);
         if read.value == expected {
             return;
         }

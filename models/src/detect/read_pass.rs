@@ -6,7 +6,7 @@
 use super::write_index::{Counts, WriteIndex};
 use super::Report;
 use crate::names::Cell;
-use crate::record::OpRecord;
+use crate::record::{OpRecord, ValueMap};
 use std::cell::OnceCell;
 use std::ops::Range;
 
@@ -48,6 +48,8 @@ impl Wanted {
 /// order, sharing each read's position in the index.
 pub(super) struct ReadPass<'a> {
     pub(super) index: &'a WriteIndex,
+    /// The state the history starts in (all-NULL for one that starts empty).
+    pub(super) initial: &'a ValueMap,
     pub(super) counts: OnceCell<Counts>,
     /// Per cell, where the writes of the records visited so far end. A reader's window edges
     /// lie a few positions behind it, so galloping from it costs O(log window), not
@@ -58,12 +60,18 @@ pub(super) struct ReadPass<'a> {
 }
 
 impl<'a> ReadPass<'a> {
-    pub(super) fn new(index: &'a WriteIndex, tuning: Tuning, wanted: Wanted) -> ReadPass<'a> {
+    pub(super) fn new(
+        index: &'a WriteIndex,
+        initial: &'a ValueMap,
+        tuning: Tuning,
+        wanted: Wanted,
+    ) -> ReadPass<'a> {
         let cursors = (0..index.cells())
             .map(|c| index.cell(Cell(c as u32)).start)
             .collect();
         ReadPass {
             index,
+            initial,
             counts: OnceCell::new(),
             cursors,
             scan_max: tuning.scan_max.max(1),
@@ -74,10 +82,11 @@ impl<'a> ReadPass<'a> {
     pub(super) fn run(
         r: &[OpRecord],
         index: &WriteIndex,
+        initial: &ValueMap,
         tuning: Tuning,
         wanted: Wanted,
     ) -> Report {
-        let mut pass = ReadPass::new(index, tuning, wanted);
+        let mut pass = ReadPass::new(index, initial, tuning, wanted);
         let mut out = Report::default();
         for (i, ri) in r.iter().enumerate() {
             pass.record(i, ri, &mut out);

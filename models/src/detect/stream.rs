@@ -299,6 +299,9 @@ pub struct Stream {
     pub(super) aborted: Vec<u64>,
     pub(super) agents: Vec<Agent>,
     pub(super) cells: Vec<CellWrites>,
+    /// Each cell's value before the first record, by cell index (NULL past the end: a log
+    /// that starts empty); see [`Stream::start_in`].
+    pub(super) initial: Vec<ValueKey>,
     /// The horizon: writes at or before it no admissible future read needs (module docs,
     /// "the bound"); `None` until the window has slid.
     pub(super) horizon: Option<u64>,
@@ -329,6 +332,7 @@ impl Stream {
             aborted: Vec::new(),
             agents: Vec::new(),
             cells: Vec::new(),
+            initial: Vec::new(),
             horizon: None,
             swept: None,
             sweep_every: (opts.limits.window_max / SWEEP_PARTS).max(1),
@@ -351,6 +355,27 @@ impl Stream {
             witness_keys: Some(Vec::new()),
             ..Stream::new(opts)
         }
+    }
+
+    /// Sets cell `c`'s value before the first record (NULL unless set: a log that starts
+    /// empty, as the simulator's and the checker's do). A trace that starts in the middle of
+    /// a system's life starts in a state its reader supplies ([`super::l1_struct`]). `value`
+    /// is a [`ValueKey::id`] for [`Stream::push`], a key of the records' tables for
+    /// [`Stream::push_keyed`]. Call it before the first record.
+    pub fn start_in(&mut self, c: Cell, value: ValueKey) {
+        assert_eq!(self.records, 0, "the initial state precedes every record");
+        if self.initial.len() <= c.index() {
+            self.initial.resize(c.index() + 1, ValueKey::NULL);
+        }
+        self.initial[c.index()] = value;
+    }
+
+    /// Cell `c`'s value before the first record.
+    pub(super) fn initial(&self, c: Cell) -> ValueKey {
+        self.initial
+            .get(c.index())
+            .copied()
+            .unwrap_or(ValueKey::NULL)
     }
 
     /// The key of a value of a kept witness: itself, or in a keyed detector the key the
@@ -656,6 +681,7 @@ impl Stream {
             + self.cells.len()
             + self.waiting.len()
             + self.first_two.len()
+            + self.initial.len()
             + a4
             + 2 * o.l1_struct.kept.len()
             + o.a3_residue.kept.len()
@@ -677,6 +703,7 @@ impl Stream {
             cw.dropped_last.iter().for_each(|w| key(w.value));
         }
         self.waiting.iter().for_each(|w| key(w.value));
+        self.initial.iter().for_each(|&v| key(v));
         self.first_two.keys().for_each(|&(_, v)| key(v));
         for g in self.a4.values() {
             g.reads.iter().for_each(|&(_, _, k)| key(k));
@@ -708,6 +735,7 @@ impl Stream {
                 .for_each(|w| w.value = key(w.value));
         }
         self.waiting.iter_mut().for_each(|w| w.value = key(w.value));
+        self.initial.iter_mut().for_each(|v| *v = key(*v));
         self.first_two = std::mem::take(&mut self.first_two)
             .into_iter()
             .map(|((c, v), s)| ((c, key(v)), s))

@@ -180,30 +180,56 @@ pub fn memory(log: &[OpRecord], cells: &[Cell]) -> ValueMap {
     m
 }
 
+/// The initial states every agreement test runs each history from: empty (as the simulator's
+/// and the checker's histories start), and both cells set to different values (a trace that
+/// starts in the middle of a system's life, whose reader supplies its state). Cells are
+/// independent in every detector that reads the initial state, so a cell set beside a cell
+/// left NULL adds nothing to these two.
+pub fn initial_states() -> [ValueMap; 2] {
+    [
+        ValueMap::new(),
+        ValueMap::from_pairs([(Cell(0), Value(2)), (Cell(1), Value(1))]),
+    ]
+}
+
 /// Asserts spec == fast (with default tuning and with both A1 paths forced) on `h`, and that
 /// the stream detector gives the spec's counts and kept prefixes, keeping everything or only
-/// the tightest window the history allows, keeping one witness per anomaly or all.
+/// the tightest window the history allows, keeping one witness per anomaly or all; from each
+/// of [`initial_states`].
 pub fn assert_agree(h: &History) {
     assert_eq!(h.validate(), Ok(()), "not well-formed: {h:?}");
-    let expected = spec::detect(h);
-    for scan_max in [0, usize::MAX] {
-        let got = fast::detect_with(h, fast::Tuning { scan_max });
-        assert_eq!(got, expected, "spec != fast (scan_max {scan_max}) on {h:?}");
-    }
-    for max in [1, usize::MAX] {
-        let want = Summary::of_report(&expected, h.len() as u64, max);
-        for limits in [Limits::unbounded(max), tight_limits(h, max)] {
-            let got = stream_summary(h, limits);
-            assert_eq!(got, want, "stream != spec ({limits:?}) on {h:?}");
+    for initial in &initial_states() {
+        let expected = spec::detect_from(h, initial);
+        for scan_max in [0, usize::MAX] {
+            let got = fast::detect_from(h, initial, fast::Tuning { scan_max });
+            assert_eq!(
+                got, expected,
+                "spec != fast (scan_max {scan_max}, from {initial:?}) on {h:?}"
+            );
+        }
+        for max in [1, usize::MAX] {
+            let want = Summary::of_report(&expected, h.len() as u64, max);
+            for limits in [Limits::unbounded(max), tight_limits(h, max)] {
+                let got = stream_summary_from(h, initial, limits);
+                assert_eq!(
+                    got, want,
+                    "stream != spec ({limits:?}, from {initial:?}) on {h:?}"
+                );
+            }
         }
     }
 }
 
-/// The stream detector's summary of `h` (residue on, agents kept). A keyed detector
-/// ([`Stream::keyed`]) is run beside it, each value given a key: odd ids their own literal
-/// name, even ones an id of some other table; its summary, read back through its witness
-/// keys, must be the same.
+/// The stream detector's summary of `h` from an empty start ([`stream_summary_from`]).
 pub fn stream_summary(h: &History, limits: Limits) -> Summary {
+    stream_summary_from(h, &ValueMap::new(), limits)
+}
+
+/// The stream detector's summary of `h` from state `initial` (residue on, agents kept). A
+/// keyed detector ([`Stream::keyed`]) is run beside it, each value given a key: odd ids their
+/// own literal name, even ones an id of some other table; its summary, read back through its
+/// witness keys, must be the same.
+pub fn stream_summary_from(h: &History, initial: &ValueMap, limits: Limits) -> Summary {
     let opts = Options {
         limits,
         residue: true,
@@ -211,8 +237,15 @@ pub fn stream_summary(h: &History, limits: Limits) -> Summary {
     };
     let mut s = Stream::new(opts);
     let mut keyed = Stream::keyed(opts);
-    let most = h.records.iter().flat_map(values_of).max().unwrap_or(0) as usize;
+    let most = (h.records.iter().flat_map(values_of))
+        .chain(initial.entries().iter().map(|e| e.1 .0))
+        .max()
+        .unwrap_or(0) as usize;
     let keys = &test_keys(most)[..most];
+    for &(c, v) in initial.entries() {
+        s.start_in(c, ValueKey::id(v));
+        keyed.start_in(c, ValueKey::listed(keys, v.0));
+    }
     for (k, r) in h.records.iter().enumerate() {
         s.push(r, k as u64 + 1, &mut ())
             .expect("a valid history streams");

@@ -69,7 +69,7 @@ pub struct Args {
     #[arg(long)]
     pub no_plain: bool,
     /// Worker threads of each search, 1..=256.
-    #[arg(long, default_value_t = 2, value_parser = crate::cmd::limits::threads)]
+    #[arg(long, default_value_t = 2, value_parser = crate::limits::threads)]
     pub threads: usize,
     /// Print one JSON array on stdout.
     #[arg(long)]

@@ -67,7 +67,7 @@ pub struct SimArgs {
     #[arg(default_value = "scenarios/examples/edit-review.toml")]
     pub scenario: PathBuf,
     /// Trials per measurement (1..=1000000).
-    #[arg(long, default_value_t = 20_000, value_parser = crate::cmd::limits::trials)]
+    #[arg(long, default_value_t = 20_000, value_parser = crate::limits::trials)]
     pub trials: u64,
     /// Runtime, overriding the scenario's.
     #[arg(long)]

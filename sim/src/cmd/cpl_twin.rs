@@ -24,13 +24,13 @@ pub struct TwinArgs {
     /// A scenario file with a `[cpl]` section naming `unguarded` and `stale`.
     pub scenario: PathBuf,
     /// Trials per arm, 1..=1000000 (default: the scenario's `trials`).
-    #[arg(long, value_parser = crate::cmd::limits::trials)]
+    #[arg(long, value_parser = crate::limits::trials)]
     pub trials: Option<u64>,
     /// The run seed (default: the scenario's `seed`); both arms use the same trial seeds.
     #[arg(long)]
     pub seed: Option<u64>,
     /// Worker threads, 1..=256 (results do not depend on it); default: all cores.
-    #[arg(long, value_parser = crate::cmd::limits::threads)]
+    #[arg(long, value_parser = crate::limits::threads)]
     pub threads: Option<usize>,
     /// Print one JSON object on stdout.
     #[arg(long)]

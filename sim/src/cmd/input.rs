@@ -96,10 +96,10 @@ pub fn read(file: &Path, o: &Options) -> anyhow::Result<(History, Option<Report>
     Ok((jsonl::read_history(file)?, None))
 }
 
-/// The report `ingest --report` wrote beside a history of `records` records, read back for
-/// `detect --ingest-report`; one of another history (its record count differs) is refused.
-pub fn saved_report(path: &Path, records: u64) -> anyhow::Result<Report> {
-    let report = agentsim_ingest::saved::read_report(path)?;
+/// `report` (read from `path`: the report `ingest --report` wrote, for `detect
+/// --ingest-report`) if it is of a history of `records` records; one of another history (its
+/// record count differs) is refused.
+pub fn count_checked(report: Report, path: &Path, records: u64) -> anyhow::Result<Report> {
     if report.records as u64 != records {
         bail!(
             "{}: the report is of {} ({} records), and this history has {records} records",

@@ -62,7 +62,7 @@ pub struct Args {
         long,
         default_value_t = 2,
         requires = "realize",
-        value_parser = crate::cmd::limits::threads
+        value_parser = crate::limits::threads
     )]
     pub threads: usize,
     /// With --witnesses: give up (exit 2) if one search passes this many distinct states.

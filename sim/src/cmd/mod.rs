@@ -19,7 +19,6 @@ pub mod gate;
 pub mod ingest;
 pub mod input;
 pub mod lattice;
-pub mod limits;
 pub mod merge;
 pub mod progress;
 pub mod replay;

@@ -1,7 +1,7 @@
 //! The flags every experiment command (`twins`, `workloads`, `sweep`) shares.
 
 use crate::artifacts::paths::Paths;
-use crate::cmd::limits::{self, default_threads};
+use crate::limits::{self, default_threads};
 
 /// The flags every experiment command shares: output format, threads and where tables go.
 #[derive(Debug, clap::Args)]

@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(long)]
     pub max_ops: Option<u32>,
     /// Worker threads, 1..=256 (the matrix does not depend on it); default: all cores.
-    #[arg(long, value_parser = crate::cmd::limits::threads)]
+    #[arg(long, value_parser = crate::limits::threads)]
     pub threads: Option<usize>,
     /// Print one JSON object: runtime → anomaly → {admitted, witness_steps, states}.
     #[arg(long)]
@@ -63,8 +63,7 @@ pub struct Args {
 
 /// The worker threads: `--threads` (1..=256 by its parser) or the one default.
 pub fn threads(args: &Args) -> usize {
-    args.threads
-        .unwrap_or_else(crate::cmd::limits::default_threads)
+    args.threads.unwrap_or_else(crate::limits::default_threads)
 }
 
 /// Runs the command.

@@ -16,10 +16,10 @@
 
 use crate::artifacts::folder::Folder;
 use crate::artifacts::output::{preflight, preflight_dir, write_atomic};
-use crate::cmd::limits;
 use crate::cmd::progress::{ProgressArgs, Watched};
 use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::{self, Seeded};
+use crate::limits;
 use agentsim_models::runtime::Stack;
 use agentsim_models::{Anomaly, Reason, Verdict};
 use agentsim_sim::generator::recorded;

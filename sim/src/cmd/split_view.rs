@@ -27,7 +27,7 @@ pub struct Args {
     /// The scenario (see `scenarios/split-view.toml`).
     pub scenario: PathBuf,
     /// Override the scenario's number of trials (1..=1000000).
-    #[arg(long, value_parser = crate::cmd::limits::trials)]
+    #[arg(long, value_parser = crate::limits::trials)]
     pub trials: Option<u64>,
     /// Override the scenario's seed.
     #[arg(long)]

@@ -27,7 +27,7 @@ pub struct Args {
     /// The sweep file (see scenarios/sweeps/).
     pub sweep: PathBuf,
     /// Trials per grid point and runtime, 1..=1000000 (default: the file's `trials`).
-    #[arg(long, value_parser = crate::cmd::limits::trials)]
+    #[arg(long, value_parser = crate::limits::trials)]
     pub trials: Option<u64>,
     /// The run seed, overriding the file's `seed` (every runtime uses the same trial seeds).
     #[arg(long)]

@@ -26,7 +26,7 @@ use std::process::ExitCode;
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// Seeded trials per twin and side (1..=1000000).
-    #[arg(long, default_value_t = twins::TRIALS_DEFAULT, value_parser = crate::cmd::limits::trials)]
+    #[arg(long, default_value_t = twins::TRIALS_DEFAULT, value_parser = crate::limits::trials)]
     pub trials: u64,
     #[command(flatten)]
     pub common: crate::cmd::stacked::Args,

@@ -62,16 +62,7 @@ pub fn run_from(
     Ok(r)
 }
 
-/// The most worker threads any command starts (`--threads` is refused above it).
-pub const THREADS_MAX: usize = 256;
-
-/// The number of threads every command uses by default: the machine's parallelism, at most
-/// [`THREADS_MAX`] (results do not depend on it).
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, THREADS_MAX)
-}
+pub use crate::limits::{default_threads, THREADS_MAX};
 
 /// The k, N, rate and interval cells of a proportion.
 pub fn proportion_cells(p: &Proportion) -> [Cell; 5] {

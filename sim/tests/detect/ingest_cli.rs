@@ -103,6 +103,8 @@ fn ingest_then_detect_and_detect_from_agree_with_the_predictions() {
         let saved = renamed(&saved, out.to_str().unwrap(), &input);
         assert_eq!(saved["verdicts"], one_step["verdicts"], "{file}");
         assert_eq!(saved["ingest"], one_step["ingest"], "{file}");
+        // And the same L1_struct: the saved report's initial state is read back by name.
+        assert_eq!(saved["L1_struct"], one_step["L1_struct"], "{file}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -205,7 +207,14 @@ fn detect_from_otel_names_each_trace_gap_and_lowers_its_verdict() {
     ]));
     assert_eq!(point(&control), vec!["A1"]);
     assert_eq!(control["ingest"]["decidable"]["A1"]["status"], "decided");
-    assert_eq!(control["ingest"]["notes"], serde_json::json!([]));
+    // No gap: its only note is the state the trace began in (the profile read as "likes
+    // tea", which no span wrote), and that is no violation.
+    let notes = control["ingest"]["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let note = notes[0].as_str().unwrap();
+    assert!(note.starts_with("2 reads of the initial state (cells user-memory/profile)"));
+    assert_eq!(control["ingest"]["initial_state"]["reads"], 2);
+    assert_eq!(control["L1_struct"]["holds"], true);
     for &(gap, anomaly, status, note) in GAPS {
         let file = format!("scenarios/traces/otel/gaps/{gap}.json");
         let v = json(&run(&["detect", &file, "--from", "otel", "--json"]));

@@ -175,6 +175,7 @@ pub fn ingest(file: &str, rows: Rows) -> Result<Ingested, IngestError> {
         errors,
         notes: std::mem::take(&mut cx.notes),
         wall_ns: None,
+        initial: Default::default(),
     };
     Ok(Ingested { history, report })
 }
@@ -688,24 +689,15 @@ impl Ctx {
                 ),
             }
         };
-        vec![
-            (Anomaly::A1, a1),
-            (
-                Anomaly::A2,
-                Verdict::Undecidable {
-                    reason: "checkpoints carry no tool registry".to_owned(),
-                },
-            ),
-            (
-                Anomaly::A3,
-                Verdict::Decided {
-                    basis: "provenance from the checkpoint each task read; a superstep that \
-                            fails commits nothing"
-                        .to_owned(),
-                },
-            ),
-            (Anomaly::A6, a6),
-        ]
+        let a2 = Verdict::Undecidable {
+            reason: "checkpoints carry no tool registry".to_owned(),
+        };
+        let a3 = Verdict::Decided {
+            basis: "provenance from the checkpoint each task read; a superstep that fails \
+                    commits nothing"
+                .to_owned(),
+        };
+        crate::report::lattice_verdicts(a1, a2, a3, a6)
     }
 }
 

@@ -88,6 +88,7 @@ pub fn ingest(file: &str, lines: &[Line]) -> Ingested {
         errors: Vec::new(),
         notes: std::mem::take(&mut cx.notes),
         wall_ns: None,
+        initial: Default::default(),
     };
     Ingested { history, report }
 }
@@ -362,12 +363,7 @@ impl Cx {
                  answer is taken as when the effect landed; an error answer did not land)"
             ),
         };
-        vec![
-            (Anomaly::A1, a1),
-            (Anomaly::A2, a2),
-            (Anomaly::A3, a3),
-            (Anomaly::A6, a6),
-        ]
+        crate::report::lattice_verdicts(a1, a2, a3, a6)
     }
 }
 

@@ -14,8 +14,7 @@
 //! unseen. So a witness is real, given the mapping's claim that the agents share a registry,
 //! and none is not an answer: A2 is a lower bound ([`crate::evidence::a2`]).
 
-use super::map::Runs;
-use crate::evidence::{self, RegistryEvidence};
+use crate::evidence::{self, RegistryEvidence, Runs};
 use crate::otel::mapping::Mapping;
 use crate::registry::{Entries, Observation, SharedRegistry};
 use crate::report::Verdict;

@@ -5,7 +5,8 @@ use super::join::{Join, Match};
 use super::Beside;
 use crate::build::{build, Seen, Step, Written};
 use crate::error::IngestError;
-use crate::evidence::{self, MemoryEvidence};
+use crate::evidence::{self, MemoryEvidence, Runs};
+use crate::otel::invocation;
 use crate::otel::mapping::{Access, Mapping};
 use crate::otel::otlp::Span;
 use crate::registry::Observation;
@@ -230,14 +231,6 @@ struct Invocation {
     members: Vec<usize>,
 }
 
-/// The planned calls that are not plans: those the spans show did not run (the evidence →
-/// how many), and those they cannot show ran or not.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Runs {
-    pub not_run: BTreeMap<String, u64>,
-    pub unknown: u64,
-}
-
 #[derive(Default)]
 struct Cx<'a> {
     counts: BTreeMap<String, u64>,
@@ -328,6 +321,7 @@ pub fn ingest_with(
         errors: Vec::new(),
         notes: std::mem::take(&mut cx.notes),
         wall_ns: None,
+        initial: Default::default(),
     };
     Ok(Ingested { history, report })
 }
@@ -412,15 +406,9 @@ fn invocations(
                     .or_else(|| spans[a].str("graph.node.id"))
                     .unwrap_or_else(|| without_method(&spans[a].name))
                     .to_owned(),
-                None => format!("trace:{}", &trace[..trace.len().min(8)]),
+                None => invocation::unowned(&trace),
             };
-            let (start, end) = match owner {
-                Some(a) => (spans[a].start, spans[a].end),
-                None => (
-                    members.iter().map(|&m| spans[m].start).min().unwrap_or(0),
-                    members.iter().map(|&m| spans[m].end).max().unwrap_or(0),
-                ),
-            };
+            let (start, end) = invocation::extent(spans, owner, &members);
             Invocation {
                 agent: base.clone(),
                 base,
@@ -432,21 +420,11 @@ fn invocations(
         .collect();
     out.sort_by_key(|inv| (inv.start, inv.end));
     // One actor has one pending operation (SPEC §1): overlapping invocations of one agent are
-    // different actors, each in the lowest slot free at its start.
-    let mut slots: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    // different actors ([`invocation::Slots`]).
+    let mut slots = invocation::Slots::default();
     for inv in &mut out {
-        let ends = slots.entry(inv.base.clone()).or_default();
-        let k = match ends.iter().position(|&e| e <= inv.start) {
-            Some(k) => k,
-            None => {
-                ends.push(0);
-                ends.len() - 1
-            }
-        };
-        ends[k] = inv.end;
-        if k > 0 {
-            inv.agent = format!("{}#{}", inv.base, k + 1);
-        }
+        let (k, _) = slots.take(&inv.base, inv.start, inv.end);
+        inv.agent = invocation::actor(&inv.base, k);
     }
     cx.count("invocations", out.len() as u64);
     out
@@ -1013,12 +991,7 @@ impl Cx<'_> {
                 self.effects
             ),
         };
-        vec![
-            (Anomaly::A1, a1),
-            (Anomaly::A2, a2),
-            (Anomaly::A3, a3),
-            (Anomaly::A6, a6),
-        ]
+        crate::report::lattice_verdicts(a1, a2, a3, a6)
     }
 }
 

@@ -1,6 +1,7 @@
 //! GenAI spans → steps: the mapping table of [`super`].
 
 use super::gaps::{mistyped, Gaps};
+use super::invocation;
 use super::lean::{Attr, LeanSpan as Span};
 use super::mapping::{Access, Mapping};
 use super::otlp;
@@ -344,6 +345,7 @@ impl<'m> Mapper<'m> {
             errors: Vec::new(),
             notes: std::mem::take(&mut cx.notes),
             wall_ns,
+            initial: Default::default(),
         };
         Ok(Ingested { history, report })
     }
@@ -538,15 +540,9 @@ fn invocations(
                         .unwrap_or("agent")
                         .to_owned()
                 }
-                None => format!("trace:{}", &trace[..trace.len().min(8)]),
+                None => invocation::unowned(&trace),
             };
-            let (start, end) = match owner {
-                Some(a) => (spans[a].start, spans[a].end),
-                None => (
-                    members.iter().map(|&m| spans[m].start).min().unwrap_or(0),
-                    members.iter().map(|&m| spans[m].end).max().unwrap_or(0),
-                ),
-            };
+            let (start, end) = invocation::extent(spans, owner, &members);
             Invocation {
                 agent: base.clone(),
                 base,
@@ -573,26 +569,14 @@ fn actors(actors: &mut [Actor], cx: &mut Cx) -> Vec<usize> {
     let mut order: Vec<usize> = (0..actors.len()).collect();
     order.sort_by(|&a, &b| actors[a].order.cmp(&actors[b].order));
     // One actor has one pending operation (SPEC §1): overlapping invocations of an agent are
-    // different actors. Each takes the lowest slot free at its start.
-    let mut slots: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    // different actors ([`invocation::Slots`]).
+    let mut slots = invocation::Slots::default();
     for &i in &order {
         let inv = &mut actors[i];
-        let start = inv.order.0;
-        let ends = slots.entry(inv.base.clone()).or_default();
-        let k = match ends.iter().position(|&e| e <= start) {
-            Some(k) => k,
-            None => {
-                ends.push(0);
-                ends.len() - 1
-            }
-        };
+        let (k, open) = slots.take(&inv.base, inv.order.0, inv.end);
         // Any invocation open at this one's start overlaps it (not only those in lower slots).
-        inv.overlaps =
-            inv.order.1.is_some() && ends.iter().enumerate().any(|(j, &e)| j != k && e > start);
-        ends[k] = inv.end;
-        if k > 0 {
-            inv.agent = format!("{}#{}", inv.base, k + 1);
-        }
+        inv.overlaps = inv.order.1.is_some() && open;
+        inv.agent = invocation::actor(&inv.base, k);
         if inv.overlaps {
             if let Some(k) = &inv.order.1 {
                 cx.gaps.overlapping.add_at(k.0, &k.1, &k.2);
@@ -1291,12 +1275,7 @@ impl Cx<'_> {
                 self.effects
             ),
         };
-        vec![
-            (Anomaly::A1, a1),
-            (Anomaly::A2, a2),
-            (Anomaly::A3, a3),
-            (Anomaly::A6, a6),
-        ]
+        crate::report::lattice_verdicts(a1, a2, a3, a6)
     }
 }
 

@@ -57,6 +57,7 @@ mod fast;
 mod gaps;
 mod index;
 mod input;
+pub mod invocation;
 mod lean;
 mod map;
 pub mod mapping;

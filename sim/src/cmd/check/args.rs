@@ -70,7 +70,7 @@ pub struct Args {
     #[arg(long, value_name = "DISCIPLINE")]
     pub read_discipline: Option<ReadDiscipline>,
     /// Worker threads, 1..=256 (the counts do not depend on it); default: all cores.
-    #[arg(long, value_parser = crate::cmd::limits::threads)]
+    #[arg(long, value_parser = crate::limits::threads)]
     pub threads: Option<usize>,
     /// Extension 1: write values are NULL outside the write set.
     #[arg(long)]

@@ -212,9 +212,7 @@ fn config(a: &Args, ext: Extensions) -> anyhow::Result<CheckConfig> {
         runtime: a.runtime,
         symmetry: a.symmetry,
         properties,
-        threads: a
-            .threads
-            .unwrap_or_else(crate::cmd::limits::default_threads),
+        threads: a.threads.unwrap_or_else(crate::limits::default_threads),
         max_states: a.max_states,
     })
 }

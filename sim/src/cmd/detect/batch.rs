@@ -148,15 +148,25 @@ pub fn run(
 }
 
 /// Detects a history already in memory (stdin, `--from`): the stream detector over its records
-/// in log order, record `i` on line `i + 1`, with nothing dropped, as [`run`] over its text.
-/// `h` must be valid ([`agentsim_models::History::validate`]).
-pub fn in_memory(h: agentsim_models::History, file: &str, cfg: Config) -> anyhow::Result<Outcome> {
+/// in log order, record `i` on line `i + 1`, with nothing dropped, as [`run`] over its text,
+/// from the state `initial` (all-NULL for a history that starts empty; a trace's reader
+/// supplies the state it began in, `agentsim_ingest::initial`). `h` must be valid
+/// ([`agentsim_models::History::validate`]).
+pub fn in_memory(
+    h: agentsim_models::History,
+    initial: &agentsim_models::ValueMap,
+    file: &str,
+    cfg: Config,
+) -> anyhow::Result<Outcome> {
     let opts = Options {
         limits: Limits::unbounded(cfg.max_witnesses),
         residue: cfg.residue,
         keep_agents: true,
     };
     let mut stream = Stream::new(opts);
+    for &(c, v) in initial.entries() {
+        stream.start_in(c, agentsim_models::ValueKey::id(v));
+    }
     let mut sink = KeepAll::default();
     for (i, rec) in h.records.iter().enumerate() {
         // Validation checks everything the detector checks, so this is a bug, not input.

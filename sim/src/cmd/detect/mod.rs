@@ -39,7 +39,7 @@ use agentsim_models::detect::stream::{Found, Limits};
 pub(crate) use agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT;
 use agentsim_models::detect::{spec, Summary, Witnesses};
 use agentsim_models::lattice::{self, Point};
-use agentsim_models::{Anomaly, History, Verdict};
+use agentsim_models::{Anomaly, History, ValueMap, Verdict};
 use clap::Args as ClapArgs;
 use render::{FromHistory, Render};
 use serde_json::{json, Value as Json};
@@ -98,7 +98,7 @@ pub struct Args {
     pub idle_ms: u64,
     /// Threads parsing the history, 1..=256 (the output does not depend on it); default: the
     /// machine's cores, at least 2.
-    #[arg(long, value_parser = super::limits::threads)]
+    #[arg(long, value_parser = crate::limits::threads)]
     pub threads: Option<usize>,
     /// Progress on stderr while a history file is read (bytes and records done, rate, time
     /// left): `--progress` from the start, else on a terminal once a run passes 2 s.
@@ -120,7 +120,7 @@ fn batch_config(args: &Args) -> batch::Config {
 /// detects).
 fn threads(args: &Args) -> usize {
     args.threads
-        .unwrap_or_else(|| super::limits::default_threads().max(2))
+        .unwrap_or_else(|| crate::limits::default_threads().max(2))
 }
 
 /// A `--fail-on` name: any anomaly of the catalogue the text and JSON report.
@@ -181,10 +181,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // Errors already name the file, the line, the column and the key.
     let mut ingest = None;
-    let outcome = if options.from.is_some() || args.spec || is_stdin(&args.file) {
-        let (h, report) = super::input::read(&args.file, &options)?;
+    let saved = args.ingest_report.as_deref();
+    let saved = saved.map(agentsim_ingest::saved::read_report).transpose()?;
+    // A saved trace's initial state is by name: the history is read whole to resolve it.
+    let initial = saved.as_ref().is_some_and(|r| !r.initial.is_empty());
+    let outcome = if options.from.is_some() || args.spec || is_stdin(&args.file) || initial {
+        let (mut h, report) = super::input::read(&args.file, &options)?;
         ingest = report;
-        history_outcome(h, &file, &args)?
+        if let (Some(r), Some(path)) = (saved.as_ref(), &args.ingest_report) {
+            let mut r = super::input::count_checked(r.clone(), path, h.len() as u64)?;
+            r.initial
+                .resolve(&mut h.names)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            ingest = Some(r);
+        }
+        history_outcome(h, initial_of(ingest.as_ref()), &file, &args)?
     } else {
         let f = std::fs::File::open(&args.file).map_err(|source| jsonl::JsonlError::Io {
             file: file.clone(),
@@ -193,8 +204,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let expect = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
         batch::run(f, &file, expect, batch_config(&args))?
     };
-    if let Some(saved) = &args.ingest_report {
-        ingest = Some(super::input::saved_report(saved, outcome.summary.records)?);
+    if let (Some(r), Some(path), None) = (saved, &args.ingest_report, &ingest) {
+        ingest = Some(super::input::count_checked(
+            r,
+            path,
+            outcome.summary.records,
+        )?);
     }
     let verdicts = Verdicts::of(&outcome.summary, &file, ingest.as_ref());
     let printed = match args.json {
@@ -242,14 +257,19 @@ fn is_stdin(file: &std::path::Path) -> bool {
 /// with `--spec` (it is quadratic: small histories only), else the one-pass stream detector over
 /// its records in log order, as a file's are. An ingested history is first held to the
 /// structure the reader holds a file to ([`History::validate`], [`History::validate_effects`]).
-fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch::Outcome> {
+fn history_outcome(
+    h: History,
+    initial: &ValueMap,
+    file: &str,
+    args: &Args,
+) -> anyhow::Result<batch::Outcome> {
     h.validate()
         .and_then(|()| h.validate_effects())
         .map_err(|e| anyhow::anyhow!("{file}: the history it gives is malformed: {e}"))?;
     if !args.spec {
-        return batch::in_memory(h, file, batch_config(args));
+        return batch::in_memory(h, initial, file, batch_config(args));
     }
-    let summary = spec::summary(&h, args.max_witnesses, args.residue);
+    let summary = spec::summary_from(&h, initial, args.max_witnesses, args.residue);
     let from = FromHistory(&h);
     let s = &summary;
     let mut kept: Vec<Found> = Vec::new();
@@ -269,6 +289,13 @@ fn history_outcome(h: History, file: &str, args: &Args) -> anyhow::Result<batch:
         kept,
         names: h.names,
     })
+}
+
+/// The state an ingested history began in (all-NULL for one that starts empty: a JSON Lines
+/// history, or a trace that shows nothing of it).
+fn initial_of(ingest: Option<&Report>) -> &ValueMap {
+    static EMPTY: ValueMap = ValueMap::new();
+    ingest.map_or(&EMPTY, |r| &r.initial.values)
 }
 
 /// The kept witnesses of one list, in printing order (A4 by witness, as it always printed).
@@ -311,7 +338,10 @@ fn to_json(o: &batch::Outcome, v: &Verdicts, residue: bool) -> Json {
     }
     let point = Point::of(&s.anomalies());
     let names: Vec<&str> = point.members().iter().map(|a| a.name()).collect();
-    let l1 = json!({ "holds": s.l1_struct_holds(), "violations": rendered("L1_struct") });
+    let mut l1 = json!({ "holds": s.l1_struct_holds(), "violations": rendered("L1_struct") });
+    if let Some(why) = &v.1 {
+        l1["cannot_tell"] = json!(why);
+    }
     let (lo, hi) = v.level_range();
     json!({ "anomalies": anomalies, "exhibits": names, "level": lattice::level(point),
             "L1_struct": l1, "left_out": left_out, "verdicts": verdicts_json(v),
@@ -354,6 +384,10 @@ fn text(file: &str, o: &batch::Outcome, v: &Verdicts, residue: bool) -> String {
     }
     if s.records == 0 {
         let _ = writeln!(out, "L1_struct: cannot tell (empty input)");
+    } else if let Some(why) = &v.1 {
+        let title = format!("L1_struct: cannot tell ({why})");
+        let l1 = totals(&s.l1_struct);
+        section(&mut out, &title, None, l1, &list(o, "L1_struct"), &n);
     } else if s.l1_struct_holds() {
         let _ = writeln!(
             out,
@@ -523,7 +557,7 @@ pub fn explain(h: History, file: &str, ingest: Option<&Report>) -> anyhow::Resul
         residue: false,
         progress: super::progress::ProgressArgs::default(),
     };
-    let o = batch::in_memory(h, file, cfg)?;
+    let o = batch::in_memory(h, initial_of(ingest), file, cfg)?;
     let v = Verdicts::of(&o.summary, file, ingest);
     let r = Render(&o.names);
     let lists = Anomaly::ALL

@@ -198,7 +198,11 @@ impl Render<'_> {
             } => {
                 let latest = match w.writer {
                     Some(k) => format!("record {k}'s {}", self.val(*expected)),
-                    None => "NULL (no earlier write)".to_owned(),
+                    None if expected.is_null() => "NULL (no earlier write)".to_owned(),
+                    None => format!(
+                        "the trace's initial {} (no earlier write)",
+                        self.val(*expected)
+                    ),
                 };
                 format!(
                     "record {} ({}) read {} = {}, latest committed was {latest}",

@@ -26,16 +26,18 @@ use agentsim_models::detect::Summary;
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::{Anomaly, Reason, Verdict};
 
-/// The verdicts of the anomalies `detect` reports, in catalogue order.
+/// The verdicts of the anomalies `detect` reports, in catalogue order, and why `L1_struct`
+/// cannot be told, if it cannot.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Verdicts(pub Vec<(Anomaly, Verdict)>);
+pub struct Verdicts(pub Vec<(Anomaly, Verdict)>, pub Option<String>);
 
 impl Verdicts {
     /// The verdicts on the history of `file` that `s` summarises, with the ingestion's
     /// report when the history was ingested.
     pub fn of(s: &Summary, file: &str, ingest: Option<&Report>) -> Verdicts {
         let all = Anomaly::ALL.into_iter().filter(|&a| super::reported(a));
-        Verdicts(all.map(|a| (a, verdict(s, file, ingest, a))).collect())
+        let verdicts = all.map(|a| (a, verdict(s, file, ingest, a))).collect();
+        Verdicts(verdicts, ingest.and_then(|r| l1_untold(s, r)))
     }
 
     /// The verdict on `a` (an anomaly outside the report cannot be told).
@@ -101,6 +103,27 @@ impl Verdicts {
     }
 }
 
+/// Why `L1_struct` cannot be told on an ingested history whose reads show writes missing from
+/// the trace (a cell read as two values it could have begun with, `agentsim_ingest::initial`):
+/// every violation listed is on such a cell, where the latest committed write, or the state
+/// the trace began in, is not known. A violation on another cell is a violation.
+fn l1_untold(s: &Summary, r: &Report) -> Option<String> {
+    let initial = &r.initial;
+    let conflicts = &initial.conflicts;
+    if conflicts.is_empty() || !s.l1_struct.kept.iter().all(|w| initial.conflicted(w.cell)) {
+        return None;
+    }
+    let what = match conflicts.len() {
+        1 => {
+            "a cell was read as values no write in the trace explains: writes to it are".to_owned()
+        }
+        n => format!(
+            "{n} cells were read as values no write in the trace explains: writes to them are"
+        ),
+    };
+    Some(format!("{what} missing from the trace (see the notes)"))
+}
+
 /// The verdict on `a` alone (see the module's list).
 fn verdict(s: &Summary, file: &str, ingest: Option<&Report>, a: Anomaly) -> Verdict {
     use agentsim_ingest::Verdict as Ingested;
@@ -129,5 +152,51 @@ fn verdict(s: &Summary, file: &str, ingest: Option<&Report>, a: Anomaly) -> Verd
             false => Verdict::CannotTell(Reason::Undecidable(basis.clone())),
         },
         Judged::Reader(Ingested::Decided { .. }) => Verdict::of_found(s.has(a)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentsim_ingest::initial::Initial;
+    use agentsim_models::detect::L1StructViolation;
+    use agentsim_models::{Cell, Value};
+
+    fn violation(cell: u32) -> L1StructViolation {
+        L1StructViolation {
+            record: 0,
+            cell: Cell(cell),
+            read: Value(1),
+            expected: Value::NULL,
+            writer: None,
+        }
+    }
+
+    /// `L1_struct` cannot be told when every violation is on a cell whose reads show writes
+    /// missing from the trace; one elsewhere is a violation.
+    #[test]
+    fn l1_struct_on_a_conflict_cell_cannot_be_told() {
+        let mut report = Report {
+            source: agentsim_ingest::Source::Otel,
+            file: "t.json".into(),
+            records: 2,
+            counts: Default::default(),
+            verdicts: vec![],
+            errors: vec![],
+            notes: vec![],
+            wall_ns: None,
+            initial: Initial::default(),
+        };
+        let mut s = Summary::new(10);
+        s.l1_struct.push(violation(0));
+        assert_eq!(l1_untold(&s, &report), None, "no conflict: violated");
+        report.initial.conflicts = vec![(Cell(0), vec![Value(1), Value(2)])];
+        let why = l1_untold(&s, &report).expect("cannot tell");
+        assert!(
+            why.starts_with("a cell was read as values no write"),
+            "{why}"
+        );
+        s.l1_struct.push(violation(1));
+        assert_eq!(l1_untold(&s, &report), None, "a violation on another cell");
     }
 }

@@ -111,7 +111,7 @@ pub struct Args {
     #[arg(long)]
     pub max_memory_mb: Option<u64>,
     /// Worker threads, 1..=256 (the result is the same whatever the number).
-    #[arg(long, default_value_t = 1, value_parser = crate::cmd::limits::threads)]
+    #[arg(long, default_value_t = 1, value_parser = crate::limits::threads)]
     pub threads: usize,
     /// Cap every agent's `repeat` at N (not `count`): explore a smaller size of a workload;
     /// verdicts then say "at repeat ≤ N", what the capped search did not find is cannot tell,

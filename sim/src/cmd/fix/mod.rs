@@ -119,12 +119,20 @@ pub fn subject(
     let name = observe::scenario_name(input);
     let (fitted, scenario) = observe::fitted(&obs, name, scenario_path, trials, seed)?;
     let observed = contains::find(&scenario, &fitted.expected)?;
-    let report = agentsim_sim::runner::detect(&obs.history);
+    // From the state the trace began in, as the ingestion found it: a read of a value no
+    // record in the input wrote is a read of that state, not a residue.
+    let initial = obs.report.as_ref().map(|r| r.initial.values.clone());
+    let initial = initial.unwrap_or_default();
+    let report = agentsim_models::detect::fast::detect_from(
+        &obs.history,
+        &initial,
+        agentsim_models::detect::fast::Tuning::default(),
+    );
     // The residue over-approximates A3: beside a decided A3 it is that cascade, which the
     // chosen stack answers for; alone (a flat trace without preds) it is not. A residue read
-    // of a value no record in the input wrote, aborted or not, is a read of the state the
-    // trace began in (a trace starts in the middle of a system's life), not of aborted data:
-    // it asks nothing of fix.
+    // of a value no record wrote is left only on a cell whose reads show writes missing from
+    // the trace (the ingest report names it), which is not aborted data either: only a read
+    // of a value an aborted record wrote asks anything of fix.
     let aborted_residue = report.a3_residue.iter().any(|w| {
         obs.history.records.iter().any(|r| {
             r.aborted && r.write_set.contains(&w.cell) && r.write_values.get(w.cell) == w.value

@@ -20,8 +20,8 @@ pub mod report;
 
 use crate::artifacts::output::{preflight, write_atomic};
 use crate::artifacts::paths::Paths;
-use crate::cmd::limits;
 use crate::cmd::progress::{Items, ProgressArgs};
+use crate::limits;
 use agentsim_sim::digest::Fnv1a;
 use agentsim_sim::shard::Shard;
 use anyhow::{anyhow, Context, Result};

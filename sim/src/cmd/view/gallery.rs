@@ -87,7 +87,7 @@ fn step_files(ctx: &Ctx) -> Result<Vec<Artifact>> {
     }
     for (name, text) in OTEL {
         let shown = format!("scenarios/traces/otel/{name}");
-        let i = parse_otel(text, &shown)?;
+        let i = agentsim_ingest::with_initial_state(parse_otel(text, &shown)?);
         let page = page_of(i.history, name.to_owned(), &shown, Some(i.report))?;
         let about =
             format!("the OTel example trace {name}, with the ingest's and detect's reports");
@@ -105,6 +105,7 @@ fn step_files(ctx: &Ctx) -> Result<Vec<Artifact>> {
         std::fs::write(&db, bytes).with_context(|| format!("{}", db.display()))?;
         let shown = format!("scenarios/traces/langgraph/{name}");
         let i = read_langgraph(&db, None).with_context(|| shown.clone())?;
+        let i = agentsim_ingest::with_initial_state(i);
         let mut page = page_of(i.history, name.to_owned(), &shown, Some(i.report))?;
         // The report names the file it read: the scratch copy, whose path changes per run.
         let scratch_name = db.display().to_string();

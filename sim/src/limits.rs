@@ -9,9 +9,22 @@
 //!   `cpl twin`, `split-view`, `deployed` and `bench sim`.
 //!
 //! What this does not bound: the time a run at the limits takes (progress lines say it).
+//!
+//! It sits below every layer of this crate ([`crate::cmd`], [`crate::experiments`],
+//! [`crate::bench`]): each takes these limits, none is above another for it.
 
-pub use crate::experiments::run::{default_threads, THREADS_MAX};
 pub use agentsim_sim::scenario::TRIALS_MAX;
+
+/// The most worker threads any command starts (`--threads` is refused above it).
+pub const THREADS_MAX: usize = 256;
+
+/// The number of threads every command uses by default: the machine's parallelism, at most
+/// [`THREADS_MAX`] (results do not depend on it).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, THREADS_MAX)
+}
 
 /// The `--threads` value parser: a whole number in 1..=[`THREADS_MAX`].
 pub fn threads(s: &str) -> Result<usize, String> {
