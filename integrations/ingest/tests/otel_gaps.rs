@@ -132,7 +132,12 @@ fn a_mapping_that_declares_the_invocations_separate_decides_a1() {
     std::fs::write(&map, "[invocations]\nseparate = [\"memory_updater\"]\n").unwrap();
     let i = agentsim_ingest::load(&path("gaps/overlap.json"), &options(Some(map.clone()))).unwrap();
     assert_eq!(a1_witnesses(&i), 1, "{}", i.report.to_text());
-    assert_eq!(status(&i, Anomaly::A1), "decided", "{}", why(&i, Anomaly::A1));
+    assert_eq!(
+        status(&i, Anomaly::A1),
+        "decided",
+        "{}",
+        why(&i, Anomaly::A1)
+    );
     // Another agent named separate leaves this one's overlap an upper bound.
     std::fs::write(&map, "[invocations]\nseparate = [\"someone_else\"]\n").unwrap();
     let i = agentsim_ingest::load(&path("gaps/overlap.json"), &options(Some(map))).unwrap();

@@ -343,7 +343,12 @@ fn one(
         residue: false,
         progress: crate::cmd::progress::ProgressArgs::default(),
     };
-    let o = crate::cmd::detect::batch::in_memory(history.clone(), run.trace_path, cfg)?;
+    let o = crate::cmd::detect::batch::in_memory(
+        history.clone(),
+        &report.initial.values,
+        run.trace_path,
+        cfg,
+    )?;
     let verdict = Verdicts::of(&o.summary, run.trace_path, Some(&report)).get(r.anomaly);
     let stack = (fix && verdict == Verdict::Violated)
         .then(|| fixed_by(history, report, run, &file, trials, threads));

@@ -126,6 +126,14 @@ fn command(l: &str) -> Option<String> {
     ]
     .iter()
     .find_map(|p| t.strip_prefix(p))?;
+    // `agentsim serve: listening on …` is a message the program printed, not a command.
+    if rest
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| w.ends_with(':'))
+    {
+        return None;
+    }
     let cmd = format!("agentsim {}", rest.split(" # ").next().unwrap().trim());
     Some(cmd.trim_end_matches('&').trim().to_owned())
 }

@@ -430,7 +430,11 @@ impl Mapping {
             .collect();
         let mut out = format!("{}: {}", self.file, tools.join(", "));
         if !self.separate_invocations.is_empty() {
-            let names: Vec<&str> = self.separate_invocations.iter().map(String::as_str).collect();
+            let names: Vec<&str> = self
+                .separate_invocations
+                .iter()
+                .map(String::as_str)
+                .collect();
             out.push_str(&format!(
                 "; overlapping invocations of {} are separate callers",
                 names.join(", ")
@@ -541,7 +545,9 @@ mod tests {
     fn invocations_name_the_agents_whose_overlaps_are_separate_callers() {
         let m = Mapping::parse("[invocations]\nseparate = [\"support\"]\n", "m.toml").unwrap();
         assert!(m.separate_invocations.contains("support"));
-        assert!(m.describe().ends_with("overlapping invocations of support are separate callers"));
+        assert!(m
+            .describe()
+            .ends_with("overlapping invocations of support are separate callers"));
         assert_eq!(
             error("[invocations]\nseparate = []\n"),
             "m.toml:1: `[invocations] separate` names no agent"

@@ -527,7 +527,7 @@ pub fn ingested_json(
         residue: false,
         progress: super::progress::ProgressArgs::default(),
     };
-    let o = batch::in_memory(h, file, cfg)?;
+    let o = batch::in_memory(h, initial_of(Some(ingest)), file, cfg)?;
     let mut v = Verdicts::of(&o.summary, file, Some(ingest));
     if let Some(missing) = missing {
         v = v.with_missing(missing);

@@ -65,7 +65,7 @@ impl Verdicts {
             );
             (a, Verdict::CannotTell(Reason::Budget(why)))
         });
-        Verdicts(each.collect())
+        Verdicts(each.collect(), self.1)
     }
 
     /// The lattice anomalies that cannot be told, in lattice order.
