@@ -282,7 +282,7 @@ mod tests {
             .to_string()
             .contains("timed="));
         for bad in [
-            "X1:9:-:stop=9:cycle=0",
+            "X1:9:-:stop=9:cycle=x",
             "X1:9:-:stop=3:cycle=4",
             "X1:9:-:cycle=2",
         ] {
