@@ -31,6 +31,21 @@ pub fn threads(s: &str) -> Result<usize, String> {
     parse_in(s, 1, THREADS_MAX, "threads")
 }
 
+/// The `--steps-per-agent` value parser: a whole number from 1, or `unbounded` (no budget:
+/// [`agentsim_sim::explore::STEPS_UNBOUNDED`], for a stateful search).
+pub fn steps_per_agent(s: &str) -> Result<u64, String> {
+    if s == "unbounded" {
+        return Ok(agentsim_sim::explore::STEPS_UNBOUNDED);
+    }
+    parse_in(
+        s,
+        1,
+        agentsim_sim::explore::STEPS_UNBOUNDED - 1,
+        "steps per agent",
+    )
+    .map_err(|e| format!("{e} (or `unbounded`, with --stateful)"))
+}
+
 /// The `--trials` value parser: a whole number in 1..=[`TRIALS_MAX`].
 pub fn trials(s: &str) -> Result<u64, String> {
     parse_in(s, 1, TRIALS_MAX, "trials")

@@ -500,13 +500,18 @@ impl<R: Runtime> Engine<'_, R> {
             self.c.spinning |= !self.parked.is_empty();
             return None;
         }
-        let pos = if enabled.len() > 1 {
-            if self.chooser.as_deref().is_some_and(|c| c.stateful()) {
-                let fp = self.state_key();
-                if let Some(c) = self.chooser.as_deref_mut() {
-                    c.state(fp);
+        if self.chooser.as_deref().is_some_and(|c| c.stateful()) {
+            // Before every agent step, not only at choice points: a loop that one agent runs
+            // alone closes too.
+            let key = self.state_key();
+            if let Some(c) = self.chooser.as_deref_mut() {
+                c.state(key);
+                if c.halted() {
+                    return None;
                 }
             }
+        }
+        let pos = if enabled.len() > 1 {
             // Before anything of the point is counted: a resume re-enters this iteration of
             // the event loop from its top (waking parked agents again is idempotent).
             self.checkpoint();

@@ -168,10 +168,12 @@ impl<R: Runtime> Engine<'_, R> {
     ///   operation when one is open (read step, planned tool, values read, generation output
     ///   and tool calls, the effects issued with their completion order) — not latencies,
     ///   tokens or due times, which abstract time never reads. The MCP clients as they are.
-    ///   The steps each agent took only when a step budget is set (`None`: unbounded), the
-    ///   event count only when the scenario's `events_max` is below the default (at the
-    ///   default a loop closes instead of running to 10^6 events). The polling-loop
-    ///   bookkeeping with versions relative to the current ones (`spin`).
+    ///   The steps each agent took only when a step budget is set (`None`: unbounded). Not
+    ///   the event count: `events_max` still cuts a path that runs that long, and a cut
+    ///   search is cannot tell; a complete one expanded every state it met, so what it finds
+    ///   unreachable is unreachable at any length, and what it finds reachable has a
+    ///   witness path the engine ran under every bound. The polling-loop bookkeeping with
+    ///   versions relative to the current ones (`spin`).
     /// * The store (SPEC §1): memory, registry and stack as they are; each in-flight op's
     ///   request, read values and registry, and in place of its read time and preds the
     ///   facts the runtimes and detectors read from them (SPEC §5.2's retraction-free
@@ -250,7 +252,6 @@ impl<R: Runtime> Engine<'_, R> {
             .as_deref()
             .and_then(|c| c.steps_per_agent())
             .is_some();
-        let events = self.sc.events_max < crate::scenario::EVENTS_MAX_DEFAULT;
         let mut halves = [DefaultHasher::new(), DefaultHasher::new()];
         halves[1].write_u64(0x9e37_79b9_7f4a_7c15);
         for h in &mut halves {
@@ -279,9 +280,6 @@ impl<R: Runtime> Engine<'_, R> {
             self.mcp.hash(h);
             if budget {
                 self.steps.hash(h);
-            }
-            if events {
-                self.event.hash(h);
             }
             self.spin.hash_relative(h);
         }

@@ -141,14 +141,14 @@ pub struct ExploreConfig<'a> {
     pub stateful: bool,
 }
 
-/// What a stateful search kept: the states are fingerprinted at agent choice points (the
-/// engine's whole state there but for what only records the path: see
-/// `engine::snapshot`), each task of the split keeps its own set, and a path that reaches a
-/// state its task saw before ends there, unrecorded: that state's futures were all run.
-/// The state holds the log and the steps each agent took, so it repeats on no path and
-/// merges only interleavings that meet in one state (a loop does not close); the anomaly
-/// sets, the final histories and the verdicts are the stateless plain search's
-/// (`stateful_and_stateless_agree`). Partial-order reduction is not combined with it:
+/// What a stateful search kept: the states are keyed before every agent step by an
+/// abstraction that keeps the futures and the anomaly sets and drops the log, times and
+/// (without a step budget) the step counts (`Engine::state_key` in `engine::snapshot`; a
+/// scenario that retracts keeps the concrete fingerprint), each task of the split keeps its
+/// own set, and a path that reaches a state its task met before (on an earlier path, or
+/// earlier on itself: a loop closed) ends there, unrecorded: that state is expanded once.
+/// The anomaly sets and the verdicts are the stateless plain search's where that one
+/// finishes (`stateful_and_stateless_agree`). Partial-order reduction is not combined with it:
 /// source-DPOR finds its backtrack points from the races of complete paths, which a path
 /// ended at a seen state does not have (the problem stateful DPOR, Yang, Chen, Gopalakrishnan
 /// and Kirby, SPIN 2008, solves with a visible-operation graph this search does not keep).
@@ -156,7 +156,8 @@ pub struct ExploreConfig<'a> {
 pub struct Stateful {
     /// States kept, summed over the tasks (a state two tasks meet counts twice).
     pub states: u64,
-    /// Paths that ended at a state seen before.
+    /// Paths that ended at a state seen before (on another path, or on themselves: a loop
+    /// closed, and such a path is recorded as an end).
     pub merged: u64,
 }
 
@@ -821,9 +822,13 @@ fn probe(
     prefix: Vec<u32>,
     pool: &mut Pool,
 ) -> Result<Part, ExploreError> {
+    // A stateful probe ends its path where the path meets a state of its own again (a loop
+    // closed), as the task's search will: without it a path through a loop runs to
+    // `events_max` when there is no step budget.
     let mut w = Walker::new(&prefix, cfg.search.reduction(), cfg.steps_per_agent)
         .with_copies(copies(sc, cfg))
-        .with_park(parks(cfg));
+        .with_park(parks(cfg))
+        .with_states(cfg.stateful);
     run_path(sc, cfg, &mut w, pool, None)?;
     let alts = w.alternatives_at(prefix.len());
     let mut size = 1u64;
@@ -900,6 +905,8 @@ fn walk_task(sc: &Scenario, shared: &Shared<'_>, w: &mut Walker) -> Result<Found
         }
         let keep = snapshots(cfg).then_some(&mut snaps);
         let run = run_path(sc, cfg, w, &mut pool, keep)?;
+        // A path that closed a loop is recorded as a path end (the infinite run around the
+        // loop); one that met another path's state is not: that state's ends were recorded.
         if w.merged() {
             shared.states.merged.fetch_add(1, Ordering::SeqCst);
             if !w.backtrack() {
@@ -907,7 +914,10 @@ fn walk_task(sc: &Scenario, shared: &Shared<'_>, w: &mut Walker) -> Result<Found
             }
             continue;
         }
-        if w.blocked() {
+        if w.lasso() {
+            shared.states.merged.fetch_add(1, Ordering::SeqCst);
+        }
+        if w.blocked() && !w.lasso() {
             shared.redundant.fetch_add(1, Ordering::SeqCst);
             if !w.backtrack() {
                 return Ok(found);

@@ -47,6 +47,16 @@ fn agree(sc: &Scenario, cfg: &ExploreConfig<'_>, max: u64, what: &str) -> Option
     assert_eq!(reach(&stateless), reach(&stateful), "{what}: verdicts");
     assert!(stateful.schedules <= stateless.schedules, "{what}");
     assert!(stateless.stateful.is_none(), "{what}");
+    if crate::engine::abstracts(sc) {
+        // No path of the stateless search was cut, so none is longer than the budget: with
+        // no budget at all the stateful search meets the same states and ends the same.
+        cfg.steps_per_agent = STEPS_UNBOUNDED;
+        let unbounded = explore(sc, &cfg).unwrap();
+        assert!(unbounded.complete, "{what}: unbounded");
+        assert_eq!(sets(&stateless), sets(&unbounded), "{what}: unbounded sets");
+        assert_eq!(stateless.finished, unbounded.finished, "{what}: unbounded");
+        assert_eq!(reach(&stateless), reach(&unbounded), "{what}: unbounded");
+    }
     Some(stateful.stateful.expect("a stateful search says so"))
 }
 
@@ -128,4 +138,47 @@ fn stateful_is_plain_only() {
             Err(ExploreError::StatefulSearch)
         ));
     }
+}
+
+/// Loops that a step budget cuts close without one: a retrying client beside a server whose
+/// loop never ends, and the editor whose write comes after 45 waits, are explored
+/// completely under every named runtime, and the stateless search at the default budget is
+/// cut on each (so the stateful search decides what it cannot).
+#[test]
+fn loops_close_without_a_step_budget() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/bounds");
+    for name in ["retry-beside-server.toml", "editor-45-waits.toml"] {
+        let sc = Scenario::load(&root.join(name)).expect("shipped scenario");
+        for kind in RuntimeKind::ALL {
+            let what = format!("{name} under {}", kind.name());
+            let cfg = ExploreConfig::new(kind.stack());
+            let cut = explore(&sc, &cfg).unwrap();
+            assert!(!cut.complete, "{what}: the budget cuts it");
+            let cfg = ExploreConfig {
+                search: Search::Plain,
+                stateful: true,
+                steps_per_agent: STEPS_UNBOUNDED,
+                ..cfg
+            };
+            let full = explore(&sc, &cfg).unwrap();
+            assert!(full.complete, "{what}");
+            assert!(full.stateful.is_some_and(|s| s.merged > 0), "{what}");
+            // Whatever the cut search found is found again.
+            for set in cut.sets.keys() {
+                assert!(full.sets.contains_key(set), "{what}: {set:?}");
+            }
+        }
+    }
+}
+
+/// An unbounded budget without states is refused: nothing else would end a loop.
+#[test]
+fn unbounded_needs_stateful() {
+    let sc = family(0, 1);
+    let cfg = ExploreConfig {
+        search: Search::Plain,
+        steps_per_agent: STEPS_UNBOUNDED,
+        ..ExploreConfig::new(sc.runtime)
+    };
+    assert!(matches!(explore(&sc, &cfg), Err(ExploreError::Unbounded)));
 }

@@ -87,6 +87,8 @@ struct Kept {
     events: usize,
     sleep: Vec<(usize, Access)>,
     started: Vec<bool>,
+    /// The path's keys before the one of this point (delivered again on resuming).
+    keys: usize,
 }
 
 /// A path through the choice tree, driving the engine as its [`Chooser`].
@@ -125,10 +127,12 @@ pub(super) struct Walker {
     stateful: bool,
     /// The fingerprints of the states seen at this walker's agent choice points.
     seen: std::collections::HashSet<u128>,
-    /// The fingerprint of the state at the agent choice point about to be asked.
-    state: Option<u128>,
     /// The path just run reached a state seen before and ended there.
     merged: bool,
+    /// … and that state was its own, earlier on it: the path closed a loop (a lasso).
+    lasso: bool,
+    /// The keys of the states the current path met, in order.
+    path_keys: Vec<u128>,
 }
 
 impl Walker {
@@ -162,16 +166,17 @@ impl Walker {
             resume: false,
             stateful: false,
             seen: std::collections::HashSet::new(),
-            state: None,
             merged: false,
+            lasso: false,
+            path_keys: Vec::new(),
         }
     }
 
     /// The same walker, ending a path at a state seen before or not. Sound for the plain
-    /// enumeration only: a path that reaches a state seen on an earlier path of this walker
-    /// can only repeat what that path's subtree ran, since the subtree is done by then (the
-    /// search is depth-first and a frame is dropped only when its alternatives are done), and
-    /// no state repeats on one path (the steps each agent took are part of it).
+    /// enumeration only: it is depth-first search with a seen set, which expands every
+    /// reachable state once (a state met again, on an earlier path or on the current one,
+    /// is being or has been expanded there), so every reachable state and every path end is
+    /// met; the key carries the anomalies shown so far, so equal keys end with equal sets.
     pub(super) fn with_states(mut self, on: bool) -> Self {
         assert!(
             !(on && self.reduction),
@@ -181,9 +186,17 @@ impl Walker {
         self
     }
 
-    /// Whether the path just run ended at a state seen before.
+    /// Whether the path just run ended at a state seen before on another path (its futures
+    /// were run there).
     pub(super) fn merged(&self) -> bool {
-        self.merged
+        self.merged && !self.lasso
+    }
+
+    /// Whether the path just run ended where it met a state of its own again: a loop
+    /// closed, and the path stands for the infinite run around it, whose anomaly set is
+    /// the one shown so far (the key, which carries it, repeats).
+    pub(super) fn lasso(&self) -> bool {
+        self.lasso
     }
 
     /// The states this walker has seen.
@@ -441,7 +454,7 @@ impl Chooser for Walker {
         self.chosen_at = None;
         self.blocked = false;
         self.merged = false;
-        self.state = None;
+        self.lasso = false;
         self.hb = None;
         match self.kept.last().filter(|_| self.resume) {
             // The path so far is the last one's up to the snapshot (the choices before it
@@ -449,12 +462,14 @@ impl Chooser for Walker {
             Some(k) => {
                 self.cursor = k.point;
                 self.events.truncate(k.events);
+                self.path_keys.truncate(k.keys);
                 self.sleep.clone_from(&k.sleep);
                 self.started.clone_from(&k.started);
             }
             None => {
                 self.cursor = 0;
                 self.events.clear();
+                self.path_keys.clear();
                 self.sleep.clear();
                 self.started.iter_mut().for_each(|s| *s = false);
             }
@@ -468,17 +483,6 @@ impl Chooser for Walker {
             return 0;
         }
         let at = self.cursor;
-        if p.kind == ChoiceKind::Agent {
-            // Past the frames of the path so far, a state seen before ends the path (at or
-            // before them, the state is this path's own, seen when the prefix first ran).
-            if let Some(fp) = self.state.take() {
-                if at >= self.frames.len() && !self.seen.insert(fp) {
-                    self.merged = true;
-                    self.blocked = true;
-                    return 0;
-                }
-            }
-        }
         let k = if self.reduction && p.kind == ChoiceKind::Agent {
             match self.pick_agent(p) {
                 Some(k) => k,
@@ -564,8 +568,18 @@ impl Chooser for Walker {
         self.stateful
     }
 
-    fn state(&mut self, fingerprint: u128) {
-        self.state = Some(fingerprint);
+    fn state(&mut self, key: u128) {
+        // Past the frames of the path so far, a state seen before ends the path (at or
+        // before them, the state is this path's own, seen when the prefix first ran).
+        if self.blocked {
+            return;
+        }
+        if self.cursor >= self.frames.len() && !self.seen.insert(key) {
+            self.merged = true;
+            self.lasso = self.path_keys.contains(&key);
+            self.blocked = true;
+        }
+        self.path_keys.push(key);
     }
 
     fn checkpoint(&mut self, point: u64) -> bool {
@@ -590,6 +604,12 @@ impl Chooser for Walker {
             events: self.events.len(),
             sleep: self.sleep.clone(),
             started: self.started.clone(),
+            // The engine gave this point's key just before (a stateful trial gives one before
+            // every step) and gives it again on resuming here.
+            keys: self
+                .path_keys
+                .len()
+                .saturating_sub(usize::from(self.stateful)),
         });
         true
     }

@@ -162,15 +162,17 @@ pub trait Chooser {
     }
 
     /// Whether the chooser keeps the states it has seen: the engine then gives it, before
-    /// each agent choice point, the fingerprint of its state there ([`Chooser::state`]).
+    /// each agent step (a choice point or not), the key of its state there
+    /// ([`Chooser::state`]).
     fn stateful(&self) -> bool {
         false
     }
 
-    /// The fingerprint of the engine's state at the agent choice point about to be asked
-    /// (only for a [`Chooser::stateful`] chooser): two states with one fingerprint have the
-    /// same futures and the same history so far (see `engine::snapshot`).
-    fn state(&mut self, _fingerprint: u128) {}
+    /// The key of the engine's state before the agent step about to be taken (only for a
+    /// [`Chooser::stateful`] chooser): two states with one key have the same futures and
+    /// reach the same anomaly sets (see `engine::snapshot`). The chooser may halt the trial
+    /// here ([`Chooser::halted`]), before the step.
+    fn state(&mut self, _key: u128) {}
 
     /// Whether to park polling loops: an agent back at a loop's label after an iteration
     /// that had no effect, took no data choice and saw nothing it read written since (and

@@ -7,7 +7,7 @@ use agentsim_models::escape_text;
 use agentsim_models::lattice::{level, Point};
 use agentsim_models::Anomaly;
 use agentsim_sim::explore::live::{LiveFinding, LiveVerdict, Liveness};
-use agentsim_sim::explore::{has_copies, Exploration, Finding, Reach, Stopped};
+use agentsim_sim::explore::{has_copies, Exploration, Finding, Reach, Stopped, STEPS_UNBOUNDED};
 use agentsim_sim::scenario::Scenario;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -116,6 +116,15 @@ fn truncated_text(e: &Exploration) -> String {
     }
 }
 
+/// The step budget as the text report says it: a number, or "unbounded".
+fn steps_text(n: u64) -> String {
+    if n == STEPS_UNBOUNDED {
+        "unbounded".to_owned()
+    } else {
+        n.to_string()
+    }
+}
+
 /// ", stateful (N states, M paths merged)" for a stateful search; nothing for another.
 fn stateful_text(e: &Exploration) -> String {
     e.stateful.map_or(String::new(), |s| {
@@ -149,7 +158,7 @@ pub fn text(sc: &Scenario, done: &[Explored], coverage: bool) -> String {
             if e.reduction() { "on" } else { "off" },
             stateful_text(e),
             symmetry_text(sc, e),
-            e.steps_per_agent,
+            steps_text(e.steps_per_agent),
             e.budget_cut,
             truncated_text(e),
             parking_text(e),
@@ -385,7 +394,7 @@ fn one(sc: &Scenario, e: &Exploration) -> Value {
             let (lo, hi) = q.probabilities();
             json!({"quantiles": [lo, hi], "search": "plain enumeration"})
         }),
-        "steps_per_agent": e.steps_per_agent,
+        "steps_per_agent": (e.steps_per_agent != STEPS_UNBOUNDED).then_some(e.steps_per_agent),
         "repeat_max": sc.repeat_cap,
         "schedules": e.schedules,
         "classes": e.classes,
