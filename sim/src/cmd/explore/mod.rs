@@ -103,7 +103,7 @@ pub struct Args {
     /// which an agent would take more is cut there, and verdicts say so. `unbounded` (with
     /// `--stateful`): no budget, a path ends where it meets a state met before.
     #[arg(long, default_value_t = STEPS_PER_AGENT_DEFAULT,
-          value_parser = crate::cmd::limits::steps_per_agent)]
+          value_parser = crate::limits::steps_per_agent)]
     pub steps_per_agent: u64,
     /// Stop after this many schedules (the verdicts not yet reached are cannot tell);
     /// default 10,000,000, with or without reduction.
