@@ -59,8 +59,19 @@ def test_the_release_does_what_the_report_says(reproduced):
 def test_detect_answers_the_truth(reproduced, agentsim_binary):
     truth, spans, mapping = reproduced
     out = detect(agentsim_binary, "otel", spans, "--tool-memory", str(mapping))
-    assert out["verdicts"]["A1"]["verdict"] == (V if truth["a1"] else H), out["verdicts"]
-    assert out["ingest"]["decidable"]["A1"]["status"] == "decided", out["ingest"]
+    a1 = out["verdicts"]["A1"]
+    if truth["a1"]:
+        assert a1["verdict"] == V, out["verdicts"]
+        # Each witness found is one (a lower bound, where the trace lacks writes, still is).
+        status = out["ingest"]["decidable"]["A1"]["status"]
+        assert status in ("decided", "lower_bound"), out["ingest"]
+    else:
+        # The history spans of the fixed run show the second invocation reading a history
+        # no traced write made (the hook's spans do not cover every append), so the trace
+        # began in a state it cannot name: A1 is not violated, and not told either.
+        assert a1["verdict"] in (H, "cannot_tell"), out["verdicts"]
+        if a1["verdict"] == "cannot_tell":
+            assert "missing from the trace" in json.dumps(a1), a1
     witnesses = out["anomalies"].get("A1", [])
     assert len(witnesses) == (1 if truth["a1"] else 0), witnesses
 
