@@ -14,4 +14,5 @@ pub mod bench;
 pub mod cmd;
 pub mod experiments;
 pub mod limits;
+pub mod verdicts;
 pub mod view;

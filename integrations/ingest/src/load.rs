@@ -71,12 +71,7 @@ pub fn load(file: &Path, options: &Options) -> Result<Ingested, IngestError> {
         }
         return load_text(&read_stdin()?, "<stdin>", options);
     }
-    let log = options.mcp_log.as_deref().map(McpLog::read).transpose()?;
-    let mapping = options
-        .tool_memory
-        .as_deref()
-        .map(Mapping::read)
-        .transpose()?;
+    let (log, mapping) = beside(options)?;
     let with = Beside {
         mcp: log.as_ref(),
         mapping: mapping.as_ref(),
@@ -159,12 +154,7 @@ pub fn load_text(text: &str, name: &str, options: &Options) -> Result<Ingested, 
             "a JSON Lines history is read by agentsim-jsonl, not by an ingestion".to_owned(),
         ));
     };
-    let log = options.mcp_log.as_deref().map(McpLog::read).transpose()?;
-    let mapping = options
-        .tool_memory
-        .as_deref()
-        .map(Mapping::read)
-        .transpose()?;
+    let (log, mapping) = beside(options)?;
     let with = Beside {
         mcp: log.as_ref(),
         mapping: mapping.as_ref(),
@@ -182,6 +172,15 @@ pub fn load_text(text: &str, name: &str, options: &Options) -> Result<Ingested, 
         )),
     };
     read.map(with_initial_state)
+}
+
+/// What `options` name to read beside a trace: the MCP clients' log and the tool mapping.
+fn beside(options: &Options) -> Result<(Option<McpLog>, Option<Mapping>), IngestError> {
+    let log = options.mcp_log.as_deref().map(McpLog::read).transpose()?;
+    let mapping = (options.tool_memory.as_deref())
+        .map(Mapping::read)
+        .transpose()?;
+    Ok((log, mapping))
 }
 
 /// The names an OTLP/JSON export gives the code that made its spans: each instrumentation

@@ -75,6 +75,11 @@ pub struct Intake {
 }
 
 impl Intake {
+    /// The queue depth now (for the metrics).
+    pub fn depth(&self) -> usize {
+        self.depth.load(Ordering::SeqCst)
+    }
+
     /// Queues a batch: its spans are then kept (or counted as dropped) by the collector.
     pub fn offer(&self, batch: Batch) -> Result<(), Refused> {
         let n = batch.spans.len() as u64;

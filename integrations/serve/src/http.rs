@@ -22,7 +22,6 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 };
 use prost::Message as _;
 use std::io::Read as _;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What a handler needs.
@@ -259,9 +258,4 @@ pub fn offer(intake: &Intake, batch: Batch) -> Result<(), Refused> {
         return Ok(());
     }
     intake.offer(batch)
-}
-
-/// The queue depth now (for the metrics).
-pub fn depth(intake: &Intake) -> usize {
-    intake.depth.load(Ordering::SeqCst)
 }

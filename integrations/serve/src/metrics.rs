@@ -9,7 +9,7 @@ const VERDICTS: [&str; 3] = ["holds", "violated", "cannot_tell"];
 
 /// The metrics now.
 pub fn text(intake: &Intake) -> String {
-    let depth = crate::http::depth(intake);
+    let depth = intake.depth();
     let s = lock(&intake.shared);
     let mut o = String::new();
     let mut one = |name: &str, kind: &str, help: &str, v: u64| {

@@ -13,8 +13,8 @@
 
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{table_files, Artifact, Ctx, Step};
-use crate::cmd::detect::verdicts::Verdicts;
 use crate::experiments::fit_fix::{observe, plan};
+use crate::verdicts::Verdicts;
 use agentsim_ingest::{Options, Report as Ingested, Source};
 use agentsim_models::{Anomaly, History, Verdict};
 use anyhow::{anyhow, Context, Result};
@@ -337,19 +337,15 @@ fn one(
 ) -> Result<RunResult> {
     let truth = truth_of(run, r.anomaly)?;
     let (history, report, file) = ingest(scratch, run)?;
-    let cfg = crate::cmd::detect::batch::Config {
-        threads: 1,
-        max_witnesses: crate::cmd::detect::MAX_WITNESSES_DEFAULT,
-        residue: false,
-        progress: crate::cmd::progress::ProgressArgs::default(),
-    };
-    let o = crate::cmd::detect::batch::in_memory(
-        history.clone(),
+    // The spec form of the detectors, from the state the trace began in: these traces are
+    // a few records, and the spec, fast and stream forms agree (models/tests).
+    let summary = agentsim_models::detect::spec::summary_from(
+        &history,
         &report.initial.values,
-        run.trace_path,
-        cfg,
-    )?;
-    let verdict = Verdicts::of(&o.summary, run.trace_path, Some(&report)).get(r.anomaly);
+        agentsim_models::detect::witnesses::MAX_WITNESSES_DEFAULT,
+        false,
+    );
+    let verdict = Verdicts::of(&summary, run.trace_path, Some(&report)).get(r.anomaly);
     let stack = (fix && verdict == Verdict::Violated)
         .then(|| fixed_by(history, report, run, &file, trials, threads));
     Ok(RunResult {

@@ -31,8 +31,8 @@
 pub(crate) mod batch;
 mod render;
 mod stream;
-pub(crate) mod verdicts;
 
+use crate::verdicts::{reported, Verdicts};
 use agentsim_ingest::Report;
 use agentsim_jsonl as jsonl;
 use agentsim_models::detect::stream::{Found, Limits};
@@ -47,7 +47,6 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use verdicts::Verdicts;
 
 /// Detect anomalies in a JSON Lines history.
 #[derive(Debug, ClapArgs)]
@@ -131,16 +130,6 @@ pub(crate) fn parse_fail_on(s: &str) -> Result<Anomaly, String> {
             "unknown anomaly `{s}` (expected {})",
             fail_on_names()
         )),
-    }
-}
-
-/// Whether `detect` reports `a` (and `--fail-on` accepts it): the lattice's four always, A4 on
-/// histories with replica metadata; the residue form is a diagnostic (`--residue`), not a
-/// verdict.
-fn reported(a: Anomaly) -> bool {
-    match a {
-        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A4 | Anomaly::A6 => true,
-        Anomaly::A3Residue => false,
     }
 }
 

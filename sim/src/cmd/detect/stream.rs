@@ -13,7 +13,7 @@
 //! the stream goes, so fresh values do not accumulate either way.
 
 use super::render::Render;
-use super::verdicts::Verdicts;
+use crate::verdicts::Verdicts;
 use agentsim_jsonl as jsonl;
 use agentsim_models::detect::stream::{Found, Limits, Options, Sink, Stream};
 use agentsim_models::detect::Summary;

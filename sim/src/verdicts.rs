@@ -26,6 +26,16 @@ use agentsim_models::detect::Summary;
 use agentsim_models::lattice::{self, Point};
 use agentsim_models::{Anomaly, Reason, Verdict};
 
+/// Whether `detect` reports `a` (and `--fail-on` accepts it): the lattice's four always, A4 on
+/// histories with replica metadata; the residue form is a diagnostic (`--residue`), not a
+/// verdict.
+pub fn reported(a: Anomaly) -> bool {
+    match a {
+        Anomaly::A1 | Anomaly::A2 | Anomaly::A3 | Anomaly::A4 | Anomaly::A6 => true,
+        Anomaly::A3Residue => false,
+    }
+}
+
 /// The verdicts of the anomalies `detect` reports, in catalogue order, and why `L1_struct`
 /// cannot be told, if it cannot.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +45,7 @@ impl Verdicts {
     /// The verdicts on the history of `file` that `s` summarises, with the ingestion's
     /// report when the history was ingested.
     pub fn of(s: &Summary, file: &str, ingest: Option<&Report>) -> Verdicts {
-        let all = Anomaly::ALL.into_iter().filter(|&a| super::reported(a));
+        let all = Anomaly::ALL.into_iter().filter(|&a| reported(a));
         let verdicts = all.map(|a| (a, verdict(s, file, ingest, a))).collect();
         Verdicts(verdicts, ingest.and_then(|r| l1_untold(s, r)))
     }
