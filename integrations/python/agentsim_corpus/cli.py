@@ -13,6 +13,13 @@ LATTICE = ("A1", "A2", "A3", "A6")
 OPENINFERENCE_NOTE = "spans are OpenInference (openinference.span.kind); read as --from openinference"
 
 
+def agentsim_json(binary: str, *args: str) -> dict:
+    """`agentsim ARGS --json`, which must exit 0, as a dict."""
+    out = subprocess.run([binary, *args, "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, f"agentsim {' '.join(args)}: {out.stderr}"
+    return json.loads(out.stdout)
+
+
 def detect(binary: str, source: str, path: Path, *more: str) -> dict:
     """``agentsim detect PATH --from SOURCE --json``: the report (the run must exit 0)."""
     out = subprocess.run([binary, "detect", str(path), "--from", source, "--json", *more],

@@ -11,7 +11,6 @@ the maintainers' change.
 """
 
 import json
-import subprocess
 from importlib.metadata import PackageNotFoundError, version
 
 import pytest
@@ -26,7 +25,7 @@ if RELEASE not in ("1.18.0", "1.19.0"):
 pytest.importorskip("agent_framework.openai")
 pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 
-from agentsim_corpus.cli import H, V, detect  # noqa: E402
+from agentsim_corpus.cli import H, V, agentsim_json, detect  # noqa: E402
 from agentsim_corpus.reported import agent_framework_7386  # noqa: E402
 
 
@@ -41,12 +40,6 @@ def spans_of(path) -> list[dict]:
 
 def attrs(span: dict) -> dict:
     return {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
-
-
-def agentsim_json(binary: str, *args: str) -> dict:
-    out = subprocess.run([binary, *args, "--json"], capture_output=True, text=True)
-    assert out.returncode == 0, f"agentsim {' '.join(args)}: {out.stderr}"
-    return json.loads(out.stdout)
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ give a scenario whose vanilla runs show A2 and `fix` a stack that prevents it.
 """
 
 import json
-import subprocess
 from importlib.metadata import PackageNotFoundError, version
 
 import pytest
@@ -26,14 +25,8 @@ if RELEASE not in ("1.54.0", "1.55.0"):
 pytest.importorskip("mcp.server.fastmcp")
 pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 
-from agentsim_corpus.cli import C, H, V, detect  # noqa: E402
+from agentsim_corpus.cli import C, H, V, agentsim_json, detect  # noqa: E402
 from agentsim_corpus.reported import strands_mcp_tools_changed as report  # noqa: E402
-
-
-def agentsim_json(binary: str, *args: str) -> dict:
-    out = subprocess.run([binary, *args, "--json"], capture_output=True, text=True)
-    assert out.returncode == 0, f"agentsim {' '.join(args)}: {out.stderr}"
-    return json.loads(out.stdout)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ agent's and A6 is decided.
 """
 
 import json
-import subprocess
 from importlib.metadata import PackageNotFoundError, version
 
 import pytest
@@ -25,14 +24,8 @@ if RELEASE not in ("1.5.0", "1.6.0"):
                 allow_module_level=True)
 pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 
-from agentsim_corpus.cli import H, V, detect  # noqa: E402
+from agentsim_corpus.cli import H, V, agentsim_json, detect  # noqa: E402
 from agentsim_corpus.reported import strands_tool_executor as report  # noqa: E402
-
-
-def agentsim_json(binary: str, *args: str) -> dict:
-    out = subprocess.run([binary, *args, "--json"], capture_output=True, text=True)
-    assert out.returncode == 0, f"agentsim {' '.join(args)}: {out.stderr}"
-    return json.loads(out.stdout)
 
 
 @pytest.fixture(scope="module")
