@@ -23,11 +23,16 @@ test's script and a gate holds a generation open while another agent acts. Runs 
   admin's tool call withdraws ``lookup``; the SDK ignores ``list_changed`` and calls it: A2,
   which the MCP log shows and the spans cannot (no ``llm.tools``). ``a2_mcp_fixed``: the admin
   withdraws ``search`` instead: the planner's call is a stale-list call, not an A2.
+
+``run(..., also=...)`` sends the spans to more exporters beside the file (the live tests' OTLP
+exporters), each behind a ``BatchSpanProcessor`` as an application ships spans to a collector,
+flushed when the run's provider shuts down.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -39,7 +44,7 @@ from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 
 from agents.mcp import MCPServerStreamableHttp
 
@@ -70,9 +75,17 @@ class LoggedMCPServer(MCPServerStreamableHttp):
         return self._logged()
 
 
-def _traced(path: Path) -> tuple[TracerProvider, OpenAIAgentsInstrumentor]:
+# Exporters that receive a run's spans beside its file (the live tests' OTLP exporters).
+Also = Callable[[], list[SpanExporter]]
+
+
+def _traced(path: Path,
+            also: Also | None = None) -> tuple[TracerProvider, OpenAIAgentsInstrumentor]:
     provider = TracerProvider(resource=Resource.create({"service.name": "openai-agents-corpus"}))
     provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
+    # As an application ships spans to a collector: batched, flushed when the provider shuts down.
+    for exporter in also() if also is not None else []:
+        provider.add_span_processor(BatchSpanProcessor(exporter))
     instrumentor = OpenAIAgentsInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     return provider, instrumentor
@@ -175,8 +188,9 @@ async def _a2_mcp(variant: str, llm: ScriptedLLM, url: str, log: JsonlLog,
     truth["a2"] = variant == "a2_mcp"
 
 
-def run(variant: str, folder: Path) -> dict[str, Any]:
-    """Runs ``variant``, writing ``folder/spans.jsonl``; returns what the run did."""
+def run(variant: str, folder: Path, also: Also | None = None) -> dict[str, Any]:
+    """Runs ``variant``, writing ``folder/spans.jsonl``; returns what the run did. ``also``
+    gives exporters that receive the spans too (batched)."""
     assert variant in RUNS, variant
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "spans.jsonl"
@@ -196,7 +210,7 @@ def run(variant: str, folder: Path) -> dict[str, Any]:
     }
     llm = ScriptedLLM(script)
     base = llm.start()
-    provider, instrumentor = _traced(path)
+    provider, instrumentor = _traced(path, also)
     truth: dict[str, Any] = {"run": variant}
     try:
         set_tracing_disabled(False)
