@@ -91,6 +91,18 @@ def detect_as_served(binary: str, path: Path, *more: str) -> dict:
     return json.loads(out.stdout.replace(str(path), SERVED_NAME))
 
 
+def assert_served_as_detected(name: str, serve: Serve, report: dict, offline: dict) -> None:
+    """``report`` (what ``serve`` wrote on SIGTERM) is ``offline`` (:func:`detect_as_served` on
+    the run's file), and each A1 and A6 witness ``offline`` lists was alerted as it was found (a
+    detection on part of the spans may have alerted more). ``name`` names the receiver."""
+    assert report == offline, (name, json.dumps(report)[:2000], json.dumps(offline)[:2000])
+    alerts = [json.loads(line) for line in serve.alerts.read_text().splitlines()]
+    for a in ("A1", "A6"):
+        listed = len(offline["anomalies"].get(a, []))
+        alerted = sum(1 for line in alerts if line["anomaly"] == a)
+        assert alerted >= listed, (name, a, alerts)
+
+
 def post_json(url: str, doc: dict, timeout: float = 30.0) -> int:
     """POSTs one OTLP/JSON ``ExportTraceServiceRequest``; the HTTP status."""
     body = json.dumps(doc).encode()
