@@ -67,3 +67,17 @@ def test_fix_on_the_affected_release(reproduced, agentsim_binary):
     # Retracted outputs' consumers: validate-preds (and cascade), the mechanism the
     # maintainers' change lets a conditional edge realize.
     assert "validate-preds" in fix["stack"], fix["stack"]
+
+
+def test_fit_shows_what_the_run_saw(reproduced, agentsim_binary):
+    truth, folder = reproduced
+    fit = agentsim_json(agentsim_binary, "fit", "--from", "otel", str(folder / "spans.jsonl"),
+                        "--tool-memory", str(folder / "map.toml"),
+                        "-o", str(folder / "fit.toml"), "--trials", "200")
+    # The failed drafter's steps are retracted after the sender read its draft, so the
+    # fitted scenario's vanilla runs and its replay of the observed order show the A3 the
+    # affected run saw; the fixed run, where no one read the draft, fits none.
+    assert fit["exhibits"] == (["A3"] if truth["a3"] else []), fit
+    assert fit["replay_exhibits"] == fit["exhibits"], fit
+    shown = fit["rates"].get("A3", {}).get("k", 0)
+    assert (shown > 0) == truth["a3"], fit["rates"]

@@ -238,6 +238,8 @@ pub struct RunResult {
 pub struct Fixed {
     /// The fitted scenario's vanilla runs showing the anomaly: `A6 1000/1000`.
     pub vanilla: String,
+    /// Whether some vanilla run of the fitted scenario shows the report's anomaly.
+    pub shows: bool,
     /// The cheapest verified stack.
     pub stack: String,
 }
@@ -347,7 +349,7 @@ fn one(
     );
     let verdict = Verdicts::of(&summary, run.trace_path, Some(&report)).get(r.anomaly);
     let stack = (fix && verdict == Verdict::Violated)
-        .then(|| fixed_by(history, report, run, &file, trials, threads));
+        .then(|| fixed_by(history, report, run, r.anomaly, &file, trials, threads));
     Ok(RunResult {
         truth,
         verdict,
@@ -360,6 +362,7 @@ fn fixed_by(
     history: History,
     report: Ingested,
     run: &Run,
+    anomaly: Anomaly,
     file: &Path,
     trials: u64,
     threads: usize,
@@ -385,9 +388,11 @@ fn fixed_by(
             .map(|(a, r)| format!("{a} {}/{}", r.k, r.n))
             .collect::<Vec<_>>()
             .join(", ");
+        let shows = (p.vanilla.iter()).any(|(a, r)| *a == anomaly && r.k > 0);
         Ok(match p.chosen() {
             Some(c) => Ok(Fixed {
                 vanilla,
+                shows,
                 stack: c.stack.to_string(),
             }),
             None => Err(format!(
@@ -524,10 +529,10 @@ mod tests {
                 f.verdict,
                 f.truth
             );
-            assert!(
-                matches!(row.affected.stack, Some(Ok(_))),
-                "{name}: no verified stack"
-            );
+            match &row.affected.stack {
+                Some(Ok(f)) => assert!(f.shows, "{name}: fit's vanilla runs: {}", f.vanilla),
+                _ => panic!("{name}: no verified stack"),
+            }
             assert!(
                 row.fixed.stack.is_none(),
                 "{name}: a stack for the fixed run"

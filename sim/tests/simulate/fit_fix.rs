@@ -348,3 +348,64 @@ fn a_parallel_call_is_a_call() {
     assert!(!header.contains("never called"), "{header}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// strands-agents #3028 on the committed traces: the drafter's invocation ended in ERROR after
+/// its write, and on 1.45.0 the sender read that write. The fitted scenario retracts both of
+/// the drafter's steps after the sender committed, so its replay and its vanilla runs show the
+/// observed A3; the 1.46.0 run (the sender never ran) fits a scenario that never shows it.
+#[test]
+fn an_invocation_that_ended_in_error_is_fitted_as_a_retraction_its_reader_outlives() {
+    let dir = scratch("strands-graph");
+    let fixtures = "integrations/python/agentsim_corpus/reported/fixtures";
+    let fit = |release: &str| -> (Value, PathBuf) {
+        let stem = format!("{fixtures}/strands_graph_failed_node-{release}");
+        let (trace, map) = (format!("{stem}.spans.jsonl"), format!("{stem}.map.toml"));
+        let sc = dir.join(format!("{release}.toml"));
+        let a = [
+            "fit",
+            &trace,
+            "--from",
+            "otel",
+            "--tool-memory",
+            &map,
+            "-o",
+            sc.to_str().expect("utf-8"),
+            "--trials",
+            "200",
+            "--json",
+        ];
+        (json(&agentsim(&a)), sc)
+    };
+    let (affected, _) = fit("1.45.0");
+    assert_eq!(names(&affected["exhibits"]), ["A3"]);
+    assert_eq!(
+        names(&affected["replay_exhibits"]),
+        ["A3"],
+        "{}",
+        affected["replay"]
+    );
+    assert_eq!(
+        affected["rates"]["A3"]["k"].as_u64(),
+        Some(200),
+        "{}",
+        affected["rates"]
+    );
+    let (fixed, sc) = fit("1.46.0");
+    assert!(names(&fixed["exhibits"]).is_empty(), "{fixed}");
+    // Nothing in it reads the retracted draft (which is why `simulate --fail-on A3` calls
+    // A3 vacuous there): its vanilla runs have no A3.
+    let sim = json(&agentsim(&[
+        "simulate",
+        sc.to_str().expect("utf-8"),
+        "--trials",
+        "200",
+        "--json",
+    ]));
+    assert_eq!(
+        sim["aggregate"]["anomalies"]["A3"]["k"].as_u64(),
+        Some(0),
+        "{}",
+        sim["aggregate"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

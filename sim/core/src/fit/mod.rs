@@ -164,14 +164,7 @@ pub fn fit(obs: &Observed<'_>) -> Result<Fitted, FitError> {
     }
     let expected = expected(h, &lane_of, &group_of_lane);
     let mut events = registry_events(h, &times, &mut notes);
-    events.extend(retractions(
-        h,
-        &times,
-        &lane_of,
-        &group_of_lane,
-        &ops,
-        &mut notes,
-    ));
+    events.extend(retractions(h, &times, &group_of_lane, &ops, &mut notes));
     events.sort();
     let cx = render::Cx {
         obs,
@@ -422,50 +415,69 @@ fn tools(h: &History) -> BTreeSet<String> {
 }
 
 /// A retraction of each aborted record, after it and every record that depends on it
-/// committed (so they read it first), and before its agent's next commit.
+/// committed (so they read it first), and before its agent's next live commit. A retraction
+/// hits its agent's latest live record, so the aborted records that follow one another on a
+/// lane (an invocation that ended in error spans several steps) are retracted together, at the
+/// first instant all of them and their dependents committed, one retraction per record (each
+/// hits the latest left). Retracting the first before the next one committed, as a retraction
+/// per record at its own time would, can fall before the first's dependents read it.
 fn retractions(
     h: &History,
     times: &[Timing],
-    lane_of: &[usize],
     group_of_lane: &[String],
     ops: &[Vec<Op>],
     notes: &mut Vec<String>,
 ) -> Vec<(u64, Event)> {
-    let mut out = Vec::new();
-    for (i, r) in h.records.iter().enumerate().filter(|(_, r)| r.aborted) {
-        let after = h
-            .records
+    let done = |i: usize| -> u64 {
+        h.records
             .iter()
             .enumerate()
             .filter(|(_, d)| d.preds.contains(&(i as u32)))
             .map(|(j, _)| times[j].commit_ms)
             .chain([times[i].commit_ms])
             .max()
-            .unwrap_or(times[i].commit_ms);
-        let mut at = after + 1;
-        let lane = &ops[lane_of[i]];
-        let next = lane
-            .iter()
-            .position(|o| o.record == i)
-            .and_then(|k| lane.get(k + 1));
-        if let Some(next) = next {
-            let limit = times[next.record].commit_ms;
-            if at >= limit {
-                at = limit.saturating_sub(1).max(times[i].commit_ms);
-                notes.push(format!(
-                    "record {i} ({}) is retracted before its agent's next commit, which \
-                     comes before a record that depends on it committed",
-                    h.names.agent_name(r.agent)
-                ));
+            .unwrap_or(times[i].commit_ms)
+    };
+    let mut out = Vec::new();
+    let mut clipped = BTreeSet::new();
+    for (l, lane) in ops.iter().enumerate() {
+        let mut k = 0;
+        while k < lane.len() {
+            if !lane[k].aborted {
+                k += 1;
+                continue;
             }
+            let end = (k..lane.len())
+                .find(|&m| !lane[m].aborted)
+                .unwrap_or(lane.len());
+            let run: Vec<usize> = lane[k..end].iter().map(|o| o.record).collect();
+            let last = run[run.len() - 1];
+            let mut at = run.iter().map(|&i| done(i)).max().unwrap_or(0) + 1;
+            if let Some(next) = lane.get(end) {
+                let limit = times[next.record].commit_ms;
+                if at >= limit {
+                    at = limit.saturating_sub(1).max(times[last].commit_ms);
+                    clipped.extend(run.iter().copied().filter(|&i| done(i) + 1 > at));
+                }
+            }
+            out.extend(run.iter().map(|_| {
+                (
+                    at,
+                    Event::Retract {
+                        agent: group_of_lane[l].clone(),
+                    },
+                )
+            }));
+            k = end;
         }
-        out.push((
-            at,
-            Event::Retract {
-                agent: group_of_lane[lane_of[i]].clone(),
-            },
-        ));
     }
+    notes.extend(clipped.into_iter().map(|i| {
+        format!(
+            "record {i} ({}) is retracted before its agent's next commit, which comes before a \
+             record that depends on it committed",
+            h.names.agent_name(h.records[i].agent)
+        )
+    }));
     out
 }
 
@@ -481,6 +493,56 @@ mod tests {
         assert_eq!(stem_of("worker.3"), "worker");
         assert_ne!(stem_of("memory_editor"), stem_of("memory_updater"));
         assert_eq!(stem_of("42"), "");
+    }
+
+    /// An invocation that ended in error, as a trace shows it: two aborted steps of `drafter`
+    /// (a write, then the failed generation), and `sender` reading the write after both
+    /// committed. Both retractions come after `sender` committed (a retraction hits the latest
+    /// live record, so retracting the first before the second committed would have had to come
+    /// before `sender` read it, and its vanilla runs would show no A3).
+    #[test]
+    fn consecutive_aborted_records_are_retracted_after_their_dependents() {
+        use agentsim_models::record::OpRecord;
+        let mut names = Names::new();
+        let (drafter, sender) = (names.agent("drafter"), names.agent("sender"));
+        let draft = names.cell("profile/refund-9");
+        let mut h = History::new(names);
+        let rec = |agent, read_time, write_time| OpRecord {
+            agent,
+            read_time,
+            write_time,
+            ..OpRecord::default()
+        };
+        h.records = vec![
+            OpRecord {
+                write_set: vec![draft],
+                aborted: true,
+                ..rec(drafter, 0, 1)
+            },
+            OpRecord {
+                aborted: true,
+                ..rec(drafter, 1, 2)
+            },
+            OpRecord {
+                read_set: vec![draft],
+                preds: vec![0],
+                ..rec(sender, 2, 3)
+            },
+        ];
+        let times = timeline::slots(&h);
+        let (lane_of, lane_names) = timeline::lanes(&h, &times);
+        let ops = lane_ops(&h, &lane_of, lane_names.len());
+        let mut notes = Vec::new();
+        let events = retractions(&h, &times, &lane_names, &ops, &mut notes);
+        let retract = Event::Retract {
+            agent: "drafter".into(),
+        };
+        assert_eq!(events.len(), 2, "{events:?}");
+        for (at, e) in &events {
+            assert_eq!(e, &retract);
+            assert!(*at > times[2].commit_ms, "{events:?} {times:?}");
+        }
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     #[test]
