@@ -117,6 +117,7 @@ pub struct FactRun {
 /// a third of the bytes of keyed objects, which is what reading a thousand partials costs.
 /// The destructuring below is exhaustive, so a new metric fails to compile here.
 mod rows {
+    use crate::engine::Counts;
     use crate::metrics::TrialMetrics;
     use agentsim_models::detect::Anomaly;
     use serde::ser::SerializeSeq;
@@ -133,38 +134,12 @@ mod rows {
                 a3_residue,
                 level,
                 records,
-                commits,
-                aborts,
-                drops,
-                retries,
-                retractions,
-                retracted,
-                compensations,
-                generations,
-                tokens_total,
-                tokens_wasted,
-                makespan_ms,
-                events,
-                truncated,
+                counts,
                 schedule,
             } = t;
-            let counters = [
-                *records,
-                *commits,
-                *aborts,
-                *drops,
-                *retries,
-                *retractions,
-                *retracted,
-                *compensations,
-                *generations,
-                *tokens_total,
-                *tokens_wasted,
-                *makespan_ms,
-                *events,
-            ];
+            let (counts, truncated) = counts_row(*records, counts);
             let row = (
-                trial, anomalies, a3_residue, level, counters, truncated, schedule,
+                trial, anomalies, a3_residue, level, counts, truncated, schedule,
             );
             seq.serialize_element(&row)?;
         }
@@ -175,32 +150,78 @@ mod rows {
         let rows: Vec<Row> = Vec::deserialize(d)?;
         Ok(rows
             .into_iter()
-            .map(|(trial, anomalies, a3_residue, level, c, truncated, schedule)| {
-                let [records, commits, aborts, drops, retries, retractions, retracted, compensations, generations, tokens_total, tokens_wasted, makespan_ms, events] =
-                    c;
-                TrialMetrics {
-                    trial,
-                    anomalies,
-                    a3_residue,
-                    level,
-                    records,
-                    commits,
-                    aborts,
-                    drops,
-                    retries,
-                    retractions,
-                    retracted,
-                    compensations,
-                    generations,
-                    tokens_total,
-                    tokens_wasted,
-                    makespan_ms,
-                    events,
-                    truncated,
-                    schedule,
-                }
-            })
+            .map(
+                |(trial, anomalies, a3_residue, level, c, truncated, schedule)| {
+                    let (records, counts) = row_counts(c, truncated);
+                    TrialMetrics {
+                        trial,
+                        anomalies,
+                        a3_residue,
+                        level,
+                        records,
+                        counts,
+                        schedule,
+                    }
+                },
+            )
             .collect())
+    }
+
+    /// `records` and the counts as the row's integer array, and `truncated`.
+    fn counts_row(records: u64, c: &Counts) -> ([u64; 13], bool) {
+        let Counts {
+            commits,
+            aborts,
+            drops,
+            retries,
+            retractions,
+            retracted,
+            compensations,
+            generations,
+            tokens_total,
+            tokens_wasted,
+            makespan_ms,
+            events,
+            truncated,
+        } = *c;
+        let row = [
+            records,
+            commits,
+            aborts,
+            drops,
+            retries,
+            retractions,
+            retracted,
+            compensations,
+            generations,
+            tokens_total,
+            tokens_wasted,
+            makespan_ms,
+            events,
+        ];
+        (row, truncated)
+    }
+
+    /// The inverse of [`counts_row`].
+    fn row_counts(row: [u64; 13], truncated: bool) -> (u64, Counts) {
+        let [records, commits, aborts, drops, retries, retractions, retracted, compensations, generations, tokens_total, tokens_wasted, makespan_ms, events] =
+            row;
+        let counts = Counts {
+            commits,
+            aborts,
+            drops,
+            retries,
+            retractions,
+            retracted,
+            compensations,
+            generations,
+            tokens_total,
+            tokens_wasted,
+            makespan_ms,
+            events,
+            truncated,
+        };
+        (records, counts)
     }
 }
 
