@@ -137,9 +137,14 @@ mod rows {
                 counts,
                 schedule,
             } = t;
-            let (counts, truncated) = counts_row(*records, counts);
+            let (mut copy, mut row_counts) = (*counts, [0; 13]);
+            row_counts[0] = *records;
+            for (to, from) in row_counts[1..].iter_mut().zip(slots(&mut copy)) {
+                *to = *from;
+            }
+            let truncated = counts.truncated;
             let row = (
-                trial, anomalies, a3_residue, level, counts, truncated, schedule,
+                trial, anomalies, a3_residue, level, row_counts, truncated, schedule,
             );
             seq.serialize_element(&row)?;
         }
@@ -152,7 +157,14 @@ mod rows {
             .into_iter()
             .map(
                 |(trial, anomalies, a3_residue, level, c, truncated, schedule)| {
-                    let (records, counts) = row_counts(c, truncated);
+                    let mut counts = Counts {
+                        truncated,
+                        ..Counts::default()
+                    };
+                    for (to, from) in slots(&mut counts).into_iter().zip(&c[1..]) {
+                        *to = *from;
+                    }
+                    let records = c[0];
                     TrialMetrics {
                         trial,
                         anomalies,
@@ -167,8 +179,9 @@ mod rows {
             .collect())
     }
 
-    /// `records` and the counts as the row's integer array, and `truncated`.
-    fn counts_row(records: u64, c: &Counts) -> ([u64; 13], bool) {
+    /// The counters in the order a row holds them after `records` (`truncated` is a column
+    /// of its own): the one list both directions use.
+    fn slots(c: &mut Counts) -> [&mut u64; 12] {
         let Counts {
             commits,
             aborts,
@@ -182,10 +195,9 @@ mod rows {
             tokens_wasted,
             makespan_ms,
             events,
-            truncated,
-        } = *c;
-        let row = [
-            records,
+            truncated: _,
+        } = c;
+        [
             commits,
             aborts,
             drops,
@@ -198,30 +210,7 @@ mod rows {
             tokens_wasted,
             makespan_ms,
             events,
-        ];
-        (row, truncated)
-    }
-
-    /// The inverse of [`counts_row`].
-    fn row_counts(row: [u64; 13], truncated: bool) -> (u64, Counts) {
-        let [records, commits, aborts, drops, retries, retractions, retracted, compensations, generations, tokens_total, tokens_wasted, makespan_ms, events] =
-            row;
-        let counts = Counts {
-            commits,
-            aborts,
-            drops,
-            retries,
-            retractions,
-            retracted,
-            compensations,
-            generations,
-            tokens_total,
-            tokens_wasted,
-            makespan_ms,
-            events,
-            truncated,
-        };
-        (records, counts)
+        ]
     }
 }
 
