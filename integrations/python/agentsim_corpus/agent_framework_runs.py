@@ -22,6 +22,8 @@ from agent_framework.openai import OpenAIChatCompletionClient
 from .llm_server import Reply, ScriptedLLM
 from .otel_export import capture, install
 from .runs import Run, write_mapping
+from .tool_world import (effects_script, profile_and_registry_tools, profile_script,
+                         registry_script)
 
 FRAMEWORK = "agent-framework-core"
 
@@ -43,28 +45,6 @@ class World:
         w = self
 
         @tool
-        def read_profile(key: str) -> str:
-            """Read one field of the shared user profile."""
-            return w.profile.get(key, "")
-
-        @tool
-        def write_profile(key: str, value: str) -> str:
-            """Write one field of the shared user profile."""
-            w.profile[key] = value
-            return "ok"
-
-        @tool
-        def lookup(query: str) -> str:
-            """Look a fact up in the catalogue."""
-            return f"fact about {query}"
-
-        @tool
-        def retire_tool(name: str) -> str:
-            """Withdraw a tool from the shared registry."""
-            w.registry.pop(name, None)
-            return f"retired {name}"
-
-        @tool
         async def charge(order: str) -> str:
             """Charge the customer for an order."""
             await w.wait("charge")
@@ -80,14 +60,9 @@ class World:
             w.signal("notified")
             return "notified"
 
-        self.registry.update(
-            read_profile=read_profile,
-            write_profile=write_profile,
-            lookup=lookup,
-            retire_tool=retire_tool,
-            charge=charge,
-            notify=notify,
-        )
+        for f in profile_and_registry_tools(self):
+            self.registry[f.__name__] = tool(f)
+        self.registry.update(charge=charge, notify=notify)
         # tool → the event it waits for before acting (set by a run).
         self.waits: dict[str, str] = {}
 
@@ -113,22 +88,6 @@ class World:
 
 async def _in_flight(server: ScriptedLLM, key: str, n: int) -> None:
     await asyncio.to_thread(server.wait_requested, key, n)
-
-
-def _script(lost: bool) -> dict[str, list[Reply]]:
-    gate = "bob-done" if lost else None
-    return {
-        "alice": [
-            Reply.tools(("read_profile", {"key": "tone"})),
-            Reply.tools(("write_profile", {"key": "tone", "value": "formal"}), gate=gate),
-            Reply.text("done"),
-        ],
-        "bob": [
-            Reply.tools(("read_profile", {"key": "tone"})),
-            Reply.tools(("write_profile", {"key": "tone", "value": "casual"})),
-            Reply.text("done"),
-        ],
-    }
 
 
 async def _memory(base: str, server: ScriptedLLM, world: World, lost: bool) -> None:
@@ -224,7 +183,7 @@ def generate(out: Path) -> list[Run]:
     for lost in (True, False):
         name = "a1_lost_update" if lost else "a1_fixed"
         trace = out / f"af_{name}.jsonl"
-        _run(trace, _script(lost), lambda b, s, w, lost=lost: _memory(b, s, w, lost))
+        _run(trace, profile_script(lost), lambda b, s, w, lost=lost: _memory(b, s, w, lost))
         expect = {"A1": "violated" if lost else "holds", "A2": "cannot tell",
                   "A3": "cannot tell", "A6": "holds"}
         runs.append(Run(FRAMEWORK, name, trace, expect, mapping,
@@ -232,13 +191,7 @@ def generate(out: Path) -> list[Run]:
     for retired in (True, False):
         name = "a2_retired" if retired else "a2_fixed"
         trace = out / f"af_{name}.jsonl"
-        script = {
-            "planner": [Reply.tools(("lookup", {"query": "x"}), gate="retired" if retired else None),
-                        Reply.text("done")],
-            "admin": [Reply.tools(("retire_tool", {"name": "lookup"})), Reply.text("retired"),
-                      Reply.text("all good")],
-        }
-        _run(trace, script, lambda b, s, w, r=retired: _registry(b, s, w, r))
+        _run(trace, registry_script(retired), lambda b, s, w, r=retired: _registry(b, s, w, r))
         expect = {"A1": "cannot tell", "A2": "violated" if retired else "cannot tell",
                   "A3": "cannot tell", "A6": "holds"}
         runs.append(Run(FRAMEWORK, name, trace, expect, mapping,
@@ -246,9 +199,7 @@ def generate(out: Path) -> list[Run]:
     for reordered in (True, False):
         name = "a6_out_of_order" if reordered else "a6_fixed"
         trace = out / f"af_{name}.jsonl"
-        script = {"clerk": [Reply.tools(("charge", {"order": "7"}), ("notify", {"order": "7"})),
-                            Reply.text("done")]}
-        _run(trace, script, lambda b, s, w, r=reordered: _effects(b, w, r))
+        _run(trace, effects_script(), lambda b, s, w, r=reordered: _effects(b, w, r))
         expect = {"A1": "cannot tell", "A2": "cannot tell", "A3": "cannot tell",
                   "A6": "violated" if reordered else "holds"}
         runs.append(Run(FRAMEWORK, name, trace, expect, mapping,

@@ -48,14 +48,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 
 from .llm_server import Reply, ScriptedLLM  # noqa: E402
-from .runs import lost_update  # noqa: E402
-
-RUNS = ("a6", "a6_fixed", "a1", "a1_fixed", "a2", "a2_fixed")
-WAIT_S = 30.0
-# The call that waited lands well after the one it waited for, so the spans end in the order
-# the effects landed even on a loaded machine.
-SETTLE_S = 0.3
-REFUSAL = "refused: {name} is no longer in the registry"
+from .races import RUNS, Effects, Profile, Retirement, run_race, script  # noqa: E402
 
 
 def _traced(path: Path) -> tuple[TracerProvider, AgnoInstrumentor]:
@@ -72,90 +65,25 @@ def _agent(name: str, client: AsyncOpenAI, tools: list[Callable[..., Any]], **mo
                  telemetry=False, **more)
 
 
-async def _a6(variant: str, client: AsyncOpenAI, truth: dict[str, Any]) -> None:
-    charged, notified = asyncio.Event(), asyncio.Event()
-    began: list[str] = []
-    landed: list[str] = []
-
-    async def charge(order: str) -> str:
-        """Charge the customer for an order."""
-        began.append("charge")
-        if variant == "a6":
-            await asyncio.wait_for(notified.wait(), WAIT_S)
-            await asyncio.sleep(SETTLE_S)
-        landed.append("charge")
-        charged.set()
-        return "charged"
-
-    async def notify(order: str) -> str:
-        """Tell the customer the order is confirmed."""
-        began.append("notify")
-        if variant == "a6_fixed":
-            await asyncio.wait_for(charged.wait(), WAIT_S)
-            await asyncio.sleep(SETTLE_S)
-        landed.append("notify")
-        notified.set()
-        return "notified"
-
-    await _agent("clerk", client, [charge, notify]).arun("Confirm order 7.")
-    truth["issue_order"] = began
-    truth["completion_order"] = landed
-    truth["a6"] = began != landed
+async def _a6(variant: str, llm: ScriptedLLM, client: AsyncOpenAI, truth: dict[str, Any]) -> None:
+    effects = Effects(variant)
+    await _agent("clerk", client, effects.tools()).arun("Confirm order 7.")
+    effects.record(truth)
 
 
 async def _a1(variant: str, llm: ScriptedLLM, client: AsyncOpenAI, truth: dict[str, Any]) -> None:
-    store: dict[str, str] = {"profile": "v0"}
-    ops: list[tuple[str, str, str, str]] = []
-
-    def profile_tools(agent: str) -> list[Callable[..., Any]]:
-        # One pair per agent, with the same names: the store records who called it.
-        def read_profile(key: str) -> str:
-            """Read one field of the shared user profile."""
-            ops.append((agent, "read", key, store[key]))
-            return store[key]
-
-        def write_profile(key: str, value: str) -> str:
-            """Write one field of the shared user profile."""
-            ops.append((agent, "write", key, value))
-            store[key] = value
-            return "ok"
-
-        return [read_profile, write_profile]
-
-    writer = _agent("writer", client, profile_tools("writer"))
-    editor = _agent("editor", client, profile_tools("editor"))
-    if variant == "a1":
-        editing = asyncio.create_task(editor.arun("Edit the profile."))
-        # The editor has read and its second generation is in flight.
-        while llm.requested("editor") < 2:
-            await asyncio.sleep(0.005)
-        await writer.arun("Write the profile.")
-        llm.open("writer-done")
-        await asyncio.wait_for(editing, WAIT_S * 2)
-    else:
-        await writer.arun("Write the profile.")
-        llm.open("writer-done")
-        await editor.arun("Edit the profile.")
-    truth["ops"] = ops
-    truth["a1"] = lost_update(ops)
+    profile = Profile()
+    writer = _agent("writer", client, profile.tools("writer"))
+    editor = _agent("editor", client, profile.tools("editor"))
+    await profile.race(variant, llm, lambda: writer.arun("Write the profile."),
+                       lambda: editor.arun("Edit the profile."))
+    profile.record(truth)
 
 
 async def _a2(variant: str, llm: ScriptedLLM, client: AsyncOpenAI, truth: dict[str, Any]) -> None:
-    ran: list[str] = []
-    refused: list[str] = []
     registry: dict[str, Callable[..., Any]] = {}
-
-    def lookup(query: str) -> str:
-        """Look a fact up in the catalogue."""
-        ran.append("lookup")
-        return f"fact about {query}"
-
-    def retire_tool(name: str) -> str:
-        """Withdraw a tool from the shared registry."""
-        ran.append("retire_tool")
-        registry.pop(name, None)
-        return f"retired {name}"
-
+    retirement = Retirement(registry)
+    lookup, retire_tool = retirement.tools()
     registry.update(lookup=lookup, retire_tool=retire_tool)
 
     def recheck(function_name: str, function_call: Callable[..., Any],
@@ -165,8 +93,7 @@ async def _a2(variant: str, llm: ScriptedLLM, client: AsyncOpenAI, truth: dict[s
         # call and hands the reason to the model as the call's result.
         if function_name in registry:
             return function_call(**arguments)
-        refused.append(function_name)
-        raise RetryAgentRun(REFUSAL.format(name=function_name))
+        raise RetryAgentRun(retirement.refuse(function_name))
 
     more = {"tool_hooks": [recheck]} if variant == "a2_fixed" else {}
 
@@ -174,50 +101,25 @@ async def _a2(variant: str, llm: ScriptedLLM, client: AsyncOpenAI, truth: dict[s
         # An agent built from the registry as it is now.
         return _agent(name, client, [registry[t] for t in wanted if t in registry], **more)
 
-    planning = asyncio.create_task(built("planner", ["lookup"]).arun("Find the fact."))
-    # The planner's run was offered `lookup` and its generation is in flight.
-    while llm.requested("planner") < 1:
-        await asyncio.sleep(0.005)
-    await built("admin", ["lookup", "retire_tool"]).arun("Retire lookup.")
-    # The admin's next run is built from the registry without `lookup`.
-    await built("admin", ["lookup", "retire_tool"]).arun("Status?")
-    llm.open("retired")
-    await asyncio.wait_for(planning, WAIT_S * 2)
-    truth["ran"] = ran
-    truth["refused"] = refused
-    # A2 (SPEC): a call that ran a tool no longer in the registry.
-    truth["a2"] = "lookup" in ran
+    async def retire() -> None:
+        await built("admin", ["lookup", "retire_tool"]).arun("Retire lookup.")
+        # The admin's next run is built from the registry without `lookup`.
+        await built("admin", ["lookup", "retire_tool"]).arun("Status?")
+
+    # The planner's run is offered `lookup`; its generation is in flight while the admin acts.
+    await retirement.planned_then_retired(llm, built("planner", ["lookup"]).arun("Find the fact."),
+                                          retire)
+    retirement.record(truth)
 
 
 def _script() -> dict[str, list[Reply]]:
-    return {
-        "clerk": [Reply.tools(("charge", {"order": "7"}), ("notify", {"order": "7"})),
-                  Reply.text("done")],
-        "writer": [Reply.tools(("write_profile", {"key": "profile", "value": "w1"})),
-                   Reply.text("written")],
-        "editor": [Reply.tools(("read_profile", {"key": "profile"})),
-                   Reply.tools(("write_profile", {"key": "profile", "value": "e1"}),
-                               gate="writer-done"),
-                   Reply.text("edited")],
-        "planner": [Reply.tools(("lookup", {"query": "x"}), gate="retired"),
-                    Reply.text("done")],
-        "admin": [Reply.tools(("retire_tool", {"name": "lookup"})), Reply.text("retired"),
-                  Reply.text("all good")],
-    }
+    return script(admin=[Reply.tools(("retire_tool", {"name": "lookup"})), Reply.text("retired"),
+                         Reply.text("all good")])
 
 
 async def _main(variant: str, llm: ScriptedLLM, base: str, truth: dict[str, Any]) -> None:
-    # One client for the run's agents, closed before the run's event loop is.
-    client = AsyncOpenAI(base_url=base, api_key="none")
-    try:
-        if variant.startswith("a6"):
-            await _a6(variant, client, truth)
-        elif variant.startswith("a1"):
-            await _a1(variant, llm, client, truth)
-        else:
-            await _a2(variant, llm, client, truth)
-    finally:
-        await client.close()
+    races = {"a6": _a6, "a1": _a1, "a2": _a2}
+    await run_race(variant, llm, AsyncOpenAI(base_url=base, api_key="none"), truth, races)
 
 
 def run(variant: str, folder: Path) -> dict[str, Any]:

@@ -24,6 +24,8 @@ from strands.vended_memory_stores.test_memory_store import TestMemoryStore
 from .llm_server import Reply, ScriptedLLM
 from .otel_export import capture, install
 from .runs import Run, write_mapping
+from .tool_world import (effects_script, profile_and_registry_tools, profile_script,
+                         registry_script)
 
 FRAMEWORK = "strands-agents"
 
@@ -37,28 +39,6 @@ class World:
         self.events: dict[str, threading.Event] = {}
         self.waits: dict[str, str] = {}
         w = self
-
-        @tool
-        def read_profile(key: str) -> str:
-            """Read one field of the shared user profile."""
-            return w.profile.get(key, "")
-
-        @tool
-        def write_profile(key: str, value: str) -> str:
-            """Write one field of the shared user profile."""
-            w.profile[key] = value
-            return "ok"
-
-        @tool
-        def lookup(query: str) -> str:
-            """Look a fact up in the catalogue."""
-            return f"fact about {query}"
-
-        @tool
-        def retire_tool(name: str) -> str:
-            """Withdraw a tool from the shared registry."""
-            w.registry.pop(name, None)
-            return f"retired {name}"
 
         @tool
         def charge(order: str) -> str:
@@ -76,14 +56,8 @@ class World:
             w.settle("notify")
             return "notified"
 
-        self.registry = {
-            "read_profile": read_profile,
-            "write_profile": write_profile,
-            "lookup": lookup,
-            "retire_tool": retire_tool,
-            "charge": charge,
-            "notify": notify,
-        }
+        self.registry = {f.__name__: tool(f) for f in profile_and_registry_tools(self)}
+        self.registry.update(charge=charge, notify=notify)
 
     def event(self, name: str) -> threading.Event:
         return self.events.setdefault(name, threading.Event())
@@ -153,18 +127,6 @@ def _memory_script(lost: bool) -> dict[str, list[Reply]]:
     }
 
 
-def _profile_script(lost: bool) -> dict[str, list[Reply]]:
-    gate = "bob-done" if lost else None
-    return {
-        "alice": [Reply.tools(("read_profile", {"key": "tone"})),
-                  Reply.tools(("write_profile", {"key": "tone", "value": "formal"}), gate=gate),
-                  Reply.text("done")],
-        "bob": [Reply.tools(("read_profile", {"key": "tone"})),
-                Reply.tools(("write_profile", {"key": "tone", "value": "casual"})),
-                Reply.text("done")],
-    }
-
-
 def _registry(base, server, world, retired: bool) -> None:
     planner = world.agent(base, "planner", ["lookup"])
     admin_tools = ["lookup", "retire_tool"]
@@ -203,7 +165,7 @@ def generate(out: Path) -> list[Run]:
     for lost in (True, False):
         name = "a1_tools_lost_update" if lost else "a1_tools_fixed"
         trace = out / f"strands_{name}.jsonl"
-        _run(trace, out, _profile_script(lost),
+        _run(trace, out, profile_script(lost),
              lambda b, s, w, lost=lost: _two_writers(
                  b, s, w, lost, ["read_profile", "write_profile"], False))
         expect = {"A1": "violated" if lost else "holds", "A2": "cannot tell",
@@ -213,13 +175,7 @@ def generate(out: Path) -> list[Run]:
     for retired in (True, False):
         name = "a2_retired" if retired else "a2_fixed"
         trace = out / f"strands_{name}.jsonl"
-        script = {
-            "planner": [Reply.tools(("lookup", {"query": "x"}), gate="retired" if retired else None),
-                        Reply.text("done")],
-            "admin": [Reply.tools(("retire_tool", {"name": "lookup"})), Reply.text("retired"),
-                      Reply.text("all good")],
-        }
-        _run(trace, out, script, lambda b, s, w, r=retired: _registry(b, s, w, r))
+        _run(trace, out, registry_script(retired), lambda b, s, w, r=retired: _registry(b, s, w, r))
         expect = {"A1": "cannot tell", "A2": "violated" if retired else "cannot tell",
                   "A3": "cannot tell", "A6": "holds"}
         runs.append(Run(FRAMEWORK, name, trace, expect, mapping,
@@ -227,9 +183,7 @@ def generate(out: Path) -> list[Run]:
     for reordered in (True, False):
         name = "a6_out_of_order" if reordered else "a6_fixed"
         trace = out / f"strands_{name}.jsonl"
-        script = {"clerk": [Reply.tools(("charge", {"order": "7"}), ("notify", {"order": "7"})),
-                            Reply.text("done")]}
-        _run(trace, out, script, lambda b, s, w, r=reordered: _effects(b, w, r))
+        _run(trace, out, effects_script(), lambda b, s, w, r=reordered: _effects(b, w, r))
         expect = {"A1": "cannot tell", "A2": "cannot tell", "A3": "cannot tell",
                   "A6": "violated" if reordered else "holds"}
         runs.append(Run(FRAMEWORK, name, trace, expect, mapping,

@@ -31,7 +31,9 @@ pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 from agentsim_corpus import adk_runs, agno_runs  # noqa: E402
 from agentsim_corpus.cli import (C, H, OPENINFERENCE_NOTE, V, detect, ingested,  # noqa: E402
                                   same_answer, verdicts)
+from agentsim_corpus.races import REFUSAL  # noqa: E402
 from agentsim_corpus.runs import write_mapping  # noqa: E402
+from agentsim_corpus.testing import attrs, spans_of  # noqa: E402
 
 # (run, expected verdicts on A1, A2, A3, A6), read with the mapping. A2 is a lower bound: the
 # registry is seen at each generation's tool list, so a witness is real and no witness is
@@ -46,19 +48,6 @@ ADK = {
 AGNO = dict(ADK)
 FRAMEWORKS = {"adk": (adk_runs, "otel", ADK), "agno": (agno_runs, "openinference", AGNO)}
 CASES = [(f, r) for f, (_, _, table) in FRAMEWORKS.items() for r in sorted(table)]
-
-
-def spans_of(path) -> list[dict]:
-    out = []
-    for line in path.read_text().splitlines():
-        for rs in json.loads(line)["resourceSpans"]:
-            for ss in rs["scopeSpans"]:
-                out.extend(ss["spans"])
-    return out
-
-
-def attrs(span: dict) -> dict:
-    return {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
 
 
 def tool_spans(framework: str, path) -> list[dict]:
@@ -165,7 +154,7 @@ def test_the_refusing_twin_refuses(framework, tmp_path, agentsim_binary):
     assert len(lookup) == 1, lookup
     status = lookup[0].get("status", {})
     assert status.get("code") == 2, status  # STATUS_CODE_ERROR
-    refusal = module.REFUSAL.format(name="lookup")
+    refusal = REFUSAL.format(name="lookup")
     carried = json.dumps(attrs(lookup[0])) + status.get("message", "")
     assert refusal in carried, (attrs(lookup[0]), status)
     report = detect(agentsim_binary, source, spans, "--tool-memory", str(mapping))

@@ -20,6 +20,7 @@ from agentsim_corpus import crewai_runs  # noqa: E402
 from agentsim_corpus.cli import (C, H, OPENINFERENCE_NOTE, V, detect, ingested,  # noqa: E402
                                   same_answer, verdicts)
 from agentsim_corpus.runs import write_mapping  # noqa: E402
+from agentsim_corpus.testing import attrs, spans_of  # noqa: E402
 
 
 # (run, expected verdicts on A1, A2, A3, A6) from the spans alone. Memory behind tools is
@@ -44,19 +45,6 @@ CREWAI_MAPPED = {
 def crewai_data(tmp_path, monkeypatch):
     """CrewAI's kickoff database goes to the test's folder, not the user's data directory."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-
-
-def spans_of(path) -> list[dict]:
-    out = []
-    for line in path.read_text().splitlines():
-        for rs in json.loads(line)["resourceSpans"]:
-            for ss in rs["scopeSpans"]:
-                out.extend(ss["spans"])
-    return out
-
-
-def attrs(span: dict) -> dict:
-    return {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
 
 
 @pytest.mark.parametrize("run", sorted(CREWAI))

@@ -11,35 +11,18 @@ the maintainers' change.
 """
 
 import json
-from importlib.metadata import PackageNotFoundError, version
 
 import pytest
 
-try:
-    RELEASE = version("agent-framework-core")
-except PackageNotFoundError:
-    RELEASE = None
-if RELEASE not in ("1.18.0", "1.19.0"):
-    pytest.skip(f"agent-framework-core {RELEASE} is neither the affected nor the fixed release",
-                allow_module_level=True)
+from agentsim_corpus.testing import release_or_skip
+
+RELEASE = release_or_skip("agent-framework-core", "1.18.0", "1.19.0")
 pytest.importorskip("agent_framework.openai")
 pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 
 from agentsim_corpus.cli import H, V, agentsim_json, detect  # noqa: E402
 from agentsim_corpus.reported import agent_framework_7386  # noqa: E402
-
-
-def spans_of(path) -> list[dict]:
-    out = []
-    for line in path.read_text().splitlines():
-        for rs in json.loads(line)["resourceSpans"]:
-            for ss in rs["scopeSpans"]:
-                out.extend(ss["spans"])
-    return out
-
-
-def attrs(span: dict) -> dict:
-    return {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
+from agentsim_corpus.testing import attrs, spans_of  # noqa: E402
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ by their attributes (``running tool``: ``gen_ai.tool.name``, ``tool_arguments``,
 ``tool_response``; ``agent run``: ``agent_name``), so it decides A6 from the two calls.
 """
 
-import json
-
 import pytest
 
 pydantic_ai = pytest.importorskip("pydantic_ai")
@@ -24,19 +22,7 @@ if pydantic_ai.__version__ not in ("1.0.1", "1.0.2"):
 
 from agentsim_corpus.cli import H, V, detect  # noqa: E402
 from agentsim_corpus.reported import pydantic_ai_2628  # noqa: E402
-
-
-def spans_of(path) -> list[dict]:
-    out = []
-    for line in path.read_text().splitlines():
-        for rs in json.loads(line)["resourceSpans"]:
-            for ss in rs["scopeSpans"]:
-                out.extend(ss["spans"])
-    return out
-
-
-def attrs(span: dict) -> dict:
-    return {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
+from agentsim_corpus.testing import attrs, spans_of  # noqa: E402
 
 
 @pytest.fixture

@@ -11,17 +11,12 @@ give a scenario whose vanilla runs show A2 and `fix` a stack that prevents it.
 """
 
 import json
-from importlib.metadata import PackageNotFoundError, version
 
 import pytest
 
-try:
-    RELEASE = version("strands-agents")
-except PackageNotFoundError:
-    RELEASE = None
-if RELEASE not in ("1.54.0", "1.55.0"):
-    pytest.skip(f"strands-agents {RELEASE} is neither the affected nor the fixed release",
-                allow_module_level=True)
+from agentsim_corpus.testing import release_or_skip
+
+RELEASE = release_or_skip("strands-agents", "1.54.0", "1.55.0")
 pytest.importorskip("mcp.server.fastmcp")
 pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 

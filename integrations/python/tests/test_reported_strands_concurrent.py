@@ -11,17 +11,12 @@ invocations separate callers (``[invocations] separate``).
 """
 
 import json
-from importlib.metadata import PackageNotFoundError, version
 
 import pytest
 
-try:
-    RELEASE = version("strands-agents")
-except PackageNotFoundError:
-    RELEASE = None
-if RELEASE not in ("1.21.0", "1.22.0"):
-    pytest.skip(f"strands-agents {RELEASE} is neither the affected nor the fixed release",
-                allow_module_level=True)
+from agentsim_corpus.testing import release_or_skip
+
+RELEASE = release_or_skip("strands-agents", "1.21.0", "1.22.0")
 pytest.importorskip("opentelemetry.exporter.otlp.json.file")
 
 from agentsim_corpus.cli import H, V, agentsim_json, detect  # noqa: E402

@@ -6,14 +6,15 @@
 //! of threads that produced the list. Rates come with Wilson 95 % intervals; means are plain
 //! means (no interval: their spread is printed as min and max instead).
 
-use crate::engine::TrialRun;
+use crate::engine::{Counts, TrialRun};
 use crate::stats::{mean, Proportion};
 use agentsim_models::anomaly::Scope;
 use agentsim_models::detect::{Anomaly, Report};
 use agentsim_models::lattice::{level, Point};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
+use std::ops::Deref;
 
 /// The anomalies a simulated trial can exhibit, in the order summaries print them: the
 /// lattice's four, then every other catalogue entry decidable on a single-store history (the
@@ -37,8 +38,7 @@ pub fn exhibits(lattice: &[Anomaly], a3_residue: bool, a: Anomaly) -> bool {
 }
 
 /// What one trial produced (also the per-trial fact a partial result carries).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TrialMetrics {
     pub trial: u64,
     /// The exact set of anomalies exhibited, in lattice order.
@@ -47,19 +47,10 @@ pub struct TrialMetrics {
     /// The highest Lk the history satisfies (0–4).
     pub level: u8,
     pub records: u64,
-    pub commits: u64,
-    pub aborts: u64,
-    pub drops: u64,
-    pub retries: u64,
-    pub retractions: u64,
-    pub retracted: u64,
-    pub compensations: u64,
-    pub generations: u64,
-    pub tokens_total: u64,
-    pub tokens_wasted: u64,
-    pub makespan_ms: u64,
-    pub events: u64,
-    pub truncated: bool,
+    /// The engine's counts (read through `Deref`: `metrics.events`), serialised among the
+    /// fields above and below as one flat object.
+    #[serde(flatten)]
+    pub counts: Counts,
     pub schedule: String,
 }
 
@@ -67,26 +58,13 @@ impl TrialMetrics {
     /// The metrics of trial `trial` from its run and its detectors' report.
     pub fn new(trial: u64, run: &TrialRun, report: &Report) -> TrialMetrics {
         let found = report.anomalies();
-        let c = &run.counters;
         TrialMetrics {
             trial,
             anomalies: found.clone(),
             a3_residue: !report.a3_residue.is_empty(),
             level: level(Point::of(&found)),
             records: run.records.len() as u64,
-            commits: c.commits,
-            aborts: c.aborts,
-            drops: c.drops,
-            retries: c.retries,
-            retractions: c.retractions,
-            retracted: c.retracted,
-            compensations: c.compensations,
-            generations: c.generations,
-            tokens_total: c.tokens_total,
-            tokens_wasted: c.tokens_wasted,
-            makespan_ms: c.makespan_ms,
-            events: c.events,
-            truncated: c.truncated,
+            counts: run.counters.counts,
             schedule: run.schedule.to_string(),
         }
     }
@@ -99,6 +77,14 @@ impl TrialMetrics {
     /// Simulated operations: records appended plus operations dropped before generation.
     pub fn ops(&self) -> u64 {
         self.records + self.drops
+    }
+}
+
+impl Deref for TrialMetrics {
+    type Target = Counts;
+
+    fn deref(&self) -> &Counts {
+        &self.counts
     }
 }
 
@@ -204,19 +190,15 @@ mod tests {
             anomalies,
             a3_residue: false,
             records: 2,
-            commits: 2,
-            aborts: k % 2,
-            drops: 0,
-            retries: 0,
-            retractions: 0,
-            retracted: 0,
-            compensations: 0,
-            generations: 2,
-            tokens_total: tokens,
-            tokens_wasted: 0,
-            makespan_ms: 10,
-            events: 6,
-            truncated: false,
+            counts: Counts {
+                commits: 2,
+                aborts: k % 2,
+                generations: 2,
+                tokens_total: tokens,
+                makespan_ms: 10,
+                events: 6,
+                ..Counts::default()
+            },
             schedule: "S1:6:-".into(),
         }
     }

@@ -15,6 +15,7 @@ use crate::cmd::run_args::RunArgs;
 use crate::cmd::sharding::Seeded;
 use crate::cmd::stacked;
 use crate::experiments::mechanism_twins;
+use crate::experiments::twin_specs;
 use crate::experiments::twins;
 use agentsim_sim::digest::Fnv1a;
 use agentsim_sim::shard::TrialSource;
@@ -26,7 +27,7 @@ use std::process::ExitCode;
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// Seeded trials per twin and side (1..=1000000).
-    #[arg(long, default_value_t = twins::TRIALS_DEFAULT, value_parser = crate::limits::trials)]
+    #[arg(long, default_value_t = twin_specs::TRIALS_DEFAULT, value_parser = crate::limits::trials)]
     pub trials: u64,
     #[command(flatten)]
     pub common: crate::cmd::stacked::Args,
@@ -62,12 +63,12 @@ impl Seeded for Job {
             return mechanism_twins::trials_total(self.0.runtime.len(), self.0.trials);
         }
         // Every twin runs both sides.
-        (twins::TWINS.len() as u64 * 2).checked_mul(self.0.trials)
+        (twin_specs::TWINS.len() as u64 * 2).checked_mul(self.0.trials)
     }
 
     fn scenario_digest(&self) -> anyhow::Result<u64> {
         let mut h = Fnv1a::new();
-        for t in &twins::TWINS {
+        for t in &twin_specs::TWINS {
             h.field(t.file)
                 .field(t.text)
                 .field(t.without.name())
@@ -102,7 +103,7 @@ impl Seeded for Job {
 /// The prevention twins: a line each (or `--json`), and `tables/twins.*` under `--out`.
 fn print_twins(results: &[twins::TwinResult], run: &RunArgs) -> anyhow::Result<ExitCode> {
     let text = stacked::lines(results, twins::TwinResult::display);
-    let table = twins::figure_data(results).table();
+    let table = twin_specs::figure_data(results).table();
     stacked::emit("twins", results, &text, &[("twins", &table)], run)
 }
 

@@ -1,7 +1,7 @@
 //! Twins for each mechanism alone: every mechanism of the catalogue, with
 //! only the mechanisms it needs ([`alone`]: `cascade` runs as `validate-preds+cascade`), over
 //! the smallest twin scenario of each lattice anomaly (A1 2 agents, A2 width 2, A3 depth 2,
-//! A6 width 2; the files of [`super::twins`]), `vanilla` without and the mechanism with, on
+//! A6 width 2; the files of [`super::twin_specs`]), `vanilla` without and the mechanism with, on
 //! the same trial seeds.
 //!
 //! Each row also states what the stack's mechanisms compose to
@@ -13,8 +13,9 @@
 //! `agentsim twins --runtime S` runs [`run_stack`] for any stack S.
 
 use super::run as common;
-use super::run::{builtin, run_from};
-use super::twins::{group, step_artifacts, step_run, Twin, TwinSpec, KN, TWINS};
+use super::twin_specs::{
+    count, figure_data, group, step_artifacts, step_run, Twin, TwinSpec, KN, TWINS,
+};
 use crate::artifacts::figures::twins::COUNT_COLUMNS;
 use crate::artifacts::figures::TwinGroup;
 use crate::artifacts::tables::{Cell, Table};
@@ -32,9 +33,6 @@ pub const STEP: Step = Step {
     about: "twins for each mechanism alone over vanilla, on every lattice anomaly",
     run: step_files,
 };
-
-/// Trials per side when the command line does not say.
-pub const TRIALS_DEFAULT: u64 = 1000;
 
 /// `m` with what it needs (transitively): the smallest valid stack containing it.
 pub fn alone(m: Mechanism) -> Stack {
@@ -105,21 +103,14 @@ impl MechanismTwin {
     }
 }
 
-fn count(
+/// Trials of `spec`'s scenario under `runtime` exhibiting its anomaly.
+fn side(
     src: &mut dyn TrialSource,
     spec: &TwinSpec,
     runtime: Stack,
-    trials: u64,
-    seed: u64,
-    threads: usize,
+    run: (u64, u64, usize),
 ) -> anyhow::Result<KN> {
-    let sc = builtin(spec.file, spec.text)?;
-    let r = run_from(src, &sc, runtime, trials, seed, threads)?;
-    let p = r
-        .aggregate
-        .rate(spec.anomaly)
-        .ok_or_else(|| anyhow::anyhow!("the simulator does not report {}", spec.anomaly))?;
-    Ok(KN { k: p.k, n: p.n })
+    count(src, spec.anomaly, (spec.file, spec.text), runtime, run)
 }
 
 /// The runtime every mechanism twin runs without the mechanism.
@@ -134,7 +125,7 @@ fn baseline(
 ) -> anyhow::Result<Vec<KN>> {
     scenarios()
         .into_iter()
-        .map(|s| count(src, s, BASELINE, trials, seed, threads))
+        .map(|s| side(src, s, BASELINE, (trials, seed, threads)))
         .collect()
 }
 
@@ -157,7 +148,7 @@ fn rows(
                 scenario: spec.file,
                 claimed_prevented: runtime_matrix::expected(rt, false, spec.anomaly) == Some(false),
                 without,
-                with: count(src, spec, rt, trials, seed, threads)?,
+                with: side(src, spec, rt, (trials, seed, threads))?,
                 size: spec.size,
                 unit: spec.unit,
             })
@@ -269,7 +260,7 @@ fn step_files(ctx: &Ctx) -> anyhow::Result<Vec<Artifact>> {
                  and under each mechanism alone over vanilla; sizes with equal counts share a row. \
                  The 95% Wilson intervals are in tables/mechanism_twins.md.";
     let svg = crate::artifacts::figures::twins::render_as(
-        &super::twins::figure_data(&results),
+        &figure_data(&results),
         "Mechanism twins: runs with the anomaly",
         "mechanism_twins",
     );

@@ -27,6 +27,7 @@ pub mod runtime_matrix;
 pub mod split_view;
 pub mod states;
 pub mod sweep;
+pub mod twin_specs;
 pub mod twins;
 pub mod workloads;
 

@@ -13,7 +13,7 @@
 
 use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{table_files, Artifact, Ctx, Step};
-use crate::experiments::fit_fix::{observe, plan};
+use crate::experiments::fit_fix::{self, observe};
 use crate::verdicts::Verdicts;
 use agentsim_ingest::{Options, Report as Ingested, Source};
 use agentsim_models::{Anomaly, History, Verdict};
@@ -221,9 +221,6 @@ pub fn reports() -> Vec<Reported> {
     ]
 }
 
-/// The run seed.
-const SEED: u64 = 1;
-
 /// What one run gave.
 pub struct RunResult {
     /// The run's own answer: did the anomaly happen (the truth file's flag).
@@ -370,20 +367,7 @@ fn fixed_by(
     let shown = run.trace_path;
     let go = || -> Result<Result<Fixed, String>> {
         let obs = observe::observe(history, Some(report), Some(run.from), file, shown)?;
-        let sc_path = Path::new(shown).with_extension("fit.toml");
-        let name = observe::scenario_name(Path::new(shown));
-        let (_, sc) = observe::fitted(&obs, name, &sc_path, trials, SEED)?;
-        let exhibits = obs.exhibits();
-        let stacks = plan::candidates(&exhibits, threads)?;
-        let p = plan::plan(
-            &sc,
-            &exhibits,
-            &stacks,
-            trials,
-            SEED,
-            threads,
-            &mut |_, _| {},
-        )?;
+        let (_, _, p) = fit_fix::fit_and_plan(&obs, shown, trials, threads)?;
         let vanilla = (p.vanilla.iter())
             .map(|(a, r)| format!("{a} {}/{}", r.k, r.n))
             .collect::<Vec<_>>()

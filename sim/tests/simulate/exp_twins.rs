@@ -2,7 +2,8 @@
 //! (SPEC §7), computed by the engine and the detectors; the same seed gives the same counts
 //! on one thread and on several. A pass covers these seeds and timings, not every schedule.
 
-use agentsim::experiments::twins::{self, KN, TWINS};
+use agentsim::experiments::twin_specs::{figure_data, KN, TWINS};
+use agentsim::experiments::twins;
 
 #[test]
 fn every_twin_is_all_without_and_none_with() {
@@ -39,6 +40,6 @@ fn twins_are_the_same_on_any_thread_count() {
     let one = twins::run(40, 9, 1).expect("one thread");
     let three = twins::run(40, 9, 3).expect("three threads");
     assert_eq!(one, three);
-    let table = twins::figure_data(&one).table().to_csv();
-    assert_eq!(table, twins::figure_data(&three).table().to_csv());
+    let table = figure_data(&one).table().to_csv();
+    assert_eq!(table, figure_data(&three).table().to_csv());
 }

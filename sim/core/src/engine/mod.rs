@@ -28,6 +28,7 @@ macro_rules! note {
     };
 }
 
+mod counters;
 mod live;
 mod mcp;
 mod messages;
@@ -37,6 +38,7 @@ mod snapshot;
 mod spin;
 mod zone;
 
+pub use counters::{Counters, Counts};
 pub use live::{LiveState, LiveStep, Stepper};
 pub use pool::Pool;
 pub use snapshot::{abstracts, Snapshots};
@@ -55,39 +57,6 @@ use agentsim_models::record::OpRecord;
 use agentsim_models::runtime::{CommitRequest, Guarded, Mechanism, Runtime};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
-
-/// What the engine counts in one trial.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Counters {
-    pub commits: u64,
-    pub aborts: u64,
-    pub drops: u64,
-    pub retries: u64,
-    /// Supervisor retractions that hit a live record.
-    pub retractions: u64,
-    /// Records aborted by those retractions, cascades included.
-    pub retracted: u64,
-    /// Completed effects undone by aborts (reverse issue order, saga and above).
-    pub compensations: u64,
-    pub generations: u64,
-    pub tokens_total: u64,
-    /// Tokens of generations whose operation ended aborted (at commit, retracted, cascaded)
-    /// or never ended (a truncated trial).
-    pub tokens_wasted: u64,
-    pub makespan_ms: u64,
-    pub events: u64,
-    /// Events at which two or more events were enabled: the scheduler's only real
-    /// decisions (at every other event it can take just the one).
-    pub choice_points: u64,
-    /// The trial hit `events_max` with agents still running.
-    pub truncated: bool,
-    /// An agent with steps left was stopped by the chooser's per-agent step budget
-    /// (abstract time only).
-    pub budget_cut: bool,
-    /// The trial ended with an agent parked in a polling loop (abstract time, parking on):
-    /// it would poll forever, each iteration a repeat of the last.
-    pub spinning: bool,
-}
 
 /// One executed event, for readable traces.
 #[derive(Clone, Debug, PartialEq, Eq)]

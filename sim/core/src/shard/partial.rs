@@ -117,6 +117,7 @@ pub struct FactRun {
 /// a third of the bytes of keyed objects, which is what reading a thousand partials costs.
 /// The destructuring below is exhaustive, so a new metric fails to compile here.
 mod rows {
+    use crate::engine::Counts;
     use crate::metrics::TrialMetrics;
     use agentsim_models::detect::Anomaly;
     use serde::ser::SerializeSeq;
@@ -133,38 +134,17 @@ mod rows {
                 a3_residue,
                 level,
                 records,
-                commits,
-                aborts,
-                drops,
-                retries,
-                retractions,
-                retracted,
-                compensations,
-                generations,
-                tokens_total,
-                tokens_wasted,
-                makespan_ms,
-                events,
-                truncated,
+                counts,
                 schedule,
             } = t;
-            let counters = [
-                *records,
-                *commits,
-                *aborts,
-                *drops,
-                *retries,
-                *retractions,
-                *retracted,
-                *compensations,
-                *generations,
-                *tokens_total,
-                *tokens_wasted,
-                *makespan_ms,
-                *events,
-            ];
+            let (mut copy, mut row_counts) = (*counts, [0; 13]);
+            row_counts[0] = *records;
+            for (to, from) in row_counts[1..].iter_mut().zip(slots(&mut copy)) {
+                *to = *from;
+            }
+            let truncated = counts.truncated;
             let row = (
-                trial, anomalies, a3_residue, level, counters, truncated, schedule,
+                trial, anomalies, a3_residue, level, row_counts, truncated, schedule,
             );
             seq.serialize_element(&row)?;
         }
@@ -175,32 +155,62 @@ mod rows {
         let rows: Vec<Row> = Vec::deserialize(d)?;
         Ok(rows
             .into_iter()
-            .map(|(trial, anomalies, a3_residue, level, c, truncated, schedule)| {
-                let [records, commits, aborts, drops, retries, retractions, retracted, compensations, generations, tokens_total, tokens_wasted, makespan_ms, events] =
-                    c;
-                TrialMetrics {
-                    trial,
-                    anomalies,
-                    a3_residue,
-                    level,
-                    records,
-                    commits,
-                    aborts,
-                    drops,
-                    retries,
-                    retractions,
-                    retracted,
-                    compensations,
-                    generations,
-                    tokens_total,
-                    tokens_wasted,
-                    makespan_ms,
-                    events,
-                    truncated,
-                    schedule,
-                }
-            })
+            .map(
+                |(trial, anomalies, a3_residue, level, c, truncated, schedule)| {
+                    let mut counts = Counts {
+                        truncated,
+                        ..Counts::default()
+                    };
+                    for (to, from) in slots(&mut counts).into_iter().zip(&c[1..]) {
+                        *to = *from;
+                    }
+                    let records = c[0];
+                    TrialMetrics {
+                        trial,
+                        anomalies,
+                        a3_residue,
+                        level,
+                        records,
+                        counts,
+                        schedule,
+                    }
+                },
+            )
             .collect())
+    }
+
+    /// The counters in the order a row holds them after `records` (`truncated` is a column
+    /// of its own): the one list both directions use.
+    fn slots(c: &mut Counts) -> [&mut u64; 12] {
+        let Counts {
+            commits,
+            aborts,
+            drops,
+            retries,
+            retractions,
+            retracted,
+            compensations,
+            generations,
+            tokens_total,
+            tokens_wasted,
+            makespan_ms,
+            events,
+            truncated: _,
+        } = c;
+        [
+            commits,
+            aborts,
+            drops,
+            retries,
+            retractions,
+            retracted,
+            compensations,
+            generations,
+            tokens_total,
+            tokens_wasted,
+            makespan_ms,
+            events,
+        ]
     }
 }
 

@@ -13,6 +13,7 @@ use crate::artifacts::tables::{Cell, Table};
 use crate::artifacts::{table_files, Artifact, Ctx, Step};
 use agentsim_ingest::{Options, Source};
 use agentsim_models::Anomaly;
+use agentsim_sim::fit::Fitted;
 use agentsim_sim::stats::Proportion;
 use observe::with_runtime;
 use serde_json::json;
@@ -165,20 +166,7 @@ fn one(
         }
     };
     let obs = observe::observe(history, report, from, &file, input)?;
-    let sc_path = Path::new(input).with_extension("fit.toml");
-    let name = observe::scenario_name(Path::new(input));
-    let (fitted, sc) = observe::fitted(&obs, name, &sc_path, trials, SEED)?;
-    let exhibits = obs.exhibits();
-    let stacks = plan::candidates(&exhibits, threads)?;
-    let p = plan::plan(
-        &sc,
-        &exhibits,
-        &stacks,
-        trials,
-        SEED,
-        threads,
-        &mut |_, _| {},
-    )?;
+    let (fitted, exhibits, p) = fit_and_plan(&obs, input, trials, threads)?;
     let chosen = p.chosen();
     let runtime = chosen.map_or("vanilla".to_owned(), |c| c.stack.to_string());
     Ok(Row {
@@ -193,6 +181,32 @@ fn one(
         makespan_overhead: chosen.map_or(Estimate::MISSING, |c| c.makespan_overhead),
         fitted: with_runtime(&fitted.toml, &runtime),
     })
+}
+
+/// What `fix` does with an observation read from `shown`, quietly: fit it (the scenario
+/// `fit-<stem>`, as if at `shown` with the extension `fit.toml`), and plan the candidate stacks
+/// for the anomalies its history exhibits on the fitted scenario, seeded with `SEED` (1).
+pub fn fit_and_plan(
+    obs: &observe::Observation,
+    shown: &str,
+    trials: u64,
+    threads: usize,
+) -> anyhow::Result<(Fitted, Vec<Anomaly>, plan::Plan)> {
+    let sc_path = Path::new(shown).with_extension("fit.toml");
+    let name = observe::scenario_name(Path::new(shown));
+    let (fitted, sc) = observe::fitted(obs, name, &sc_path, trials, SEED)?;
+    let exhibits = obs.exhibits();
+    let stacks = plan::candidates(&exhibits, threads)?;
+    let p = plan::plan(
+        &sc,
+        &exhibits,
+        &stacks,
+        trials,
+        SEED,
+        threads,
+        &mut |_, _| {},
+    )?;
+    Ok((fitted, exhibits, p))
 }
 
 fn table(rows: &[Row], trials: u64) -> Table {
