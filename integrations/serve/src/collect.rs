@@ -14,8 +14,10 @@
 //! counted, and the report then says *cannot tell* for every verdict, with the count as the
 //! reason (it could have changed any of them). At most `max_pending_spans` spans wait for
 //! their trace to be mapped; a span past that is dropped and counted likewise. OpenInference
-//! spans (`--from openinference`, or `--from otel` once one arrives) and `--mcp-log` are read
-//! as a whole export, so their traces are kept as spans to the end.
+//! spans (`--from openinference`) and `--mcp-log` are read as a whole export, so their traces
+//! are kept as spans to the end; so are all traces under `--from otel` until a GenAI span
+//! (`gen_ai.operation.name`) has come, since until then the export may turn out to be
+//! OpenInference's.
 //!
 //! **Detection.** What crosses traces (cross-trace order by time, actors of overlapping
 //! invocations, shared registry timelines, record numbering, the initial state) is settled
@@ -35,6 +37,7 @@
 use crate::batch::Batch;
 use crate::{Detector, Lost};
 use agentsim_ingest::mcp::McpLog;
+use agentsim_ingest::openinference::{choose, classify, Conventions, Reader};
 use agentsim_ingest::otel::mapping::Mapping;
 use agentsim_ingest::otel::{otlp, LeanSpan, Mapper, Origin};
 use agentsim_ingest::{Ingested, Options, Source};
@@ -200,10 +203,11 @@ struct Kept<'m> {
     mapper: Mapper<'m>,
     /// Whether traces are mapped as they complete (else kept as spans to the end).
     sealing: bool,
-    /// `--from otel`: the reader is chosen by the spans' convention.
+    /// `--from otel`: the reader is chosen by the spans' convention, counted here over every
+    /// span kept. Traces are mapped as they complete only once a GenAI span has come: the
+    /// export can then no longer be read as OpenInference.
     by_convention: bool,
-    /// An OpenInference span has arrived (`--from otel`): the export is then read whole.
-    openinference: bool,
+    conventions: Conventions,
     /// The reader's message on a span it refused, the first one.
     refused: Option<String>,
     count: usize,
@@ -226,7 +230,7 @@ impl<'m> Kept<'m> {
             mapper: Mapper::new(NAME, mapping).keep_origins(),
             sealing: genai && !mcp && beside.is_ok(),
             by_convention: options.from == Some(Source::Otel),
-            openinference: false,
+            conventions: Conventions::default(),
             refused: None,
             count: 0,
         }
@@ -239,7 +243,7 @@ impl<'m> Kept<'m> {
     /// Maps for good the traces none of whose spans arrived in the last `seal` and whose root
     /// span has arrived, and those without a root none of whose spans arrived in ten times that.
     fn seal(&mut self, seal: Duration) {
-        if !self.sealing || self.openinference {
+        if !self.mapping_traces() {
             return;
         }
         while let Some(&(at, t)) = self.arrivals.front() {
@@ -262,6 +266,25 @@ impl<'m> Kept<'m> {
                 self.seal_trace(t);
             }
         }
+    }
+
+    /// Whether completed traces are mapped (else kept as spans, to be read as one export).
+    fn mapping_traces(&self) -> bool {
+        let c = &self.conventions;
+        self.sealing && (!self.by_convention || (c.genai > 0 && choose(c) == Reader::GenAi))
+    }
+
+    /// Counts `span`'s convention.
+    fn count(&mut self, span: &otlp::Span) {
+        if !self.by_convention {
+            return;
+        }
+        let one = classify(std::slice::from_ref(span));
+        let c = &mut self.conventions;
+        c.openinference_steps += one.openinference_steps;
+        c.openinference_links += one.openinference_links;
+        c.genai += one.genai;
+        c.both += one.both;
     }
 
     fn seal_trace(&mut self, t: u128) {
@@ -298,8 +321,8 @@ impl<'m> Kept<'m> {
             let ing = agentsim_ingest::load::load_text(EMPTY, NAME, options);
             return ing.map(|i| (i, Vec::new())).map_err(|e| e.to_string());
         }
-        let readable = self.sealing && !self.openinference;
-        if readable {
+        let genai = !self.by_convention || choose(&self.conventions) == Reader::GenAi;
+        if self.sealing && genai {
             let mut m = self.mapper.clone();
             for o in self.open.values() {
                 m.trace(o.spans.iter().map(LeanSpan::from_span).collect());
@@ -308,11 +331,14 @@ impl<'m> Kept<'m> {
             return Ok((agentsim_ingest::with_initial_state(ing), origins));
         }
         if !self.sealed.is_empty() {
+            // Traces are mapped only after a GenAI span came: the export is of both
+            // conventions, which `detect` refuses too.
+            let c = &self.conventions;
             return Err(format!(
-                "OpenInference spans arrived after {} GenAI traces were mapped: an export of \
-                 both is read as one convention or refused, and the spans of those traces \
-                 were let go; serve with --from openinference (or send one convention)",
-                self.sealed.len()
+                "{NAME}: {} GenAI spans and {} OpenInference step spans: an export of both \
+                 conventions is refused, since either reader alone would leave the other's \
+                 spans unread; serve with --from genai or --from openinference",
+                c.genai, c.openinference_steps
             ));
         }
         // As an export of them would list them: traces by their first start, then id;
@@ -411,8 +437,7 @@ pub fn run(
                             continue;
                         }
                     };
-                    kept.openinference |= kept.by_convention
-                        && agentsim_ingest::openinference::is_openinference(&span);
+                    kept.count(&span);
                     let open = kept.open.entry(s.trace).or_insert_with(|| Open {
                         spans: Vec::new(),
                         last: now,
@@ -595,10 +620,11 @@ impl Alerts {
                 let rests_on: Vec<Json> = (records.iter())
                     .filter_map(|&r| {
                         let o = origins.get(usize::try_from(r).ok()?)?;
-                        if !traces.contains(&o.trace.as_str()) {
-                            traces.push(&o.trace);
+                        if !traces.contains(&o.trace()) {
+                            traces.push(o.trace());
                         }
-                        Some(json!({"record": r, "trace": o.trace, "spans": o.spans}))
+                        let spans: Vec<&str> = o.spans().collect();
+                        Some(json!({"record": r, "trace": o.trace(), "spans": spans}))
                     })
                     .collect();
                 let line = json!({

@@ -49,7 +49,8 @@ pub struct Args {
     /// milliseconds (ten times as many without a root) is mapped for good and its spans let
     /// go. A span of it arriving later is late: counted, and every verdict is then *cannot
     /// tell* with the count as its reason. (OpenInference spans and `--mcp-log` are read as
-    /// one export: their traces are kept whole to the end.)
+    /// one export: their traces are kept whole to the end, as are all traces under `--from
+    /// otel` until a GenAI span has come.)
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub seal_ms: u64,
     /// The largest request body in bytes, compressed or inflated (413 past it).

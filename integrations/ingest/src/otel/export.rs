@@ -421,12 +421,7 @@ mod tests {
         assert_eq!(origins.len(), ing.history.len());
         // Records in log order: bb's step commits first (at 7), then aa's (at 30).
         let named: Vec<(&str, Vec<&str>)> = (origins.iter())
-            .map(|o| {
-                (
-                    o.trace.as_str(),
-                    o.spans.iter().map(String::as_str).collect(),
-                )
-            })
+            .map(|o| (o.trace(), o.spans().collect()))
             .collect();
         assert_eq!(named, [("bb", vec!["4"]), ("aa", vec!["2"])]);
         // A file's reader keeps none.

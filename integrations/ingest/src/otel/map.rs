@@ -141,15 +141,34 @@ struct Pending<S = Step> {
     /// Its invocation's agent name (or id) has the wrong type.
     name_unknown: bool,
     /// The spans it was mapped from, when the mapper keeps them ([`Mapper::keep_origins`]).
-    origin: Option<Box<Origin>>,
+    origin: Option<Origin>,
 }
 
 /// The spans a record was mapped from: its trace and the ids of its step's spans (reads,
-/// generation, writes, tool calls), in start order.
+/// generation, writes, tool calls), in start order. Held as one string (the ids separated by
+/// spaces, the trace first): a mapper holds one per step.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin {
-    pub trace: String,
-    pub spans: Vec<String>,
+pub struct Origin(Box<str>);
+
+impl Origin {
+    fn new(trace: &str, spans: impl Iterator<Item = impl AsRef<str>>) -> Origin {
+        let mut text = trace.to_owned();
+        for s in spans {
+            text.push(' ');
+            text.push_str(s.as_ref());
+        }
+        Origin(text.into_boxed_str())
+    }
+
+    /// The trace id.
+    pub fn trace(&self) -> &str {
+        self.0.split(' ').next().unwrap_or("")
+    }
+
+    /// The span ids.
+    pub fn spans(&self) -> impl Iterator<Item = &str> {
+        self.0.split(' ').skip(1)
+    }
 }
 
 impl<S> Pending<S> {
@@ -274,10 +293,8 @@ impl<'m> Mapper<'m> {
                 .collect();
             if self.origins {
                 for (p, members) in steps.iter_mut().zip(&segments) {
-                    p.origin = Some(Box::new(Origin {
-                        trace: spans[members[0]].trace().to_owned(),
-                        spans: members.iter().map(|&m| spans[m].id().to_owned()).collect(),
-                    }));
+                    let ids = members.iter().map(|&m| spans[m].id());
+                    p.origin = Some(Origin::new(spans[members[0]].trace(), ids));
                 }
             }
             if let Some(r) = cx.retract(&spans, inv, actor, &mut steps) {
@@ -327,7 +344,7 @@ impl<'m> Mapper<'m> {
         log.sort_by_key(|&i| pending[i].step.commit_at);
         let commits: Vec<u128> = log.iter().map(|&i| pending[i].step.commit_at).collect();
         let origins: Vec<Origin> = (log.iter())
-            .filter_map(|&i| pending[i].origin.as_deref().cloned())
+            .filter_map(|&i| pending[i].origin.clone())
             .collect();
         let derived = cx.derived_cells();
         // Provenance only where a retraction makes it matter (A3), so other histories keep
