@@ -375,6 +375,41 @@ fn the_report_is_detects_on_the_same_spans_however_they_arrive() {
     }
 }
 
+/// Traces mapped for good as they complete (all spans in one request, then quiet past
+/// `--seal-ms`) give `detect`'s report too: the detection then settles the mapped steps alone.
+#[test]
+fn traces_mapped_as_they_complete_give_detects_report() {
+    let dir = scratch("sealed");
+    for (k, file) in EXPORTS.iter().enumerate() {
+        let server = Server::start(&format!("sealed{k}"), &["--seal-ms", "100"]);
+        let file = &with_otlp_ids(file, &dir);
+        let spans = spans_of(file);
+        let file = file.to_str().unwrap();
+        let mut all = json!({"resourceSpans": []});
+        for s in &spans {
+            let rs = s["resourceSpans"][0].clone();
+            all["resourceSpans"].as_array_mut().unwrap().push(rs);
+        }
+        let r = server.post("application/x-protobuf", false, &protobuf(&all));
+        assert_eq!(r.status, 200, "{file}: {}", r.text());
+        // Every span kept and, once a GenAI span has come (until then the export may be
+        // OpenInference's, read whole), none waiting; a trace without a root waits ten times
+        // as long.
+        let kept = format!("agentsim_spans_kept {}", spans.len());
+        let genai = spans.iter().any(|s| {
+            let t = s.to_string();
+            t.contains("\"gen_ai.operation.name\"") && !t.contains("openinference.span.kind")
+        });
+        match genai {
+            true => wait_for_metrics(&server, &[&kept, "agentsim_spans_pending 0"]),
+            false => wait_for_metrics(&server, &[&kept]),
+        }
+        let (code, report, stderr) = server.stop();
+        assert_eq!(code, 0, "{file}: {stderr}");
+        assert_eq!(report, detect_json(file), "{file}");
+    }
+}
+
 #[test]
 fn alerts_name_each_witness_once_as_it_is_found() {
     let file = "scenarios/traces/otel/memory_lost_update.json";
