@@ -175,7 +175,7 @@ pub fn load_text(text: &str, name: &str, options: &Options) -> Result<Ingested, 
 }
 
 /// What `options` name to read beside a trace: the MCP clients' log and the tool mapping.
-fn beside(options: &Options) -> Result<(Option<McpLog>, Option<Mapping>), IngestError> {
+pub fn beside(options: &Options) -> Result<(Option<McpLog>, Option<Mapping>), IngestError> {
     let log = options.mcp_log.as_deref().map(McpLog::read).transpose()?;
     let mapping = (options.tool_memory.as_deref())
         .map(Mapping::read)

@@ -1,26 +1,32 @@
 //! One export request's spans, as the collector keeps them.
 //!
 //! A request is OTLP/JSON or protobuf (an `ExportTraceServiceRequest`); either way each span is
-//! kept as its OTLP/JSON text with its trace id, span id and start time beside it, and its
-//! resource and scope as JSON text (shared by the spans of one request). A span without a
+//! read at once into the typed span the ingest crate's mapping reads
+//! ([`agentsim_ingest::otel::otlp::Span`], by the same walker a file's spans go through), with
+//! its trace id, span id and start time beside it; no JSON text is kept. A span without a
 //! valid trace id (16 bytes, not all zero) or span id (8 bytes, not all zero) is rejected: it
 //! cannot be deduplicated or joined to its trace, and the OTLP specification counts it in the
-//! response's `partial_success`.
+//! response's `partial_success`. A span the reader refuses (an end before its start, an
+//! attribute without a key) is kept with the reader's message, which the report then gives,
+//! as `detect` gives it for a file holding that span.
 
 use crate::convert;
+use agentsim_ingest::otel::otlp;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use serde_json::Value as Json;
-use std::sync::Arc;
 
-/// A span received: its ids, start time, and OTLP/JSON text, with its resource and scope.
+/// A span received: its ids, start time, and the span as read (or the reader's message).
 #[derive(Clone, Debug)]
 pub struct Received {
     pub trace: u128,
     pub span: u64,
     pub start: u64,
-    pub resource: Arc<str>,
-    pub scope: Arc<str>,
-    pub json: Box<str>,
+    pub read: Result<otlp::Span, String>,
+}
+
+/// One span object as the mapping reads it, in a resource whose `service.name` is `service`.
+fn read(span: &Json, service: Option<String>) -> Result<otlp::Span, String> {
+    otlp::span_of(span, service, crate::collect::NAME, 1).map_err(|e| e.to_string())
 }
 
 /// The spans of one request, and those it rejected with the first reason.
@@ -42,6 +48,15 @@ fn field<'a>(v: &'a Json, camel: &str, snake: &str) -> Option<&'a Json> {
     v.get(camel).or_else(|| v.get(snake))
 }
 
+/// The array `v` is (none when absent or null), else malformed at `path`.
+fn array<'a>(v: Option<&'a Json>, path: &str) -> Result<&'a [Json], Malformed> {
+    match v {
+        None | Some(Json::Null) => Ok(&[]),
+        Some(Json::Array(a)) => Ok(a),
+        Some(_) => Err(Malformed(format!("{path} is not an array"))),
+    }
+}
+
 /// A request body that is not an OTLP/JSON export: the message says where.
 #[derive(Debug)]
 pub struct Malformed(pub String);
@@ -58,13 +73,6 @@ pub fn of_json(body: &[u8]) -> Result<Batch, Malformed> {
             "the body is not a JSON object (an ExportTraceServiceRequest)".to_owned(),
         ));
     }
-    let array = |v: Option<&Json>, path: &str| -> Result<Vec<Json>, Malformed> {
-        match v {
-            None | Some(Json::Null) => Ok(Vec::new()),
-            Some(Json::Array(a)) => Ok(a.clone()),
-            Some(_) => Err(Malformed(format!("{path} is not an array"))),
-        }
-    };
     let mut batch = Batch::default();
     let resource_spans = array(
         field(&doc, "resourceSpans", "resource_spans"),
@@ -74,9 +82,9 @@ pub fn of_json(body: &[u8]) -> Result<Batch, Malformed> {
         if !rs.is_object() {
             return Err(Malformed(format!("resourceSpans[{i}] is not an object")));
         }
-        let resource: Arc<str> = match field(rs, "resource", "resource") {
-            Some(r) if r.is_object() => r.to_string().into(),
-            None | Some(Json::Null) => "{}".into(),
+        let service = match field(rs, "resource", "resource") {
+            Some(r) if r.is_object() => otlp::service_of(Some(r)),
+            None | Some(Json::Null) => None,
             Some(_) => {
                 return Err(Malformed(format!(
                     "resourceSpans[{i}].resource is not an object"
@@ -92,11 +100,11 @@ pub fn of_json(body: &[u8]) -> Result<Batch, Malformed> {
             if !ss.is_object() {
                 return Err(Malformed(format!("{at} is not an object")));
             }
-            let scope: Arc<str> = match field(ss, "scope", "scope") {
-                Some(s) if s.is_object() => s.to_string().into(),
-                None | Some(Json::Null) => "{}".into(),
-                Some(_) => return Err(Malformed(format!("{at}.scope is not an object"))),
-            };
+            if let Some(s) = field(ss, "scope", "scope") {
+                if !s.is_object() && !s.is_null() {
+                    return Err(Malformed(format!("{at}.scope is not an object")));
+                }
+            }
             let spans = array(ss.get("spans"), &format!("{at}.spans"))?;
             for (k, span) in spans.iter().enumerate() {
                 let at = format!("{at}.spans[{k}]");
@@ -111,40 +119,44 @@ pub fn of_json(body: &[u8]) -> Result<Batch, Malformed> {
                     Some(n) => n.as_u64().unwrap_or(0),
                     None => 0,
                 };
-                push(&mut batch, &at, trace, id, start, &resource, &scope, || {
-                    span.to_string()
-                });
+                push(
+                    &mut batch,
+                    || at.clone(),
+                    trace,
+                    id,
+                    start,
+                    || read(span, service.clone()),
+                );
             }
         }
     }
     Ok(batch)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn push(
     batch: &mut Batch,
-    at: &str,
+    at: impl Fn() -> String,
     trace: Option<[u8; 16]>,
     span: Option<[u8; 8]>,
     start: u64,
-    resource: &Arc<str>,
-    scope: &Arc<str>,
-    json: impl FnOnce() -> String,
+    read: impl FnOnce() -> Result<otlp::Span, String>,
 ) {
     let trace = trace.map(u128::from_be_bytes).filter(|&t| t != 0);
     let span = span.map(u64::from_be_bytes).filter(|&s| s != 0);
     match (trace, span) {
         (None, _) => batch.reject(format!(
-            "{at}: traceId is not 16 bytes of hex, not all zero"
+            "{}: traceId is not 16 bytes of hex, not all zero",
+            at()
         )),
-        (_, None) => batch.reject(format!("{at}: spanId is not 8 bytes of hex, not all zero")),
+        (_, None) => batch.reject(format!(
+            "{}: spanId is not 8 bytes of hex, not all zero",
+            at()
+        )),
         (Some(trace), Some(span)) => batch.spans.push(Received {
             trace,
             span,
             start,
-            resource: resource.clone(),
-            scope: scope.clone(),
-            json: json().into_boxed_str(),
+            read: read(),
         }),
     }
 }
@@ -153,18 +165,16 @@ fn push(
 pub fn of_request(req: &ExportTraceServiceRequest) -> Batch {
     let mut batch = Batch::default();
     for (i, rs) in req.resource_spans.iter().enumerate() {
-        let resource: Arc<str> = convert::resource_json(rs.resource.as_ref())
-            .to_string()
-            .into();
+        let resource = convert::resource_json(rs.resource.as_ref());
+        let service = otlp::service_of(Some(&resource));
         for (j, ss) in rs.scope_spans.iter().enumerate() {
-            let scope: Arc<str> = convert::scope_json(ss.scope.as_ref()).to_string().into();
             for (k, s) in ss.spans.iter().enumerate() {
-                let at = format!("resourceSpans[{i}].scopeSpans[{j}].spans[{k}]");
+                let at = || format!("resourceSpans[{i}].scopeSpans[{j}].spans[{k}]");
                 let trace = <[u8; 16]>::try_from(s.trace_id.as_slice()).ok();
                 let id = <[u8; 8]>::try_from(s.span_id.as_slice()).ok();
                 let start = s.start_time_unix_nano;
-                push(&mut batch, &at, trace, id, start, &resource, &scope, || {
-                    convert::span_json(s).to_string()
+                push(&mut batch, at, trace, id, start, || {
+                    read(&convert::span_json(s), service.clone())
                 });
             }
         }
@@ -187,7 +197,9 @@ mod tests {
         assert_eq!(b.rejected, 2);
         assert!(b.reason.unwrap().contains("spans[1]: traceId"));
         assert_eq!(b.spans[0].trace, 10);
-        assert_eq!(&*b.spans[0].resource, "{}");
+        // No times: kept, with the reader's message for the report.
+        let why = b.spans[0].read.as_ref().unwrap_err();
+        assert!(why.contains("startTimeUnixNano"), "{why}");
         for bad in [
             &b"[1]"[..],
             b"{",

@@ -1,27 +1,48 @@
 //! The collector: one thread that takes batches off the bounded queue, keeps each span once,
-//! detects over what it keeps when the spans go quiet, and writes the alerts.
+//! maps each trace once it is complete, detects over the records, and writes the alerts.
 //!
 //! **Kept.** A span is kept once per (trace id, span id): an exporter that retries a batch,
-//! or sends batches out of order, changes nothing. At most `max_pending_spans` spans are kept;
-//! a span past that is dropped and counted, and the report then says *cannot tell* for every
-//! verdict, with the count as the reason (the dropped span could have changed any of them).
+//! or sends batches out of order, changes nothing. Spans are kept read (the typed spans of
+//! the ingest crate's reader), grouped by trace, not as JSON text.
 //!
-//! **Detection.** What is kept is written as an OTLP/JSON export, one `TracesData` document
-//! per trace (traces by their first start time, then id; spans by start time, then id), and
-//! read and detected as `detect --from otel` reads and detects a file. It runs when spans
-//! have arrived since the last run and none for `quiet` (the spans of a burst are in), or when
-//! the spans since the last run are as many as it had then (so a steady stream costs at most
-//! twice the final detection in all), and once more at shutdown: that last run is the report.
+//! **Mapped once.** A trace whose root span (no parent) has arrived and none of whose spans
+//! has arrived for `seal` (ten times that, when no root has come) is complete: it is
+//! mapped to its steps by the ingest crate's [`Mapper`] (the one `detect`'s file reader feeds
+//! a trace at a time) and its spans are let go; only its steps stay, packed, in that mapper.
+//! Until then a span of the trace joins it, and the trace is mapped with it: a late span
+//! costs its own trace, nothing else. A span of a trace already mapped is *late*: it is
+//! counted, and the report then says *cannot tell* for every verdict, with the count as the
+//! reason (it could have changed any of them). At most `max_pending_spans` spans wait for
+//! their trace to be mapped; a span past that is dropped and counted likewise. OpenInference
+//! spans (`--from openinference`) and `--mcp-log` are read as a whole export, so their traces
+//! are kept as spans to the end; so are all traces under `--from otel` until a GenAI span
+//! (`gen_ai.operation.name`) has come, since until then the export may turn out to be
+//! OpenInference's.
+//!
+//! **Detection.** What crosses traces (cross-trace order by time, actors of overlapping
+//! invocations, shared registry timelines, record numbering, the initial state) is settled
+//! at each detection, over a copy of the mapper's steps with the traces still open mapped in:
+//! over records, not spans. The history and report are then detected as `detect --from otel`
+//! detects a file's, so the last detection, at shutdown, is `detect`'s report byte for byte.
+//! A detection runs when spans have arrived since the last run and none for `quiet` (the
+//! spans of a burst are in) and the collector has been idle since the last run for as long as
+//! that run took, or when the spans since the last run are as many as it had then (a steady
+//! stream costs at most twice the final detection in all), and once more at shutdown.
 //!
 //! **Alerts.** After each run, each listed witness not alerted before is one JSON line of the
-//! alerts file, flushed at once. A witness is known by its content without record positions
-//! (positions move as earlier spans arrive), counted, so a second witness with the same
-//! content is alerted too.
+//! alerts file, flushed at once, naming the records it rests on with each record's trace id
+//! and span ids. A witness is known by its content without record positions (positions move
+//! as earlier spans arrive), counted, so a second witness with the same content is alerted too.
 
-use crate::batch::{Batch, Received};
-use crate::Detector;
+use crate::batch::Batch;
+use crate::{Detector, Lost};
+use agentsim_ingest::mcp::McpLog;
+use agentsim_ingest::openinference::{choose, classify, Conventions, Reader};
+use agentsim_ingest::otel::mapping::Mapping;
+use agentsim_ingest::otel::{otlp, LeanSpan, Mapper, Origin};
+use agentsim_ingest::{Ingested, Options, Source};
 use serde_json::{json, Value as Json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -38,6 +59,10 @@ pub struct Shared {
     pub rejected: u64,
     pub duplicates: u64,
     pub dropped: u64,
+    /// Spans of traces already mapped for good.
+    pub late: u64,
+    /// Spans waiting for their trace to be mapped.
+    pub pending: u64,
     pub kept: u64,
     pub traces: u64,
     pub refused_batches: u64,
@@ -138,77 +163,218 @@ pub fn queue(batches: usize) -> (Arc<Intake>, Receiver<Batch>) {
 pub struct Settings {
     pub max_pending_spans: usize,
     pub quiet: Duration,
+    /// How long a trace waits for more spans before it is mapped for good.
+    pub seal: Duration,
+    /// How the spans are read (`--from`, `--tool-memory`, `--mcp-log`).
+    pub options: Options,
     /// Intake pauses while this file exists (maintenance, and the tests' full queue).
     pub pause_while: Option<std::path::PathBuf>,
     pub alerts: Option<std::path::PathBuf>,
 }
 
-/// The spans kept, once each.
-#[derive(Default)]
-struct Kept {
+/// A trace whose spans are still coming.
+struct Open {
+    spans: Vec<otlp::Span>,
+    last: Instant,
+    /// Its root span (no parent) has arrived: an exporter sends a span when it ends, and the
+    /// root ends last.
+    root: bool,
+}
+
+/// What is read beside the spans.
+struct Beside {
+    mapping: Option<Mapping>,
+    mcp: Option<McpLog>,
+}
+
+/// The spans kept, once each: the traces still open as spans, the others as their steps.
+struct Kept<'m> {
     seen: HashSet<(u128, u64)>,
-    traces: HashMap<u128, Vec<Received>>,
-    strings: HashSet<Arc<str>>,
+    open: HashMap<u128, Open>,
+    /// Traces in the order of their spans' arrivals (a trace once per batch), to find the
+    /// quiet ones without scanning them all; those found quiet without their root wait in
+    /// `rootless` for ten times as long.
+    arrivals: VecDeque<(Instant, u128)>,
+    rootless: VecDeque<(Instant, u128)>,
+    /// Spans in open traces.
+    pending: usize,
+    /// The traces mapped for good, and their steps.
+    sealed: HashSet<u128>,
+    mapper: Mapper<'m>,
+    /// Whether traces are mapped as they complete (else kept as spans to the end).
+    sealing: bool,
+    /// `--from otel`: the reader is chosen by the spans' convention, counted here over every
+    /// span kept. Traces are mapped as they complete only once a GenAI span has come: the
+    /// export can then no longer be read as OpenInference.
+    by_convention: bool,
+    conventions: Conventions,
+    /// The reader's message on a span it refused, the first one.
+    refused: Option<String>,
     count: usize,
 }
 
-impl Kept {
-    fn intern(&mut self, s: &Arc<str>) -> Arc<str> {
-        if let Some(found) = self.strings.get(s) {
-            return found.clone();
+impl<'m> Kept<'m> {
+    fn new(options: &Options, beside: &'m Result<Beside, String>) -> Kept<'m> {
+        let (mapping, mcp) = match beside {
+            Ok(b) => (b.mapping.as_ref(), b.mcp.is_some()),
+            Err(_) => (None, false),
+        };
+        let genai = matches!(options.from, Some(Source::Otel | Source::Genai));
+        Kept {
+            seen: HashSet::new(),
+            open: HashMap::new(),
+            arrivals: VecDeque::new(),
+            rootless: VecDeque::new(),
+            pending: 0,
+            sealed: HashSet::new(),
+            mapper: Mapper::new(NAME, mapping).keep_origins(),
+            sealing: genai && !mcp && beside.is_ok(),
+            by_convention: options.from == Some(Source::Otel),
+            conventions: Conventions::default(),
+            refused: None,
+            count: 0,
         }
-        self.strings.insert(s.clone());
-        s.clone()
     }
 
-    /// The kept spans as an OTLP/JSON export, one document per trace.
-    fn text(&self) -> String {
-        if self.traces.is_empty() {
-            // An export of no span, which the reader reports as empty input (cannot tell).
-            return "{\"resourceSpans\":[]}\n".to_owned();
+    fn traces(&self) -> usize {
+        self.open.len() + self.sealed.len()
+    }
+
+    /// Maps for good the traces none of whose spans arrived in the last `seal` and whose root
+    /// span has arrived, and those without a root none of whose spans arrived in ten times that.
+    fn seal(&mut self, seal: Duration) {
+        if !self.mapping_traces() {
+            return;
         }
-        let mut order: Vec<(u64, u128)> = (self.traces.iter())
-            .map(|(&t, spans)| (spans.iter().map(|s| s.start).min().unwrap_or(0), t))
+        while let Some(&(at, t)) = self.arrivals.front() {
+            if at.elapsed() < seal {
+                break;
+            }
+            self.arrivals.pop_front();
+            match self.open.get(&t) {
+                Some(o) if o.last == at && o.root => self.seal_trace(t),
+                Some(o) if o.last == at => self.rootless.push_back((at, t)),
+                _ => {}
+            }
+        }
+        while let Some(&(at, t)) = self.rootless.front() {
+            if at.elapsed() < seal * 10 {
+                break;
+            }
+            self.rootless.pop_front();
+            if self.open.get(&t).is_some_and(|o| o.last == at) {
+                self.seal_trace(t);
+            }
+        }
+    }
+
+    /// Whether completed traces are mapped (else kept as spans, to be read as one export).
+    fn mapping_traces(&self) -> bool {
+        let c = &self.conventions;
+        self.sealing && (!self.by_convention || (c.genai > 0 && choose(c) == Reader::GenAi))
+    }
+
+    /// Counts `span`'s convention.
+    fn count(&mut self, span: &otlp::Span) {
+        if !self.by_convention {
+            return;
+        }
+        let one = classify(std::slice::from_ref(span));
+        let c = &mut self.conventions;
+        c.openinference_steps += one.openinference_steps;
+        c.openinference_links += one.openinference_links;
+        c.genai += one.genai;
+        c.both += one.both;
+    }
+
+    fn seal_trace(&mut self, t: u128) {
+        let trace = self.open.remove(&t).map(|o| o.spans).unwrap_or_default();
+        self.pending -= trace.len();
+        self.mapper
+            .trace(trace.iter().map(LeanSpan::from_span).collect());
+        self.sealed.insert(t);
+    }
+
+    /// A span of open trace `t` arrived `now` (kept or not): the trace is not quiet.
+    fn arrived(&mut self, t: u128, now: Instant) {
+        if let Some(open) = self.open.get_mut(&t) {
+            if self.sealing && open.last != now {
+                self.arrivals.push_back((now, t));
+            }
+            open.last = now;
+        }
+    }
+
+    /// The history and report of everything kept, as `detect` reads an export of it, and
+    /// each record's spans (when the mapper knows them).
+    fn ingest(
+        &self,
+        options: &Options,
+        beside: &Result<Beside, String>,
+    ) -> Result<(Ingested, Vec<Origin>), String> {
+        let beside = beside.as_ref().map_err(Clone::clone)?;
+        if let Some(e) = &self.refused {
+            return Err(e.clone());
+        }
+        if self.count == 0 {
+            // No span: what the reader says of an export of none (cannot tell).
+            let ing = agentsim_ingest::load::load_text(EMPTY, NAME, options);
+            return ing.map(|i| (i, Vec::new())).map_err(|e| e.to_string());
+        }
+        let genai = !self.by_convention || choose(&self.conventions) == Reader::GenAi;
+        if self.sealing && genai {
+            let mut m = self.mapper.clone();
+            for o in self.open.values() {
+                m.trace(o.spans.iter().map(LeanSpan::from_span).collect());
+            }
+            let (ing, origins) = m.finish_with_origins().map_err(|e| e.to_string())?;
+            return Ok((agentsim_ingest::with_initial_state(ing), origins));
+        }
+        if !self.sealed.is_empty() {
+            // Traces are mapped only after a GenAI span came: the export is of both
+            // conventions, which `detect` refuses too.
+            let c = &self.conventions;
+            return Err(format!(
+                "{NAME}: {} GenAI spans and {} OpenInference step spans: an export of both \
+                 conventions is refused, since either reader alone would leave the other's \
+                 spans unread; serve with --from genai or --from openinference",
+                c.genai, c.openinference_steps
+            ));
+        }
+        // As an export of them would list them: traces by their first start, then id;
+        // spans by start, then id.
+        let mut order: Vec<(u64, u128)> = (self.open.iter())
+            .map(|(&t, o)| (o.spans.iter().map(|s| s.start).min().unwrap_or(0), t))
             .collect();
         order.sort_unstable();
-        let mut out = String::new();
+        let mut spans: Vec<otlp::Span> = Vec::with_capacity(self.pending);
         for (_, t) in order {
-            let mut spans: Vec<&Received> = self.traces[&t].iter().collect();
-            spans.sort_unstable_by_key(|s| (s.start, s.span));
-            out.push_str("{\"resourceSpans\":[");
-            let mut open: Option<(&Arc<str>, &Arc<str>)> = None;
-            for s in spans {
-                match open {
-                    Some((r, sc)) if Arc::ptr_eq(r, &s.resource) && Arc::ptr_eq(sc, &s.scope) => {
-                        out.push(',');
-                    }
-                    _ => {
-                        if open.is_some() {
-                            out.push_str("]}]},");
-                        }
-                        out.push_str("{\"resource\":");
-                        out.push_str(&s.resource);
-                        out.push_str(",\"scopeSpans\":[{\"scope\":");
-                        out.push_str(&s.scope);
-                        out.push_str(",\"spans\":[");
-                        open = Some((&s.resource, &s.scope));
-                    }
-                }
-                out.push_str(&s.json);
-            }
-            if open.is_some() {
-                out.push_str("]}]}");
-            }
-            out.push_str("]}\n");
+            let mut trace = self.open[&t].spans.clone();
+            trace.sort_by(|a, b| (a.start, &a.id).cmp(&(b.start, &b.id)));
+            spans.extend(trace);
         }
-        out
+        let with = agentsim_ingest::openinference::Beside {
+            mcp: beside.mcp.as_ref(),
+            mapping: beside.mapping.as_ref(),
+        };
+        use agentsim_ingest::openinference::{map_openinference, read_detected_spans};
+        let read = match options.from {
+            Some(Source::Openinference) => map_openinference(spans, NAME, with),
+            Some(Source::Genai) => agentsim_ingest::otel::map_spans(spans, NAME, with.mapping),
+            _ => read_detected_spans(spans, NAME, with),
+        };
+        read.map(|i| (agentsim_ingest::with_initial_state(i), Vec::new()))
+            .map_err(|e| e.to_string())
     }
 }
+
+/// An export of no span.
+const EMPTY: &str = "{\"resourceSpans\":[]}\n";
 
 /// What the collector ends with: the last detection's report (or why there is none).
 pub struct Finished {
     pub report: Result<String, String>,
-    pub dropped: u64,
+    pub lost: Lost,
     pub kept: u64,
 }
 
@@ -220,11 +386,15 @@ pub fn run(
     settings: Settings,
     mut detector: Box<dyn Detector>,
 ) -> Finished {
-    let mut kept = Kept::default();
-    let mut dropped = 0u64;
+    let beside = agentsim_ingest::load::beside(&settings.options)
+        .map(|(mcp, mapping)| Beside { mapping, mcp })
+        .map_err(|e| e.to_string());
+    let mut kept = Kept::new(&settings.options, &beside);
+    let mut lost = Lost::default();
     let mut fresh = 0usize;
     let mut at_last_run = 0usize;
     let mut last_arrival = Instant::now();
+    let (mut last_end, mut last_took) = (Instant::now(), Duration::ZERO);
     let mut alerts = Alerts::open(settings.alerts.as_deref());
     let tick = Duration::from_millis(100);
     loop {
@@ -235,64 +405,99 @@ pub fn run(
         }
         let wait = match fresh {
             0 => tick,
-            _ => settings
-                .quiet
-                .saturating_sub(last_arrival.elapsed())
+            _ => (settings.quiet.saturating_sub(last_arrival.elapsed()))
+                .max(last_took.saturating_sub(last_end.elapsed()))
                 .min(tick),
         };
         match rx.recv_timeout(wait) {
             Ok(batch) => {
                 intake.depth.fetch_sub(1, Ordering::SeqCst);
-                let (mut dup, mut drop) = (0u64, 0u64);
-                for mut s in batch.spans {
+                let now = Instant::now();
+                let (mut dup, mut drop, mut late) = (0u64, 0u64, 0u64);
+                for s in batch.spans {
                     if kept.seen.contains(&(s.trace, s.span)) {
                         dup += 1;
                         continue;
                     }
-                    if kept.count >= settings.max_pending_spans {
+                    if kept.sealed.contains(&s.trace) {
+                        kept.seen.insert((s.trace, s.span));
+                        late += 1;
+                        continue;
+                    }
+                    if kept.pending >= settings.max_pending_spans {
+                        kept.arrived(s.trace, now);
                         drop += 1;
                         continue;
                     }
                     kept.seen.insert((s.trace, s.span));
-                    s.resource = kept.intern(&s.resource);
-                    s.scope = kept.intern(&s.scope);
-                    kept.traces.entry(s.trace).or_default().push(s);
+                    let span = match s.read {
+                        Ok(span) => span,
+                        Err(e) => {
+                            kept.refused.get_or_insert(e);
+                            continue;
+                        }
+                    };
+                    kept.count(&span);
+                    let open = kept.open.entry(s.trace).or_insert_with(|| Open {
+                        spans: Vec::new(),
+                        last: now,
+                        root: false,
+                    });
+                    if kept.sealing && (open.spans.is_empty() || open.last != now) {
+                        kept.arrivals.push_back((now, s.trace));
+                    }
+                    open.last = now;
+                    open.root |= span.parent.is_none();
+                    open.spans.push(span);
+                    kept.pending += 1;
                     kept.count += 1;
                     fresh += 1;
                 }
-                dropped += drop;
+                lost.dropped += drop;
+                lost.late += late;
                 let mut sh = lock(&intake.shared);
                 sh.duplicates += dup;
-                sh.dropped = dropped;
+                sh.dropped = lost.dropped;
+                sh.late = lost.late;
                 sh.kept = kept.count as u64;
-                sh.traces = kept.traces.len() as u64;
-                last_arrival = Instant::now();
+                sh.traces = kept.traces() as u64;
+                last_arrival = now;
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
-        let quiet = last_arrival.elapsed() >= settings.quiet;
+        kept.seal(settings.seal);
+        lock(&intake.shared).pending = kept.pending as u64;
+        // Quiet, and idle since the last detection for at least as long as it took (a pause
+        // in a busy stream does not make the collector detect more than half the time).
+        let quiet = last_arrival.elapsed() >= settings.quiet && last_end.elapsed() >= last_took;
         if fresh > 0 && (quiet || fresh >= at_last_run.max(1024)) {
-            let _ = detect(&kept, dropped, &intake, &mut *detector, &mut alerts);
+            let started = Instant::now();
+            let read = kept.ingest(&settings.options, &beside);
+            let _ = detect(read, kept.count, lost, &intake, &mut *detector, &mut alerts);
             at_last_run = kept.count;
             fresh = 0;
+            last_end = Instant::now();
+            last_took = started.elapsed();
         }
         let wanted = {
             let s = lock(&intake.shared);
             s.page_wanted && !s.page_fresh
         };
         if wanted {
-            let page = detector.page(&kept.text(), NAME, dropped);
+            let read = kept.ingest(&settings.options, &beside);
+            let page = read.and_then(|(ing, _)| detector.page(ing, NAME, lost));
             let mut s = lock(&intake.shared);
             s.page = Some(page.unwrap_or_else(|e| error_page(&e)));
             s.page_fresh = true;
             s.page_wanted = false;
         }
     }
-    let report = detect(&kept, dropped, &intake, &mut *detector, &mut alerts);
+    let read = kept.ingest(&settings.options, &beside);
+    let report = detect(read, kept.count, lost, &intake, &mut *detector, &mut alerts);
     Finished {
         report,
-        dropped,
+        lost,
         kept: kept.count as u64,
     }
 }
@@ -308,18 +513,23 @@ fn error_page(e: &str) -> String {
     )
 }
 
-/// One detection over everything kept; updates the shared state and writes new alerts.
+/// One detection over everything kept (`count` spans, read as `read`); updates the shared
+/// state and writes new alerts.
 fn detect(
-    kept: &Kept,
-    dropped: u64,
+    read: Result<(Ingested, Vec<Origin>), String>,
+    count: usize,
+    lost: Lost,
     intake: &Intake,
     detector: &mut dyn Detector,
     alerts: &mut Alerts,
 ) -> Result<String, String> {
-    let report = detector.report(&kept.text(), NAME, dropped);
+    let (report, origins) = match read {
+        Ok((ing, origins)) => (detector.report(ing, NAME, lost), origins),
+        Err(e) => (Err(e), Vec::new()),
+    };
     let mut s = lock(&intake.shared);
     s.runs += 1;
-    s.detected = kept.count as u64;
+    s.detected = count as u64;
     s.page_fresh = false;
     match &report {
         Err(e) => s.error = Some(e.clone()),
@@ -347,7 +557,7 @@ fn detect(
                 }
             }
             drop(s);
-            let n = alerts.witnesses(&v);
+            let n = alerts.witnesses(&v, &origins);
             lock(&intake.shared).alerts += n;
         }
     }
@@ -381,8 +591,9 @@ impl Alerts {
         }
     }
 
-    /// Alerts the listed witnesses of `report` not alerted before; how many.
-    fn witnesses(&mut self, report: &Json) -> u64 {
+    /// Alerts the listed witnesses of `report` not alerted before, each with the spans of
+    /// the records it names (`origins`, by record); how many.
+    fn witnesses(&mut self, report: &Json, origins: &[Origin]) -> u64 {
         let Some(lists) = report.get("anomalies").and_then(Json::as_object) else {
             return 0;
         };
@@ -404,11 +615,25 @@ impl Alerts {
                 }
                 *before = *n;
                 new += 1;
+                let records = positions(w);
+                let mut traces: Vec<&str> = Vec::new();
+                let rests_on: Vec<Json> = (records.iter())
+                    .filter_map(|&r| {
+                        let o = origins.get(usize::try_from(r).ok()?)?;
+                        if !traces.contains(&o.trace()) {
+                            traces.push(o.trace());
+                        }
+                        let spans: Vec<&str> = o.spans().collect();
+                        Some(json!({"record": r, "trace": o.trace(), "spans": spans}))
+                    })
+                    .collect();
                 let line = json!({
                     "anomaly": anomaly,
                     "at_unix_ms": at,
                     "agents": strings_named(w, "agent"),
-                    "records": positions(w),
+                    "records": records,
+                    "traces": traces,
+                    "rests_on": rests_on,
                     "witness": w,
                 });
                 if let Some(f) = &mut self.out {

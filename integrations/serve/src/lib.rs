@@ -3,12 +3,14 @@
 //! Spans come in over OTLP/HTTP (`POST /v1/traces`, JSON or protobuf, gzip or not:
 //! [`http`]) and OTLP/gRPC (`TraceService/Export`: [`grpc`]), are checked and queued on a
 //! bounded queue (a full queue is answered 429 / `UNAVAILABLE`, never buffered without
-//! bound), and kept once per trace and span id by the collector ([`collect`]), which detects
-//! over them as `detect --from otel` detects a file and writes an alert per new witness. On
+//! bound), and kept once per trace and span id by the collector ([`collect`]), which maps each
+//! trace once it is complete, detects over the records as `detect --from otel` detects a file,
+//! and writes an alert per new witness. On
 //! SIGTERM or SIGINT the listeners stop, what was received is finished, and [`run`] returns the
 //! last detection: `detect --json`'s report on the same spans.
 //!
-//! The reading and detecting are the caller's ([`Detector`]): this crate is the network, the
+//! The reading is the ingest crate's (its trace-at-a-time mapper, the one `detect`'s file
+//! reader uses) and the detecting the caller's ([`Detector`]): this crate is the network, the
 //! queue and the bookkeeping, so the report is the one `detect` prints, from the same code.
 
 pub mod batch;
@@ -18,6 +20,7 @@ pub mod grpc;
 pub mod http;
 pub mod metrics;
 
+use agentsim_ingest::{Ingested, Options};
 use collect::Settings;
 use hyper_util::rt::TokioIo;
 use std::net::SocketAddr;
@@ -25,14 +28,22 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Reads and detects the received spans, as `detect` does a file.
+/// Detects over the received spans' history, as `detect` does a file's.
 pub trait Detector: Send {
-    /// `detect --json`'s output on `text` (an OTLP/JSON export, one document per line) named
-    /// `name`, when `dropped` spans were dropped from it (each verdict they could change is
-    /// then *cannot tell*); `Err` with the reader's message when it refuses the spans.
-    fn report(&mut self, text: &str, name: &str, dropped: u64) -> Result<String, String>;
+    /// `detect --json`'s output on `ingested` (the received spans read as `detect` reads an
+    /// export of them) named `name`, when `lost` spans are missing from it (each verdict they
+    /// could change is then *cannot tell*); `Err` with the message when there is none.
+    fn report(&mut self, ingested: Ingested, name: &str, lost: Lost) -> Result<String, String>;
     /// The `view` page of the same.
-    fn page(&mut self, text: &str, name: &str, dropped: u64) -> Result<String, String>;
+    fn page(&mut self, ingested: Ingested, name: &str, lost: Lost) -> Result<String, String>;
+}
+
+/// Spans received and not in the history: dropped past `--max-pending-spans`, or late (their
+/// trace was already mapped for good).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lost {
+    pub dropped: u64,
+    pub late: u64,
 }
 
 /// How to serve.
@@ -48,6 +59,10 @@ pub struct Config {
     pub queue: usize,
     pub max_pending_spans: usize,
     pub quiet: Duration,
+    /// How long a trace waits for more spans before it is mapped for good.
+    pub seal: Duration,
+    /// How the spans are read (`--from` and what is read beside them).
+    pub options: Options,
     pub alerts: Option<PathBuf>,
     pub pause_while: Option<PathBuf>,
     /// Seconds a refused exporter is told to wait (`Retry-After`).
@@ -59,7 +74,7 @@ pub struct Outcome {
     /// The last detection's report, or why the spans give none.
     pub report: Result<String, String>,
     pub kept: u64,
-    pub dropped: u64,
+    pub lost: Lost,
 }
 
 /// A failure to serve at all (an address that cannot be bound).
@@ -94,6 +109,8 @@ pub fn run_until(
     let settings = Settings {
         max_pending_spans: config.max_pending_spans,
         quiet: config.quiet,
+        seal: config.seal,
+        options: config.options.clone(),
         pause_while: config.pause_while.clone(),
         alerts: config.alerts.clone(),
     };
@@ -111,13 +128,13 @@ pub fn run_until(
     served?;
     let finished = finished.unwrap_or_else(|_| collect::Finished {
         report: Err("the collector failed".to_owned()),
-        dropped: 0,
+        lost: Lost::default(),
         kept: 0,
     });
     Ok(Outcome {
         report: finished.report,
         kept: finished.kept,
-        dropped: finished.dropped,
+        lost: finished.lost,
     })
 }
 

@@ -40,10 +40,22 @@ pub fn text(intake: &Intake) -> String {
         s.dropped,
     );
     one(
+        "agentsim_spans_late_total",
+        "counter",
+        "Spans of a trace already mapped for good (--seal-ms): every verdict is then cannot tell.",
+        s.late,
+    );
+    one(
         "agentsim_spans_kept",
         "gauge",
         "Spans kept for detection.",
         s.kept,
+    );
+    one(
+        "agentsim_spans_pending",
+        "gauge",
+        "Spans kept whose trace is not yet mapped for good (bounded by --max-pending-spans).",
+        s.pending,
     );
     one("agentsim_traces", "gauge", "Traces kept.", s.traces);
     one(

@@ -7,7 +7,8 @@
 //! ([`super::detect::ingested_json`]) so the report is the one `detect` prints.
 
 use crate::artifacts::output::{preflight, write_atomic};
-use agentsim_ingest::{Options, Source};
+use agentsim_ingest::{Ingested, Source};
+use agentsim_serve::Lost;
 use anyhow::{bail, Context as _};
 use clap::Args as ClapArgs;
 use std::net::SocketAddr;
@@ -39,10 +40,19 @@ pub struct Args {
     pub from: Source,
     #[command(flatten)]
     pub beside: super::input::BesideArgs,
-    /// The most spans kept. Past it spans are dropped and counted, and every verdict is then
-    /// *cannot tell* with the count as its reason.
+    /// The most spans waiting for their trace to be mapped (`--seal-ms`). Past it spans are
+    /// dropped and counted, and every verdict is then *cannot tell* with the count as its
+    /// reason.
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub max_pending_spans: usize,
+    /// A trace whose root span has arrived and none of whose spans has arrived for this many
+    /// milliseconds (ten times as many without a root) is mapped for good and its spans let
+    /// go. A span of it arriving later is late: counted, and every verdict is then *cannot
+    /// tell* with the count as its reason. (OpenInference spans and `--mcp-log` are read as
+    /// one export: their traces are kept whole to the end, as are all traces under `--from
+    /// otel` until a GenAI span has come.)
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub seal_ms: u64,
     /// The largest request body in bytes, compressed or inflated (413 past it).
     #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
     pub max_body: usize,
@@ -89,46 +99,47 @@ fn parse_from(s: &str) -> Result<Source, String> {
     }
 }
 
-/// Reads and detects as `detect --from SOURCE --json` does.
+/// Detects as `detect --from SOURCE --json` does.
 struct Detect {
-    options: Options,
     routed: bool,
 }
 
 impl Detect {
     /// Why the spans received may lack some the system emitted, if they may.
-    fn missing(&self, dropped: u64) -> Option<String> {
-        let plural = if dropped == 1 { "" } else { "s" };
-        let dropped = (dropped > 0)
-            .then(|| format!("{dropped} span{plural} dropped past --max-pending-spans"));
+    fn missing(&self, lost: Lost) -> Option<String> {
+        let spans = |n: u64| format!("{n} span{}", if n == 1 { "" } else { "s" });
+        let dropped = (lost.dropped > 0)
+            .then(|| format!("{} dropped past --max-pending-spans", spans(lost.dropped)));
+        let late = (lost.late > 0).then(|| {
+            format!(
+                "{} arrived after their trace was mapped (--seal-ms)",
+                spans(lost.late)
+            )
+        });
         let routed = self.routed.then(|| {
             "this instance receives part of the spans (--routed): those routed to another \
              instance are not seen here"
                 .to_owned()
         });
-        let both: Vec<String> = dropped.into_iter().chain(routed).collect();
-        (!both.is_empty()).then(|| both.join("; "))
+        let all: Vec<String> = dropped.into_iter().chain(late).chain(routed).collect();
+        (!all.is_empty()).then(|| all.join("; "))
     }
 }
 
 impl agentsim_serve::Detector for Detect {
-    fn report(&mut self, text: &str, name: &str, dropped: u64) -> Result<String, String> {
-        let agentsim_ingest::Ingested { history, report } =
-            agentsim_ingest::load::load_text(text, name, &self.options)
-                .map_err(|e| e.to_string())?;
-        let missing = self.missing(dropped);
+    fn report(&mut self, ingested: Ingested, name: &str, lost: Lost) -> Result<String, String> {
+        let Ingested { history, report } = ingested;
+        let missing = self.missing(lost);
         super::detect::ingested_json(history, &report, name, missing.as_deref())
             .map_err(|e| format!("{e:#}"))
     }
 
-    fn page(&mut self, text: &str, name: &str, dropped: u64) -> Result<String, String> {
-        let agentsim_ingest::Ingested { history, report } =
-            agentsim_ingest::load::load_text(text, name, &self.options)
-                .map_err(|e| e.to_string())?;
+    fn page(&mut self, ingested: Ingested, name: &str, lost: Lost) -> Result<String, String> {
+        let Ingested { history, report } = ingested;
         let title = "spans received".to_owned();
         let mut page = super::view::page_of(history, title, name, Some(report))
             .map_err(|e| format!("{e:#}"))?;
-        if let Some(missing) = self.missing(dropped) {
+        if let Some(missing) = self.missing(lost) {
             page.undecided = Some(format!("cannot tell: {missing}"));
         }
         Ok(crate::view::render(&page))
@@ -152,6 +163,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         queue: args.queue,
         max_pending_spans: args.max_pending_spans,
         quiet: Duration::from_millis(args.quiet_ms),
+        seal: Duration::from_millis(args.seal_ms),
+        options,
         alerts: args.alerts.clone(),
         pause_while: args.pause_while.clone(),
         retry_after: args.retry_after,
@@ -159,7 +172,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let out = agentsim_serve::run(
         config,
         Box::new(Detect {
-            options,
             routed: args.routed,
         }),
     )?;
@@ -170,8 +182,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let rss = crate::bench::detect::peak_rss_mib()
         .map_or(String::new(), |m| format!("; peak RSS {m:.0} MiB"));
     eprintln!(
-        "agentsim serve: stopped; {} spans kept, {} dropped{rss}",
-        out.kept, out.dropped
+        "agentsim serve: stopped; {} spans kept, {} dropped, {} late{rss}",
+        out.kept, out.lost.dropped, out.lost.late
     );
     match out.report {
         Ok(text) => {

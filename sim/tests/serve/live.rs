@@ -43,6 +43,12 @@ impl Server {
             .arg("--alerts")
             .arg(&alerts)
             .args(["--quiet-ms", "50"])
+            // A trace is mapped for good 5 s after its last span (not the default second),
+            // so that a loaded machine's slow posts of one trace's batches are not late.
+            .args(match extra.contains(&"--seal-ms") {
+                true => &[][..],
+                false => &["--seal-ms", "5000"][..],
+            })
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -369,6 +375,41 @@ fn the_report_is_detects_on_the_same_spans_however_they_arrive() {
     }
 }
 
+/// Traces mapped for good as they complete (all spans in one request, then quiet past
+/// `--seal-ms`) give `detect`'s report too: the detection then settles the mapped steps alone.
+#[test]
+fn traces_mapped_as_they_complete_give_detects_report() {
+    let dir = scratch("sealed");
+    for (k, file) in EXPORTS.iter().enumerate() {
+        let server = Server::start(&format!("sealed{k}"), &["--seal-ms", "100"]);
+        let file = &with_otlp_ids(file, &dir);
+        let spans = spans_of(file);
+        let file = file.to_str().unwrap();
+        let mut all = json!({"resourceSpans": []});
+        for s in &spans {
+            let rs = s["resourceSpans"][0].clone();
+            all["resourceSpans"].as_array_mut().unwrap().push(rs);
+        }
+        let r = server.post("application/x-protobuf", false, &protobuf(&all));
+        assert_eq!(r.status, 200, "{file}: {}", r.text());
+        // Every span kept and, once a GenAI span has come (until then the export may be
+        // OpenInference's, read whole), none waiting; a trace without a root waits ten times
+        // as long.
+        let kept = format!("agentsim_spans_kept {}", spans.len());
+        let genai = spans.iter().any(|s| {
+            let t = s.to_string();
+            t.contains("\"gen_ai.operation.name\"") && !t.contains("openinference.span.kind")
+        });
+        match genai {
+            true => wait_for_metrics(&server, &[&kept, "agentsim_spans_pending 0"]),
+            false => wait_for_metrics(&server, &[&kept]),
+        }
+        let (code, report, stderr) = server.stop();
+        assert_eq!(code, 0, "{file}: {stderr}");
+        assert_eq!(report, detect_json(file), "{file}");
+    }
+}
+
 #[test]
 fn alerts_name_each_witness_once_as_it_is_found() {
     let file = "scenarios/traces/otel/memory_lost_update.json";
@@ -405,6 +446,125 @@ fn alerts_name_each_witness_once_as_it_is_found() {
     assert_eq!(a["agents"], json!(["memory_updater", "memory_editor"]));
     let report: Json = serde_json::from_str(&report).unwrap();
     assert_eq!(a["witness"], report["anomalies"]["A1"][0]);
+    // The records it rests on, each with its trace and the spans it was mapped from: the
+    // updater's and the editor's search, chat and update spans (not the updater's HTTP span
+    // below its chat, nor the agent spans).
+    let rests: Vec<Json> = a["rests_on"].as_array().unwrap().clone();
+    assert_eq!(rests.len(), a["records"].as_array().unwrap().len(), "{a}");
+    for (r, n) in rests.iter().zip(a["records"].as_array().unwrap()) {
+        assert_eq!(&r["record"], n, "{a}");
+    }
+    let by_trace: Vec<(String, Vec<String>)> = rests
+        .iter()
+        .map(|r| {
+            let t = r["trace"].as_str().unwrap().to_owned();
+            let spans = r["spans"].as_array().unwrap().iter();
+            (t, spans.map(|s| s.as_str().unwrap().to_owned()).collect())
+        })
+        .collect();
+    let want = |t: u8, update: u8| -> (String, Vec<String>) {
+        let trace = format!("{:032x}", t);
+        let spans = [2, 3, update].map(|k| format!("{t:08x}{k:08x}")).to_vec();
+        (trace, spans)
+    };
+    let (mut got, mut expected) = (by_trace.clone(), vec![want(1, 5), want(2, 4)]);
+    got.sort();
+    expected.sort();
+    assert_eq!(got, expected, "{a}");
+    let traces: Vec<String> = (a["traces"].as_array().unwrap().iter())
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect();
+    let mut seen: Vec<String> = Vec::new();
+    for (t, _) in &by_trace {
+        if !seen.contains(t) {
+            seen.push(t.clone());
+        }
+    }
+    assert_eq!(traces, seen, "{a}");
+}
+
+/// Waits (up to a minute, on a loaded machine) until `/metrics` has every line of `want`.
+fn wait_for_metrics(server: &Server, want: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut m = server.get("/metrics").text();
+    while !want.iter().all(|w| m.contains(w)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        m = server.get("/metrics").text();
+    }
+    assert!(want.iter().all(|w| m.contains(w)), "{want:?}\n{m}");
+}
+
+/// A span that comes after its trace was detected over, but before the trace was mapped for
+/// good, joins it: the trace is mapped again with it and the report is `detect`'s.
+#[test]
+fn a_late_span_of_an_open_trace_remaps_its_trace() {
+    let file = "scenarios/traces/otel/memory_lost_update.json";
+    let server = Server::start("remap", &["--seal-ms", "60000"]);
+    let spans = spans_of(&root().join(file));
+    // The first trace's chat span (0000000100000003) is held back.
+    let held = spans
+        .iter()
+        .position(|s| s.to_string().contains("\"0000000100000003\""))
+        .unwrap();
+    for (i, s) in spans.iter().enumerate() {
+        if i != held {
+            let r = server.post("application/json", false, s.to_string().as_bytes());
+            assert_eq!(r.status, 200);
+        }
+    }
+    let before = format!("agentsim_spans_detected {}", spans.len() - 1);
+    wait_for_metrics(&server, &[&before]);
+    let r = server.post(
+        "application/json",
+        false,
+        spans[held].to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 200);
+    let after = format!("agentsim_spans_detected {}", spans.len());
+    wait_for_metrics(&server, &[&after, "agentsim_spans_late_total 0"]);
+    let (code, report, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(report, detect_json(file));
+}
+
+/// A span of a trace already mapped for good (its root arrived and then nothing for
+/// `--seal-ms`) is late: counted, and no verdict is then *holds* or *violated*.
+#[test]
+fn a_span_after_its_trace_was_mapped_is_late_and_every_verdict_cannot_tell() {
+    let file = "scenarios/traces/otel/memory_lost_update.json";
+    let server = Server::start("late", &["--seal-ms", "100"]);
+    let spans = spans_of(&root().join(file));
+    let held = spans
+        .iter()
+        .position(|s| s.to_string().contains("\"0000000100000003\""))
+        .unwrap();
+    for (i, s) in spans.iter().enumerate() {
+        if i != held {
+            let r = server.post("application/json", false, s.to_string().as_bytes());
+            assert_eq!(r.status, 200);
+        }
+    }
+    // Both traces' roots are in: both are mapped for good after 100 ms.
+    let kept = format!("agentsim_spans_kept {}", spans.len() - 1);
+    wait_for_metrics(&server, &[&kept, "agentsim_spans_pending 0"]);
+    let r = server.post(
+        "application/json",
+        false,
+        spans[held].to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 200);
+    wait_for_metrics(&server, &["agentsim_spans_late_total 1"]);
+    let (code, report, stderr) = server.stop();
+    assert_eq!(code, 0, "{stderr}");
+    let v: Json = serde_json::from_str(&report).unwrap();
+    for (a, verdict) in v["verdicts"].as_object().unwrap() {
+        assert_eq!(verdict["verdict"], "cannot_tell", "{a}: {verdict}");
+    }
+    let a1 = v["verdicts"]["A1"]["reason"]["detail"].as_str().unwrap();
+    assert!(
+        a1.starts_with("1 span arrived after their trace was mapped"),
+        "{a1}"
+    );
 }
 
 #[test]

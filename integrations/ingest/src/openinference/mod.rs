@@ -152,9 +152,30 @@ pub fn read_detected(
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let spans = crate::otel::otlp::parse(text, file)?;
+    match choose(&classify(&spans)) {
+        Reader::GenAi => genai(Export::Text(text), file, beside),
+        _ => read_detected_spans(spans, file, beside),
+    }
+}
+
+/// [`read_detected`] on spans already read (`agentsim serve`'s): the same choice of reader
+/// by the spans' convention, the same mapping.
+pub fn read_detected_spans(
+    spans: Vec<crate::otel::otlp::Span>,
+    file: &str,
+    beside: Beside<'_>,
+) -> Result<Ingested, IngestError> {
     let c = classify(&spans);
     match choose(&c) {
-        Reader::GenAi => genai(Export::Text(text), file, beside),
+        Reader::GenAi => {
+            if let Some(log) = beside.mcp {
+                return Err(IngestError::Ambiguous {
+                    file: file.to_owned(),
+                    message: no_step_span(log),
+                });
+            }
+            crate::otel::map_spans(spans, file, beside.mapping)
+        }
         Reader::Mixed => Err(IngestError::Ambiguous {
             file: file.to_owned(),
             message: convention::mixed_message(&c),
@@ -177,6 +198,24 @@ pub fn read_detected(
     }
 }
 
+/// [`parse_openinference_with`] on spans already read.
+pub fn map_openinference(
+    spans: Vec<crate::otel::otlp::Span>,
+    file: &str,
+    beside: Beside<'_>,
+) -> Result<Ingested, IngestError> {
+    map::ingest_with(file, spans, beside)
+}
+
+fn no_step_span(log: &McpLog) -> String {
+    format!(
+        "--mcp-log {} joins OpenInference tool spans, and this export has no \
+         OpenInference step span (openinference.span.kind AGENT/LLM/TOOL/RETRIEVER); \
+         read the log alone with --from mcp",
+        log.file
+    )
+}
+
 /// The reader [`read_detected`] would choose for a file.
 pub fn reader_for(path: &Path) -> Result<Reader, IngestError> {
     if !convention::mentions(path)? {
@@ -193,12 +232,7 @@ fn genai(export: Export<'_>, file: &str, beside: Beside<'_>) -> Result<Ingested,
     if let Some(log) = beside.mcp {
         return Err(IngestError::Ambiguous {
             file: file.to_owned(),
-            message: format!(
-                "--mcp-log {} joins OpenInference tool spans, and this export has no \
-                 OpenInference step span (openinference.span.kind AGENT/LLM/TOOL/RETRIEVER); \
-                 read the log alone with --from mcp",
-                log.file
-            ),
+            message: no_step_span(log),
         });
     }
     match export {

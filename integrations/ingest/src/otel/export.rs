@@ -388,6 +388,47 @@ mod tests {
         .replace('\n', "")
     }
 
+    /// A mapper's clone finishes the traces mapped so far while the mapper takes more (what
+    /// `agentsim serve` does at each detection), and each record names the spans it was
+    /// mapped from.
+    #[test]
+    fn a_clone_finishes_the_traces_so_far_and_records_name_their_spans() {
+        let chat = [("gen_ai.operation.name", "chat")];
+        let agent = [
+            ("gen_ai.operation.name", "invoke_agent"),
+            ("gen_ai.agent.name", "a"),
+        ];
+        let one = spans_doc(
+            "aa",
+            &[("1", "", 10, 100, &agent), ("2", "1", 20, 30, &chat)],
+        );
+        let two = spans_doc("bb", &[("3", "", 5, 50, &agent), ("4", "3", 6, 7, &chat)]);
+        let lean = |line: &str| {
+            let mut out = Vec::new();
+            otlp::line_lean(line, "t", 1, &mut out).unwrap();
+            out
+        };
+        let mut m = Mapper::new("t", None).keep_origins();
+        m.trace(lean(&one));
+        let so_far = m.clone();
+        m.trace(lean(&two));
+        let both = format!("{one}\n{two}\n");
+        same(&m.clone().finish().unwrap(), &whole(&both));
+        let (first, origins) = so_far.finish_with_origins().unwrap();
+        same(&first, &whole(&one));
+        assert_eq!(origins.len(), 1);
+        let (ing, origins) = m.finish_with_origins().unwrap();
+        assert_eq!(origins.len(), ing.history.len());
+        // Records in log order: bb's step commits first (at 7), then aa's (at 30).
+        let named: Vec<(&str, Vec<&str>)> = (origins.iter())
+            .map(|o| (o.trace(), o.spans().collect()))
+            .collect();
+        assert_eq!(named, [("bb", vec!["4"]), ("aa", vec!["2"])]);
+        // A file's reader keeps none.
+        let (_, none) = Mapper::new("t", None).finish_with_origins().unwrap();
+        assert!(none.is_empty());
+    }
+
     #[test]
     fn a_registry_group_spans_traces_and_is_settled_after_the_last() {
         // The planner (trace aa, line 1) calls t at 50; the admin, which shares its registry,

@@ -63,7 +63,7 @@ impl Tally {
 }
 
 /// The gaps of one export and what they touched.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct Gaps {
     pub orphans: Tally,
     /// Step spans whose agent search ran into a missing parent.

@@ -74,7 +74,7 @@ struct Invocation {
     name_unknown: bool,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Cx<'m> {
     mapping: Option<&'m Mapping>,
     roles: Vec<Role>,
@@ -108,6 +108,7 @@ fn definitions(s: &Span) -> Option<Box<SpanKey>> {
 }
 
 /// An invocation as the whole export sees it: what naming its actor needs.
+#[derive(Clone)]
 struct Actor {
     /// Its place in the export's invocation order: start, then the `invoke_agent` span (none
     /// first), then the trace (kept only without a span: spans never tie).
@@ -121,6 +122,7 @@ struct Actor {
 /// A step mapped within its trace, waiting for what only the whole export knows: its actor's
 /// name (overlapping invocations) and its registries (the agent's group timeline across
 /// traces). Held packed ([`Packed`]) from the end of its trace to the end of the export.
+#[derive(Clone)]
 struct Pending<S = Step> {
     step: S,
     /// Index into [`Mapper::actors`].
@@ -138,6 +140,35 @@ struct Pending<S = Step> {
     calls: bool,
     /// Its invocation's agent name (or id) has the wrong type.
     name_unknown: bool,
+    /// The spans it was mapped from, when the mapper keeps them ([`Mapper::keep_origins`]).
+    origin: Option<Origin>,
+}
+
+/// The spans a record was mapped from: its trace and the ids of its step's spans (reads,
+/// generation, writes, tool calls), in start order. Held as one string (the ids separated by
+/// spaces, the trace first): a mapper holds one per step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin(Box<str>);
+
+impl Origin {
+    fn new(trace: &str, spans: impl Iterator<Item = impl AsRef<str>>) -> Origin {
+        let mut text = trace.to_owned();
+        for s in spans {
+            text.push(' ');
+            text.push_str(s.as_ref());
+        }
+        Origin(text.into_boxed_str())
+    }
+
+    /// The trace id.
+    pub fn trace(&self) -> &str {
+        self.0.split(' ').next().unwrap_or("")
+    }
+
+    /// The span ids.
+    pub fn spans(&self) -> impl Iterator<Item = &str> {
+        self.0.split(' ').skip(1)
+    }
 }
 
 impl<S> Pending<S> {
@@ -152,6 +183,7 @@ impl<S> Pending<S> {
             memory: self.memory,
             calls: self.calls,
             name_unknown: self.name_unknown,
+            origin: self.origin,
         }
     }
 }
@@ -163,7 +195,9 @@ type Retraction = (usize, String, String);
 /// The mapping, fed one whole trace at a time, so that a reader holds one trace's spans at a
 /// time; what crosses traces (actors, the shared registry timelines, cells) is kept in
 /// summaries and settled by [`Mapper::finish`]. The result does not depend on the order of the
-/// traces.
+/// traces. A clone is the mapping so far, to be finished while the original takes more
+/// traces (`agentsim serve` maps each trace once and finishes a clone at each detection).
+#[derive(Clone)]
 pub struct Mapper<'m> {
     file: String,
     cx: Cx<'m>,
@@ -175,6 +209,8 @@ pub struct Mapper<'m> {
     retractions: Vec<Retraction>,
     /// The first span (in start order) that repeats an earlier one of its trace.
     duplicate: Option<SpanKey>,
+    /// Whether each step keeps the spans it was mapped from ([`Mapper::keep_origins`]).
+    origins: bool,
 }
 
 impl<'m> Mapper<'m> {
@@ -191,7 +227,15 @@ impl<'m> Mapper<'m> {
             packer: Packer::default(),
             retractions: Vec::new(),
             duplicate: None,
+            origins: false,
         }
+    }
+
+    /// Keeps, for each record, the spans it was mapped from ([`Mapper::finish_with_origins`]):
+    /// what an alert names. Off by default: a file's reader has no use for them.
+    pub fn keep_origins(mut self) -> Self {
+        self.origins = true;
+        self
     }
 
     /// Room for `traces` traces' invocations and steps (one of each a trace, the common
@@ -242,10 +286,17 @@ impl<'m> Mapper<'m> {
                 end: inv.end,
                 overlaps: false,
             });
-            let mut steps: Vec<Pending> = segments(&cx.roles, &inv.members)
+            let segments = segments(&cx.roles, &inv.members);
+            let mut steps: Vec<Pending> = segments
                 .iter()
                 .map(|members| cx.step(&spans, inv, members, actor))
                 .collect();
+            if self.origins {
+                for (p, members) in steps.iter_mut().zip(&segments) {
+                    let ids = members.iter().map(|&m| spans[m].id());
+                    p.origin = Some(Origin::new(spans[members[0]].trace(), ids));
+                }
+            }
             if let Some(r) = cx.retract(&spans, inv, actor, &mut steps) {
                 self.retractions.push(r);
             }
@@ -256,7 +307,13 @@ impl<'m> Mapper<'m> {
     }
 
     /// Settles what crosses traces and builds the history.
-    pub fn finish(mut self) -> Result<Ingested, IngestError> {
+    pub fn finish(self) -> Result<Ingested, IngestError> {
+        self.finish_with_origins().map(|(ing, _)| ing)
+    }
+
+    /// [`Mapper::finish`], with each record's [`Origin`] (in record order) when the mapper
+    /// keeps them ([`Mapper::keep_origins`]; else the list is empty).
+    pub fn finish_with_origins(mut self) -> Result<(Ingested, Vec<Origin>), IngestError> {
         if let Some((_, trace, id)) = &self.duplicate {
             return Err(IngestError::Ambiguous {
                 file: self.file,
@@ -286,6 +343,9 @@ impl<'m> Mapper<'m> {
         let mut log: Vec<usize> = (0..pending.len()).collect();
         log.sort_by_key(|&i| pending[i].step.commit_at);
         let commits: Vec<u128> = log.iter().map(|&i| pending[i].step.commit_at).collect();
+        let origins: Vec<Origin> = (log.iter())
+            .filter_map(|&i| pending[i].origin.clone())
+            .collect();
         let derived = cx.derived_cells();
         // Provenance only where a retraction makes it matter (A3), so other histories keep
         // their bytes.
@@ -347,7 +407,7 @@ impl<'m> Mapper<'m> {
             wall_ns,
             initial: Default::default(),
         };
-        Ok(Ingested { history, report })
+        Ok((Ingested { history, report }, origins))
     }
 }
 
@@ -982,6 +1042,7 @@ impl Cx<'_> {
             memory,
             calls,
             name_unknown: inv.name_unknown,
+            origin: None,
         }
     }
 

@@ -65,6 +65,9 @@ pub mod otlp;
 mod pack;
 mod span;
 
+pub use lean::LeanSpan;
+pub use map::{Mapper, Origin};
+
 use crate::error::IngestError;
 use crate::Ingested;
 use input::Input;
@@ -99,4 +102,14 @@ pub fn parse_otel_with(
     mapping: Option<&Mapping>,
 ) -> Result<Ingested, IngestError> {
     export::ingest(Input::Text(text), file, mapping)
+}
+
+/// Maps spans already read (whole traces or not: they are grouped here), as the file readers
+/// map the spans of an export.
+pub fn map_spans(
+    spans: Vec<otlp::Span>,
+    file: &str,
+    mapping: Option<&Mapping>,
+) -> Result<Ingested, IngestError> {
+    map::ingest(file, spans, mapping)
 }

@@ -264,6 +264,14 @@ pub fn document(v: &Json, file: &str, line: usize, out: &mut Vec<Span>) -> R<()>
     })
 }
 
+/// One span object (`Span`, as in a document's `spans`) of a resource whose `service.name` is
+/// `service`: what [`document`] reads for each span, for a reader that walks the document
+/// itself (`agentsim serve`, one span as it arrives). Errors name `file` and `line`, and the
+/// span's fields from the span object.
+pub fn span_of(v: &Json, service: Option<String>, file: &str, line: usize) -> R<Span> {
+    span(&At::root(file, line, v), service)
+}
+
 /// The resource's `service.name`, when it is a string.
 fn service(rs: &At<'_, '_>) -> R<Option<String>> {
     Ok(service_of(rs.obj()?.get("resource")))

@@ -17,7 +17,7 @@ const NULL: u32 = u32::MAX - 1;
 const UNKNOWN: u32 = u32::MAX;
 
 /// Distinct strings by id, and the arena of packed steps.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Packer {
     ids: HashMap<Box<str>, u32>,
     names: Vec<Box<str>>,
