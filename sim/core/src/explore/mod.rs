@@ -150,9 +150,10 @@ pub struct ExploreConfig<'a> {
 /// set ([`seen`]): a path that reaches a state done before ends there, unrecorded, and one
 /// that reaches a state earlier on itself ends there recorded (a loop closed), so a state
 /// is expanded once whatever the threads (a state open on another thread's path is expanded
-/// again: see [`seen`] for why). The states met, the anomaly sets and the verdicts do not
-/// depend on the threads; with more than one, which path reached a state first does, and
-/// with it the witnesses, `schedules` and `merged`. Each shard of a sharded search keeps its
+/// again: see [`seen`] for why). The anomaly sets and the verdicts do not depend on the
+/// threads; with more than one, which path reached a state first does, and with it the
+/// witnesses, `schedules`, `merged` and (where the key merges states whose futures differ
+/// in what it leaves out) `states`. Each shard of a sharded search keeps its
 /// own set: a state two shards meet is expanded in both, and the merge adds their counts.
 /// `--max-memory-mb` bounds the set: past it the search stops, *cannot tell*.
 /// The anomaly sets and the verdicts are the stateless plain search's where that one

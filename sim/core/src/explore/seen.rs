@@ -13,11 +13,12 @@
 //! depth-first search with a seen set (every cycle holds a back edge); a walker that met only
 //! done states and its own is that search.
 //!
-//! What the thread count does not change: the states met (every state reachable from the
-//! root is met, whoever meets it first), the anomaly sets (each is the set of a path end
-//! or of a loop, and every loop closes) and so the verdicts. What it changes: which path
-//! reached a state first, hence the witnesses found (real paths, not always the same ones),
-//! the paths run and the paths merged.
+//! What the thread count does not change: every reachable state is met, whoever meets it
+//! first, so the anomaly sets (each is the set of a path end or of a loop, and every loop
+//! closes) and the verdicts are the same. What it changes: which path reached a state first,
+//! hence the witnesses found (real paths, not always the same ones), the paths run and
+//! merged, and the count of states by a few where two states with one key differ in what
+//! the key leaves out (the one expanded decides its successors' keys).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -218,8 +218,10 @@ fn shipped(name: &str) -> Scenario {
     Scenario::load(&root.join(name)).expect("shipped scenario")
 }
 
-/// The threads share one set of states: 1, 2 and 4 threads meet the same states and decide
-/// the same (sets, verdicts, completeness), on shipped examples under several runtimes.
+/// The threads share one set of states: 1, 2 and 4 threads decide the same (sets, verdicts,
+/// completeness), on shipped examples under several runtimes. (The states met are not
+/// compared: where two states with one key differ in what the key leaves out, which of them
+/// is expanded, and so what its successors' keys are, depends on which thread met it first.)
 #[test]
 fn one_set_of_states_whatever_the_threads() {
     let kinds = [
@@ -233,16 +235,10 @@ fn one_set_of_states_whatever_the_threads() {
             let what = format!("{name} under {}", kind.name());
             let one = explore(&sc, &unbounded(kind, 1)).unwrap();
             assert!(one.complete, "{what}");
-            let states = one.stateful.expect("stateful").states;
-            assert!(states > 0, "{what}");
+            assert!(one.stateful.expect("stateful").states > 0, "{what}");
             for threads in [2, 4] {
                 let many = explore(&sc, &unbounded(kind, threads)).unwrap();
                 assert_eq!(decided(&many), decided(&one), "{what}, {threads} threads");
-                assert_eq!(
-                    many.stateful.expect("stateful").states,
-                    states,
-                    "{what}, {threads} threads: the states met"
-                );
             }
         }
     }
