@@ -194,3 +194,69 @@ fn bad_shard_sets_are_refused() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// What a stateful search decides whatever its threads or shards: completeness, each
+/// anomaly's verdict and reason, and the anomaly sets (witnesses and counts depend on which
+/// path met a state first, and each shard keeps its own set of states).
+fn decided(v: &serde_json::Value) -> serde_json::Value {
+    let anomalies: serde_json::Map<String, serde_json::Value> = v["anomalies"]
+        .as_object()
+        .expect("anomalies")
+        .iter()
+        .map(|(k, a)| {
+            let kept = serde_json::json!({
+                "reachable": a["reachable"],
+                "reason": a["reason"],
+            });
+            (k.clone(), kept)
+        })
+        .collect();
+    let sets: Vec<serde_json::Value> = v["sets"]
+        .as_array()
+        .expect("sets")
+        .iter()
+        .map(|s| s["anomalies"].clone())
+        .collect();
+    serde_json::json!({"complete": v["complete"], "anomalies": anomalies, "sets": sets})
+}
+
+/// A stateful search without a step budget is sharded: its partials say so in their header,
+/// and the merge of 1, 2 or 3 shards decides what one run decides, with a stateful count.
+#[test]
+fn stateful_shards_merge_into_one_runs_verdicts() {
+    let dir = scratch("stateful");
+    for scenario in [
+        "scenarios/bounds/retry-beside-server.toml",
+        "scenarios/examples/triage.toml",
+    ] {
+        for runtime in ["vanilla", "ssi"] {
+            let args = [
+                scenario,
+                "--stateful",
+                "--steps-per-agent",
+                "unbounded",
+                "--runtime",
+                runtime,
+            ];
+            let mut one = vec!["explore"];
+            one.extend_from_slice(&args);
+            one.push("--json");
+            let out = agentsim(&one);
+            let whole: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(whole["complete"], true, "{args:?}: {whole}");
+            for n in 1..=3 {
+                let files = shards(&dir, &args, n, &(1..=n).collect::<Vec<_>>());
+                let head: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+                assert_eq!(head["config"]["stateful"], true, "{head}");
+                let m = merge(&files, true);
+                assert_eq!(m.status.code(), out.status.code(), "{args:?} {n}: {m:?}");
+                let merged: serde_json::Value = serde_json::from_slice(&m.stdout).unwrap();
+                assert_eq!(decided(&merged), decided(&whole), "{args:?} on {n} shards");
+                let states = |v: &serde_json::Value| v["stateful"]["states"].as_u64();
+                assert!(states(&merged) >= states(&whole), "{args:?} on {n} shards");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -408,4 +408,52 @@ fn an_invocation_that_ended_in_error_is_fitted_as_a_retraction_its_reader_outliv
         sim["aggregate"]
     );
     let _ = std::fs::remove_dir_all(&dir);
+
+/// `fix` ranks only live stacks: on a client retrying without bound beside a server that
+/// may rewrite its document forever, `ssi` is verified by the checker and sampling and costs
+/// less than `pessimistic`, but a weakly fair run starves the client under it; `fix` names
+/// it refused for liveness and chooses `pessimistic`, which is
+/// live. Without the liveness search `ssi` would rank first and be chosen.
+#[test]
+fn fix_refuses_a_cheaper_stack_that_starves() {
+    let input = "scenarios/liveness/retry-fix.toml";
+    let v = json(&agentsim(&[
+        "fix", input, "--trials", "200", "--quiet", "--json",
+    ]));
+    assert_eq!(v["stack"], "pessimistic", "{v:#}");
+    let candidate = |name: &str| -> Value {
+        v["candidates"]
+            .as_array()
+            .expect("candidates")
+            .iter()
+            .find(|c| c["stack"] == name)
+            .unwrap_or_else(|| panic!("{name} is a candidate"))
+            .clone()
+    };
+    let (ssi, chosen) = (candidate("ssi"), candidate("pessimistic"));
+    // Refused for liveness, not for what the checker or the trials showed, nor for its cost.
+    assert_eq!(ssi["checker"], true, "{ssi:#}");
+    assert_eq!(ssi["sampled"]["A1"]["k"], 0, "{ssi:#}");
+    let makespan = |c: &Value| c["makespan_overhead"]["mean"].as_f64().expect("measured");
+    assert!(makespan(&ssi) < makespan(&chosen), "ssi is the cheaper one");
+    assert_eq!(ssi["verified"], false, "{ssi:#}");
+    assert_eq!(ssi["liveness"]["refused"], true, "{ssi:#}");
+    assert_eq!(ssi["liveness"]["starvation"], "violated", "{ssi:#}");
+    assert_eq!(chosen["verified"], true, "{chosen:#}");
+    assert_eq!(chosen["liveness"]["refused"], false, "{chosen:#}");
+    assert_eq!(chosen["liveness"]["starvation"], "holds", "{chosen:#}");
+    // The report says which cheaper stacks were refused, and why.
+    let out = agentsim(&["fix", input, "--trials", "200", "--quiet"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let refused = text
+        .lines()
+        .find(|l| l.starts_with("refused for liveness"))
+        .unwrap_or_else(|| panic!("a line of refused stacks: {text}"));
+    assert!(refused.contains(" ssi,"), "{refused}");
+    assert!(!refused.contains("pessimistic"), "{refused}");
+    assert!(
+        text.contains("stack: pessimistic"),
+        "the chosen stack: {text}"
+    );
 }

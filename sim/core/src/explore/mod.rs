@@ -28,11 +28,13 @@ pub mod live;
 mod park;
 mod partial;
 mod reduction;
+mod seen;
 mod symmetry;
 mod timed;
 mod walk;
 
-pub use partial::{explore_shard, merge_shards, JoinError, ShardRun, ShardSet, SHARD_TASKS};
+pub use partial::SHARD_TASKS;
+pub use partial::{explore_shard, merge_shards, JoinError, ShardRun, ShardSet, ShardStates};
 pub use reduction::independent;
 pub use symmetry::has_copies;
 
@@ -50,7 +52,7 @@ use agentsim_models::{Anomaly, Reason, Verdict};
 use park::{parking, parks};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use symmetry::Copies;
 use walk::Walker;
 
@@ -137,16 +139,23 @@ pub struct ExploreConfig<'a> {
     /// instead of re-running its prefix (untimed only; the search is the same either way).
     pub snapshots: bool,
     /// Keep the states seen and end a path at one seen before ([`Stateful`]; with
-    /// [`Search::Plain`] only, unsharded).
+    /// [`Search::Plain`] only).
     pub stateful: bool,
 }
 
 /// What a stateful search kept: the states are keyed before every agent step by an
 /// abstraction that keeps the futures and the anomaly sets and drops the log, times and
 /// (without a step budget) the step counts (`Engine::state_key` in `engine::snapshot`; a
-/// scenario that retracts keeps the concrete fingerprint), each task of the split keeps its
-/// own set, and a path that reaches a state its task met before (on an earlier path, or
-/// earlier on itself: a loop closed) ends there, unrecorded: that state is expanded once.
+/// scenario that retracts keeps the concrete fingerprint). The tasks of the split share one
+/// set ([`seen`]): a path that reaches a state done before ends there, unrecorded, and one
+/// that reaches a state earlier on itself ends there recorded (a loop closed), so a state
+/// is expanded once whatever the threads (a state open on another thread's path is expanded
+/// again: see [`seen`] for why). The anomaly sets and the verdicts do not depend on the
+/// threads; with more than one, which path reached a state first does, and with it the
+/// witnesses, `schedules`, `merged` and (where the key merges states whose futures differ
+/// in what it leaves out) `states`. Each shard of a sharded search keeps its
+/// own set: a state two shards meet is expanded in both, and the merge adds their counts.
+/// `--max-memory-mb` bounds the set: past it the search stops, *cannot tell*.
 /// The anomaly sets and the verdicts are the stateless plain search's where that one
 /// finishes (`stateful_and_stateless_agree`). Partial-order reduction is not combined with it:
 /// source-DPOR finds its backtrack points from the races of complete paths, which a path
@@ -154,17 +163,18 @@ pub struct ExploreConfig<'a> {
 /// and Kirby, SPIN 2008, solves with a visible-operation graph this search does not keep).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stateful {
-    /// States kept, summed over the tasks (a state two tasks meet counts twice).
+    /// States kept (summed over the shards of a merged search: a state two shards meet
+    /// counts twice).
     pub states: u64,
     /// Paths that ended at a state seen before (on another path, or on themselves: a loop
     /// closed, and such a path is recorded as an end).
     pub merged: u64,
 }
 
-/// Counts a stateful search keeps across threads.
+/// What a stateful search keeps across threads.
 #[derive(Default)]
 struct StateCounts {
-    states: AtomicU64,
+    seen: Arc<seen::Seen>,
     merged: AtomicU64,
 }
 
@@ -579,7 +589,7 @@ fn run_tasks(
     if cfg.steps_per_agent == 0 {
         return Err(ExploreError::Budget);
     }
-    if cfg.stateful && (cfg.search != Search::Plain || shard.is_some()) {
+    if cfg.stateful && cfg.search != Search::Plain {
         return Err(ExploreError::StatefulSearch);
     }
     if cfg.steps_per_agent == STEPS_UNBOUNDED && !cfg.stateful {
@@ -673,7 +683,7 @@ fn run_list(
         tasks: count,
         ran,
         stateful: cfg.stateful.then(|| Stateful {
-            states: shared.states.states.load(Ordering::SeqCst),
+            states: shared.states.seen.len(),
             merged: shared.states.merged.load(Ordering::SeqCst),
         }),
     })
@@ -887,10 +897,9 @@ fn task(sc: &Scenario, shared: &Shared<'_>, prefix: &[u32]) -> Result<Found, Exp
         .with_copies(copies(sc, cfg))
         .with_park(parks(cfg))
         .with_snapshots(snapshots(cfg))
-        .with_states(cfg.stateful);
-    let found = walk_task(sc, shared, &mut w);
-    shared.states.states.fetch_add(w.states(), Ordering::SeqCst);
-    found
+        .with_states(cfg.stateful)
+        .with_seen(Arc::clone(&shared.states.seen));
+    walk_task(sc, shared, &mut w)
 }
 
 /// Runs `w`'s paths until its subtree is done or the search halts.
@@ -905,6 +914,12 @@ fn walk_task(sc: &Scenario, shared: &Shared<'_>, w: &mut Walker) -> Result<Found
         }
         let keep = snapshots(cfg).then_some(&mut snaps);
         let run = run_path(sc, cfg, w, &mut pool, keep)?;
+        if cfg.stateful && over_memory(cfg, w.states(), 0) {
+            // The set of states passed the ceiling: what this path found is not recorded,
+            // and the search is cannot tell.
+            shared.halt(Stopped::Memory);
+            return Ok(found);
+        }
         // A path that closed a loop is recorded as a path end (the infinite run around the
         // loop); one that met another path's state is not: that state's ends were recorded.
         if w.merged() {
@@ -937,16 +952,23 @@ fn walk_task(sc: &Scenario, shared: &Shared<'_>, w: &mut Walker) -> Result<Found
         if cfg.max_schedules.is_some_and(|m| n >= m) {
             shared.halt(Stopped::Schedules);
         }
-        if cfg
-            .max_memory_mb
-            .is_some_and(|mb| classes.saturating_mul(KEY_BYTES) > mb.saturating_mul(1 << 20))
-        {
+        if over_memory(cfg, if cfg.stateful { w.states() } else { 0 }, classes) {
             shared.halt(Stopped::Memory);
         }
         if !w.backtrack() {
             return Ok(found);
         }
     }
+}
+
+/// Whether `states` states of a stateful search and `classes` class keys pass the memory
+/// ceiling.
+fn over_memory(cfg: &ExploreConfig<'_>, states: u64, classes: u64) -> bool {
+    let bytes = states
+        .saturating_mul(seen::STATE_BYTES)
+        .saturating_add(classes.saturating_mul(KEY_BYTES));
+    cfg.max_memory_mb
+        .is_some_and(|mb| bytes > mb.saturating_mul(1 << 20))
 }
 
 /// Detects the anomalies of one path's history and keeps its witness if it is the shortest.

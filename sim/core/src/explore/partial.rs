@@ -13,9 +13,14 @@
 //! property that makes the result independent of the thread count). What it does not give:
 //! the counts of a search a budget stopped — each shard spends its own `max_schedules` and
 //! `max_memory_mb`, so a stopped join is *cannot tell* like a stopped run, with other counts.
+//!
+//! A stateful search ([`super::Stateful`]) is sharded the same way, each shard with its own
+//! set of states: a state two shards meet is expanded in both (re-expanded, never missed),
+//! so the join has the anomaly sets and verdicts of one process, and its counts (states,
+//! paths, merged paths) and witnesses are the shards' (added, and the shortest of theirs).
 
 use super::{conclude, run_tasks, Exploration, ExploreConfig, ExploreError, Found, Stopped};
-use super::{parking, Ran, Witness};
+use super::{parking, Ran, Stateful, Witness};
 use crate::replay_line::ReplayLine;
 use crate::scenario::Scenario;
 use agentsim_models::Anomaly;
@@ -49,12 +54,25 @@ pub struct ShardRun {
     pub stopped: Option<String>,
     /// Every class key seen, 32 hex digits each, ascending.
     pub classes: Vec<String>,
+    /// What a stateful search kept in this shard (absent: a stateless search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stateful: Option<ShardStates>,
     /// The shortest witness found of each anomaly set, in set order.
     pub sets: Vec<ShardSet>,
 }
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// What one shard of a stateful search kept ([`super::Stateful`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardStates {
+    /// States in the shard's set.
+    pub states: u64,
+    /// Paths that ended at a state met before.
+    pub merged: u64,
 }
 
 /// The shortest witness a shard found of one anomaly set.
@@ -89,6 +107,8 @@ pub enum JoinError {
     Stopped { name: String, value: String },
     #[error("{name}: field `replay`: {why}")]
     Replay { name: String, why: String },
+    #[error("{name}: field `stateful`: {why} (the shards of one search are all stateful or none)")]
+    Stateful { name: String, why: &'static str },
 }
 
 fn stopped_name(s: Stopped) -> &'static str {
@@ -128,7 +148,7 @@ pub fn explore_shard(
         redundant,
         tasks,
         ran,
-        ..
+        stateful,
     } = run_tasks(sc, cfg, Some((index, count)))?;
     let mut keys: Vec<u128> = classes.into_iter().collect();
     keys.sort_unstable();
@@ -144,6 +164,10 @@ pub fn explore_shard(
         redundant,
         stopped: stopped.map(|s| stopped_name(s).to_owned()),
         classes: keys.iter().map(|k| format!("{k:032x}")).collect(),
+        stateful: stateful.map(|s| ShardStates {
+            states: s.states,
+            merged: s.merged,
+        }),
         sets: found
             .sets
             .into_values()
@@ -174,6 +198,7 @@ pub fn merge_shards(
     let mut schedules = 0u64;
     let mut redundant = 0u64;
     let mut classes = BTreeSet::new();
+    let mut states = cfg.stateful.then(Stateful::default);
     for (name, p) in parts {
         if p.tasks != first.tasks {
             return Err(JoinError::Tasks {
@@ -195,6 +220,25 @@ pub fn merge_shards(
             }
         }
         join_one(name, p, &mut found, &mut classes)?;
+        match (&mut states, p.stateful) {
+            (Some(s), Some(p)) => {
+                s.states += p.states;
+                s.merged += p.merged;
+            }
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(JoinError::Stateful {
+                    name: name.clone(),
+                    why: "absent from a share of a stateful search",
+                })
+            }
+            (None, Some(_)) => {
+                return Err(JoinError::Stateful {
+                    name: name.clone(),
+                    why: "present in a share of a stateless search",
+                })
+            }
+        }
         schedules += p.schedules;
         redundant += p.redundant;
         if let (None, Some(s)) = (stopped, &p.stopped) {
@@ -210,6 +254,7 @@ pub fn merge_shards(
     let classes = classes.len() as u64;
     let mut ex = conclude(sc, first.parking, cfg, found, stopped, schedules, classes);
     ex.redundant = redundant;
+    ex.stateful = states;
     Ok(ex)
 }
 

@@ -182,3 +182,161 @@ fn unbounded_needs_stateful() {
     };
     assert!(matches!(explore(&sc, &cfg), Err(ExploreError::Unbounded)));
 }
+
+/// A stateful search with no step budget, on `threads` threads.
+fn unbounded(kind: RuntimeKind, threads: usize) -> ExploreConfig<'static> {
+    ExploreConfig {
+        search: Search::Plain,
+        stateful: true,
+        steps_per_agent: STEPS_UNBOUNDED,
+        threads,
+        ..ExploreConfig::new(kind.stack())
+    }
+}
+
+/// What a stateful search decides whatever the threads or shards: completeness, the anomaly
+/// sets, and each anomaly's verdict with its reason.
+fn decided(e: &Exploration) -> (bool, Vec<Vec<Anomaly>>, Vec<Verdict>) {
+    (
+        e.complete,
+        e.sets.keys().cloned().collect(),
+        e.findings.iter().map(Finding::never).collect(),
+    )
+}
+
+/// Shipped scenarios the stateful search finishes without a step budget in a unit test.
+const SHARED: [&str; 5] = [
+    "examples/triage.toml",
+    "examples/edit-review.toml",
+    "explore/stale-review.toml",
+    "bounds/retry-beside-server.toml",
+    "bounds/editor-45-waits.toml",
+];
+
+fn shipped(name: &str) -> Scenario {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    Scenario::load(&root.join(name)).expect("shipped scenario")
+}
+
+/// The threads share one set of states: 1, 2 and 4 threads decide the same (sets, verdicts,
+/// completeness), on shipped examples under several runtimes. (The states met are not
+/// compared: where two states with one key differ in what the key leaves out, which of them
+/// is expanded, and so what its successors' keys are, depends on which thread met it first.)
+#[test]
+fn one_set_of_states_whatever_the_threads() {
+    let kinds = [
+        RuntimeKind::Vanilla,
+        RuntimeKind::Ssi,
+        RuntimeKind::Pessimistic,
+    ];
+    for name in SHARED {
+        let sc = shipped(name);
+        for kind in kinds {
+            let what = format!("{name} under {}", kind.name());
+            let one = explore(&sc, &unbounded(kind, 1)).unwrap();
+            assert!(one.complete, "{what}");
+            assert!(one.stateful.expect("stateful").states > 0, "{what}");
+            for threads in [2, 4] {
+                let many = explore(&sc, &unbounded(kind, threads)).unwrap();
+                assert_eq!(decided(&many), decided(&one), "{what}, {threads} threads");
+            }
+        }
+    }
+}
+
+/// `--max-memory-mb` bounds the set of states: a ceiling the set passes stops the search,
+/// and every verdict it did not reach is cannot tell with the ceiling as the reason; a
+/// ceiling it does not pass changes nothing.
+#[test]
+fn the_memory_ceiling_bounds_the_states() {
+    for name in ["bounds/retry-beside-server.toml", "examples/triage.toml"] {
+        let sc = shipped(name);
+        let free = explore(&sc, &unbounded(RuntimeKind::Vanilla, 2)).unwrap();
+        assert!(free.complete, "{name}");
+        let roomy = ExploreConfig {
+            max_memory_mb: Some(1024),
+            ..unbounded(RuntimeKind::Vanilla, 2)
+        };
+        let roomy = explore(&sc, &roomy).unwrap();
+        assert_eq!(decided(&roomy), decided(&free), "{name}");
+        let tiny = ExploreConfig {
+            max_memory_mb: Some(0),
+            ..unbounded(RuntimeKind::Vanilla, 2)
+        };
+        let stopped = explore(&sc, &tiny).unwrap();
+        assert_eq!(stopped.stopped, Some(Stopped::Memory), "{name}");
+        assert!(!stopped.complete, "{name}");
+        for f in &stopped.findings {
+            match (f.reach, &f.why) {
+                (Reach::Reachable, _) => {}
+                (Reach::CannotTell, Some(Reason::Budget(why))) => {
+                    assert!(why.contains("memory ceiling"), "{name}: {why}");
+                }
+                (Reach::CannotTell, Some(Reason::Vacuous(_))) => {}
+                other => panic!("{name}: {}: {other:?}", f.anomaly),
+            }
+        }
+        assert!(
+            stopped
+                .findings
+                .iter()
+                .any(|f| matches!(f.why, Some(Reason::Budget(_)))),
+            "{name}: some verdict is left undecided"
+        );
+    }
+}
+
+/// A stateful search in 1, 2 and 3 shards, each with its own set, joins into the verdicts
+/// and anomaly sets of one process; the join keeps at least the states one process met,
+/// and more where two shards meet a state (one process's tasks share one set: with a set
+/// per task, one process would count what the shards count).
+#[test]
+fn stateful_shards_join_into_the_whole() {
+    let mut met_twice = false;
+    for name in ["examples/triage.toml", "bounds/retry-beside-server.toml"] {
+        let sc = shipped(name);
+        for kind in [RuntimeKind::Vanilla, RuntimeKind::Ssi] {
+            let cfg = unbounded(kind, 1);
+            let whole = explore(&sc, &cfg).unwrap();
+            assert!(whole.complete, "{name}");
+            let states = whole.stateful.expect("stateful").states;
+            for n in 1..=3u64 {
+                let parts: Vec<(String, ShardRun)> = (1..=n)
+                    .map(|i| {
+                        let run = explore_shard(&sc, &cfg, i, n).unwrap();
+                        assert!(run.stateful.is_some(), "a stateful share says so");
+                        let text = serde_json::to_string(&run).expect("serializes");
+                        let back: ShardRun = serde_json::from_str(&text).expect("parses");
+                        assert_eq!(back, run);
+                        (format!("shard {i}"), back)
+                    })
+                    .collect();
+                let joined = merge_shards(&sc, &cfg, &parts).unwrap();
+                let what = format!("{name} under {} in {n} shards", kind.name());
+                assert_eq!(decided(&joined), decided(&whole), "{what}");
+                let joined_states = joined.stateful.expect("a stateful join").states;
+                assert!(joined_states >= states, "{what}");
+                if n == 1 {
+                    assert_eq!(joined_states, states, "{what}");
+                }
+                met_twice |= joined_states > states;
+                // A stateless search's shares do not join as a stateful one.
+                let plain = ExploreConfig {
+                    stateful: false,
+                    ..cfg.clone()
+                };
+                assert!(
+                    matches!(
+                        merge_shards(&sc, &plain, &parts),
+                        Err(JoinError::Stateful { .. })
+                    ),
+                    "{what}"
+                );
+            }
+        }
+    }
+    assert!(
+        met_twice,
+        "some state is met by two shards, and once by one process"
+    );
+}

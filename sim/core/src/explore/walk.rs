@@ -26,9 +26,11 @@
 //! lower copy instead.
 
 use super::reduction::{Event, Hb};
+use super::seen::{Met, Seen};
 use super::symmetry::Copies;
 use crate::digest::Fnv1a;
 use crate::scheduler::{Access, ChoiceKind, ChoicePoint, Chooser, Footprint, Scheduler, Use};
+use std::sync::Arc;
 
 /// An agent choice point under reduction.
 #[derive(Clone, Debug)]
@@ -125,8 +127,13 @@ pub(super) struct Walker {
     /// Keep the states seen at agent choice points and end a path at one seen before (plain
     /// enumeration only; see [`super::Search`]).
     stateful: bool,
-    /// The fingerprints of the states seen at this walker's agent choice points.
-    seen: std::collections::HashSet<u128>,
+    /// The states met before agent steps, shared with the walkers of the other tasks
+    /// ([`super::seen`]).
+    seen: Arc<Seen>,
+    /// The states this walker expands on the current path (met new, or open on another
+    /// walker's path), with the choice point each was met before, ascending: each is done
+    /// once the walker backtracks above that point.
+    open: Vec<(u128, usize)>,
     /// The path just run reached a state seen before and ended there.
     merged: bool,
     /// … and that state was its own, earlier on it: the path closed a loop (a lasso).
@@ -165,7 +172,8 @@ impl Walker {
             kept: Vec::new(),
             resume: false,
             stateful: false,
-            seen: std::collections::HashSet::new(),
+            seen: Arc::default(),
+            open: Vec::new(),
             merged: false,
             lasso: false,
             path_keys: Vec::new(),
@@ -177,12 +185,20 @@ impl Walker {
     /// reachable state once (a state met again, on an earlier path or on the current one,
     /// is being or has been expanded there), so every reachable state and every path end is
     /// met; the key carries the anomalies shown so far, so equal keys end with equal sets.
+    /// The walker has a set of its own until [`Walker::with_seen`] shares one.
     pub(super) fn with_states(mut self, on: bool) -> Self {
         assert!(
             !(on && self.reduction),
             "a stateful walker enumerates plainly"
         );
         self.stateful = on;
+        self
+    }
+
+    /// The same walker, meeting states in `seen`, which other walkers share
+    /// ([`super::seen`]: a state another walker has done ends a path here).
+    pub(super) fn with_seen(mut self, seen: Arc<Seen>) -> Self {
+        self.seen = seen;
         self
     }
 
@@ -199,9 +215,9 @@ impl Walker {
         self.lasso
     }
 
-    /// The states this walker has seen.
+    /// The states met in this walker's set (shared: by every walker that shares it).
     pub(super) fn states(&self) -> u64 {
-        self.seen.len() as u64
+        self.seen.len()
     }
 
     /// The same walker, resuming paths from engine snapshots or not.
@@ -353,6 +369,15 @@ impl Walker {
         let more = self.next_path();
         // Snapshots past the choice point the next path diverges at are of another path.
         let diverge = self.frames.len().saturating_sub(1);
+        // The states met past it have had every path below them run (deepest first: a
+        // state is done only after the states below it on the path).
+        while let Some(&(key, at)) = self.open.last() {
+            if more && at <= diverge {
+                break;
+            }
+            self.seen.close(key);
+            self.open.pop();
+        }
         self.kept.retain(|k| more && k.point <= diverge);
         self.resume = !self.kept.is_empty();
         more
@@ -569,15 +594,31 @@ impl Chooser for Walker {
     }
 
     fn state(&mut self, key: u128) {
-        // Past the frames of the path so far, a state seen before ends the path (at or
-        // before them, the state is this path's own, seen when the prefix first ran).
+        // Past the frames of the path so far, a state on the path ends it (a loop closed),
+        // and so does one another walker has done; one open on another walker's path is
+        // expanded again ([`super::seen`]). At or before them, the state is this path's
+        // own, met when the prefix first ran; a state of the task's fixed prefix is put in
+        // the set (open: this walker runs only part of what is below it), so that the
+        // states met are every state reached, whichever walker reached it first.
         if self.blocked {
             return;
         }
-        if self.cursor >= self.frames.len() && !self.seen.insert(key) {
-            self.merged = true;
-            self.lasso = self.path_keys.contains(&key);
-            self.blocked = true;
+        if self.cursor >= self.frames.len() {
+            if self.path_keys.contains(&key) {
+                self.merged = true;
+                self.lasso = true;
+                self.blocked = true;
+            } else {
+                match self.seen.meet(key) {
+                    Met::Done => {
+                        self.merged = true;
+                        self.blocked = true;
+                    }
+                    Met::New | Met::Open => self.open.push((key, self.cursor)),
+                }
+            }
+        } else if self.cursor < self.fixed {
+            self.seen.meet(key);
         }
         self.path_keys.push(key);
     }

@@ -88,7 +88,7 @@ pub struct Args {
     /// Keep the states met at agent choice points and end a path at one met before: the
     /// plain enumeration, merging interleavings that meet in one state (the anomaly sets and
     /// verdicts are the stateless search's; see docs/exploring.md).
-    #[arg(long, conflicts_with_all = ["timed", "shard"])]
+    #[arg(long, conflicts_with = "timed")]
     pub stateful: bool,
     /// Explore only the orders the latency bounds allow (`fixed` exactly, `uniform` its
     /// interval, `lognormal` between `--quantiles`); runs the plain enumeration, since
@@ -109,10 +109,13 @@ pub struct Args {
     /// default 10,000,000, with or without reduction.
     #[arg(long, default_value_t = SCHEDULES_DEFAULT_MAX)]
     pub max_schedules: u64,
-    /// Stop when the set of explored classes would pass this many MiB (cannot tell).
+    /// Stop when the set of explored classes (and, with `--stateful`, of states met) would
+    /// pass this many MiB (cannot tell).
     #[arg(long)]
     pub max_memory_mb: Option<u64>,
-    /// Worker threads, 1..=256 (the result is the same whatever the number).
+    /// Worker threads, 1..=256 (the result is the same whatever the number; with
+    /// `--stateful`, the verdicts, anomaly sets and states are, and the witnesses and path
+    /// counts depend on which thread met a state first).
     #[arg(long, default_value_t = 1, value_parser = crate::limits::threads)]
     pub threads: usize,
     /// Cap every agent's `repeat` at N (not `count`): explore a smaller size of a workload;

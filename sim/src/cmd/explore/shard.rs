@@ -8,7 +8,9 @@
 //! Same bytes: the `--json` and the text of a complete search, except the text's seconds,
 //! which are the shards' seconds added (the work, not the wall time). Not the same: a search
 //! that a budget stopped (each shard spends its own `--max-schedules` and `--max-memory-mb`;
-//! the merge is *cannot tell* with other counts). A shard that a signal stops writes nothing
+//! the merge is *cannot tell* with other counts), and a stateful search's counts and
+//! witnesses (each shard keeps its own set of states: the merge adds the states, and the
+//! verdicts and anomaly sets are the unsharded run's). A shard that a signal stops writes nothing
 //! and exits 130. A merge trusts the partials (it runs nothing) and needs the scenario file
 //! at the same path, with the same text, for the report's name.
 
@@ -65,6 +67,9 @@ pub struct Config {
     pub runtimes: Vec<String>,
     /// The search the shards ran, as the merge must report it.
     pub search: SearchHeader,
+    /// `--stateful` (absent: a stateless search).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stateful: bool,
     /// `--no-park` (absent: polling loops parked where they can be).
     #[serde(default, skip_serializing_if = "is_false")]
     pub no_park: bool,
@@ -152,6 +157,7 @@ fn config_of(args: &Args, runtimes: &[Stack]) -> Config {
     Config {
         runtimes: runtimes.iter().map(|r| r.to_string()).collect(),
         search: SearchHeader::of(search(args)),
+        stateful: args.stateful,
         no_park: args.no_park,
         steps_per_agent: args.steps_per_agent,
         max_schedules: Some(args.max_schedules),
@@ -359,6 +365,7 @@ fn join(sc: &Scenario, parts: &[(String, Partial)]) -> Result<Vec<Explored>> {
             .search
             .search()
             .map_err(|e| anyhow!("{}: field `config.search`: {e}", parts[0].0))?;
+        cfg.stateful = c.stateful;
         cfg.park = !c.no_park;
         cfg.steps_per_agent = c.steps_per_agent;
         cfg.on_missing = c
