@@ -380,7 +380,7 @@ impl<R: Runtime> Engine<'_, R> {
                     .iter()
                     .any(|&q| log.get(q as usize).is_some_and(|r| r.aborted));
                 let residue = seen.iter().any(|&(c, v)| {
-                    !v.is_null() && !k.written.get(&(c, v)).is_some_and(|&i| i < from)
+                    !v.is_null() && k.written.get(&(c, v)).is_none_or(|&i| i >= from)
                 });
                 k.ops.insert(
                     agent,
