@@ -290,7 +290,7 @@ pub(super) struct Waiting {
 pub(super) type FirstTwo = [Option<(u64, u64)>; 2];
 
 /// The streaming detector. See the module docs for what it keeps.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Stream {
     pub(super) opts: Options,
     pub(super) out: Summary,

@@ -8,7 +8,10 @@
 //! budget, the reduced search at the own counts is run again at smaller step budgets
 //! ([`STEPS_TRIED`], upwards until one does not finish), and the largest that completes is
 //! reported: its verdicts hold within that many steps per agent, and only there; a budget
-//! that did not finish says *cannot tell*.
+//! that did not finish says *cannot tell*. Beside them, the stateful search
+//! (`--stateful --steps-per-agent unbounded`: plain enumeration with a seen set, no step
+//! budget, no repeat cap) at the own counts, with its states and merged paths: complete, it
+//! covers every interleaving at any length.
 //!
 //! A search past its budget is stopped through the explorer's cancel flag (as a signal stops
 //! `agentsim explore`), so a case costs at most a few budgets. Peak memory is the process's
@@ -22,6 +25,7 @@ use agentsim_models::runtime::{RuntimeKind, Stack};
 use agentsim_models::Anomaly;
 use agentsim_sim::explore::{
     explore, has_copies, Exploration, ExploreConfig, Reach, Search, STEPS_PER_AGENT_DEFAULT,
+    STEPS_UNBOUNDED,
 };
 use agentsim_sim::scenario::Scenario;
 use anyhow::{Context, Result};
@@ -68,6 +72,9 @@ pub struct Args {
     /// Skip the plain enumeration (no reduction factor).
     #[arg(long)]
     pub no_plain: bool,
+    /// Skip the stateful search without a step budget.
+    #[arg(long)]
+    pub no_stateful: bool,
     /// Worker threads of each search, 1..=256.
     #[arg(long, default_value_t = 2, value_parser = crate::limits::threads)]
     pub threads: usize,
@@ -98,6 +105,10 @@ pub struct Run {
     pub peak_rss_mib: Option<f64>,
     /// The anomalies the search reached (a witness each).
     pub reachable: Vec<Anomaly>,
+    /// A stateful search's states kept and paths ended at a state seen before (`None`:
+    /// stateless).
+    pub states: Option<u64>,
+    pub merged: Option<u64>,
 }
 
 /// The own counts at smaller per-agent step budgets.
@@ -132,6 +143,8 @@ pub struct Case {
     /// The own counts at smaller per-agent step budgets, when they did not finish at the
     /// default one.
     pub steps: Option<Steps>,
+    /// The stateful search at the own counts without a step budget.
+    pub stateful: Option<Run>,
     /// Plain schedules over reduced schedules; a lower bound when the plain search stopped.
     pub reduction_factor: Option<f64>,
     pub factor_is_lower_bound: bool,
@@ -184,7 +197,11 @@ pub fn run(a: &Args) -> Result<Vec<Case>> {
     for f in files(&dirs, a.only.as_deref())? {
         let sc = Scenario::load(&f)?;
         for &rt in &runtimes {
-            let c = case(&f, &sc, rt, budget, plain, a.threads);
+            let mut c = case(&f, &sc, rt, budget, plain, a.threads);
+            if !a.no_stateful && c.refused.is_none() {
+                c.stateful =
+                    timed(&sc, rt, Kind::Stateful, budget, a.threads, STEPS_UNBOUNDED).ok();
+            }
             if !a.quiet {
                 eprintln!("{}", line(&c));
             }
@@ -207,6 +224,7 @@ fn case(file: &Path, sc: &Scenario, rt: Stack, budget: Duration, plain: bool, t:
         next: None,
         plain: None,
         steps: None,
+        stateful: None,
         reduction_factor: None,
         factor_is_lower_bound: false,
         threads: t,
@@ -219,7 +237,14 @@ fn case(file: &Path, sc: &Scenario, rt: Stack, budget: Duration, plain: bool, t:
             Ok((s, _)) => s,
             Err(e) => return c.refuse(e.to_string()),
         };
-        let r = match timed(&capped, rt, true, budget, t, STEPS_PER_AGENT_DEFAULT) {
+        let r = match timed(
+            &capped,
+            rt,
+            Kind::Reduced,
+            budget,
+            t,
+            STEPS_PER_AGENT_DEFAULT,
+        ) {
             Ok(r) => r,
             Err(e) => return c.refuse(e),
         };
@@ -240,7 +265,7 @@ fn case(file: &Path, sc: &Scenario, rt: Stack, budget: Duration, plain: bool, t:
         c.steps = step_budgets(sc, rt, budget, t);
     }
     if let (Some(s), true) = (best, plain) {
-        if let Ok(p) = timed(&s, rt, false, budget, t, STEPS_PER_AGENT_DEFAULT) {
+        if let Ok(p) = timed(&s, rt, Kind::Plain, budget, t, STEPS_PER_AGENT_DEFAULT) {
             let reduced = c.reduced.schedules.max(1) as f64;
             c.reduction_factor = Some(p.schedules as f64 / reduced);
             c.factor_is_lower_bound = !p.complete;
@@ -254,7 +279,7 @@ fn case(file: &Path, sc: &Scenario, rt: Stack, budget: Duration, plain: bool, t:
 fn step_budgets(sc: &Scenario, rt: Stack, budget: Duration, t: usize) -> Option<Steps> {
     let mut out: Option<Steps> = None;
     for steps in STEPS_TRIED {
-        let Ok(r) = timed(sc, rt, true, budget, t, steps) else {
+        let Ok(r) = timed(sc, rt, Kind::Reduced, budget, t, steps) else {
             break;
         };
         if !r.complete {
@@ -302,6 +327,8 @@ impl Run {
             seconds: 0.0,
             peak_rss_mib: None,
             reachable: Vec::new(),
+            states: None,
+            merged: None,
         }
     }
 
@@ -322,15 +349,28 @@ impl Run {
                 .filter(|f| f.reach == Reach::Reachable)
                 .map(|f| f.anomaly)
                 .collect(),
+            states: e.stateful.map(|s| s.states),
+            merged: e.stateful.map(|s| s.merged),
         }
     }
+}
+
+/// Which search [`timed`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Source-DPOR with sleep sets and symmetry (`explore`'s default).
+    Reduced,
+    /// Plain enumeration (`--no-reduction`).
+    Plain,
+    /// Plain enumeration with a seen set (`--stateful`).
+    Stateful,
 }
 
 /// One search, stopped when `budget` runs out.
 fn timed(
     sc: &Scenario,
     rt: Stack,
-    reduction: bool,
+    kind: Kind,
     budget: Duration,
     threads: usize,
     steps_per_agent: u64,
@@ -338,11 +378,12 @@ fn timed(
     let cancel = AtomicBool::new(false);
     let done = AtomicBool::new(false);
     let cfg = ExploreConfig {
-        search: if reduction {
+        search: if kind == Kind::Reduced {
             Search::Reduced { symmetry: true }
         } else {
             Search::Plain
         },
+        stateful: kind == Kind::Stateful,
         threads,
         steps_per_agent,
         cancel: Some(&cancel),
@@ -405,6 +446,9 @@ pub fn line(c: &Case) -> String {
     if let Some(st) = &c.steps {
         let _ = write!(s, "; own counts {}", steps_text(st));
     }
+    if let Some(r) = &c.stateful {
+        let _ = write!(s, "; stateful unbounded {}", counts(r));
+    }
     s
 }
 
@@ -462,8 +506,11 @@ fn counts(r: &Run) -> String {
         .peak_rss_mib
         .map_or_else(|| "peak ? MiB".to_owned(), |m| format!("peak {m:.0} MiB"));
     let state = if r.complete { "" } else { ", stopped" };
+    let kept = r.states.map_or(String::new(), |n| {
+        format!("{n} states, {} merged, ", r.merged.unwrap_or(0))
+    });
     format!(
-        "{} schedules, {} classes, {:.2} s, {mem}{state}{}",
+        "{kept}{} schedules, {} classes, {:.2} s, {mem}{state}{}",
         r.schedules,
         r.classes,
         r.seconds,
@@ -480,15 +527,16 @@ fn counts(r: &Run) -> String {
 pub fn table(cases: &[Case]) -> String {
     let mut s = String::from(
         "| scenario | runtime | repeat | schedules | classes | cut | s | peak MiB \
-         | plain schedules | plain s | factor | own counts within |\n\
-         |---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n",
+         | plain schedules | plain s | factor | own counts within \
+         | stateful states | stateful s | stateful peak MiB |\n\
+         |---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|\n",
     );
     for c in cases {
         let name = c.scenario.trim_start_matches("scenarios/");
         if let Some(why) = &c.refused {
             let _ = writeln!(
                 s,
-                "| {name} | {} | not explored: {why} ||||||||| |",
+                "| {name} | {} | not explored: {why} |||||||||||| |",
                 c.runtime
             );
             continue;
@@ -515,10 +563,21 @@ pub fn table(cases: &[Case]) -> String {
             format!("{}{f:.1}×", if c.factor_is_lower_bound { "≥ " } else { "" })
         });
         let within = c.steps.as_ref().map_or("–".to_owned(), steps_cell);
+        let (ss, st, sm) = c.stateful.as_ref().map_or(
+            ("–".to_owned(), "–".to_owned(), "–".to_owned()),
+            |r| {
+                let stop = if r.complete { "" } else { " (stopped)" };
+                (
+                    format!("{}{stop}", r.states.unwrap_or(0)),
+                    format!("{:.2}", r.seconds),
+                    r.peak_rss_mib.map_or("?".to_owned(), |m| format!("{m:.0}")),
+                )
+            },
+        );
         let _ = writeln!(
             s,
             "| {name} | {} | {repeat} | {} | {} | {} | {:.2} | {mem} | {ps} | {pt} | {f} \
-             | {within} |",
+             | {within} | {ss} | {st} | {sm} |",
             c.runtime, r.schedules, r.classes, r.budget_cut, r.seconds
         );
     }
@@ -542,6 +601,7 @@ mod tests {
             budget_s: 60.0,
             quick: false,
             no_plain: false,
+            no_stateful: false,
             threads: 1,
             json: true,
             quiet: true,
@@ -576,6 +636,13 @@ mod tests {
         assert_eq!(v["reduced"]["truncated"], 0);
         assert_eq!(v["reduced"]["symmetry"], true);
         assert_eq!(v["plain"]["symmetry"], false);
+        // The stateful search without a step budget finishes too, with the same verdicts.
+        let st = c.stateful.as_ref().expect("a stateful search");
+        assert!(st.complete, "{st:?}");
+        assert!(st.states.is_some_and(|n| n > 0), "{st:?}");
+        assert_eq!(st.reachable, c.reduced.reachable);
+        assert_eq!(v["stateful"]["steps_per_agent"], STEPS_UNBOUNDED);
+        assert!(v["reduced"]["states"].is_null());
     }
 
     /// Every row of the table, refused or explored, has the header's cells.

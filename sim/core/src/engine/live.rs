@@ -168,6 +168,7 @@ impl<'a> Stepper<'a> {
             spin: spin::Spin::off(),
             parked: Vec::new(),
             snaps: None,
+            key: super::snapshot::KeyState::default(),
         }
     }
 
@@ -371,7 +372,7 @@ impl<R: Runtime> Engine<'_, R> {
     /// flags, parked loops). Where the abstraction does not apply ([`super::abstracts`]) it
     /// is the concrete fingerprint, with the log: no loop closes, and only a scenario whose
     /// runs are all finite gets a complete graph.
-    fn live_key(&self) -> u128 {
+    fn live_key(&mut self) -> u128 {
         self.state_key()
     }
 

@@ -41,6 +41,8 @@ mod zone;
 pub use counters::{Counters, Counts};
 pub use live::{LiveState, LiveStep, Stepper};
 pub use pool::Pool;
+#[cfg(test)]
+pub(crate) use snapshot::KEY_CHECKS;
 pub use snapshot::{abstracts, Snapshots};
 pub use spin::loops as polling_loops;
 pub use zone::{Dbm, ZONES_MAX};
@@ -189,6 +191,8 @@ struct Engine<'a, R: Runtime> {
     parked: Vec<usize>,
     /// Snapshots at agent choice points, when the trial keeps them (see [`snapshot`]).
     snaps: Option<&'a mut Snapshots<R>>,
+    /// The detection state the stateful search's key reads (see [`snapshot::KeyState`]).
+    key: snapshot::KeyState,
 }
 
 /// Runs one trial of `setup.scenario` on runtime `rt` (fresh, over the scenario's registry).
@@ -296,6 +300,7 @@ fn run_trial_with<'s, R: Runtime>(
         },
         parked: Vec::new(),
         snaps: None,
+        key: snapshot::KeyState::default(),
     };
     let resumable = abstract_time
         && e.zone.is_none()

@@ -22,10 +22,69 @@
 
 use super::{mcp, spin, AgentState, Counters, Engine};
 use crate::scenario::{Scenario, Step};
-use agentsim_models::names::{Cell, Value};
+use agentsim_models::anomaly::Anomaly;
+use agentsim_models::detect::stream::{Limits, Options, Stream};
+use agentsim_models::names::{Agent, Cell, Value};
 use agentsim_models::runtime::{Guarded, Runtime};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
+
+/// How many keys the tests have checked against the whole log's facts.
+#[cfg(test)]
+pub static KEY_CHECKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// What [`Engine::state_key`] knows of the path's detection state (its "what it holds",
+/// third item, and the per-op flags of the second).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct KeyFacts {
+    /// The lattice anomalies the log exhibits, and whether it exhibits the A3 residue.
+    sticky: (Vec<Anomaly>, bool),
+    /// The (cell, value) pairs live records have written, sorted.
+    written: Vec<(Cell, Value)>,
+    /// Each op in flight's `[newer, stale, dead, residue]`, in agent order.
+    flags: Vec<(Agent, [bool; 4])>,
+}
+
+/// The detection state the key reads, kept up to date as the log grows (records are only
+/// appended, and without retraction a record's status never changes: what was computed of
+/// the records taken stays true). Part of a snapshot, so a resumed path goes on from it.
+#[derive(Clone)]
+pub(super) struct KeyState {
+    /// Records taken so far (a prefix of the log).
+    upto: usize,
+    /// The streaming detector over them (counts only, no window: SPEC §3's verdicts).
+    stream: Stream,
+    /// Each (cell, value) a live record wrote, with the first such record.
+    written: BTreeMap<(Cell, Value), usize>,
+    /// Each op in flight's flags, by agent, as of record `upto` of it.
+    ops: BTreeMap<Agent, OpFlags>,
+}
+
+impl Default for KeyState {
+    fn default() -> Self {
+        KeyState {
+            upto: 0,
+            stream: Stream::new(Options {
+                limits: Limits::unbounded(0),
+                residue: true,
+                keep_agents: false,
+            }),
+            written: BTreeMap::new(),
+            ops: BTreeMap::new(),
+        }
+    }
+}
+
+/// One op in flight's flags, with what identifies it (an op of the same agent with the same
+/// read time and values read has the same flags) and the records they cover.
+#[derive(Clone)]
+struct OpFlags {
+    read_time: u64,
+    seen: Vec<(Cell, Value)>,
+    upto: usize,
+    /// `[newer, stale, dead, residue]` (see [`Engine::state_key`]).
+    flags: [bool; 4],
+}
 
 /// The engine's mutable state at one agent choice point.
 #[derive(Clone)]
@@ -43,6 +102,7 @@ pub(super) struct Snap<R: Runtime> {
     points: u64,
     steps: Vec<u64>,
     spin: spin::Spin,
+    key: KeyState,
 }
 
 impl<R: Runtime> Snap<R> {
@@ -123,6 +183,7 @@ impl<R: Runtime> Engine<'_, R> {
             points: self.points,
             steps: self.steps.clone(),
             spin: self.spin.clone(),
+            key: self.key.clone(),
         }
     }
 
@@ -191,11 +252,175 @@ impl<R: Runtime> Engine<'_, R> {
     /// is a choice), the counters. So two states with one key have the same futures from here
     /// and every path from either ends with the same anomaly set (but for a collision, as for
     /// the fingerprint); their histories differ.
-    pub(super) fn state_key(&self) -> u128 {
+    ///
+    /// The detection facts (the sticky bits, the pairs written and the per-op flags) are
+    /// kept up to date as records are appended ([`KeyState`]: the streaming detector of
+    /// SPEC §3 takes each new record once, and each open op's flags look only at the records
+    /// appended since they were last brought up to date), so a key costs the state's size,
+    /// not the log's. [`Engine::key_facts_spec`] computes the same facts from the whole log
+    /// (the definition above, read literally); the tests compare the two at every key.
+    pub(super) fn state_key(&mut self) -> u128 {
         if !abstracts(self.sc) {
             return self.fingerprint();
         }
+        let facts = self.key_facts();
+        #[cfg(test)]
+        {
+            assert!(
+                facts == self.key_facts_spec(),
+                "the incremental key facts are the whole log's"
+            );
+            KEY_CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.hash_key(&facts)
+    }
+
+    /// The key of the state now from `facts` (the detection facts of the path so far).
+    fn hash_key(&self, facts: &KeyFacts) -> u128 {
         use std::hash::{DefaultHasher, Hash, Hasher};
+        let store = self.rt.store();
+        let pending: Vec<_> = store
+            .inflight()
+            .iter()
+            .zip(&facts.flags)
+            .map(|((&agent, p), &(a, flags))| {
+                debug_assert_eq!(agent, a, "one flag set an op in flight, in agent order");
+                (
+                    &p.request,
+                    &p.snapshot.read_values,
+                    &p.snapshot.registry,
+                    flags,
+                )
+            })
+            .collect();
+        let budget = self
+            .chooser
+            .as_deref()
+            .and_then(|c| c.steps_per_agent())
+            .is_some();
+        let mut halves = [DefaultHasher::new(), DefaultHasher::new()];
+        halves[1].write_u64(0x9e37_79b9_7f4a_7c15);
+        for h in &mut halves {
+            self.rt.stack().hash(h);
+            store.memory().hash(h);
+            store.registry().hash(h);
+            pending.hash(h);
+            facts.sticky.hash(h);
+            facts.written.hash(h);
+            for a in &self.agents {
+                (a.pc, a.rep, a.done, a.attempts, a.open).hash(h);
+                (a.due_ms == super::messages::PARKED).hash(h);
+                a.last_read.hash(h);
+                if a.open {
+                    let op = &a.op;
+                    (op.read_pc, op.planned, &op.read, op.issued).hash(h);
+                    op.output
+                        .as_ref()
+                        .map(|(step, _, g)| (step, &g.output, &g.tool_calls))
+                        .hash(h);
+                    if op.issued {
+                        op.commit.hash(h);
+                    }
+                }
+            }
+            self.mcp.hash(h);
+            if budget {
+                self.steps.hash(h);
+            }
+            self.spin.hash_relative(h);
+        }
+        (u128::from(halves[0].finish()) << 64) | u128::from(halves[1].finish())
+    }
+
+    /// The detection facts of the state now, brought up to date from [`KeyState`]: the
+    /// records appended since the last key go to the streaming detector and the written
+    /// pairs, and each op in flight has its flags extended over them (or computed afresh
+    /// for an op not seen before).
+    fn key_facts(&mut self) -> KeyFacts {
+        let store = self.rt.store();
+        let log = store.log();
+        let k = &mut self.key;
+        for (i, r) in log.iter().enumerate().skip(k.upto) {
+            k.stream
+                .push(r, i as u64, &mut ())
+                .expect("the engine's log is in order, with earlier preds");
+            if !r.aborted {
+                for &c in &r.write_set {
+                    k.written.entry((c, r.write_values.get(c))).or_insert(i);
+                }
+            }
+        }
+        if k.upto < log.len() {
+            // The engine's write times are distinct (one record a tick), so no read waits for
+            // a record still to come: settling now gives the verdicts the whole log gives.
+            k.stream.close(&mut ());
+            k.upto = log.len();
+        }
+        let summary = k.stream.summary();
+        let sticky = (summary.anomalies(), summary.has(Anomaly::A3Residue));
+        let written: Vec<(Cell, Value)> = k.written.keys().copied().collect();
+        let inflight = store.inflight();
+        k.ops.retain(|a, _| inflight.contains_key(a));
+        let mut flags = Vec::with_capacity(inflight.len());
+        for (&agent, p) in inflight.iter() {
+            let read = &p.request.read_set;
+            let seen: Vec<(Cell, Value)> = read
+                .iter()
+                .map(|&c| (c, p.snapshot.read_values.get(c)))
+                .collect();
+            let from = (p.snapshot.read_time as usize).min(log.len());
+            let same = k
+                .ops
+                .get(&agent)
+                .is_some_and(|o| o.read_time == p.snapshot.read_time && o.seen == seen);
+            if !same {
+                let dead = p
+                    .snapshot
+                    .preds
+                    .iter()
+                    .any(|&q| log.get(q as usize).is_some_and(|r| r.aborted));
+                let residue = seen.iter().any(|&(c, v)| {
+                    !v.is_null() && k.written.get(&(c, v)).is_none_or(|&i| i >= from)
+                });
+                k.ops.insert(
+                    agent,
+                    OpFlags {
+                        read_time: p.snapshot.read_time,
+                        seen: seen.clone(),
+                        upto: from,
+                        flags: [false, false, dead, residue],
+                    },
+                );
+            }
+            let o = k.ops.get_mut(&agent).expect("inserted above");
+            for r in &log[o.upto..] {
+                if r.aborted {
+                    continue;
+                }
+                for &(c, v) in &o.seen {
+                    if r.writes(c) {
+                        o.flags[0] = true;
+                        if r.agent != agent && r.write_values.get(c) != v {
+                            o.flags[1] = true;
+                        }
+                    }
+                }
+            }
+            o.upto = log.len();
+            flags.push((agent, o.flags));
+        }
+        KeyFacts {
+            sticky,
+            written,
+            flags,
+        }
+    }
+
+    /// The detection facts of the state now from the whole log, as [`Engine::state_key`]
+    /// defines them: the fast detectors over the log for the sticky bits, every live
+    /// record's writes, and each op's flags from the records before and since its read.
+    #[cfg(test)]
+    fn key_facts_spec(&self) -> KeyFacts {
         let store = self.rt.store();
         let log = store.log();
         let history = agentsim_models::history::History::from_records(log.to_vec());
@@ -208,7 +433,7 @@ impl<R: Runtime> Engine<'_, R> {
             .collect();
         written.sort_unstable();
         written.dedup();
-        let pending: Vec<_> = store
+        let flags = store
             .inflight()
             .iter()
             .map(|(&agent, p)| {
@@ -239,51 +464,14 @@ impl<R: Runtime> Engine<'_, R> {
                             .iter()
                             .any(|r| !r.aborted && r.writes(c) && r.write_values.get(c) == v)
                 });
-                (
-                    &p.request,
-                    &p.snapshot.read_values,
-                    &p.snapshot.registry,
-                    [newer, stale, dead, residue],
-                )
+                (agent, [newer, stale, dead, residue])
             })
             .collect();
-        let budget = self
-            .chooser
-            .as_deref()
-            .and_then(|c| c.steps_per_agent())
-            .is_some();
-        let mut halves = [DefaultHasher::new(), DefaultHasher::new()];
-        halves[1].write_u64(0x9e37_79b9_7f4a_7c15);
-        for h in &mut halves {
-            self.rt.stack().hash(h);
-            store.memory().hash(h);
-            store.registry().hash(h);
-            pending.hash(h);
-            sticky.hash(h);
-            written.hash(h);
-            for a in &self.agents {
-                (a.pc, a.rep, a.done, a.attempts, a.open).hash(h);
-                (a.due_ms == super::messages::PARKED).hash(h);
-                a.last_read.hash(h);
-                if a.open {
-                    let op = &a.op;
-                    (op.read_pc, op.planned, &op.read, op.issued).hash(h);
-                    op.output
-                        .as_ref()
-                        .map(|(step, _, g)| (step, &g.output, &g.tool_calls))
-                        .hash(h);
-                    if op.issued {
-                        op.commit.hash(h);
-                    }
-                }
-            }
-            self.mcp.hash(h);
-            if budget {
-                self.steps.hash(h);
-            }
-            self.spin.hash_relative(h);
+        KeyFacts {
+            sticky,
+            written,
+            flags,
         }
-        (u128::from(halves[0].finish()) << 64) | u128::from(halves[1].finish())
     }
 
     /// At an agent choice point, before it is counted: keeps a snapshot here if the trial
@@ -322,6 +510,7 @@ impl<R: Runtime> Engine<'_, R> {
             points,
             steps,
             spin,
+            key,
         } = s;
         self.rng.clone_from(rng);
         self.agents.clone_from(agents);
@@ -335,6 +524,7 @@ impl<R: Runtime> Engine<'_, R> {
         self.points = *points;
         self.steps.clone_from(steps);
         self.spin.clone_from(spin);
+        self.key.clone_from(key);
         self.parked.clear();
     }
 }

@@ -120,6 +120,50 @@ fn stateful_and_stateless_agree_on_the_shipped_scenarios() {
     );
 }
 
+/// The key is computed incrementally (`engine::snapshot::KeyState`) and, in tests, checked
+/// against the same facts computed from the whole log at every key (`Engine::state_key`
+/// asserts it): here on stateful searches without a step budget of generated members, polling
+/// loops and every shipped example and workload, under every named runtime, which must run
+/// many such checks (the searches above run more).
+#[test]
+fn the_incremental_key_is_the_whole_logs_at_every_step() {
+    use std::sync::atomic::Ordering;
+    let before = crate::engine::KEY_CHECKS.load(Ordering::Relaxed);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut scenarios: Vec<Scenario> = (0..4)
+        .flat_map(|seed| [family(seed, 2), polls(seed, 1, 1, 2)])
+        .collect();
+    for dir in ["examples", "workloads", "bounds"] {
+        let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("a shipped folder")
+            .map(|e| e.expect("a listed file").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for p in files {
+            scenarios.push(Scenario::load(&p).expect("shipped scenario"));
+        }
+    }
+    let mut searches = 0;
+    for sc in scenarios.iter().filter(|sc| crate::engine::abstracts(sc)) {
+        for kind in RuntimeKind::ALL {
+            let cfg = ExploreConfig {
+                search: Search::Plain,
+                stateful: true,
+                steps_per_agent: STEPS_UNBOUNDED,
+                max_schedules: Some(300),
+                on_missing: Some(OnMissing::Stub),
+                ..ExploreConfig::new(kind.stack())
+            };
+            explore(sc, &cfg).unwrap();
+            searches += 1;
+        }
+    }
+    assert!(searches >= 100, "{searches}");
+    let checked = crate::engine::KEY_CHECKS.load(Ordering::Relaxed) - before;
+    assert!(checked >= 100_000, "keys checked: {checked}");
+}
+
 /// The stateful search refuses what it cannot run soundly: reduction and time.
 #[test]
 fn stateful_is_plain_only() {
