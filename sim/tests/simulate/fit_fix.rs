@@ -408,6 +408,7 @@ fn an_invocation_that_ended_in_error_is_fitted_as_a_retraction_its_reader_outliv
         sim["aggregate"]
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
 
 /// `fix` ranks only live stacks: on a client retrying without bound beside a server that
 /// may rewrite its document forever, `ssi` is verified by the checker and sampling and costs
