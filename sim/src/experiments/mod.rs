@@ -13,6 +13,7 @@ pub mod costs;
 pub mod cpl_guards;
 pub mod deployed;
 pub mod explore;
+pub mod explore_unbounded;
 pub mod fit_fix;
 pub mod front;
 pub mod lattice;
@@ -54,6 +55,7 @@ pub fn steps() -> Vec<Step> {
         fit_fix::STEP,
         reported::STEP,
         explore::STEP,
+        explore_unbounded::STEP,
     ]
 }
 
