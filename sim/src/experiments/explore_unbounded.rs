@@ -135,13 +135,9 @@ fn bound(e: &Exploration) -> String {
     let cut = e.cut();
     let mut parts = Vec::new();
     match e.stopped {
+        // The search stops when its path count reaches the cap.
         Some(Stopped::Schedules) => {
-            let cap = if e.stateful.is_some() {
-                STATEFUL_PATHS_MAX
-            } else {
-                SCHEDULES_MAX
-            };
-            parts.push(format!("stopped at the cap of {cap} paths"))
+            parts.push(format!("stopped at the cap of {} paths", e.schedules))
         }
         Some(_) => parts.push("stopped".to_owned()),
         None => {}
@@ -284,7 +280,8 @@ mod tests {
         };
         assert!(agreement(&row).starts_with("stateless not complete"));
         let md = table(&[row]).to_markdown();
-        assert!(md.contains("| no |"), "{md}");
+        assert!(md.contains("| no "), "{md}");
+        assert!(md.contains("stopped at the cap of 3 paths"), "{md}");
         assert!(!md.contains("every interleaving"), "{md}");
     }
 }
