@@ -15,6 +15,9 @@ use agentsim_ingest::otel::otlp;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use serde_json::Value as Json;
 
+/// The name the report gives the received spans (where `detect` names its file).
+pub const NAME: &str = "<otlp>";
+
 /// A span received: its ids, start time, and the span as read (or the reader's message).
 #[derive(Clone, Debug)]
 pub struct Received {
@@ -26,7 +29,7 @@ pub struct Received {
 
 /// One span object as the mapping reads it, in a resource whose `service.name` is `service`.
 fn read(span: &Json, service: Option<String>) -> Result<otlp::Span, String> {
-    otlp::span_of(span, service, crate::collect::NAME, 1).map_err(|e| e.to_string())
+    otlp::span_of(span, service, NAME, 1).map_err(|e| e.to_string())
 }
 
 /// The spans of one request, and those it rejected with the first reason.

@@ -35,6 +35,7 @@
 //! as earlier spans arrive), counted, so a second witness with the same content is alerted too.
 
 use crate::batch::Batch;
+pub use crate::batch::NAME;
 use crate::{Detector, Lost};
 use agentsim_ingest::mcp::McpLog;
 use agentsim_ingest::openinference::{choose, classify, Conventions, Reader};
@@ -48,9 +49,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
-
-/// The name the report gives the received spans (where `detect` names its file).
-pub const NAME: &str = "<otlp>";
 
 /// What the handlers and the collector share: counters, the latest detection, the page.
 #[derive(Debug, Default)]
