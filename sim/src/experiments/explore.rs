@@ -206,8 +206,8 @@ fn bound_text(ex: &Exploration) -> String {
     parts.join("; ")
 }
 
-/// `{} {A1} {A1, A6}`.
-fn sets_text<'a>(sets: impl IntoIterator<Item = &'a Vec<Anomaly>>) -> String {
+/// `{} {A1} {A1, A6}` (also the explore-unbounded table's).
+pub(super) fn sets_text<'a>(sets: impl IntoIterator<Item = &'a Vec<Anomaly>>) -> String {
     let all: Vec<String> = sets
         .into_iter()
         .map(|s| format!("{{{}}}", Anomaly::join(s, ", ")))

@@ -157,20 +157,6 @@ fn bound(e: &Exploration) -> String {
     format!("cannot tell: {}", parts.join("; "))
 }
 
-/// `{} {A1} {A1, A6}`.
-fn sets_text(e: &Exploration) -> String {
-    let all: Vec<String> = e
-        .sets
-        .keys()
-        .map(|s| format!("{{{}}}", Anomaly::join(s, ", ")))
-        .collect();
-    if all.is_empty() {
-        "none".to_owned()
-    } else {
-        all.join(" ")
-    }
-}
-
 /// `A1 reachable, A2 unreachable, A3 cannot tell`, one per reported anomaly.
 fn verdicts_text(e: &Exploration) -> String {
     let v: Vec<String> = e
@@ -239,7 +225,7 @@ fn table(rows: &[Row]) -> Table {
             Cell::Int(kept.states as i64),
             Cell::Int(kept.merged as i64),
             Cell::Int(s.schedules as i64),
-            Cell::text(sets_text(s)),
+            Cell::text(super::explore::sets_text(s.sets.keys())),
             Cell::text(verdicts_text(s)),
             Cell::Int(r.stateless.schedules as i64),
             Cell::text(agreement(r)),
